@@ -1,0 +1,35 @@
+// The three matrix products of a linear layer, on explicit ranges.
+//
+// Every output element is ONE fused-multiply-add chain over the reduction
+// index in increasing order, starting from the stated initial value. This
+// contract is what makes a step bit-identical however its work is split or
+// tiled: a tile boundary, a thread boundary or a vector width never changes
+// the order in which an element's products are added. Fast implementations
+// (register tiles, packed panels, AVX-512) must reproduce the plain loops of
+// gemm_naive.c bit for bit; tests/test_gemm checks that.
+//
+// Shapes (row-major):
+//   inp  (rows, IC)   input activations, rows = B*T
+//   w    (OC, IC)     weight, PyTorch's nn.Linear layout
+//   bias (OC)         may be NULL
+//   out  (rows, OC)
+#ifndef GEMM_H
+#define GEMM_H
+
+// out[r,o] = fma-chain over i = 0..IC-1 of inp[r,i]*w[o,i], starting from bias[o] (0 if no bias)
+// for rows r in [r0, r1) and every output channel o.
+void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
+                         int r0, int r1, int IC, int OC);
+
+// dinp[r,i] = fma-chain over o = 0..OC-1 of dout[r,o]*w[o,i], starting from 0,
+// for rows r in [r0, r1). dinp is overwritten, not accumulated.
+void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
+                                int r0, int r1, int IC, int OC);
+
+// dw[o,i] = fma-chain over r = 0..rows-1 of dout[r,o]*inp[r,i], starting from 0;
+// dbias[o] = sum over r = 0..rows-1 of dout[r,o] in increasing r (plain adds), if dbias != NULL;
+// for output channels o in [o0, o1). dw and dbias are overwritten.
+void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,
+                                     int o0, int o1, int rows, int IC, int OC);
+
+#endif
