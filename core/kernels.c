@@ -1,0 +1,268 @@
+// Layer kernels. The matrix products live in gemm.c; everything here is the
+// element-wise, normalisation, attention and loss work.
+#include <math.h>
+#include <string.h>
+#include "kernels.h"
+
+void encoder_forward(float *out, const int *inp, const float *wte, const float *wpe,
+                     int r0, int r1, int T, int C) {
+    for (int r = r0; r < r1; r++) {
+        const float *tok = wte + (size_t)inp[r] * C;
+        const float *pos = wpe + (size_t)(r % T) * C;
+        float *o = out + (size_t)r * C;
+        for (int i = 0; i < C; i++) o[i] = tok[i] + pos[i];
+    }
+}
+
+void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *inp,
+                      int c0, int c1, int B, int T, int C) {
+    for (int t = 0; t < T; t++) {
+        float *dpos = dwpe + (size_t)t * C;
+        for (int c = c0; c < c1; c++) dpos[c] = 0.0f;
+        for (int b = 0; b < B; b++) {
+            const float *g = dout + ((size_t)b * T + t) * C;
+            for (int c = c0; c < c1; c++) dpos[c] += g[c];
+        }
+    }
+    for (int r = 0; r < B * T; r++) {
+        const float *g = dout + (size_t)r * C;
+        float *dtok = dwte + (size_t)inp[r] * C;
+        for (int c = c0; c < c1; c++) dtok[c] += g[c];
+    }
+}
+
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       const float *weight, const float *bias, int r0, int r1, int C) {
+    const float eps = 1e-5f;
+    for (int r = r0; r < r1; r++) {
+        const float *x = inp + (size_t)r * C;
+        float m = 0.0f;
+        for (int i = 0; i < C; i++) m += x[i];
+        m = m / C;
+        float var = 0.0f;
+        for (int i = 0; i < C; i++) {
+            float d = x[i] - m;
+            var += d * d;
+        }
+        var = var / C;
+        float s = 1.0f / sqrtf(var + eps);
+        float *o = out + (size_t)r * C;
+        for (int i = 0; i < C; i++) o[i] = (s * (x[i] - m)) * weight[i] + bias[i];
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+
+void layernorm_backward_input(float *dinp, const float *dresidual, const float *dout,
+                              const float *inp, const float *weight, const float *mean,
+                              const float *rstd, int r0, int r1, int C) {
+    for (int r = r0; r < r1; r++) {
+        const float *g = dout + (size_t)r * C;
+        const float *x = inp + (size_t)r * C;
+        float m = mean[r], s = rstd[r];
+        // the two row means the LayerNorm gradient needs
+        float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+        for (int i = 0; i < C; i++) {
+            float norm = (x[i] - m) * s;
+            float dnorm = weight[i] * g[i];
+            dnorm_mean += dnorm;
+            dnorm_norm_mean += dnorm * norm;
+        }
+        dnorm_mean = dnorm_mean / C;
+        dnorm_norm_mean = dnorm_norm_mean / C;
+        float *dx = dinp + (size_t)r * C;
+        const float *dres = dresidual ? dresidual + (size_t)r * C : NULL;
+        for (int i = 0; i < C; i++) {
+            float norm = (x[i] - m) * s;
+            float dnorm = weight[i] * g[i];
+            float d = ((dnorm - dnorm_mean) - norm * dnorm_norm_mean) * s;
+            dx[i] = dres ? dres[i] + d : d;
+        }
+    }
+}
+
+void layernorm_backward_params(float *dweight, float *dbias, const float *dout,
+                               const float *inp, const float *mean, const float *rstd,
+                               int c0, int c1, int rows, int C) {
+    for (int c = c0; c < c1; c++) {
+        dweight[c] = 0.0f;
+        dbias[c] = 0.0f;
+    }
+    for (int r = 0; r < rows; r++) {
+        const float *g = dout + (size_t)r * C;
+        const float *x = inp + (size_t)r * C;
+        float m = mean[r], s = rstd[r];
+        for (int c = c0; c < c1; c++) {
+            float norm = (x[c] - m) * s;
+            dweight[c] += norm * g[c];
+            dbias[c] += g[c];
+        }
+    }
+}
+
+void attention_forward(float *out, float *att, const float *qkv, int r0, int r1,
+                       int T, int C, int NH) {
+    int hs = C / NH;
+    float scale = 1.0f / sqrtf((float)hs);
+    for (int r = r0; r < r1; r++) {
+        int b = r / T, t = r % T;
+        for (int h = 0; h < NH; h++) {
+            const float *q = qkv + (size_t)r * 3 * C + h * hs;
+            float *w = att + ((size_t)r * NH + h) * T;
+            // scores and their maximum, for a stable softmax
+            float maxval = -INFINITY;
+            for (int t2 = 0; t2 <= t; t2++) {
+                const float *k = qkv + ((size_t)b * T + t2) * 3 * C + C + h * hs;
+                float dot = 0.0f;
+                for (int i = 0; i < hs; i++) dot += q[i] * k[i];
+                dot *= scale;
+                w[t2] = dot;
+                if (dot > maxval) maxval = dot;
+            }
+            float sum = 0.0f;
+            for (int t2 = 0; t2 <= t; t2++) {
+                float e = expf(w[t2] - maxval);
+                w[t2] = e;
+                sum += e;
+            }
+            float inv = 1.0f / sum;
+            for (int t2 = 0; t2 <= t; t2++) w[t2] *= inv;
+            float *o = out + (size_t)r * C + h * hs;
+            for (int i = 0; i < hs; i++) o[i] = 0.0f;
+            for (int t2 = 0; t2 <= t; t2++) {
+                const float *v = qkv + ((size_t)b * T + t2) * 3 * C + 2 * C + h * hs;
+                for (int i = 0; i < hs; i++) o[i] += w[t2] * v[i];
+            }
+        }
+    }
+}
+
+void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
+                        int p0, int p1, int T, int C, int NH) {
+    int hs = C / NH;
+    float scale = 1.0f / sqrtf((float)hs);
+    float datt[T]; // one row of attention-weight gradients
+    for (int p = p0; p < p1; p++) {
+        int b = p / NH, h = p % NH;
+        const float *seq = qkv + (size_t)b * T * 3 * C;
+        float *dseq = dqkv + (size_t)b * T * 3 * C;
+        for (int t = 0; t < T; t++) {
+            float *row = dseq + (size_t)t * 3 * C + h * hs;
+            memset(row, 0, hs * sizeof(float));
+            memset(row + C, 0, hs * sizeof(float));
+            memset(row + 2 * C, 0, hs * sizeof(float));
+        }
+        for (int t = 0; t < T; t++) {
+            const float *w = att + (((size_t)b * T + t) * NH + h) * T;
+            const float *g = dout + ((size_t)b * T + t) * C + h * hs;
+            const float *q = seq + (size_t)t * 3 * C + h * hs;
+            float *dq = dseq + (size_t)t * 3 * C + h * hs;
+            // through the weighted sum of values
+            for (int t2 = 0; t2 <= t; t2++) {
+                const float *v = seq + (size_t)t2 * 3 * C + 2 * C + h * hs;
+                float *dv = dseq + (size_t)t2 * 3 * C + 2 * C + h * hs;
+                float d = 0.0f;
+                for (int i = 0; i < hs; i++) {
+                    d += g[i] * v[i];
+                    dv[i] += w[t2] * g[i];
+                }
+                datt[t2] = d;
+            }
+            // through the softmax: dpre_j = att_j * (datt_j - sum_i att_i datt_i),
+            // O(T) per row instead of the O(T^2) Jacobian loop
+            float wsum = 0.0f;
+            for (int t2 = 0; t2 <= t; t2++) wsum += w[t2] * datt[t2];
+            // through the scaled scores q.k
+            for (int t2 = 0; t2 <= t; t2++) {
+                float dpre = w[t2] * (datt[t2] - wsum) * scale;
+                const float *k = seq + (size_t)t2 * 3 * C + C + h * hs;
+                float *dk = dseq + (size_t)t2 * 3 * C + C + h * hs;
+                for (int i = 0; i < hs; i++) {
+                    dq[i] += dpre * k[i];
+                    dk[i] += dpre * q[i];
+                }
+            }
+        }
+    }
+}
+
+#define GELU_SCALING_FACTOR 0.7978845608028654f // sqrt(2/pi)
+
+void gelu_forward(float *out, const float *inp, int r0, int r1, int N) {
+    for (size_t i = (size_t)r0 * N; i < (size_t)r1 * N; i++) {
+        float x = inp[i];
+        float cube = 0.044715f * x * x * x;
+        out[i] = 0.5f * x * (1.0f + tanhf(GELU_SCALING_FACTOR * (x + cube)));
+    }
+}
+
+void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int r1, int N) {
+    for (size_t i = (size_t)r0 * N; i < (size_t)r1 * N; i++) {
+        float x = inp[i];
+        float cube = 0.044715f * x * x * x;
+        float tanh_arg = GELU_SCALING_FACTOR * (x + cube);
+        float tanh_out = tanhf(tanh_arg);
+        float cosh_out = coshf(tanh_arg);
+        float sech2 = 1.0f / (cosh_out * cosh_out);
+        float local_grad = 0.5f * (1.0f + tanh_out) +
+                           x * 0.5f * sech2 * GELU_SCALING_FACTOR * (1.0f + 3.0f * 0.044715f * x * x);
+        dinp[i] = local_grad * dout[i];
+    }
+}
+
+void residual_forward(float *out, const float *a, const float *b, int r0, int r1, int N) {
+    for (size_t i = (size_t)r0 * N; i < (size_t)r1 * N; i++) out[i] = a[i] + b[i];
+}
+
+void crossentropy_softmax_forward(float *probs, float *losses, const float *logits,
+                                  const int *targets, int r0, int r1, int V, int Vp) {
+    for (int r = r0; r < r1; r++) {
+        const float *z = logits + (size_t)r * Vp;
+        float *p = probs + (size_t)r * Vp;
+        float maxval = -INFINITY;
+        for (int i = 0; i < V; i++)
+            if (z[i] > maxval) maxval = z[i];
+        float sum = 0.0f;
+        for (int i = 0; i < V; i++) {
+            p[i] = expf(z[i] - maxval);
+            sum += p[i];
+        }
+        float inv = 1.0f / sum;
+        for (int i = 0; i < V; i++) p[i] *= inv;
+        for (int i = V; i < Vp; i++) p[i] = 0.0f;
+        losses[r] = -logf(p[targets[r]]);
+    }
+}
+
+void crossentropy_softmax_backward(float *dlogits, const float *probs, const int *targets,
+                                   float dloss, int r0, int r1, int V, int Vp) {
+    for (int r = r0; r < r1; r++) {
+        const float *p = probs + (size_t)r * Vp;
+        float *d = dlogits + (size_t)r * Vp;
+        int target = targets[r];
+        for (int i = 0; i < V; i++) d[i] = (p[i] - (i == target ? 1.0f : 0.0f)) * dloss;
+        for (int i = V; i < Vp; i++) d[i] = 0.0f;
+    }
+}
+
+float mean_loss(const float *losses, int n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) sum += losses[i];
+    return sum / n;
+}
+
+void adamw_update(float *params, const float *grads, float *m, float *v, size_t e0, size_t e1,
+                  float lr, float beta1, float beta2, float eps, float weight_decay, int step) {
+    float beta1_correction = 1.0f - powf(beta1, step);
+    float beta2_correction = 1.0f - powf(beta2, step);
+    for (size_t i = e0; i < e1; i++) {
+        float g = grads[i];
+        float mi = beta1 * m[i] + (1.0f - beta1) * g;
+        float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+        float m_hat = mi / beta1_correction;
+        float v_hat = vi / beta2_correction;
+        m[i] = mi;
+        v[i] = vi;
+        params[i] -= lr * (m_hat / (sqrtf(v_hat) + eps) + weight_decay * params[i]);
+    }
+}

@@ -1,0 +1,200 @@
+// Allocation, shapes and deterministic initialisation of the GPT-2 state.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model.h"
+
+typedef struct {
+    const char *name;
+    GPT2Config config;
+} NamedConfig;
+
+// maxT, V, Vp (filled in), L, NH, C
+static const NamedConfig NAMED_CONFIGS[] = {
+    {"d12", {1024, 50257, 0, 12, 12, 768}},   // GPT-2 124M
+    {"d6", {1024, 50257, 0, 6, 6, 384}},
+    {"small", {256, 8192, 0, 4, 4, 256}},
+    {"tiny", {64, 512, 0, 2, 2, 64}},
+};
+#define NUM_NAMED_CONFIGS (sizeof(NAMED_CONFIGS) / sizeof(NAMED_CONFIGS[0]))
+
+int gpt2_padded_vocab(int vocab_size) { return (vocab_size + 127) / 128 * 128; }
+
+int gpt2_named_config(const char *name, GPT2Config *config) {
+    for (size_t i = 0; i < NUM_NAMED_CONFIGS; i++) {
+        if (strcmp(NAMED_CONFIGS[i].name, name) == 0) {
+            *config = NAMED_CONFIGS[i].config;
+            config->padded_vocab_size = gpt2_padded_vocab(config->vocab_size);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *gpt2_named_config_list(void) { return "d12, d6, small, tiny"; }
+
+void gpt2_describe(GPT2 *model, GPT2Config config) {
+    memset(model, 0, sizeof(*model));
+    model->config = config;
+    int Vp = config.padded_vocab_size, C = config.channels, L = config.num_layers;
+    const ParamShape shapes[NUM_PARAM_TENSORS] = {
+        {"wte", Vp, C, 0},          {"wpe", config.max_seq_len, C, 0},
+        {"ln1w", C, 1, 1},          {"ln1b", C, 1, 1},
+        {"qkvw", 3 * C, C, 1},      {"qkvb", 3 * C, 1, 1},
+        {"attprojw", C, C, 1},      {"attprojb", C, 1, 1},
+        {"ln2w", C, 1, 1},          {"ln2b", C, 1, 1},
+        {"fcw", 4 * C, C, 1},       {"fcb", 4 * C, 1, 1},
+        {"fcprojw", C, 4 * C, 1},   {"fcprojb", C, 1, 1},
+        {"lnfw", C, 1, 0},          {"lnfb", C, 1, 0},
+    };
+    model->num_parameters = 0;
+    for (int t = 0; t < NUM_PARAM_TENSORS; t++) {
+        model->param_shape[t] = shapes[t];
+        model->param_sizes[t] = (size_t)shapes[t].rows * shapes[t].cols * (shapes[t].per_layer ? L : 1);
+        model->num_parameters += model->param_sizes[t];
+    }
+    size_t NH = (size_t)config.num_heads;
+    const ActShape acts[NUM_ACT_TENSORS] = {
+        {"encoded", C, 0},      {"ln1", C, 1},          {"ln1_mean", 1, 1},
+        {"ln1_rstd", 1, 1},     {"qkv", 3 * C, 1},      {"atty", C, 1},
+        {"att", 0, 1},          {"attproj", C, 1},      {"residual2", C, 1},
+        {"ln2", C, 1},          {"ln2_mean", 1, 1},     {"ln2_rstd", 1, 1},
+        {"fch", 4 * C, 1},      {"fch_gelu", 4 * C, 1}, {"fcproj", C, 1},
+        {"residual3", C, 1},    {"lnf", C, 0},          {"lnf_mean", 1, 0},
+        {"lnf_rstd", 1, 0},     {"logits", Vp, 0},      {"probs", Vp, 0},
+        {"losses", 1, 0},
+    };
+    memcpy(model->act_shape, acts, sizeof(acts));
+    (void)NH;
+    const ActShape dacts[NUM_DACT_TENSORS] = {
+        {"encoded", C, 0},   {"ln1", C, 1},       {"qkv", 3 * C, 1},
+        {"atty", C, 1},      {"residual2", C, 1}, {"ln2", C, 1},
+        {"fch", 4 * C, 1},   {"fch_gelu", 4 * C, 1}, {"residual3", C, 1},
+        {"lnf", C, 0},
+    };
+    memcpy(model->dact_shape, dacts, sizeof(dacts));
+}
+
+static void point_parameters(const GPT2 *model, ParameterTensors *set, float *memory) {
+    for (int t = 0; t < NUM_PARAM_TENSORS; t++) {
+        set->tensor[t] = memory;
+        memory += model->param_sizes[t];
+    }
+}
+
+static size_t act_tensor_size(const GPT2 *model, const ActShape *shape) {
+    return (size_t)model->B * model->T * shape->width * (shape->per_layer ? model->config.num_layers : 1);
+}
+
+int gpt2_allocate(GPT2 *model, int B, int T, char *err, size_t err_len) {
+    model->B = B;
+    model->T = T;
+    // the attention weights' row width depends on T, so it is set here
+    model->act_shape[ACT_ATT].width = (size_t)model->config.num_heads * T;
+    size_t n = model->num_parameters;
+    size_t acts_total = 0, dacts_total = 0;
+    for (int t = 0; t < NUM_ACT_TENSORS; t++) acts_total += act_tensor_size(model, &model->act_shape[t]);
+    for (int t = 0; t < NUM_DACT_TENSORS; t++) dacts_total += act_tensor_size(model, &model->dact_shape[t]);
+    // calloc: gradients of never-written regions (padded vocab rows, wpe rows
+    // beyond T) must read as zero, and moments start at zero.
+    model->params_memory = calloc(n, sizeof(float));
+    model->grads_memory = calloc(n, sizeof(float));
+    model->m_memory = calloc(n, sizeof(float));
+    model->v_memory = calloc(n, sizeof(float));
+    model->acts_memory = calloc(acts_total, sizeof(float));
+    model->dacts_memory = calloc(dacts_total, sizeof(float));
+    model->inputs = calloc((size_t)B * T, sizeof(int));
+    model->targets = calloc((size_t)B * T, sizeof(int));
+    if (!model->params_memory || !model->grads_memory || !model->m_memory || !model->v_memory ||
+        !model->acts_memory || !model->dacts_memory || !model->inputs || !model->targets) {
+        snprintf(err, err_len, "out of memory allocating %.2f GB of model state",
+                 (4.0 * n * 4 + 4.0 * (acts_total + dacts_total)) / 1e9);
+        gpt2_free(model);
+        return -1;
+    }
+    point_parameters(model, &model->params, model->params_memory);
+    point_parameters(model, &model->grads, model->grads_memory);
+    point_parameters(model, &model->m, model->m_memory);
+    point_parameters(model, &model->v, model->v_memory);
+    float *p = model->acts_memory;
+    for (int t = 0; t < NUM_ACT_TENSORS; t++) {
+        model->acts.tensor[t] = p;
+        p += act_tensor_size(model, &model->act_shape[t]);
+    }
+    p = model->dacts_memory;
+    for (int t = 0; t < NUM_DACT_TENSORS; t++) {
+        model->dacts.tensor[t] = p;
+        p += act_tensor_size(model, &model->dact_shape[t]);
+    }
+    return 0;
+}
+
+void gpt2_free(GPT2 *model) {
+    free(model->params_memory);
+    free(model->grads_memory);
+    free(model->m_memory);
+    free(model->v_memory);
+    free(model->acts_memory);
+    free(model->dacts_memory);
+    free(model->inputs);
+    free(model->targets);
+    model->params_memory = model->grads_memory = model->m_memory = model->v_memory = NULL;
+    model->acts_memory = model->dacts_memory = NULL;
+    model->inputs = model->targets = NULL;
+}
+
+float *param_slice(const GPT2 *model, const ParameterTensors *set, int t, int layer) {
+    const ParamShape *s = &model->param_shape[t];
+    size_t per_layer = (size_t)s->rows * s->cols;
+    return set->tensor[t] + (s->per_layer ? (size_t)layer * per_layer : 0);
+}
+
+float *act_slice(const GPT2 *model, int t, int layer) {
+    const ActShape *s = &model->act_shape[t];
+    size_t per_layer = (size_t)model->B * model->T * s->width;
+    return model->acts.tensor[t] + (s->per_layer ? (size_t)layer * per_layer : 0);
+}
+
+float *dact_slice(const GPT2 *model, int t, int layer) {
+    const ActShape *s = &model->dact_shape[t];
+    size_t per_layer = (size_t)model->B * model->T * s->width;
+    return model->dacts.tensor[t] + (s->per_layer ? (size_t)layer * per_layer : 0);
+}
+
+// splitmix64: a small, well-mixed generator whose whole state is one integer
+// the caller owns, so initialisation is reproducible on every platform.
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double uniform01(uint64_t *state) { return ((splitmix64(state) >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
+
+static void fill_normal(float *x, size_t n, float std, uint64_t *state) {
+    for (size_t i = 0; i < n; i += 2) {
+        double u1 = uniform01(state), u2 = uniform01(state);
+        double r = sqrt(-2.0 * log(u1));
+        x[i] = (float)(std * r * cos(2.0 * M_PI * u2));
+        if (i + 1 < n) x[i + 1] = (float)(std * r * sin(2.0 * M_PI * u2));
+    }
+}
+
+void gpt2_init_random(GPT2 *model, uint64_t seed) {
+    const GPT2Config *c = &model->config;
+    uint64_t state = seed * 0x2545F4914F6CDD1Dull + 1;
+    ParameterTensors *p = &model->params;
+    float residual_std = 0.02f / sqrtf(2.0f * c->num_layers);
+    memset(model->params_memory, 0, model->num_parameters * sizeof(float));
+    fill_normal(p->wte, (size_t)c->vocab_size * c->channels, 0.02f, &state); // padded rows stay 0
+    fill_normal(p->wpe, model->param_sizes[PARAM_WPE], 0.01f, &state);
+    fill_normal(p->qkvw, model->param_sizes[PARAM_QKVW], 0.02f, &state);
+    fill_normal(p->attprojw, model->param_sizes[PARAM_ATTPROJW], residual_std, &state);
+    fill_normal(p->fcw, model->param_sizes[PARAM_FCW], 0.02f, &state);
+    fill_normal(p->fcprojw, model->param_sizes[PARAM_FCPROJW], residual_std, &state);
+    const int ones[] = {PARAM_LN1W, PARAM_LN2W, PARAM_LNFW};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < model->param_sizes[ones[k]]; i++) p->tensor[ones[k]][i] = 1.0f;
+}

@@ -1,0 +1,128 @@
+// The training step as data: an ordered list of operations, each naming its
+// kernel, its layer, the buffer regions it reads and writes, and the dimension
+// along which it may be split. Executors (variants/) run this list; none of
+// them knows the model.
+#ifndef STEP_H
+#define STEP_H
+
+#include <stdint.h>
+#include "model.h"
+
+typedef enum { PHASE_FORWARD, PHASE_BACKWARD, PHASE_UPDATE, NUM_PHASES } Phase;
+
+typedef enum {
+    OP_LOAD_BATCH, OP_ENCODER_FWD, OP_LAYERNORM_FWD, OP_MATMUL_FWD, OP_ATTENTION_FWD,
+    OP_RESIDUAL_FWD, OP_GELU_FWD, OP_CROSSENTROPY_FWD, OP_LOSS_MEAN,
+    OP_CROSSENTROPY_BWD, OP_MATMUL_BWD_INPUT, OP_MATMUL_BWD_WEIGHT, OP_LAYERNORM_BWD_INPUT,
+    OP_LAYERNORM_BWD_PARAMS, OP_GELU_BWD, OP_ATTENTION_BWD, OP_ENCODER_BWD, OP_ADAMW,
+    NUM_OP_KINDS
+} OpKind;
+
+// How an operation's work may be divided. A range is (b0, b1, x0, x1):
+//   SPLIT_ROWS      sequences [b0,b1) x tokens [x0,x1) of the (B, T) rows
+//   SPLIT_HEADS     sequences [b0,b1) x heads [x0,x1)
+//   SPLIT_CHANNELS  output channels (or parameter rows) [x0,x1); b unused
+//   SPLIT_NONE      one indivisible piece
+typedef enum { SPLIT_NONE, SPLIT_ROWS, SPLIT_HEADS, SPLIT_CHANNELS } SplitKind;
+
+typedef struct {
+    int b0, b1, x0, x1;
+} Range;
+
+// Buffers that dependencies are tracked on. A buffer is one layer of one
+// tensor, viewed as a 3-D box (d0, d1, d2): (B, T, width) for activations and
+// their gradients, (1, rows, cols) for parameters and gradients of parameters.
+typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS } BufferKind;
+
+typedef struct {
+    BufferKind kind;
+    int tensor;   // index in its kind's enum (BUF_BATCH: 0 inputs, 1 targets)
+    int layer;    // -1 when the tensor is not per layer
+    int dim[3];
+    int col_block; // columns per dependency block (a head's width for qkv gradients)
+} Buffer;
+
+// How a chunk's range maps onto a buffer region.
+typedef enum {
+    REGION_ALL,         // the whole buffer
+    REGION_ROWS,        // rows of the chunk, every column
+    REGION_ROWS_CAUSAL, // sequences of the chunk, tokens [0, x1): keys and values a causal chunk needs
+    REGION_SEQ_HEADS,   // every token of the chunk's sequences, the columns of heads [x0,x1)
+                        // in each of `parts` consecutive C-wide parts (q, k, v)
+    REGION_PARAM_ROWS,  // parameter rows [x0,x1) (dimension 1), every column
+    REGION_COLS,        // every row, columns [x0,x1)
+    REGION_WPE_ROWS,    // position-embedding rows [0,T), columns [x0,x1)
+} RegionRule;
+
+typedef struct {
+    int buffer;       // index into StepDescription.buffers
+    int writes;       // 0: read only, 1: written (possibly also read)
+    RegionRule rule;
+    int parts;        // REGION_SEQ_HEADS: how many C-wide parts (3 for qkv, 1 otherwise)
+} Access;
+
+#define MAX_ACCESSES 8
+
+typedef struct {
+    OpKind kind;
+    Phase phase;
+    int layer;           // -1 outside the transformer blocks
+    SplitKind split;
+    int extent;          // SPLIT_CHANNELS: number of channels; others derive from B, T, NH
+    int n_access;
+    Access access[MAX_ACCESSES];
+    // kernel arguments
+    float *out, *out2, *out3;
+    const float *in, *in2, *in3, *in4, *in5;
+    int param_tensor;    // OP_ADAMW: which tensor
+    int n, k;            // widths: matmul IC (n) and OC (k); elementwise width (n)
+    char label[48];      // e.g. "matmul_fwd qkv L3"
+} Op;
+
+// Hyper-parameters of the update and where per-step results go.
+typedef struct {
+    float lr, beta1, beta2, eps, weight_decay;
+} AdamWSettings;
+
+// Where the next batch comes from; implemented by the front end (data.h).
+typedef struct BatchSource BatchSource;
+void batch_source_next(BatchSource *source, int *inputs, int *targets);
+
+typedef struct {
+    GPT2 *model;
+    int B, T;
+    AdamWSettings adamw;
+    BatchSource *batches;
+    int n_ops, cap_ops;
+    Op *ops;
+    int n_buffers, cap_buffers;
+    Buffer *buffers;
+} StepDescription;
+
+// Builds the description of one training step (batch load, forward, loss,
+// backward, AdamW) for the model's allocated batch shape. Returns 0 or -1 on
+// allocation failure.
+int step_describe(StepDescription *step, GPT2 *model, AdamWSettings adamw, BatchSource *batches);
+void step_free(StepDescription *step);
+
+// Size of the split dimension: (dim0 extent, dim1 extent) of ranges;
+// a full range is (0, extent_b, 0, extent_x).
+void op_extents(const StepDescription *step, const Op *op, int *extent_b, int *extent_x);
+Range op_full_range(const StepDescription *step, const Op *op);
+
+// Runs one operation on one range. `iteration` counts steps from 0 (AdamW's
+// bias correction uses iteration + 1). losses_out, when not NULL, receives the
+// step's mean loss from OP_LOSS_MEAN.
+void op_run(const StepDescription *step, const Op *op, Range range, int iteration, float *losses_out);
+
+// Region of a buffer that a chunk touches: a 3-D box [lo, hi) per dimension.
+typedef struct {
+    int lo[3], hi[3];
+} Box;
+Box access_box(const StepDescription *step, const Op *op, const Access *access, Range range);
+
+const char *op_kind_name(OpKind kind);
+const char *phase_name(Phase phase);
+const char *split_name(SplitKind split);
+
+#endif
