@@ -177,8 +177,8 @@ static void fill_normal(float *x, size_t n, float std, uint64_t *state) {
     for (size_t i = 0; i < n; i += 2) {
         double u1 = uniform01(state), u2 = uniform01(state);
         double r = sqrt(-2.0 * log(u1));
-        x[i] = (float)(std * r * cos(2.0 * M_PI * u2));
-        if (i + 1 < n) x[i + 1] = (float)(std * r * sin(2.0 * M_PI * u2));
+        x[i] = (float)(std * r * cos(6.283185307179586 * u2));
+        if (i + 1 < n) x[i + 1] = (float)(std * r * sin(6.283185307179586 * u2));
     }
 }
 

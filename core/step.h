@@ -72,8 +72,8 @@ typedef struct {
     int n_access;
     Access access[MAX_ACCESSES];
     // kernel arguments
-    float *out, *out2, *out3;
-    const float *in, *in2, *in3, *in4, *in5;
+    float *out[3];           // written tensors, in the kernel's argument order
+    const float *in[6];      // read tensors, likewise
     int param_tensor;    // OP_ADAMW: which tensor
     int n, k;            // widths: matmul IC (n) and OC (k); elementwise width (n)
     char label[48];      // e.g. "matmul_fwd qkv L3"
@@ -119,7 +119,10 @@ void op_run(const StepDescription *step, const Op *op, Range range, int iteratio
 typedef struct {
     int lo[3], hi[3];
 } Box;
-Box access_box(const StepDescription *step, const Op *op, const Access *access, Range range);
+#define MAX_BOXES 3
+// Fills the boxes a chunk with this range touches through `access` and
+// returns how many (the q, k and v columns of a head are three boxes).
+int access_boxes(const StepDescription *step, const Access *access, Range range, Box boxes[MAX_BOXES]);
 
 const char *op_kind_name(OpKind kind);
 const char *phase_name(Phase phase);

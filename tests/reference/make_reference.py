@@ -7,6 +7,7 @@ weights, runs forward + backward in float64 and writes, into DIR/NAME/:
   model.bin      llm.c checkpoint (header 20240326 v3, float32 parameters)
   state.bin      llm.c debug state (header 20240327 v2): inputs, targets,
                  logits (first V of each row), loss, gradients of all parameters
+  losses.txt     the same losses, one per line (for gpt2-<variant> --expect-losses)
   expected.json  configuration, optimizer settings and the float64 losses of a
                  10-step AdamW run on the same batch
   tokens.bin     a small llm.c token file (header 20240520 v1, uint16 tokens)
@@ -238,6 +239,9 @@ def write_fixture(name, cfg, out_dir):
     with open(os.path.join(d, "expected.json"), "w") as f:
         json.dump(expected, f, indent=2)
         f.write("\n")
+    # the same losses as plain text, for the C front's --expect-losses
+    with open(os.path.join(d, "losses.txt"), "w") as f:
+        f.write("".join(f"{x!r}\n" for x in losses))
     return losses
 
 

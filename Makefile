@@ -1,0 +1,66 @@
+# gpt2-perfstudy. `make` builds every variant with gcc and clang; `make test`
+# and `make run` first install what is missing (scripts/install-deps.sh).
+#
+#   build/<compiler>/<kernels>/gpt2-<variant>   compiler: gcc clang; kernels: fast reference
+#   build/gpt2-<variant>                        links to build/gcc/<KERNELS>/gpt2-<variant>
+
+KERNELS   ?= fast
+COMPILERS ?= gcc clang
+VARIANTS  := seq forkjoin tasks taskiter
+PYTHON    := $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
+
+CFLAGS_COMMON := -std=c11 -O3 -march=native -ffp-contract=off -fno-math-errno -Wall -Wextra -g
+LDLIBS        := -lm -ldl
+
+CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c
+GEMM_SRC := $(if $(wildcard core/gemm.c),core/gemm.c,core/gemm_oracle_link.c)
+HEADERS  := $(wildcard core/*.h variants/*.h)
+
+.PHONY: all build deps test run reference clean print-flags
+all: build
+
+# one build tree per (compiler, kernels)
+define BUILD_TREE
+build/$(1)/$(2)/obj/%.o: core/%.c $(HEADERS) | build/$(1)/$(2)/obj
+	$(1) $(CFLAGS_COMMON) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(2)/obj/main-omp.o: variants/main.c $(HEADERS) | build/$(1)/$(2)/obj
+	$(1) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(2)/obj/main-seq.o: variants/main.c $(HEADERS) | build/$(1)/$(2)/obj
+	$(1) $(CFLAGS_COMMON) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(2)/obj/exec-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
+	$(1) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(2)/obj:
+	mkdir -p $$@
+build/$(1)/$(2)/gpt2-seq: build/$(1)/$(2)/obj/main-seq.o build/$(1)/$(2)/obj/exec-seq.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(GEMM_SRC))
+	$(1) $(CFLAGS_COMMON) $$^ -o $$@ $(LDLIBS)
+build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-omp.o build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(GEMM_SRC))
+	$(1) $(CFLAGS_COMMON) -fopenmp $$^ -o $$@ $(LDLIBS)
+endef
+$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k)))))
+
+BUILT_VARIANTS := $(wildcard $(patsubst %,variants/%.c,$(VARIANTS)))
+BUILT_NAMES    := $(patsubst variants/%.c,%,$(BUILT_VARIANTS))
+BINARIES := $(foreach c,$(COMPILERS),$(foreach v,$(BUILT_NAMES),build/$(c)/$(KERNELS)/gpt2-$(v)))
+
+build: $(BINARIES)
+	@for v in $(BUILT_NAMES); do ln -sfn gcc/$(KERNELS)/gpt2-$$v build/gpt2-$$v; done
+
+deps:
+	@scripts/install-deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/run-tests.sh
+
+run: deps
+	@$(MAKE) --no-print-directory build
+	build/gpt2-seq --config small -B 4 -T 64 --steps 10
+
+reference:
+	$(PYTHON) tests/reference/make_reference.py --all --out tests/fixtures
+
+print-flags:
+	@echo "$(CFLAGS_COMMON)"
+
+clean:
+	rm -rf build

@@ -1,0 +1,55 @@
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <time.h>
+#include "trace.h"
+
+double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int trace_init(Trace *trace, size_t capacity) {
+    trace->records = NULL;
+    trace->capacity = capacity;
+    trace->count = 0;
+    trace->origin = now_seconds();
+    if (capacity == 0) return 0;
+    trace->records = malloc(capacity * sizeof(TraceRecord));
+    return trace->records ? 0 : -1;
+}
+
+void trace_free(Trace *trace) {
+    free(trace->records);
+    trace->records = NULL;
+    trace->capacity = 0;
+}
+
+void run_chunk(const StepDescription *step, int op_index, Range range, int iteration,
+               float *losses, Trace *trace, int thread) {
+    const Op *op = &step->ops[op_index];
+    if (!trace || !trace->records) {
+        op_run(step, op, range, iteration, losses ? &losses[iteration] : NULL);
+        return;
+    }
+    double start = now_seconds();
+    op_run(step, op, range, iteration, losses ? &losses[iteration] : NULL);
+    double end = now_seconds();
+    size_t slot = __atomic_fetch_add(&trace->count, 1, __ATOMIC_RELAXED);
+    if (slot < trace->capacity)
+        trace->records[slot] = (TraceRecord){iteration, op_index, thread, range,
+                                             start - trace->origin, end - trace->origin};
+}
+
+int trace_write_csv(const Trace *trace, const StepDescription *step, FILE *out) {
+    fprintf(out, "iteration,op,kernel,layer,phase,label,b0,b1,x0,x1,thread,start_s,end_s\n");
+    size_t n = trace->count < trace->capacity ? trace->count : trace->capacity;
+    for (size_t i = 0; i < n; i++) {
+        const TraceRecord *r = &trace->records[i];
+        const Op *op = &step->ops[r->op];
+        fprintf(out, "%d,%d,%s,%d,%s,%s,%d,%d,%d,%d,%d,%.9f,%.9f\n", r->iteration, r->op,
+                op_kind_name(op->kind), op->layer, phase_name(op->phase), op->label, r->range.b0,
+                r->range.b1, r->range.x0, r->range.x1, r->thread, r->start, r->end);
+    }
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,43 @@
+// What every variant provides to the shared command-line front (main.c):
+// an executor that runs the step description for a number of iterations.
+#ifndef EXECUTOR_H
+#define EXECUTOR_H
+
+#include "../core/fileio.h"
+#include "../core/step.h"
+#include "../core/trace.h"
+
+typedef struct {
+    int threads;        // 0: the OpenMP default (OMP_NUM_THREADS)
+    int batch_subsize;  // sequences per chunk (tasks, taskiter); 0: default
+    int token_chunk;    // tokens per chunk (tasks, taskiter); 0: default
+    int channel_chunk;  // channels per chunk of channel-split operations; 0: default
+} ExecOptions;
+
+typedef struct {
+    float loss;
+    double phase_s[NUM_PHASES];
+    double step_s;
+} StepReport;
+
+typedef struct {
+    int threads;
+    int batch_subsize, token_chunk, channel_chunk; // 0 when the executor does not chunk
+    long chunks_per_step;                          // kernel calls (tasks) in one step
+    long edges_per_step;                           // dependency edges (taskiter; else 0)
+} ExecutorInfo;
+
+typedef struct Executor Executor;
+
+extern const char *const EXECUTOR_NAME;
+// Whether executor_train must be given every step at once (taskiter runs the
+// loop as one graph); otherwise the front calls it one step at a time.
+extern const int EXECUTOR_WHOLE_LOOP;
+
+Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err);
+void executor_info(const Executor *ex, ExecutorInfo *info);
+// Runs iterations [first, first + n); losses[i] and reports[i - first] are filled.
+void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace);
+void executor_destroy(Executor *ex);
+
+#endif
