@@ -1,0 +1,328 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "taskgraph.h"
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+static int max_int(int a, int b) { return a > b ? a : b; }
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+int chunking_resolve(Chunking *c, const StepDescription *s, char *err, size_t err_len) {
+    if (c->batch_subsize < 0 || c->token_chunk < 0 || c->channel_chunk < 0) {
+        snprintf(err, err_len, "chunk sizes must be positive");
+        return -1;
+    }
+    // the reference study's best setting: one sequence per chunk, whole sequences
+    if (c->batch_subsize == 0) c->batch_subsize = 1;
+    if (c->token_chunk == 0) c->token_chunk = s->T;
+    if (c->channel_chunk == 0) c->channel_chunk = 64;
+    if (c->max_channel_chunks == 0) c->max_channel_chunks = 64;
+    c->batch_subsize = min_int(c->batch_subsize, s->B);
+    c->token_chunk = min_int(c->token_chunk, s->T);
+    return 0;
+}
+
+int chunking_channels(const Chunking *c, int extent) {
+    int size = max_int(c->channel_chunk, ceil_div(extent, c->max_channel_chunks));
+    size = ceil_div(size, 16) * 16; // whole vectors
+    return min_int(size, extent);
+}
+
+// Block sizes of a buffer's grid, chosen to match the chunks that touch it.
+static void grid_for_buffer(const StepDescription *s, const Chunking *c, const Buffer *b, int grid[3]) {
+    switch (b->kind) {
+    case BUF_ACT:
+    case BUF_DACT:
+    case BUF_BATCH:
+        grid[0] = c->batch_subsize;
+        grid[1] = c->token_chunk;
+        grid[2] = b->col_block;
+        break;
+    case BUF_PARAM:
+    case BUF_GRAD:
+        grid[0] = 1;
+        grid[1] = chunking_channels(c, b->dim[1]);
+        grid[2] = b->col_block > 0 ? b->col_block : chunking_channels(c, s->model->config.channels);
+        break;
+    case BUF_LOSS:
+        grid[0] = grid[1] = grid[2] = 1;
+        break;
+    }
+    for (int d = 0; d < 3; d++) grid[d] = max_int(1, min_int(grid[d], b->dim[d]));
+}
+
+typedef struct {
+    Range *items;
+    int n, cap;
+} RangeList;
+
+static int push_range(RangeList *l, Range r) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        Range *grown = realloc(l->items, cap * sizeof(Range));
+        if (!grown) return -1;
+        l->items = grown;
+        l->cap = cap;
+    }
+    l->items[l->n++] = r;
+    return 0;
+}
+
+static int op_chunks(const StepDescription *s, const Chunking *c, const Op *op, RangeList *out) {
+    out->n = 0;
+    int eb, ex;
+    op_extents(s, op, &eb, &ex);
+    int step_b = 1, step_x = ex;
+    switch (op->split) {
+    case SPLIT_ROWS: step_b = c->batch_subsize; step_x = c->token_chunk; break;
+    case SPLIT_HEADS: step_b = c->batch_subsize; step_x = 1; break;
+    case SPLIT_CHANNELS: step_b = 1; step_x = chunking_channels(c, ex); break;
+    case SPLIT_NONE: step_b = 1; step_x = 1; break;
+    }
+    for (int b0 = 0; b0 < eb; b0 += step_b)
+        for (int x0 = 0; x0 < ex; x0 += step_x)
+            if (push_range(out, (Range){b0, min_int(b0 + step_b, eb), x0, min_int(x0 + step_x, ex)})) return -1;
+    return 0;
+}
+
+typedef struct {
+    int *items;
+    long n, cap;
+} IntList;
+
+static int push_int(IntList *l, int v) {
+    if (l->n == l->cap) {
+        long cap = l->cap ? 2 * l->cap : 1024;
+        int *grown = realloc(l->items, cap * sizeof(int));
+        if (!grown) return -1;
+        l->items = grown;
+        l->cap = cap;
+    }
+    l->items[l->n++] = v;
+    return 0;
+}
+
+// Appends the ids of the blocks a box covers, skipping ids already listed
+// for this task (from `first` on).
+static int push_box_blocks(const TaskGraph *g, int buffer, const int dim[3], const Box *box, IntList *ids,
+                           long first) {
+    const int *grid = g->block_grid[buffer];
+    int nb[3];
+    for (int d = 0; d < 3; d++) nb[d] = ceil_div(dim[d], grid[d]);
+    for (int d = 0; d < 3; d++)
+        if (box->hi[d] <= box->lo[d]) return 0;
+    for (int i0 = box->lo[0] / grid[0]; i0 <= (box->hi[0] - 1) / grid[0]; i0++)
+        for (int i1 = box->lo[1] / grid[1]; i1 <= (box->hi[1] - 1) / grid[1]; i1++)
+            for (int i2 = box->lo[2] / grid[2]; i2 <= (box->hi[2] - 1) / grid[2]; i2++) {
+                int id = (int)(g->buffer_first_block[buffer] + ((long)i0 * nb[1] + i1) * nb[2] + i2);
+                int seen = 0;
+                for (long k = first; k < ids->n && !seen; k++) seen = ids->items[k] == id;
+                if (!seen && push_int(ids, id)) return -1;
+            }
+    return 0;
+}
+
+int taskgraph_build(TaskGraph *g, const StepDescription *s, const Chunking *chunking) {
+    memset(g, 0, sizeof(*g));
+    g->chunking = *chunking;
+    g->buffer_first_block = malloc((s->n_buffers + 1) * sizeof(long));
+    g->block_grid = malloc(s->n_buffers * sizeof(*g->block_grid));
+    if (!g->buffer_first_block || !g->block_grid) return -1;
+    long total = 0;
+    for (int i = 0; i < s->n_buffers; i++) {
+        grid_for_buffer(s, chunking, &s->buffers[i], g->block_grid[i]);
+        g->buffer_first_block[i] = total;
+        long n = 1;
+        for (int d = 0; d < 3; d++) n *= ceil_div(s->buffers[i].dim[d], g->block_grid[i][d]);
+        total += n;
+    }
+    g->buffer_first_block[s->n_buffers] = total;
+    g->n_blocks = total;
+
+    RangeList ranges = {0};
+    IntList ids = {0};
+    int cap = 0;
+    for (int o = 0; o < s->n_ops; o++) {
+        const Op *op = &s->ops[o];
+        if (op_chunks(s, chunking, op, &ranges)) goto oom;
+        for (int r = 0; r < ranges.n; r++) {
+            if (g->n_tasks == cap) {
+                cap = cap ? 2 * cap : 1024;
+                ChunkTask *grown = realloc(g->tasks, cap * sizeof(ChunkTask));
+                if (!grown) goto oom;
+                g->tasks = grown;
+            }
+            ChunkTask *t = &g->tasks[g->n_tasks++];
+            t->op = o;
+            t->range = ranges.items[r];
+            // written blocks first, then read blocks that are not also written
+            t->out_first = (int)ids.n;
+            for (int a = 0; a < op->n_access; a++) {
+                if (!op->access[a].writes) continue;
+                Box boxes[MAX_BOXES];
+                int nbox = access_boxes(s, &op->access[a], t->range, boxes);
+                for (int k = 0; k < nbox; k++)
+                    if (push_box_blocks(g, op->access[a].buffer, s->buffers[op->access[a].buffer].dim, &boxes[k],
+                                        &ids, t->out_first))
+                        goto oom;
+            }
+            t->n_out = (int)(ids.n - t->out_first);
+            t->in_first = (int)ids.n;
+            for (int a = 0; a < op->n_access; a++) {
+                if (op->access[a].writes) continue;
+                Box boxes[MAX_BOXES];
+                int nbox = access_boxes(s, &op->access[a], t->range, boxes);
+                for (int k = 0; k < nbox; k++)
+                    if (push_box_blocks(g, op->access[a].buffer, s->buffers[op->access[a].buffer].dim, &boxes[k],
+                                        &ids, t->out_first))
+                        goto oom;
+            }
+            t->n_in = (int)(ids.n - t->in_first);
+        }
+    }
+    free(ranges.items);
+    g->block_ids = ids.items;
+    g->n_block_ids = ids.n;
+    return 0;
+oom:
+    free(ranges.items);
+    free(ids.items);
+    return -1;
+}
+
+// Dependency tracking per block: the last writer and the readers since.
+typedef struct {
+    int *last_writer;     // per block, task id in the doubled sequence or -1
+    int *reader_head;     // per block, head of a linked list of readers
+    int *reader_task, *reader_next;
+    long n_readers, cap_readers;
+} Tracker;
+
+typedef struct {
+    int *from, *to;
+    long n, cap;
+} EdgeList;
+
+static int push_edge(EdgeList *e, int from, int to) {
+    if (e->n == e->cap) {
+        long cap = e->cap ? 2 * e->cap : 4096;
+        int *f = realloc(e->from, cap * sizeof(int));
+        if (!f) return -1;
+        e->from = f;
+        int *t = realloc(e->to, cap * sizeof(int));
+        if (!t) return -1;
+        e->to = t;
+        e->cap = cap;
+    }
+    e->from[e->n] = from;
+    e->to[e->n] = to;
+    e->n++;
+    return 0;
+}
+
+static int add_reader(Tracker *tr, int block, int task) {
+    if (tr->n_readers == tr->cap_readers) {
+        long cap = tr->cap_readers ? 2 * tr->cap_readers : 4096;
+        int *a = realloc(tr->reader_task, cap * sizeof(int));
+        if (!a) return -1;
+        tr->reader_task = a;
+        int *b = realloc(tr->reader_next, cap * sizeof(int));
+        if (!b) return -1;
+        tr->reader_next = b;
+        tr->cap_readers = cap;
+    }
+    tr->reader_task[tr->n_readers] = task;
+    tr->reader_next[tr->n_readers] = tr->reader_head[block];
+    tr->reader_head[block] = (int)tr->n_readers++;
+    return 0;
+}
+
+// Builds CSR successor lists from an edge list over n tasks.
+static int to_csr(const EdgeList *e, int n, int **first_out, int **succ_out, int **npred_out) {
+    int *first = calloc(n + 1, sizeof(int)), *succ = malloc((e->n + 1) * sizeof(int));
+    int *npred = calloc(n, sizeof(int)), *fill = calloc(n, sizeof(int));
+    if (!first || !succ || !npred || !fill) {
+        free(first); free(succ); free(npred); free(fill);
+        return -1;
+    }
+    for (long i = 0; i < e->n; i++) {
+        first[e->from[i] + 1]++;
+        npred[e->to[i]]++;
+    }
+    for (int i = 0; i < n; i++) first[i + 1] += first[i];
+    for (long i = 0; i < e->n; i++) succ[first[e->from[i]] + fill[e->from[i]]++] = e->to[i];
+    free(fill);
+    *first_out = first;
+    *succ_out = succ;
+    *npred_out = npred;
+    return 0;
+}
+
+int taskgraph_analyse(TaskGraph *g) {
+    int n = g->n_tasks;
+    Tracker tr = {0};
+    EdgeList same = {0}, next = {0};
+    int *stamp = malloc(2 * (size_t)n * sizeof(int));
+    tr.last_writer = malloc(g->n_blocks * sizeof(int));
+    tr.reader_head = malloc(g->n_blocks * sizeof(int));
+    int rc = -1;
+    if (!stamp || !tr.last_writer || !tr.reader_head) goto done;
+    for (long b = 0; b < g->n_blocks; b++) tr.last_writer[b] = tr.reader_head[b] = -1;
+    for (int i = 0; i < 2 * n; i++) stamp[i] = -1;
+    // Two passes over the task sequence: the first yields the edges within an
+    // iteration, the second (continuing from the state the first left) the
+    // edges from one iteration into the next.
+    for (int seq = 0; seq < 2 * n; seq++) {
+        const ChunkTask *t = &g->tasks[seq % n];
+        EdgeList *edges = seq < n ? &same : &next;
+#define DEPEND_ON(pred)                                                                  \
+    do {                                                                                 \
+        int p_ = (pred);                                                                 \
+        if (p_ >= 0 && p_ != seq && stamp[p_] != seq && (seq < n || p_ < n)) {           \
+            stamp[p_] = seq;                                                             \
+            if (push_edge(edges, p_ % n, seq % n)) goto done;                            \
+        }                                                                                \
+    } while (0)
+        for (int k = 0; k < t->n_in; k++) {
+            int block = g->block_ids[t->in_first + k];
+            DEPEND_ON(tr.last_writer[block]);
+        }
+        for (int k = 0; k < t->n_out; k++) {
+            int block = g->block_ids[t->out_first + k];
+            DEPEND_ON(tr.last_writer[block]);
+            for (int r = tr.reader_head[block]; r >= 0; r = tr.reader_next[r]) DEPEND_ON(tr.reader_task[r]);
+        }
+#undef DEPEND_ON
+        for (int k = 0; k < t->n_in; k++)
+            if (add_reader(&tr, g->block_ids[t->in_first + k], seq)) goto done;
+        for (int k = 0; k < t->n_out; k++) {
+            int block = g->block_ids[t->out_first + k];
+            tr.last_writer[block] = seq;
+            tr.reader_head[block] = -1;
+        }
+    }
+    if (to_csr(&same, n, &g->succ_first, &g->succ, &g->n_pred)) goto done;
+    if (to_csr(&next, n, &g->next_succ_first, &g->next_succ, &g->n_next_pred)) goto done;
+    g->n_edges = same.n;
+    g->n_next_edges = next.n;
+    rc = 0;
+done:
+    free(stamp);
+    free(tr.last_writer);
+    free(tr.reader_head);
+    free(tr.reader_task);
+    free(tr.reader_next);
+    free(same.from); free(same.to);
+    free(next.from); free(next.to);
+    return rc;
+}
+
+void taskgraph_free(TaskGraph *g) {
+    free(g->tasks);
+    free(g->block_ids);
+    free(g->buffer_first_block);
+    free(g->block_grid);
+    free(g->succ_first); free(g->succ); free(g->n_pred);
+    free(g->next_succ_first); free(g->next_succ); free(g->n_next_pred);
+    memset(g, 0, sizeof(*g));
+}

@@ -1,0 +1,61 @@
+// The step description cut into chunk tasks, and the dependencies between
+// them, computed once.
+//
+// Each operation is cut along its split dimension: rows into chunks of
+// BATCH_SUBSIZE sequences x k tokens, attention's backward pass into
+// BATCH_SUBSIZE sequences x one head, channel-split operations into chunks of
+// channels. Every buffer is divided into a grid of blocks that matches that
+// chunking; a task's accesses become lists of the blocks it reads and writes.
+// The `tasks` variant hands those lists to OpenMP `depend` clauses; the
+// `taskiter` variant derives the dependency graph from them once, inside an
+// iteration and from one iteration to the next.
+#ifndef TASKGRAPH_H
+#define TASKGRAPH_H
+
+#include "step.h"
+
+typedef struct {
+    int batch_subsize;  // sequences per row chunk
+    int token_chunk;    // tokens per row chunk
+    int channel_chunk;  // channels per chunk of channel-split operations (at least)
+    int max_channel_chunks; // a channel-split operation is cut into at most this many chunks
+} Chunking;
+
+typedef struct {
+    int op;
+    Range range;
+    int in_first, n_in;    // slice of TaskGraph.block_ids: blocks only read
+    int out_first, n_out;  // blocks written (and possibly read)
+} ChunkTask;
+
+typedef struct {
+    Chunking chunking;
+    int n_tasks;
+    ChunkTask *tasks;
+    int *block_ids;
+    long n_block_ids;
+    long n_blocks;        // blocks over all buffers
+    long *buffer_first_block;
+    int (*block_grid)[3]; // per buffer: block size along each dimension
+    // the dependency graph (after taskgraph_analyse); CSR successor lists
+    int *succ_first, *succ;       // same iteration: task -> successors
+    int *n_pred;                  // same iteration: predecessor counts
+    int *next_succ_first, *next_succ; // task in iteration i -> tasks in iteration i + 1
+    int *n_next_pred;             // predecessors a task has in the previous iteration
+    long n_edges, n_next_edges;
+} TaskGraph;
+
+// Fills in defaults (0 means default) and rejects nothing: values larger than
+// the dimension mean one chunk. Returns 0, or -1 with a message.
+int chunking_resolve(Chunking *c, const StepDescription *step, char *err, size_t err_len);
+// Channels per chunk for an operation of `extent` channels.
+int chunking_channels(const Chunking *c, int extent);
+
+// Cuts every operation into chunk tasks and maps their accesses to blocks.
+int taskgraph_build(TaskGraph *g, const StepDescription *step, const Chunking *chunking);
+// Computes the dependency edges (read-after-write, write-after-read and
+// write-after-write on blocks), within an iteration and into the next one.
+int taskgraph_analyse(TaskGraph *g);
+void taskgraph_free(TaskGraph *g);
+
+#endif

@@ -1,0 +1,131 @@
+// forkjoin: every operation is an OpenMP worksharing loop over its split
+// dimension, with the loop's implied barrier before the next operation, as
+// llm.c does, but for every operation that has a parallel dimension.
+#include <omp.h>
+#include <stdlib.h>
+#include "executor.h"
+
+const char *const EXECUTOR_NAME = "forkjoin";
+const int EXECUTOR_WHOLE_LOOP = 0;
+
+struct Executor {
+    StepDescription *step;
+    int threads;
+};
+
+Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err) {
+    Executor *ex = malloc(sizeof(*ex));
+    if (!ex) {
+        snprintf(err->message, sizeof(err->message), "out of memory creating the executor");
+        return NULL;
+    }
+    ex->step = step;
+    ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
+    return ex;
+}
+
+// How many pieces the worksharing loop of an operation has: one per thread
+// for evenly divisible work; one per row for causal attention, whose cost
+// grows along the sequence, so that a cyclic schedule balances it; one per
+// (sequence, head) pair for attention's backward pass.
+static int pieces(const Executor *ex, const Op *op) {
+    const StepDescription *s = ex->step;
+    switch (op->split) {
+    case SPLIT_ROWS: return op->kind == OP_ATTENTION_FWD ? s->B * s->T : ex->threads;
+    case SPLIT_HEADS: return s->B * s->model->config.num_heads;
+    case SPLIT_CHANNELS: return ex->threads;
+    case SPLIT_NONE: return 1;
+    }
+    return 1;
+}
+
+void executor_info(const Executor *ex, ExecutorInfo *info) {
+    long chunks = 0;
+    for (int i = 0; i < ex->step->n_ops; i++) {
+        const Op *op = &ex->step->ops[i];
+        // an even share of rows can span up to three per-sequence ranges
+        chunks += (long)pieces(ex, op) * (op->split == SPLIT_ROWS && op->kind != OP_ATTENTION_FWD ? 3 : 1);
+    }
+    *info = (ExecutorInfo){ex->threads, 0, 0, 0, chunks, 0};
+}
+
+// Runs piece p of n of an operation.
+static void run_piece(const StepDescription *s, int op_index, int p, int n, int it, float *losses, Trace *trace) {
+    const Op *op = &s->ops[op_index];
+    int thread = omp_get_thread_num();
+    int eb, ex;
+    op_extents(s, op, &eb, &ex);
+    switch (op->split) {
+    case SPLIT_ROWS: {
+        if (op->kind == OP_ATTENTION_FWD) {
+            run_chunk(s, op_index, (Range){p / s->T, p / s->T + 1, p % s->T, p % s->T + 1}, it, losses, trace, thread);
+            break;
+        }
+        // rows [lo, hi) of the flattened (B, T) space, as per-sequence ranges
+        long rows = (long)s->B * s->T;
+        int lo = (int)(rows * p / n), hi = (int)(rows * (p + 1) / n);
+        while (lo < hi) {
+            int b = lo / s->T, t0 = lo % s->T;
+            if (t0 == 0 && hi - lo >= s->T) {
+                int b1 = hi / s->T;
+                run_chunk(s, op_index, (Range){b, b1, 0, s->T}, it, losses, trace, thread);
+                lo = b1 * s->T;
+            } else {
+                int t1 = hi - b * s->T < s->T ? hi - b * s->T : s->T;
+                run_chunk(s, op_index, (Range){b, b + 1, t0, t1}, it, losses, trace, thread);
+                lo = b * s->T + t1;
+            }
+        }
+        break;
+    }
+    case SPLIT_HEADS: {
+        int NH = s->model->config.num_heads;
+        run_chunk(s, op_index, (Range){p / NH, p / NH + 1, p % NH, p % NH + 1}, it, losses, trace, thread);
+        break;
+    }
+    case SPLIT_CHANNELS: {
+        // boundaries on multiples of 16 channels keep vectors whole
+        int units = (ex + 15) / 16;
+        int x0 = (int)((long)units * p / n) * 16, x1 = (int)((long)units * (p + 1) / n) * 16;
+        if (x1 > ex) x1 = ex;
+        if (x0 < x1) run_chunk(s, op_index, (Range){0, 1, x0, x1}, it, losses, trace, thread);
+        break;
+    }
+    case SPLIT_NONE:
+        run_chunk(s, op_index, op_full_range(s, op), it, losses, trace, thread);
+        break;
+    }
+}
+
+void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {
+    const StepDescription *s = ex->step;
+    for (int it = first; it < first + n; it++) {
+        StepReport *report = &reports[it - first];
+        *report = (StepReport){0};
+        double step_start = now_seconds();
+#pragma omp parallel num_threads(ex->threads)
+        {
+            double phase_start = step_start;
+            for (int i = 0; i < s->n_ops; i++) {
+                int count = pieces(ex, &s->ops[i]);
+                if (s->ops[i].kind == OP_ATTENTION_FWD || s->ops[i].split == SPLIT_HEADS) {
+#pragma omp for schedule(static, 1)
+                    for (int p = 0; p < count; p++) run_piece(s, i, p, count, it, losses, trace);
+                } else {
+#pragma omp for schedule(static)
+                    for (int p = 0; p < count; p++) run_piece(s, i, p, count, it, losses, trace);
+                }
+                // the implied barrier has passed: every thread sees the op done
+                if (omp_get_thread_num() == 0 && (i + 1 == s->n_ops || s->ops[i + 1].phase != s->ops[i].phase)) {
+                    double t = now_seconds();
+                    report->phase_s[s->ops[i].phase] += t - phase_start;
+                    phase_start = t;
+                }
+            }
+        }
+        report->step_s = now_seconds() - step_start;
+        report->loss = losses[it];
+    }
+}
+
+void executor_destroy(Executor *ex) { free(ex); }

@@ -1,0 +1,217 @@
+// taskiter: the whole training loop as one task graph, recorded once and
+// replayed every iteration with no barrier between phases or iterations, as
+// OmpSs-2's taskiter does. GCC and clang have no taskiter, so this executor
+// replays the graph itself on OpenMP threads: the chunk tasks and their
+// dependencies (within an iteration and into the next) come from
+// core/taskgraph.c once; each iteration only counts predecessors down.
+//
+// Per-iteration dependency counters live in two slots, used by even and odd
+// iterations. A task of iteration i+2 can only be decremented after the same
+// task of iteration i ran (every task writes something, so the graph orders
+// its instances through the iteration in between), and a slot is re-armed
+// when its task is dispatched, so two slots suffice and nothing is allocated
+// per iteration.
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/taskgraph.h"
+#include "executor.h"
+
+const char *const EXECUTOR_NAME = "taskiter";
+const int EXECUTOR_WHOLE_LOOP = 1;
+
+typedef struct {
+    int iteration, task;
+} Ready;
+
+// Per-thread, per-iteration-slot phase spans (earliest start, latest end).
+typedef struct {
+    double start[NUM_PHASES], end[NUM_PHASES];
+} PhaseSpan;
+
+struct Executor {
+    StepDescription *step;
+    TaskGraph graph;
+    int threads;
+    int *counters[2];   // predecessors still to finish, per task, per slot
+    int *armed;         // counter value a task starts an iteration with (beyond the first)
+    Ready *queue;       // ready tasks, FIFO ring
+    long queue_cap;
+    omp_lock_t queue_lock;
+};
+
+Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err) {
+    Executor *ex = calloc(1, sizeof(*ex));
+    if (!ex) {
+        snprintf(err->message, sizeof(err->message), "out of memory creating the executor");
+        return NULL;
+    }
+    ex->step = step;
+    ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
+    omp_init_lock(&ex->queue_lock);
+    Chunking chunking = {options->batch_subsize, options->token_chunk, options->channel_chunk, 0};
+    if (chunking_resolve(&chunking, step, err->message, sizeof(err->message)) != 0) {
+        executor_destroy(ex);
+        return NULL;
+    }
+    int n = 0;
+    if (taskgraph_build(&ex->graph, step, &chunking) != 0 || taskgraph_analyse(&ex->graph) != 0) goto oom;
+    n = ex->graph.n_tasks;
+    ex->counters[0] = malloc(n * sizeof(int));
+    ex->counters[1] = malloc(n * sizeof(int));
+    ex->armed = malloc(n * sizeof(int));
+    // at most two iterations are in flight, each task at most once in the queue per iteration
+    ex->queue_cap = 2L * n + 1;
+    ex->queue = malloc(ex->queue_cap * sizeof(Ready));
+    if (!ex->counters[0] || !ex->counters[1] || !ex->armed || !ex->queue) goto oom;
+    for (int t = 0; t < n; t++) ex->armed[t] = ex->graph.n_pred[t] + ex->graph.n_next_pred[t];
+    return ex;
+oom:
+    snprintf(err->message, sizeof(err->message), "out of memory building the task graph");
+    executor_destroy(ex);
+    return NULL;
+}
+
+void executor_info(const Executor *ex, ExecutorInfo *info) {
+    const Chunking *c = &ex->graph.chunking;
+    *info = (ExecutorInfo){ex->threads, c->batch_subsize, c->token_chunk, c->channel_chunk, ex->graph.n_tasks,
+                           ex->graph.n_edges + ex->graph.n_next_edges};
+}
+
+typedef struct {
+    Ready *items;
+    long cap, head, tail; // shared; guarded by the lock
+} Queue;
+
+// Counts one predecessor of (iteration, task) down; returns 1 when it became
+// ready, re-arming its slot for iteration + 2.
+static int release(Executor *ex, int iteration, int task) {
+    int *counter = &ex->counters[iteration & 1][task];
+    if (__atomic_sub_fetch(counter, 1, __ATOMIC_ACQ_REL) != 0) return 0;
+    __atomic_store_n(counter, ex->armed[task], __ATOMIC_RELAXED);
+    return 1;
+}
+
+void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {
+    const StepDescription *s = ex->step;
+    const TaskGraph *g = &ex->graph;
+    int n_tasks = g->n_tasks, last = first + n;
+    // the first iteration of this run has no predecessors in a previous one
+    for (int t = 0; t < n_tasks; t++) {
+        ex->counters[first & 1][t] = g->n_pred[t];
+        ex->counters[(first + 1) & 1][t] = ex->armed[t];
+    }
+    long head = 0, tail = 0;
+    for (int t = 0; t < n_tasks; t++)
+        if (g->n_pred[t] == 0) {
+            ex->queue[tail++] = (Ready){first, t};
+            ex->counters[first & 1][t] = ex->armed[t];
+        }
+    long remaining = (long)n * n_tasks;
+    // spans[thread * n + (iteration - first)]
+    PhaseSpan *spans = malloc((size_t)ex->threads * n * sizeof(PhaseSpan));
+    double *iteration_end = calloc(n, sizeof(double));
+    if (!spans || !iteration_end) {
+        fprintf(stderr, "gpt2-taskiter: out of memory for per-iteration timings\n");
+        exit(2);
+    }
+    for (long i = 0; i < (long)ex->threads * n; i++)
+        for (int p = 0; p < NUM_PHASES; p++) {
+            spans[i].start[p] = 1e300;
+            spans[i].end[p] = -1e300;
+        }
+    double start_time = now_seconds();
+
+#pragma omp parallel num_threads(ex->threads)
+    {
+        int me = omp_get_thread_num();
+        Ready next = {-1, -1}; // a successor this thread runs itself, for locality
+        for (;;) {
+            Ready job = next;
+            next.task = -1;
+            if (job.task < 0) {
+                omp_set_lock(&ex->queue_lock);
+                int done = __atomic_load_n(&remaining, __ATOMIC_ACQUIRE) == 0;
+                if (head != tail) {
+                    job = ex->queue[head % ex->queue_cap];
+                    head++;
+                }
+                omp_unset_lock(&ex->queue_lock);
+                if (done) break;
+                if (job.task < 0) continue;
+            }
+            const ChunkTask *t = &g->tasks[job.task];
+            Phase phase = s->ops[t->op].phase;
+            double t0 = now_seconds();
+            run_chunk(s, t->op, t->range, job.iteration, losses, trace, me);
+            double t1 = now_seconds();
+            PhaseSpan *span = &spans[(size_t)me * n + (job.iteration - first)];
+            if (t0 < span->start[phase]) span->start[phase] = t0;
+            if (t1 > span->end[phase]) span->end[phase] = t1;
+            // release successors in this iteration, then in the next one
+            for (int k = g->succ_first[job.task]; k < g->succ_first[job.task + 1]; k++) {
+                Ready r = {job.iteration, g->succ[k]};
+                if (!release(ex, r.iteration, r.task)) continue;
+                if (next.task < 0) {
+                    next = r;
+                } else {
+                    omp_set_lock(&ex->queue_lock);
+                    ex->queue[tail % ex->queue_cap] = r;
+                    tail++;
+                    omp_unset_lock(&ex->queue_lock);
+                }
+            }
+            if (job.iteration + 1 < last) {
+                for (int k = g->next_succ_first[job.task]; k < g->next_succ_first[job.task + 1]; k++) {
+                    Ready r = {job.iteration + 1, g->next_succ[k]};
+                    if (!release(ex, r.iteration, r.task)) continue;
+                    if (next.task < 0) {
+                        next = r;
+                    } else {
+                        omp_set_lock(&ex->queue_lock);
+                        ex->queue[tail % ex->queue_cap] = r;
+                        tail++;
+                        omp_unset_lock(&ex->queue_lock);
+                    }
+                }
+            }
+            __atomic_sub_fetch(&remaining, 1, __ATOMIC_ACQ_REL);
+        }
+    }
+
+    // Phases of one iteration overlap each other and the neighbouring
+    // iterations: a phase's time is the span from its first task's start to
+    // its last task's end, and a step's time is the interval between the
+    // completions of consecutive iterations.
+    for (int i = 0; i < n; i++) {
+        StepReport *report = &reports[i];
+        *report = (StepReport){0};
+        double end = start_time;
+        for (int p = 0; p < NUM_PHASES; p++) {
+            double lo = 1e300, hi = -1e300;
+            for (int th = 0; th < ex->threads; th++) {
+                const PhaseSpan *span = &spans[(size_t)th * n + i];
+                if (span->start[p] < lo) lo = span->start[p];
+                if (span->end[p] > hi) hi = span->end[p];
+            }
+            report->phase_s[p] = hi > lo ? hi - lo : 0.0;
+            if (hi > end) end = hi;
+        }
+        iteration_end[i] = end;
+        report->step_s = end - (i == 0 ? start_time : iteration_end[i - 1]);
+        report->loss = losses[first + i];
+    }
+    free(spans);
+    free(iteration_end);
+}
+
+void executor_destroy(Executor *ex) {
+    if (!ex) return;
+    taskgraph_free(&ex->graph);
+    free(ex->counters[0]);
+    free(ex->counters[1]);
+    free(ex->armed);
+    free(ex->queue);
+    omp_destroy_lock(&ex->queue_lock);
+    free(ex);
+}

@@ -1,0 +1,84 @@
+// tasks: every chunk of every operation is an OpenMP task whose `depend`
+// clauses name the blocks of data it reads and writes (core/taskgraph.h), so
+// the OpenMP runtime resolves the dependencies each step and chunks of
+// different layers overlap. A taskwait closes the forward pass, the backward
+// pass and the update, so that each can be timed, as in the reference study.
+#include <omp.h>
+#include <stdlib.h>
+#include "../core/taskgraph.h"
+#include "executor.h"
+
+const char *const EXECUTOR_NAME = "tasks";
+const int EXECUTOR_WHOLE_LOOP = 0;
+
+struct Executor {
+    StepDescription *step;
+    TaskGraph graph;
+    int threads;
+    char *sentinels; // one byte per block: the addresses the depend clauses name
+};
+
+Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err) {
+    Executor *ex = calloc(1, sizeof(*ex));
+    if (!ex) {
+        snprintf(err->message, sizeof(err->message), "out of memory creating the executor");
+        return NULL;
+    }
+    ex->step = step;
+    ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
+    Chunking chunking = {options->batch_subsize, options->token_chunk, options->channel_chunk, 0};
+    if (chunking_resolve(&chunking, step, err->message, sizeof(err->message)) != 0 ||
+        taskgraph_build(&ex->graph, step, &chunking) != 0 || !(ex->sentinels = calloc(ex->graph.n_blocks, 1))) {
+        if (!err->message[0]) snprintf(err->message, sizeof(err->message), "out of memory building the task list");
+        executor_destroy(ex);
+        return NULL;
+    }
+    return ex;
+}
+
+void executor_info(const Executor *ex, ExecutorInfo *info) {
+    const Chunking *c = &ex->graph.chunking;
+    *info = (ExecutorInfo){ex->threads, c->batch_subsize, c->token_chunk, c->channel_chunk, ex->graph.n_tasks, 0};
+}
+
+void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {
+    const StepDescription *s = ex->step;
+    const TaskGraph *g = &ex->graph;
+    char *sentinels = ex->sentinels;
+    for (int it = first; it < first + n; it++) {
+        StepReport *report = &reports[it - first];
+        *report = (StepReport){0};
+        double step_start = now_seconds();
+#pragma omp parallel num_threads(ex->threads)
+#pragma omp single
+        {
+            double phase_start = step_start;
+            for (int i = 0; i < g->n_tasks; i++) {
+                const ChunkTask *t = &g->tasks[i];
+                Phase phase = s->ops[t->op].phase;
+                const int *in = g->block_ids + t->in_first, *out = g->block_ids + t->out_first;
+                int n_in = t->n_in, n_out = t->n_out;
+                // GCC does not count uses inside depend iterators (-Wunused-but-set-variable)
+                (void)n_in, (void)n_out, (void)in, (void)out, (void)sentinels;
+#pragma omp task firstprivate(t, it) depend(iterator(j = 0 : n_in), in : sentinels[in[j]]) \
+    depend(iterator(j = 0 : n_out), inout : sentinels[out[j]])
+                run_chunk(s, t->op, t->range, it, losses, trace, omp_get_thread_num());
+                if (i + 1 == g->n_tasks || s->ops[g->tasks[i + 1].op].phase != phase) {
+#pragma omp taskwait
+                    double now = now_seconds();
+                    report->phase_s[phase] += now - phase_start;
+                    phase_start = now;
+                }
+            }
+        }
+        report->step_s = now_seconds() - step_start;
+        report->loss = losses[it];
+    }
+}
+
+void executor_destroy(Executor *ex) {
+    if (!ex) return;
+    taskgraph_free(&ex->graph);
+    free(ex->sentinels);
+    free(ex);
+}
