@@ -64,3 +64,15 @@ print-flags:
 
 clean:
 	rm -rf build
+
+# AddressSanitizer + UndefinedBehaviorSanitizer builds of every variant (gcc),
+# used by the tests on tiny runs.
+ASAN_FLAGS := -std=c11 -O1 -g -march=native -ffp-contract=off -fno-omit-frame-pointer -fsanitize=address,undefined -Wall -Wextra
+.PHONY: asan
+asan: $(patsubst %,build/asan/gpt2-%,$(BUILT_NAMES))
+build/asan/gpt2-seq: variants/main.c variants/seq.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
+	@mkdir -p build/asan
+	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' variants/main.c variants/seq.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
+build/asan/gpt2-%: variants/main.c variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
+	@mkdir -p build/asan
+	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' variants/main.c variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)

@@ -1,0 +1,41 @@
+"""Shared helpers for the tests: where the binaries are and how to run them."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+VARIANTS = ["seq", "forkjoin", "tasks", "taskiter"]
+PARALLEL = ["forkjoin", "tasks", "taskiter"]
+COMPILERS = ["gcc", "clang"]
+
+
+def binary(variant, compiler="gcc", kernels="fast"):
+    path = ROOT / "build" / compiler / kernels / f"gpt2-{variant}"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run `make` first")
+    return path
+
+
+def run(args, timeout=120, env=None):
+    full_env = dict(os.environ)
+    full_env.setdefault("OMP_WAIT_POLICY", "passive")
+    if env:
+        full_env.update(env)
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout, env=full_env)
+
+
+def json_lines(stdout):
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def step_records(stdout):
+    return [r for r in json_lines(stdout) if "step" in r]
+
+
+def fixture_settings(name):
+    with open(FIXTURES / name / "expected.json") as f:
+        return json.load(f)

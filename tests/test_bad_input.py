@@ -1,0 +1,153 @@
+"""Bad input: one line on stderr naming the problem, exit status 2, nothing on
+stdout, no crash."""
+import struct
+
+import pytest
+
+from conftest import FIXTURES, VARIANTS, binary, run
+
+MODEL = FIXTURES / "odd36" / "model.bin"
+STATE = FIXTURES / "odd36" / "state.bin"
+TOKENS = FIXTURES / "odd36" / "tokens.bin"
+
+
+def header(magic, version, *values):
+    ints = [magic, version, *values] + [0] * (256 - 2 - len(values))
+    return struct.pack("<256i", *ints)
+
+
+def check_error(result, *needles):
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    assert "Sanitizer" not in result.stderr and "core dumped" not in result.stderr
+
+
+def write(tmp_path, name, data):
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+def test_missing_model_file(tmp_path):
+    check_error(run([binary("seq"), "--model", tmp_path / "nope.bin"]), "nope.bin", "No such file")
+
+
+def test_model_is_a_directory(tmp_path):
+    check_error(run([binary("seq"), "--model", tmp_path]), str(tmp_path), "directory")
+
+
+def test_wrong_magic(tmp_path):
+    bad = write(tmp_path, "m.bin", header(12345, 3) + MODEL.read_bytes()[1024:])
+    check_error(run([binary("seq"), "--model", bad]), "m.bin", "magic")
+
+
+def test_wrong_version(tmp_path):
+    data = bytearray(MODEL.read_bytes())
+    struct.pack_into("<i", data, 4, 1)
+    check_error(run([binary("seq"), "--model", write(tmp_path, "m.bin", bytes(data))]), "m.bin", "version 1")
+
+
+def test_truncated_header(tmp_path):
+    check_error(run([binary("seq"), "--model", write(tmp_path, "m.bin", MODEL.read_bytes()[:100])]), "m.bin", "truncated")
+
+
+def test_truncated_parameters(tmp_path):
+    bad = write(tmp_path, "m.bin", MODEL.read_bytes()[:-8])
+    check_error(run([binary("seq"), "--model", bad]), "m.bin", "inconsistent with file size")
+
+
+def test_header_inconsistent_with_size(tmp_path):
+    data = bytearray(MODEL.read_bytes())
+    struct.pack_into("<i", data, 4 * 4, 7)  # num_layers 3 -> 7
+    check_error(run([binary("seq"), "--model", write(tmp_path, "m.bin", bytes(data))]), "m.bin", "inconsistent")
+
+
+def test_header_with_impossible_shape(tmp_path):
+    data = bytearray(MODEL.read_bytes())
+    struct.pack_into("<i", data, 5 * 4, 5)  # NH=5 does not divide C=36
+    check_error(run([binary("seq"), "--model", write(tmp_path, "m.bin", bytes(data))]), "m.bin", "not divisible")
+
+
+def test_token_outside_vocabulary(tmp_path):
+    tokens = [1, 2, 3] * 50 + [250]  # V = 250
+    bad = write(tmp_path, "t.bin", header(20240520, 1, len(tokens)) + struct.pack(f"<{len(tokens)}H", *tokens))
+    check_error(run([binary("seq"), "--model", MODEL, "--data", bad, "-B", "2", "-T", "8"]), "t.bin", "outside the vocabulary")
+
+
+def test_token_file_wrong_magic(tmp_path):
+    bad = write(tmp_path, "t.bin", header(20240327, 1, 4) + b"\0" * 8)
+    check_error(run([binary("seq"), "--model", MODEL, "--data", bad, "-T", "8"]), "t.bin", "magic")
+
+
+def test_token_file_truncated(tmp_path):
+    bad = write(tmp_path, "t.bin", TOKENS.read_bytes()[:-10])
+    check_error(run([binary("seq"), "--model", MODEL, "--data", bad, "-T", "8"]), "t.bin", "inconsistent")
+
+
+def test_token_file_too_short_for_a_batch():
+    check_error(run([binary("seq"), "--model", MODEL, "--data", TOKENS, "-B", "16", "-T", "32"]), "tokens.bin", "fewer than")
+
+
+def test_debug_state_truncated(tmp_path):
+    bad = write(tmp_path, "s.bin", STATE.read_bytes()[:-4])
+    check_error(run([binary("seq"), "--model", MODEL, "--verify", bad]), "s.bin", "inconsistent")
+
+
+def test_debug_state_token_outside_vocabulary(tmp_path):
+    data = bytearray(STATE.read_bytes())
+    struct.pack_into("<i", data, 1024, 9999)
+    check_error(run([binary("seq"), "--model", MODEL, "--verify", write(tmp_path, "s.bin", bytes(data))]), "s.bin",
+                "outside the vocabulary")
+
+
+def test_debug_state_wrong_magic(tmp_path):
+    bad = write(tmp_path, "s.bin", MODEL.read_bytes())
+    check_error(run([binary("seq"), "--model", MODEL, "--verify", bad]), "s.bin", "magic")
+
+
+def test_T_larger_than_max_seq_len():
+    check_error(run([binary("seq"), "--model", MODEL, "-T", "33"]), "-T", "max_seq_len 32")
+
+
+@pytest.mark.parametrize("option,value", [("-B", "0"), ("-B", "-3"), ("-T", "0"), ("-T", "-1"), ("-T", "abc"),
+                                          ("--steps", "-1"), ("--lr", "nan"), ("--threads", "0")])
+def test_bad_numbers(option, value):
+    check_error(run([binary("seq"), "--config", "tiny", option, value]), option)
+
+
+@pytest.mark.parametrize("variant", ["tasks", "taskiter"])
+@pytest.mark.parametrize("option,value", [("--batch-subsize", "0"), ("--batch-subsize", "-2"),
+                                          ("--token-chunk", "0"), ("--token-chunk", "x"),
+                                          ("--channel-chunk", "-1")])
+def test_bad_chunking(variant, option, value):
+    check_error(run([binary(variant), "--config", "tiny", option, value]), option)
+
+
+@pytest.mark.parametrize("variant", ["tasks", "taskiter"])
+def test_chunks_larger_than_the_batch_mean_one_chunk(variant):
+    r = run([binary(variant), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--batch-subsize", "99",
+             "--token-chunk", "999", "--json"])
+    assert r.returncode == 0, r.stderr
+    info = __import__("json").loads(r.stdout.splitlines()[0])["info"]
+    assert info["batch_subsize"] == 2 and info["token_chunk"] == 8
+
+
+def test_unknown_config_name():
+    check_error(run([binary("seq"), "--config", "gpt5"]), "unknown configuration 'gpt5'", "d12")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_unknown_option(variant):
+    check_error(run([binary(variant), "--frobnicate", "3"]), "unknown option '--frobnicate'")
+
+
+def test_missing_option_value():
+    check_error(run([binary("seq"), "--config"]), "--config", "missing value")
+
+
+def test_conflicting_options():
+    check_error(run([binary("seq"), "--config", "tiny", "--model", MODEL]), "exclude")

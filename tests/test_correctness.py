@@ -1,0 +1,172 @@
+"""The model against the PyTorch fixtures, and every parallel variant against
+`seq`, bit for bit."""
+import itertools
+
+import pytest
+
+from conftest import COMPILERS, FIXTURES, PARALLEL, VARIANTS, binary, fixture_settings, run, step_records
+
+FIXTURE_NAMES = ["tiny_prime", "odd36", "heads4", "wide20"]
+
+
+def verify_args(name, steps=10):
+    s = fixture_settings(name)
+    d = FIXTURES / name
+    return ["--model", d / "model.bin", "--verify", d / "state.bin", "--steps", steps, "--lr", s["lr"],
+            "--wd", s["wd"], "--expect-losses", d / "losses.txt", "--tolerance", "1e-4", "--json"]
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_seq_matches_pytorch(name, compiler):
+    r = run([binary("seq", compiler)] + verify_args(name))
+    assert r.returncode == 0, r.stderr
+    checks = [rec for rec in map(__import__("json").loads, r.stdout.splitlines()) if "verify" in rec]
+    # logits, loss, 16 gradient tensors, the 10 losses
+    assert len(checks) == 19
+    assert all(c["ok"] for c in checks)
+    assert all(c["max_abs_diff"] < 1e-4 for c in checks if "max_abs_diff" in c)
+
+
+@pytest.mark.parametrize("variant", PARALLEL)
+@pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize("name", ["odd36", "wide20"])
+def test_parallel_variants_match_pytorch(variant, compiler, name):
+    r = run([binary(variant, compiler)] + verify_args(name) + ["--threads", "2", "--token-chunk", "5"])
+    assert r.returncode == 0, r.stderr
+
+
+def test_verify_fails_beyond_tolerance():
+    """A tolerance the float32 model cannot meet must fail the verification."""
+    r = run([binary("seq")] + verify_args("odd36")[:-3] + ["--tolerance", "1e-12", "--json"])
+    assert r.returncode == 1
+    assert "verification failed" in r.stderr
+
+
+def test_verify_detects_a_wrong_gradient(tmp_path):
+    """Corrupting one stored gradient makes --verify fail on that tensor."""
+    import struct
+    d = FIXTURES / "tiny_prime"
+    data = bytearray((d / "state.bin").read_bytes())
+    # last float of the file is the last gradient (lnfb)
+    value = struct.unpack_from("<f", data, len(data) - 4)[0]
+    struct.pack_into("<f", data, len(data) - 4, value + 0.01)
+    bad = tmp_path / "state.bin"
+    bad.write_bytes(bytes(data))
+    args = verify_args("tiny_prime", steps=0)
+    args[args.index(d / "state.bin")] = bad
+    r = run([binary("seq")] + [a for a in args if a not in ("--expect-losses", d / "losses.txt")])
+    assert r.returncode == 1
+    assert '"grad lnfb"' in r.stdout and '"ok": false' in r.stdout
+
+
+def reference_run(model_args, steps, tmp_path, tag):
+    out = tmp_path / f"seq-{tag}.bin"
+    r = run([binary("seq")] + model_args + ["--steps", steps, "--lr", "1e-3", "--wd", "0.01", "--json", "--save", out])
+    assert r.returncode == 0, r.stderr
+    return [rec["loss"] for rec in step_records(r.stdout)], out.read_bytes()
+
+
+CASES = {
+    # B=3, T=13 (prime), C=36, NH=3 from a checkpoint; V=250
+    "odd36": ["--model", FIXTURES / "odd36" / "model.bin", "-B", "3", "-T", "13"],
+    # embedded config, B=4, T=16, synthetic data
+    "tiny": ["--config", "tiny", "-B", "4", "-T", "16", "--seed", "7"],
+}
+# (batch_subsize, token_chunk): dividing and not dividing B and T, and larger than them
+CHUNKINGS = [(1, 1), (1, 5), (2, 4), (3, 7), (4, 13), (8, 100), (1, 16)]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_parallel_variants_are_bit_identical_to_seq(case, tmp_path):
+    steps = 10
+    expected_losses, expected_params = reference_run(CASES[case], steps, tmp_path, case)
+    failures = []
+    runs = 0
+    for compiler, threads in itertools.product(COMPILERS, [1, 2, 3, 4]):
+        for variant in PARALLEL:
+            chunkings = [(0, 0)] if variant == "forkjoin" else CHUNKINGS
+            # several repetitions: a race shows up as a difference in one of them
+            repetitions = 3 if threads > 1 else 1
+            for (bs, k), rep in itertools.product(chunkings, range(repetitions)):
+                if variant != "forkjoin" and rep > 0 and (bs, k) not in [(1, 1), (2, 4), (1, 5)]:
+                    continue
+                out = tmp_path / f"{variant}-{compiler}-{threads}-{bs}-{k}-{rep}.bin"
+                args = [binary(variant, compiler)] + CASES[case] + [
+                    "--steps", steps, "--lr", "1e-3", "--wd", "0.01", "--json", "--threads", threads, "--save", out]
+                if bs:
+                    args += ["--batch-subsize", bs, "--token-chunk", k]
+                r = run(args)
+                runs += 1
+                label = f"{variant}/{compiler}/threads={threads}/bs={bs}/k={k}/rep={rep}"
+                if r.returncode != 0:
+                    failures.append(f"{label}: exit {r.returncode}: {r.stderr.strip()}")
+                    continue
+                losses = [rec["loss"] for rec in step_records(r.stdout)]
+                if losses != expected_losses:
+                    failures.append(f"{label}: losses {losses} != {expected_losses}")
+                elif out.read_bytes() != expected_params:
+                    failures.append(f"{label}: parameters differ after {steps} steps")
+                out.unlink()
+    assert runs > 100
+    assert not failures, "\n".join(failures)
+
+
+def test_training_lowers_the_loss():
+    r = run([binary("seq"), "--config", "tiny", "-B", "4", "-T", "32", "--steps", "40", "--lr", "3e-3", "--json"])
+    assert r.returncode == 0, r.stderr
+    losses = [rec["loss"] for rec in step_records(r.stdout)]
+    assert len(losses) == 40
+    first, last = sum(losses[:5]) / 5, sum(losses[-5:]) / 5
+    assert last < first - 0.5, (first, last)
+
+
+def test_json_keys_are_the_same_for_every_variant():
+    keys = set()
+    for variant in VARIANTS:
+        r = run([binary(variant), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "2", "--json", "--threads", "2"])
+        assert r.returncode == 0, r.stderr
+        records = step_records(r.stdout)
+        assert [rec["step"] for rec in records] == [0, 1]
+        keys.add(tuple(sorted(records[0])))
+        info = __import__("json").loads(r.stdout.splitlines()[0])["info"]
+        assert info["variant"] == variant
+        assert info["omp_runtime"] in (("none",) if variant == "seq" else ("libgomp",))
+    assert keys == {("backward_s", "forward_s", "loss", "step", "step_s", "update_s")}
+
+
+def test_clang_builds_run_on_llvm_openmp():
+    r = run([binary("tasks", "clang"), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--json"])
+    assert r.returncode == 0, r.stderr
+    assert __import__("json").loads(r.stdout.splitlines()[0])["info"]["omp_runtime"] == "libomp"
+
+
+def test_checkpoint_round_trip(tmp_path):
+    src = FIXTURES / "wide20" / "model.bin"
+    out = tmp_path / "copy.bin"
+    r = run([binary("seq"), "--model", src, "-B", "2", "-T", "11", "--steps", "0", "--save", out])
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == src.read_bytes()
+
+
+def test_token_file_is_used(tmp_path):
+    d = FIXTURES / "odd36"
+    base = [binary("seq"), "--model", d / "model.bin", "-B", "2", "-T", "8", "--steps", "2", "--json"]
+    with_file = run(base + ["--data", d / "tokens.bin"])
+    synthetic = run(base)
+    assert with_file.returncode == 0 and synthetic.returncode == 0, with_file.stderr + synthetic.stderr
+    assert step_records(with_file.stdout)[0]["loss"] != step_records(synthetic.stdout)[0]["loss"]
+
+
+def test_trace_records_every_chunk(tmp_path):
+    import csv
+    trace = tmp_path / "trace.csv"
+    r = run([binary("tasks"), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "2", "--json", "--threads", "2",
+             "--token-chunk", "4", "--trace", trace])
+    assert r.returncode == 0, r.stderr
+    info = __import__("json").loads(r.stdout.splitlines()[0])["info"]
+    rows = list(csv.DictReader(trace.open()))
+    assert len(rows) == 2 * info["tasks_per_step"]
+    assert {row["phase"] for row in rows} == {"forward", "backward", "update"}
+    assert all(float(row["end_s"]) >= float(row["start_s"]) for row in rows)
+    assert {row["iteration"] for row in rows} == {"0", "1"}
