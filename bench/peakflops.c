@@ -1,0 +1,223 @@
+// peakflops: the machine's peak single-precision FLOP/s per vector width,
+// the compute ceiling of the roofline.
+//
+// Each thread runs NCHAINS independent fused-multiply-add chains
+//     acc_k = acc_k * mul + add
+// on registers only. One chain alone runs at one FMA per FMA latency; the
+// FMA units stay full only when (latency x FMA ports) chains are in flight:
+// 4 cycles x 2 ports = 8 on Zen 3 and Skylake-X, so 12 chains leave margin
+// for every current x86 core while fitting 12 + 2 constants in the 16
+// registers AVX2 has. One FMA counts as 2 FLOPs per lane.
+//
+// Which vector widths are measured is decided at compile time by the target
+// (-march=native: exactly this machine's): AVX-512 needs __AVX512F__, the
+// 256- and 128-bit FMA kernels need __FMA__; without FMA the 128-bit and
+// scalar kernels use a multiply and an add (still 2 FLOPs, "fma": false).
+// A width the target lacks is simply absent from the results, so the binary
+// can never execute an instruction the CPU does not have.
+//
+// The accumulators start from a value read through a volatile, and their
+// sum is printed, so the compiler can neither precompute nor drop the work.
+// mul = 1 - 1e-6 and add = seed * 1e-6 keep each chain near `seed`: no
+// overflow, no denormals, whatever the iteration count.
+//
+// Usage: peakflops [--threads N] [--reps N] [--iterations N] [--json]
+// Errors: one line "peakflops: <option>: <problem>", exit status 2.
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <omp.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#define NCHAINS 12
+#define DEFAULT_REPS 10
+#define DEFAULT_ITERATIONS 10000000LL
+
+// Expands X(k) for the 12 chains; one line per kernel instead of twelve.
+#define FOR_EACH_CHAIN(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+// Defines `static float NAME(float seed, long long iterations)` running the
+// 12 chains on vectors of type VEC with LANES floats (SET1 broadcasts a
+// float), and returning the sum of every lane of every chain. Each kernel
+// defines three per-chain macros first: DECLARE_ACC_NAME(k) starts chain k
+// at seed + k/64, STEP_ACC_NAME(k) is its multiply-add, SUM_ACC_NAME(k)
+// adds its lanes to `total`.
+#define DEFINE_CHAINS(NAME, VEC, LANES, SET1)                                     \
+    static float NAME(float seed, long long iterations) {                        \
+        const VEC mul = SET1(1.0f - 1e-6f);                                      \
+        const VEC add = SET1(seed * 1e-6f);                                      \
+        FOR_EACH_CHAIN(DECLARE_ACC_##NAME)                                       \
+        for (long long i = 0; i < iterations; i++) {                             \
+            FOR_EACH_CHAIN(STEP_ACC_##NAME)                                      \
+        }                                                                        \
+        float lanes[LANES];                                                      \
+        float total = 0.0f;                                                      \
+        FOR_EACH_CHAIN(SUM_ACC_##NAME)                                           \
+        return total;                                                            \
+    }
+
+#if defined(__AVX512F__)
+#define DECLARE_ACC_chains_avx512(k) __m512 acc##k = _mm512_set1_ps(seed + (k) / 64.0f);
+#define STEP_ACC_chains_avx512(k) acc##k = _mm512_fmadd_ps(acc##k, mul, add);
+#define SUM_ACC_chains_avx512(k) \
+    _mm512_storeu_ps(lanes, acc##k); for (int j = 0; j < 16; j++) total += lanes[j];
+DEFINE_CHAINS(chains_avx512, __m512, 16, _mm512_set1_ps)
+#endif
+
+#if defined(__AVX__) && defined(__FMA__)
+#define DECLARE_ACC_chains_avx2(k) __m256 acc##k = _mm256_set1_ps(seed + (k) / 64.0f);
+#define STEP_ACC_chains_avx2(k) acc##k = _mm256_fmadd_ps(acc##k, mul, add);
+#define SUM_ACC_chains_avx2(k) \
+    _mm256_storeu_ps(lanes, acc##k); for (int j = 0; j < 8; j++) total += lanes[j];
+DEFINE_CHAINS(chains_avx2, __m256, 8, _mm256_set1_ps)
+#endif
+
+#if defined(__SSE__)
+#define DECLARE_ACC_chains_sse(k) __m128 acc##k = _mm_set1_ps(seed + (k) / 64.0f);
+#if defined(__FMA__)
+#define STEP_ACC_chains_sse(k) acc##k = _mm_fmadd_ps(acc##k, mul, add);
+#else
+#define STEP_ACC_chains_sse(k) acc##k = _mm_add_ps(_mm_mul_ps(acc##k, mul), add);
+#endif
+#define SUM_ACC_chains_sse(k) \
+    _mm_storeu_ps(lanes, acc##k); for (int j = 0; j < 4; j++) total += lanes[j];
+DEFINE_CHAINS(chains_sse, __m128, 4, _mm_set1_ps)
+#endif
+
+// Scalar: fmaf compiles to one instruction only when the target has FMA;
+// otherwise it would be a libm call, so use a multiply and an add instead.
+#define SCALAR_SET1(x) (x)
+#define DECLARE_ACC_chains_scalar(k) float acc##k = seed + (k) / 64.0f;
+#if defined(__FMA__)
+#define STEP_ACC_chains_scalar(k) acc##k = fmaf(acc##k, mul, add);
+#else
+#define STEP_ACC_chains_scalar(k) acc##k = acc##k * mul + add;
+#endif
+#define SUM_ACC_chains_scalar(k) lanes[0] = acc##k; total += lanes[0];
+DEFINE_CHAINS(chains_scalar, float, 1, SCALAR_SET1)
+
+#if defined(__FMA__)
+#define HAS_FMA 1
+#else
+#define HAS_FMA 0
+#endif
+
+struct isa_kernel {
+    const char *isa;
+    int vector_bits;
+    int fma;  // 1 if one instruction does the multiply-add
+    float (*chains)(float seed, long long iterations);
+};
+
+static const struct isa_kernel kernels[] = {
+#if defined(__AVX512F__)
+    {"avx512", 512, 1, chains_avx512},
+#endif
+#if defined(__AVX__) && defined(__FMA__)
+    {"avx2", 256, 1, chains_avx2},
+#endif
+#if defined(__SSE__)
+    {"sse", 128, HAS_FMA, chains_sse},
+#endif
+    {"scalar", 32, HAS_FMA, chains_scalar},
+};
+#define NKERNELS ((int)(sizeof kernels / sizeof kernels[0]))
+
+static void usage_error(const char *what, const char *problem) {
+    fprintf(stderr, "peakflops: %s: %s\n", what, problem);
+    exit(2);
+}
+
+static long long parse_positive(const char *option, const char *text, long long max) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v <= 0 || v > max) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "expected a positive integer up to %lld, got '%s'", max, text);
+        usage_error(option, msg);
+    }
+    return v;
+}
+
+// Best wall time over `reps` runs of the kernel on every thread at once.
+// The first, untimed run brings the threads up and the clock out of idle.
+// *checksum receives the sum over threads of the last run's results.
+static double best_time(const struct isa_kernel *kernel, int threads, long long iterations,
+                        int reps, float seed, double *checksum) {
+    double best = INFINITY;
+    for (int r = 0; r <= reps; r++) {
+        double sum = 0.0;
+        double t0 = omp_get_wtime();
+        #pragma omp parallel num_threads(threads) reduction(+ : sum)
+        sum += kernel->chains(seed, iterations);
+        double t = omp_get_wtime() - t0;
+        if (r > 0 && t < best) best = t;
+        *checksum = sum;
+    }
+    return best;
+}
+
+int main(int argc, char **argv) {
+    int threads = omp_get_max_threads();
+    int reps = DEFAULT_REPS;
+    long long iterations = DEFAULT_ITERATIONS;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(arg, "--threads") == 0 || strcmp(arg, "--reps") == 0 ||
+                   strcmp(arg, "--iterations") == 0) {
+            if (i + 1 >= argc) usage_error(arg, "missing value");
+            const char *value = argv[++i];
+            if (strcmp(arg, "--threads") == 0) threads = (int)parse_positive(arg, value, 4096);
+            else if (strcmp(arg, "--reps") == 0) reps = (int)parse_positive(arg, value, 100000);
+            else iterations = parse_positive(arg, value, 1ll << 40);
+        } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            printf("usage: peakflops [--threads N] [--reps N] [--iterations N] [--json]\n");
+            return 0;
+        } else {
+            usage_error(arg, "unknown option (expected --threads, --reps, --iterations, --json)");
+        }
+    }
+
+    volatile float seed_source = 0.75f;
+    const float seed = seed_source;
+    double gflops[NKERNELS], checksum[NKERNELS];
+    double tick = omp_get_wtick();
+    for (int k = 0; k < NKERNELS; k++) {
+        double t = best_time(&kernels[k], threads, iterations, reps, seed, &checksum[k]);
+        if (t < tick) t = tick;
+        double lanes = kernels[k].vector_bits / 32;
+        double flops = 2.0 * NCHAINS * lanes * (double)iterations * threads;
+        gflops[k] = flops / t * 1e-9;
+        if (!isfinite(checksum[k])) {
+            fprintf(stderr, "peakflops: %s: checksum is not finite (%g)\n", kernels[k].isa, checksum[k]);
+            return 1;
+        }
+    }
+
+    fprintf(stderr, "peakflops: %d threads, %d FMA chains, %lld iterations, best of %d\n",
+            threads, NCHAINS, iterations, reps);
+    fprintf(stderr, "%-8s %5s %4s %12s %18s\n", "isa", "bits", "fma", "GFLOP/s", "checksum");
+    for (int k = 0; k < NKERNELS; k++)
+        fprintf(stderr, "%-8s %5d %4s %12.2f %18.6f\n", kernels[k].isa, kernels[k].vector_bits,
+                kernels[k].fma ? "yes" : "no", gflops[k], checksum[k]);
+
+    if (json) {
+        printf("{\"threads\":%d,\"chains\":%d,\"iterations\":%lld,\"reps\":%d,\"results\":[",
+               threads, NCHAINS, iterations, reps);
+        for (int k = 0; k < NKERNELS; k++)
+            printf("%s{\"isa\":\"%s\",\"vector_bits\":%d,\"fma\":%s,\"gflops\":%.3f,\"checksum\":%.6f}",
+                   k ? "," : "", kernels[k].isa, kernels[k].vector_bits,
+                   kernels[k].fma ? "true" : "false", gflops[k], checksum[k]);
+        printf("]}\n");
+    }
+    return 0;
+}

@@ -1,0 +1,199 @@
+"""Ceilings: the bench binaries for real (tiny sizes), measure_ceilings end to end, and
+ceilings.json validation."""
+
+import copy
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pstudy import ceilings as ce
+
+REPO = Path(__file__).resolve().parents[2]
+VECTOR_BITS = {"avx512": 512, "avx2": 256, "sse": 128, "scalar": 32}
+TINY_STREAM = ("--elements", "100000", "--reps", "2")
+TINY_PEAK = ("--iterations", "1000000", "--reps", "3")
+
+
+@pytest.fixture(scope="module")
+def bench_dir(tmp_path_factory):
+    if shutil.which("gcc") is None or shutil.which("make") is None:
+        pytest.skip("gcc and make needed to build bench/")
+    out = tmp_path_factory.mktemp("bench")
+    proc = subprocess.run(["nice", "-n", "10", "make", "-s", "-f", "bench/Makefile.bench", f"BENCH_DIR={out}",
+                           "BENCH_CFLAGS=-std=c11 -O2 -march=native -fopenmp -Wall -Wextra -Werror"],
+                          cwd=REPO, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def run(argv, **kw):
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=60, **kw)
+
+
+def test_stream_json(bench_dir):
+    proc = run([bench_dir / "stream", "--threads", "1", "--json", *TINY_STREAM])
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["threads"] == 1 and out["elements"] == 100000 and out["reps"] == 2
+    assert out["element_type"] == "double" and out["bytes_per_array"] == 800000
+    assert out["llc_bytes"] > 0
+    for kernel in ce.STREAM_KERNELS:
+        assert out[f"{kernel}_GBs"] > 0
+    assert "triad" in proc.stderr  # the human table
+
+
+def largest_cache_in_sysfs():
+    sizes = []
+    for f in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        text = f.read_text().strip()
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        sizes.append(int(text.rstrip("KMG")) * scale)
+    return max(sizes) if sizes else None
+
+
+def test_stream_reads_largest_cache_from_sysfs(bench_dir):
+    proc = run([bench_dir / "stream", "--threads", "1", "--json", "--elements", "1000", "--reps", "1"])
+    out = json.loads(proc.stdout)
+    expected = largest_cache_in_sysfs()
+    if expected is None:
+        assert out["llc_source"] == "fallback" and out["llc_bytes"] == 32 << 20
+    else:
+        assert out["llc_source"] == "sysfs" and out["llc_bytes"] == expected
+
+
+def test_peakflops_json(bench_dir):
+    proc = run([bench_dir / "peakflops", "--threads", "1", "--json", *TINY_PEAK])
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["threads"] == 1 and out["iterations"] == 1000000 and out["chains"] >= 8
+    isas = [r["isa"] for r in out["results"]]
+    assert isas[-1] == "scalar" and len(set(isas)) == len(isas)
+    for r in out["results"]:
+        assert r["vector_bits"] == VECTOR_BITS[r["isa"]] and r["gflops"] > 0
+    gflops = {r["isa"]: r["gflops"] for r in out["results"]}
+    # a vector width that does not beat scalar by 2x is not being measured
+    if len(gflops) > 1:
+        assert max(gflops.values()) > 2 * gflops["scalar"]
+
+
+@pytest.mark.parametrize("binary,args,message", [
+    ("stream", ["--threads", "0"], "stream: --threads: expected a positive integer"),
+    ("stream", ["--elements", "12x"], "stream: --elements: expected a positive integer"),
+    ("stream", ["--reps", "500"], "stream: --reps: expected a positive integer up to 200"),
+    ("stream", ["--reps"], "stream: --reps: missing value"),
+    ("stream", ["--bogus"], "stream: --bogus: unknown option"),
+    ("peakflops", ["--iterations", "-5"], "peakflops: --iterations: expected a positive integer"),
+    ("peakflops", ["extra"], "peakflops: extra: unknown option"),
+])
+def test_bad_arguments_exit_2_with_one_line(bench_dir, binary, args, message):
+    proc = run([bench_dir / binary, *args])
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(message) and proc.stderr.count("\n") == 1
+    assert proc.stdout == ""
+
+
+def test_measure_ceilings_end_to_end(bench_dir, tmp_path):
+    out = tmp_path / "res" / "ceilings.json"
+    data = ce.measure_ceilings(bench_dir, [1], out, stream_args=TINY_STREAM, peakflops_args=TINY_PEAK,
+                               likwid_bench=False)
+    assert ce.load_ceilings(out) == data
+    entry = ce.ceiling_for(data, 1)
+    assert entry["best_gflops"] == max(entry["peak_gflops"].values())
+    assert data["environment"] == {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
+    assert data["source"]["stream"]["elements"] == 100000
+    assert data["source"]["likwid_bench"] == {"available": False, "reason": "not requested"}
+    with pytest.raises(ce.CeilingsError, match=r"no measurement at 3 threads \(measured: 1\)"):
+        ce.ceiling_for(data, 3)
+
+
+def test_measure_ceilings_missing_binary(tmp_path):
+    with pytest.raises(ce.CeilingsError, match=r"stream: not found \(build it with"):
+        ce.measure_ceilings(tmp_path, [1], tmp_path / "c.json", likwid_bench=False)
+
+
+def test_measure_ceilings_reports_bench_failure(bench_dir, tmp_path):
+    with pytest.raises(ce.CeilingsError, match=r"stream failed with exit status 2: stream: --reps"):
+        ce.measure_ceilings(bench_dir, [1], tmp_path / "c.json", stream_args=("--reps", "0"), likwid_bench=False)
+
+
+def test_likwid_bench_output_parsing_recorded_here():
+    text = (REPO / "tests/data/ceilings/likwid_bench_copy_avx.txt").read_text()
+    assert ce._likwid_value(text, "MByte/s") == 80755.36
+    assert ce._likwid_value(text, "MFlops/s") == 0.0
+    assert ce._likwid_value(text, "GByte/s") is None
+
+
+# ------------------------------------------------------------------ validation
+
+VALID = {
+    "schema": "pstudy-ceilings/1", "date": "2025-03-04T10:12:31Z",
+    "host": {"hostname": "h", "cpu_model": "AMD EPYC", "logical_cpus": 2},
+    "environment": {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"},
+    "source": {"stream": {"binary": "build/bench/stream"}, "peakflops": {"binary": "build/bench/peakflops"},
+               "likwid_bench": {"available": False, "reason": "x"}},
+    "per_threads": [
+        {"threads": 1, "stream_GBs": {"copy": 19.0, "scale": 16.0, "add": 19.0, "triad": 18.0},
+         "peak_gflops": {"avx2": 100.0, "sse": 50.0, "scalar": 12.5}, "best_isa": "avx2", "best_gflops": 100.0,
+         "cpu_steal_fraction": 0.01},
+        {"threads": 2, "stream_GBs": {"copy": 25.0, "scale": 22.0, "add": 26.0, "triad": 26.0},
+         "peak_gflops": {"avx2": 200.0, "scalar": 25.0}, "best_isa": "avx2", "best_gflops": 200.0,
+         "cpu_steal_fraction": None,
+         "likwid_bench": {"tests": {}, "copy_GBs": 20.0, "triad_GBs": 24.0, "peak_gflops": 150.0}},
+    ],
+}
+
+
+def write(tmp_path, data):
+    path = tmp_path / "ceilings.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_valid_file_loads(tmp_path):
+    assert ce.load_ceilings(write(tmp_path, VALID)) == VALID
+
+
+def mutated(change):
+    data = copy.deepcopy(VALID)
+    change(data)
+    return data
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda d: d.update(schema="v0"), "schema: expected 'pstudy-ceilings/1'"),
+    (lambda d: d.update(date="yesterday"), "date: expected UTC ISO 8601"),
+    (lambda d: d.pop("per_threads"), "per_threads: missing"),
+    (lambda d: d.update(per_threads=[]), "per_threads: empty"),
+    (lambda d: d["per_threads"][0]["stream_GBs"].pop("triad"), r"per_threads\[0\].stream_GBs.triad: missing"),
+    (lambda d: d["per_threads"][1]["stream_GBs"].update(add=-1), r"per_threads\[1\].stream_GBs.add: expected a positive"),
+    (lambda d: d["per_threads"][0]["stream_GBs"].update(copy="fast"), r"per_threads\[0\].stream_GBs.copy: expected a number"),
+    (lambda d: d["per_threads"][1].update(threads=1), r"per_threads\[1\].threads: 1 appears twice"),
+    (lambda d: d["per_threads"][0].update(threads=0), r"per_threads\[0\].threads: expected a positive integer"),
+    (lambda d: d["per_threads"][0]["peak_gflops"].update(neon=1.0), r"per_threads\[0\].peak_gflops.neon: unknown ISA"),
+    (lambda d: d["per_threads"][0].update(best_isa="sse", best_gflops=50.0), "is not the fastest ISA"),
+    (lambda d: d["per_threads"][0].update(best_isa="avx512"), "'avx512' is not in peak_gflops"),
+    (lambda d: d["per_threads"][0].update(best_gflops=99.0), "best_gflops: differs from peak_gflops.avx2"),
+    (lambda d: d["per_threads"][0].update(cpu_steal_fraction=1.5), "cpu_steal_fraction: expected null or a number"),
+    (lambda d: d["per_threads"][1]["likwid_bench"].pop("triad_GBs"), r"likwid_bench.triad_GBs: missing"),
+    (lambda d: d["source"].pop("stream"), "source.stream: missing"),
+])
+def test_validation_errors_name_file_and_key(tmp_path, change, message):
+    path = write(tmp_path, mutated(change))
+    with pytest.raises(ce.CeilingsError, match=f"^{str(path)}: .*{message}|^{str(path)}: {message}"):
+        ce.load_ceilings(path)
+
+
+def test_unreadable_files(tmp_path):
+    with pytest.raises(ce.CeilingsError, match="nope.json: not found"):
+        ce.load_ceilings(tmp_path / "nope.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{\"schema\": ")
+    with pytest.raises(ce.CeilingsError, match=r"bad.json: not JSON: .* at line 1"):
+        ce.load_ceilings(bad)
+    arr = tmp_path / "arr.json"
+    arr.write_text("[]")
+    with pytest.raises(ce.CeilingsError, match=r"arr.json: \(top level\): expected a JSON object"):
+        ce.load_ceilings(arr)
