@@ -1,0 +1,36 @@
+"""Every variant under AddressSanitizer and UndefinedBehaviorSanitizer on a
+tiny run, the parallel ones with several threads and chunkings."""
+import subprocess
+
+import pytest
+
+from conftest import FIXTURES, ROOT, VARIANTS, run
+
+
+@pytest.fixture(scope="module")
+def asan_build():
+    r = subprocess.run(["make", "-s", "asan"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return ROOT / "build" / "asan"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_tiny_run_is_sanitizer_clean(asan_build, variant):
+    d = FIXTURES / "odd36"
+    args = [asan_build / f"gpt2-{variant}", "--model", d / "model.bin", "--verify", d / "state.bin",
+            "--steps", "3", "--lr", "1e-3", "--json", "--trace", "/dev/null"]
+    if variant != "seq":
+        args += ["--threads", "3", "--batch-subsize", "2", "--token-chunk", "5"]
+    r = run(args, timeout=300, env={"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0",
+                                    "LSAN_OPTIONS": f"suppressions={ROOT / 'tests' / 'lsan.supp'}",
+                                    "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "runtime error" not in r.stderr and "Sanitizer" not in r.stderr, r.stderr[-3000:]
+
+
+def test_bad_input_is_sanitizer_clean(asan_build, tmp_path):
+    bad = tmp_path / "m.bin"
+    bad.write_bytes((FIXTURES / "odd36" / "model.bin").read_bytes()[:5000])
+    r = run([asan_build / "gpt2-taskiter", "--model", bad], env={"ASAN_OPTIONS": "detect_leaks=1"})
+    assert r.returncode == 2
+    assert "Sanitizer" not in r.stderr
