@@ -3,6 +3,9 @@
 #
 #   build/<compiler>/<kernels>/gpt2-<variant>   compiler: gcc clang; kernels: fast reference
 #   build/gpt2-<variant>                        links to build/gcc/<KERNELS>/gpt2-<variant>
+#
+# Every compiler x kernel-set tree is built; KERNELS (default fast) only picks
+# what build/gpt2-<variant> links to.
 
 KERNELS   ?= fast
 COMPILERS ?= gcc clang
@@ -13,7 +16,10 @@ CFLAGS_COMMON := -std=c11 -O3 -march=native -ffp-contract=off -fno-math-errno -W
 LDLIBS        := -lm -ldl
 
 CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/taskgraph.c
-GEMM_SRC := $(if $(wildcard core/gemm.c),core/gemm.c,core/gemm_oracle_link.c)
+# the kernel set: `fast` (gemm.c, kernels_fast.c) or `reference` (llm.c's loops)
+KERNEL_SRC_fast      := $(if $(wildcard core/gemm.c),core/gemm.c,core/gemm_oracle_link.c) core/kernels_fast.c
+KERNEL_SRC_reference := core/kernels_reference.c
+GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
 HEADERS  := $(wildcard core/*.h variants/*.h)
 
 .PHONY: all build deps test run reference clean print-flags
@@ -31,16 +37,17 @@ build/$(1)/$(2)/obj/exec-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
 	$(1) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 build/$(1)/$(2)/obj:
 	mkdir -p $$@
-build/$(1)/$(2)/gpt2-seq: build/$(1)/$(2)/obj/main-seq.o build/$(1)/$(2)/obj/exec-seq.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(GEMM_SRC))
+build/$(1)/$(2)/gpt2-seq: build/$(1)/$(2)/obj/main-seq.o build/$(1)/$(2)/obj/exec-seq.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(1) $(CFLAGS_COMMON) $$^ -o $$@ $(LDLIBS)
-build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-omp.o build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(GEMM_SRC))
+build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-omp.o build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(1) $(CFLAGS_COMMON) -fopenmp $$^ -o $$@ $(LDLIBS)
 endef
 $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k)))))
 
 BUILT_VARIANTS := $(wildcard $(patsubst %,variants/%.c,$(VARIANTS)))
 BUILT_NAMES    := $(patsubst variants/%.c,%,$(BUILT_VARIANTS))
-BINARIES := $(foreach c,$(COMPILERS),$(foreach v,$(BUILT_NAMES),build/$(c)/$(KERNELS)/gpt2-$(v)))
+KERNEL_SETS ?= fast reference
+BINARIES := $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(BUILT_NAMES),build/$(c)/$(k)/gpt2-$(v))))
 
 build: $(BINARIES)
 	@for v in $(BUILT_NAMES); do ln -sfn gcc/$(KERNELS)/gpt2-$$v build/gpt2-$$v; done

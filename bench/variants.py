@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Benchmark of the variants (not a test): step time of each variant at 1 and
+2 threads (more with --threads), task counts and per-task overhead of `tasks`
+and `taskiter`, and the cost of --trace, for one model shape (default d12,
+B=4, T=64). Runs are interleaved across variants and repeated; medians are
+reported. Prints the ratios the targets are stated in:
+
+  tasks (BATCH_SUBSIZE=1) vs forkjoin at the largest thread count  (target: within 5%)
+  taskiter vs forkjoin at the largest thread count                 (target: faster)
+  each parallel variant's speedup over its own 1-thread run        (target: >= 1.85 at 2)
+
+Per-task overhead at 1 thread is (step time - sum of chunk times) / tasks: the
+runtime's own cost. At more threads the same difference divided by the task
+count also holds idle time, and is labelled so.
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(binary, args, threads, trace=None):
+    cmd = [str(binary)] + args + ["--json"]
+    if "seq" not in binary.name:
+        cmd += ["--threads", str(threads)]
+    if trace:
+        cmd += ["--trace", str(trace)]
+    env = dict(os.environ, OMP_PROC_BIND=os.environ.get("OMP_PROC_BIND", "close"),
+               OMP_PLACES=os.environ.get("OMP_PLACES", "cores"))
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit(f"bench/variants.py: {' '.join(cmd)} failed: {r.stderr.strip()}")
+    lines = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+    return lines[0]["info"], [x for x in lines if "step" in x]
+
+
+def chunk_seconds(trace, iterations):
+    total = {i: 0.0 for i in iterations}
+    with open(trace) as f:
+        for row in csv.DictReader(f):
+            it = int(row["iteration"])
+            if it in total:
+                total[it] += float(row["end_s"]) - float(row["start_s"])
+    return total
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", default="d12")
+    ap.add_argument("-B", type=int, default=4)
+    ap.add_argument("-T", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=4, help="steps per run; the first is discarded as warm-up")
+    ap.add_argument("--repetitions", type=int, default=2)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--compiler", default="gcc")
+    ap.add_argument("--kernels", default="fast")
+    args = ap.parse_args(argv)
+    threads = [int(t) for t in args.threads.split(",")]
+    top = max(threads)
+    build = ROOT / "build" / args.compiler / args.kernels
+    model = ["--config", args.config, "-B", str(args.B), "-T", str(args.T), "--steps", str(args.steps)]
+    points = [("seq", 1, [])]
+    for t in threads:
+        points += [("forkjoin", t, []), ("tasks", t, ["--batch-subsize", "1"]), ("tasks", t, ["--batch-subsize", "4"]),
+                   ("taskiter", t, ["--batch-subsize", "1"])]
+    times = {}
+    info_of = {}
+    overhead = {}
+    tmp = Path(tempfile.mkdtemp(prefix="bench-variants-"))
+    for rep in range(args.repetitions):
+        for variant, t, extra in points:
+            key = (variant, t, " ".join(extra))
+            trace = tmp / "trace.csv" if variant in ("tasks", "taskiter") and rep == 0 else None
+            info, steps = run(build / f"gpt2-{variant}", model + extra, t, trace)
+            info_of[key] = info
+            measured = steps[1:]
+            times.setdefault(key, []).extend(s["step_s"] for s in measured)
+            if trace:
+                busy = chunk_seconds(trace, [s["step"] for s in measured])
+                per_task = [(t * s["step_s"] - busy[s["step"]]) / info["tasks_per_step"] for s in measured]
+                overhead[key] = statistics.median(per_task)
+            print(f"  rep {rep}: {variant:8s} threads={t} {' '.join(extra):18s} "
+                  f"median step {statistics.median(s['step_s'] for s in measured):.3f} s", file=sys.stderr)
+    # the cost of tracing: forkjoin at the largest thread count, with and without
+    trace_cost = []
+    for rep in range(args.repetitions):
+        _, plain = run(build / "gpt2-forkjoin", model, top)
+        _, traced = run(build / "gpt2-forkjoin", model, top, tmp / "t.csv")
+        trace_cost.append(statistics.median(s["step_s"] for s in traced[1:]) /
+                          statistics.median(s["step_s"] for s in plain[1:]) - 1)
+
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"\nvariants: {args.config} B={args.B} T={args.T}, {args.compiler}/{args.kernels}, "
+          f"{args.repetitions} runs x {args.steps - 1} measured steps per point, medians")
+    print(f"{'variant':10s} {'chunking':18s} {'threads':>7s} {'step s':>8s} {'speedup/self1':>13s} "
+          f"{'tasks/step':>10s} {'overhead/task':>14s}")
+    for (variant, t, extra), v in med.items():
+        self1 = med.get((variant, 1, extra))
+        speedup = f"{self1 / v:.2f}x" if self1 else "-"
+        info = info_of[(variant, t, extra)]
+        ntasks = info["tasks_per_step"] if variant in ("tasks", "taskiter") else "-"
+        oh = overhead.get((variant, t, extra))
+        oh_text = "-" if oh is None else (f"{oh * 1e6:.1f} us" + ("" if t == 1 else " (+idle)"))
+        print(f"{variant:10s} {extra or '-':18s} {t:7d} {v:8.3f} {speedup:>13s} {ntasks!s:>10s} {oh_text:>14s}")
+    fj = med[("forkjoin", top, "")]
+    tk = med[("tasks", top, "--batch-subsize 1")]
+    ti = med[("taskiter", top, "--batch-subsize 1")]
+    print(f"\ntasks(BATCH_SUBSIZE=1) / forkjoin at {top} threads: {tk / fj:.3f}  (target <= 1.05)")
+    print(f"taskiter / forkjoin at {top} threads:                 {ti / fj:.3f}  (target < 1)")
+    for variant, extra in [("forkjoin", ""), ("tasks", "--batch-subsize 1"), ("taskiter", "--batch-subsize 1")]:
+        print(f"{variant} speedup at {top} threads over its own 1 thread: "
+              f"{med[(variant, 1, extra)] / med[(variant, top, extra)]:.2f}x  (target >= 1.85 at 2)")
+    print(f"--trace cost (forkjoin, {top} threads): {statistics.median(trace_cost) * 100:+.1f}% of step time "
+          f"(target < 2%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+// The `reference` kernel set: the loops of llm.c's train_gpt2.c, kept close
+// enough to reproduce the reference study's behaviour (its memory traffic,
+// its cubic attention backward pass), while still giving the same bits
+// however the work is split. Where llm.c relies on -Ofast to vectorise a dot
+// product, the eight partial sums that vectorisation creates are written out,
+// so the order of additions is fixed by the code, not by the compiler.
+#include <math.h>
+#include <string.h>
+#include "gemm.h"
+#include "kernels.h"
+
+// Dot product with eight interleaved partial sums combined pairwise: the
+// order -Ofast gives llm.c's inner loop, made explicit.
+static float dot8(const float *a, const float *b, int n) {
+    float lane[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) lane[l] += a[i + l] * b[i + l];
+    for (int l = 0; i < n; i++, l++) lane[l] += a[i] * b[i];
+    return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
+void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
+                         int r0, int r1, int IC, int OC) {
+    for (int r = r0; r < r1; r++) {
+        const float *x = inp + (size_t)r * IC;
+        float *o = out + (size_t)r * OC;
+        for (int c = 0; c < OC; c++) o[c] = (bias ? bias[c] : 0.0f) + dot8(x, w + (size_t)c * IC, IC);
+    }
+}
+
+void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
+                                int r0, int r1, int IC, int OC) {
+    for (int r = r0; r < r1; r++) {
+        float *dx = dinp + (size_t)r * IC;
+        const float *g = dout + (size_t)r * OC;
+        memset(dx, 0, (size_t)IC * sizeof(float));
+        for (int o = 0; o < OC; o++) {
+            const float *wrow = w + (size_t)o * IC;
+            float d = g[o];
+            for (int i = 0; i < IC; i++) dx[i] += wrow[i] * d;
+        }
+    }
+}
+
+void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,
+                                     int o0, int o1, int rows, int IC, int OC) {
+    for (int o = o0; o < o1; o++) {
+        float *dwrow = dw + (size_t)o * IC;
+        memset(dwrow, 0, (size_t)IC * sizeof(float));
+        float db = 0.0f;
+        for (int r = 0; r < rows; r++) {
+            const float *x = inp + (size_t)r * IC;
+            float d = dout[(size_t)r * OC + o];
+            for (int i = 0; i < IC; i++) dwrow[i] += x[i] * d;
+            db += d;
+        }
+        if (dbias) dbias[o] = db;
+    }
+}
+
+// llm.c's attention backward: the softmax Jacobian applied with a double loop,
+// O(T^2) per query row and O(T^3) per head.
+void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
+                        int p0, int p1, int T, int C, int NH) {
+    int hs = C / NH;
+    float scale = 1.0f / sqrtf((float)hs);
+    float datt[T], dpreatt[T];
+    for (int p = p0; p < p1; p++) {
+        int b = p / NH, h = p % NH;
+        const float *seq = qkv + (size_t)b * T * 3 * C;
+        float *dseq = dqkv + (size_t)b * T * 3 * C;
+        for (int t = 0; t < T; t++) {
+            float *row = dseq + (size_t)t * 3 * C + h * hs;
+            memset(row, 0, hs * sizeof(float));
+            memset(row + C, 0, hs * sizeof(float));
+            memset(row + 2 * C, 0, hs * sizeof(float));
+        }
+        for (int t = 0; t < T; t++) {
+            const float *w = att + (((size_t)b * T + t) * NH + h) * T;
+            const float *g = dout + ((size_t)b * T + t) * C + h * hs;
+            const float *q = seq + (size_t)t * 3 * C + h * hs;
+            float *dq = dseq + (size_t)t * 3 * C + h * hs;
+            for (int t2 = 0; t2 <= t; t2++) {
+                const float *v = seq + (size_t)t2 * 3 * C + 2 * C + h * hs;
+                float *dv = dseq + (size_t)t2 * 3 * C + 2 * C + h * hs;
+                datt[t2] = 0.0f;
+                for (int i = 0; i < hs; i++) {
+                    datt[t2] += v[i] * g[i];
+                    dv[i] += w[t2] * g[i];
+                }
+                dpreatt[t2] = 0.0f;
+            }
+            for (int t2 = 0; t2 <= t; t2++)
+                for (int t3 = 0; t3 <= t; t3++) {
+                    float indicator = t2 == t3 ? 1.0f : 0.0f;
+                    dpreatt[t3] += w[t2] * (indicator - w[t3]) * datt[t2];
+                }
+            for (int t2 = 0; t2 <= t; t2++) {
+                const float *k = seq + (size_t)t2 * 3 * C + C + h * hs;
+                float *dk = dseq + (size_t)t2 * 3 * C + C + h * hs;
+                for (int i = 0; i < hs; i++) {
+                    dq[i] += k[i] * dpreatt[t2] * scale;
+                    dk[i] += q[i] * dpreatt[t2] * scale;
+                }
+            }
+        }
+    }
+}
