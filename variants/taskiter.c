@@ -11,7 +11,9 @@
 // its instances through the iteration in between), and a slot is re-armed
 // when its task is dispatched, so two slots suffice and nothing is allocated
 // per iteration.
+#define _GNU_SOURCE
 #include <omp.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../core/taskgraph.h"
@@ -78,11 +80,6 @@ void executor_info(const Executor *ex, ExecutorInfo *info) {
                            ex->graph.n_edges + ex->graph.n_next_edges};
 }
 
-typedef struct {
-    Ready *items;
-    long cap, head, tail; // shared; guarded by the lock
-} Queue;
-
 // Counts one predecessor of (iteration, task) down; returns 1 when it became
 // ready, re-arming its slot for iteration + 2.
 static int release(Executor *ex, int iteration, int task) {
@@ -138,7 +135,12 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
                 }
                 omp_unset_lock(&ex->queue_lock);
                 if (done) break;
-                if (job.task < 0) continue;
+                if (job.task < 0) {
+                    // nothing ready: let a thread that has work run (matters when
+                    // threads outnumber cores)
+                    sched_yield();
+                    continue;
+                }
             }
             const ChunkTask *t = &g->tasks[job.task];
             Phase phase = s->ops[t->op].phase;
