@@ -20,7 +20,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
 
 PHASES = ("step", "forward", "backward", "update")
 KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k"]
@@ -41,9 +40,10 @@ def median_ci(values, confidence=CONFIDENCE):
         return math.nan, math.nan, math.nan, math.nan
     med = float(np.median(x))
     best = None
+    # exact binomial(n, 1/2) probabilities in integers: P(l <= #below median <= n-l) = sum C(n,i) / 2^n
     for lo in range(1, n // 2 + 1):         # 1-based rank of the lower bound; upper is n+1-lo
         hi = n + 1 - lo
-        coverage = binom.cdf(hi - 1, n, 0.5) - binom.cdf(lo - 1, n, 0.5)
+        coverage = sum(math.comb(n, i) for i in range(lo, hi)) / 2 ** n
         if coverage >= confidence:
             best = (lo, hi, coverage)       # larger lo -> narrower; keep the last that qualifies
         else:
