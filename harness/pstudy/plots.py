@@ -19,7 +19,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 
 from pstudy.stats import speedup_prefix  # noqa: E402
 
@@ -93,7 +92,6 @@ def figure(kind, phase, build, meta, compiler, kernels):
     all_k = sorted(build["k"].dropna().unique())
     style_of_k = {k: LINESTYLES[i % len(LINESTYLES)] for i, k in enumerate(all_k)}
     max_threads = int(build["threads"].max())
-    base_text = ""
     for ax, (bs, lines) in zip(axes, panels):
         for i, (label, variant, k, rows) in enumerate(lines):
             x, y, lo, hi, label = values(kind, phase, rows, label, build)
@@ -123,7 +121,10 @@ def figure(kind, phase, build, meta, compiler, kernels):
             ax.set_title(f"BATCH_SUBSIZE = {bs}" + ("  (seq, forkjoin: not chunked)"
                                                      if (build["variant"].isin(["seq", "forkjoin"])).any() else ""),
                          fontsize=9)
-        ax.legend(fontsize=7, loc="best")
+        # a fixed corner: loc="best" costs more than the rest of the figure together
+        corner = {"runtime": "upper right", "vs-forkjoin": "lower left"}.get(
+            kind, "upper left" if kind.startswith("speedup") else "lower left")
+        ax.legend(fontsize=7, loc=corner)
     axes[0].set_ylabel(ylabel(kind, phase))
     base_text = base_description(kind, phase, build, compiler, kernels)
     fig.suptitle(f"{title(kind, phase)} — {compiler}/{kernels} — {meta.get('name', '')}", fontsize=11)

@@ -56,12 +56,13 @@ def load_summary(directory):
 
 
 def main(args):
+    directory = locate(args.results_dir)
+    meta = resultsdir.read_meta(directory)  # check the directory before the heavy imports
+
     import pandas as pd
 
     from pstudy import plots, terminal
 
-    directory = locate(args.results_dir)
-    meta = resultsdir.read_meta(directory)
     summary = load_summary(directory)
     if summary.empty:
         raise StudyError(f"{directory}: no runs recorded yet")

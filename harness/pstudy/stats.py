@@ -13,7 +13,8 @@ for forward, backward and update separately. Parallel efficiency: speedup / thre
   vs_seq   the seq variant, same compiler and kernels, 1 thread
   vs_self1 the same variant, compiler, kernels and chunking at 1 thread
 Speedup interval: conservative interval arithmetic on the two medians' CIs,
-[base_ci_low / point_ci_high, base_ci_high / point_ci_low].
+[base_ci_low / point_ci_high, base_ci_high / point_ci_low]; a point that is its own base
+(seq@1 against seq, any point@1 against self1) has speedup exactly 1 with no interval.
 """
 
 import math
@@ -97,6 +98,8 @@ def add_speedups(summary):
         "self1": (s[s["threads"] == 1], ["variant", "compiler", "kernels", "_chunk"]),
     }
     threads = s["threads"].to_numpy(dtype=float)
+    is_own_base = {"seq": ((s["variant"] == "seq") & (s["threads"] == 1)).to_numpy(),
+                   "self1": (s["threads"] == 1).to_numpy()}
     for base_name, (base_rows, on) in bases.items():
         cols = [f"{p}_{q}" for p in PHASES for q in ("median_s", "ci_low_s", "ci_high_s")]
         base = base_rows[on + cols].rename(columns={c: "_base_" + c for c in cols})
@@ -107,6 +110,8 @@ def add_speedups(summary):
             b_med, b_lo, b_hi = (merged[f"_base_{phase}_{q}"].to_numpy(dtype=float)
                                  for q in ("median_s", "ci_low_s", "ci_high_s"))
             speedup = b_med / med
+            own = is_own_base[base_name]  # a point against itself: exactly 1, no interval to widen
+            b_lo, b_hi, lo, hi = (np.where(own, med, a) for a in (b_lo, b_hi, lo, hi))
             s[f"{phase}_base_{base_name}_s"] = b_med
             s[f"{sp}speedup_vs_{base_name}"] = speedup
             s[f"{sp}speedup_vs_{base_name}_ci_low"] = b_lo / hi

@@ -37,6 +37,10 @@ token_chunk = [64]
 
 @pytest.fixture
 def build_tree(tmp_path):
+    return make_build_tree(tmp_path)
+
+
+def make_build_tree(tmp_path):
     """tmp/build/<compiler>/<kernels>/gpt2-<variant> -> fake_variant.py, for gcc and clang, fast."""
     root = tmp_path / "build"
     for compiler in ("gcc", "clang"):

@@ -94,6 +94,9 @@ def test_speedup_interval_uses_both_intervals():
     assert fj["speedup_vs_seq_ci_high"] == pytest.approx(seq["step_ci_high_s"] / fj["step_ci_low_s"])
     assert fj["speedup_vs_seq_ci_low"] < fj["speedup_vs_seq"] < fj["speedup_vs_seq_ci_high"]
     assert fj["efficiency_vs_seq_ci_low"] == pytest.approx(fj["speedup_vs_seq_ci_low"] / 2)
+    # a point against itself is exactly 1, not an interval of its CI against itself
+    assert (seq["speedup_vs_seq_ci_low"], seq["speedup_vs_seq"], seq["speedup_vs_seq_ci_high"]) == (1, 1, 1)
+    assert seq["step_ci_low_s"] < seq["step_ci_high_s"]
 
 
 def test_no_seq_gives_nan_not_a_wrong_base():
