@@ -11,7 +11,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def add_arguments(parser):
-    parser.add_argument("results_dir", help="a results directory, or the name of one in results/")
+    parser.add_argument("results_dir", help="a results directory, the name of one in results/, or \"latest\"")
     parser.add_argument("--plots-root", default=os.environ.get("PERFSTUDY_PLOTS"),
                         help="figures go to PLOTS_ROOT/<results name>/ (default: $PERFSTUDY_PLOTS or <repo>/plots)")
     parser.add_argument("--formats", default="png,svg", help="comma-separated figure formats (default png,svg)")
@@ -20,14 +20,28 @@ def add_arguments(parser):
 
 
 def locate(arg):
+    """A path, a name in the results root, or "latest" (the most recently started sweep there)."""
     path = Path(arg)
+    results_root = Path(os.environ.get("PERFSTUDY_RESULTS") or REPO_ROOT / "results")
+    if arg == "latest" and not path.exists():
+        found = sorted((d for d in results_root.glob("*") if (d / resultsdir.META).is_file()),
+                       key=lambda d: started(d))
+        if not found:
+            raise StudyError(f"{results_root}: no results directories yet")
+        return found[-1]
     if not path.exists() and os.sep not in arg:
-        results_root = Path(os.environ.get("PERFSTUDY_RESULTS") or REPO_ROOT / "results")
         if (results_root / arg).exists():
             path = results_root / arg
     if not path.is_dir():
         raise StudyError(f"{arg}: no such results directory")
     return path
+
+
+def started(directory):
+    try:
+        return resultsdir.read_meta(directory).get("started") or ""
+    except StudyError:
+        return ""
 
 
 def load_summary(directory):

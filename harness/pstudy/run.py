@@ -3,6 +3,7 @@
 import datetime
 import os
 import random
+import signal
 import sys
 import time
 from pathlib import Path
@@ -67,6 +68,10 @@ def main(args):
         + (f", {len(done)} already done" if done else "") + ")")
 
     progress = Progress(len(order), done)
+    # a kill or hang-up ends the sweep like Ctrl-C: the running binary, in its own process group,
+    # would otherwise be left behind
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupt)
     try:
         for i, run in enumerate(order):
             if run.run_id() in done:
@@ -88,7 +93,12 @@ def main(args):
     journal.append("end")
     n_failed = finish(directory, meta, "complete")
     say(f"done: {directory}" + (f" ({n_failed} failed runs, see failures.csv)" if n_failed else ""))
+    print(directory)  # the one line on stdout, for scripts: perfstudy report "$(perfstudy run ...)"
     return 1 if (args.strict and n_failed) else 0
+
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def binary_key(point):

@@ -75,7 +75,7 @@ def test_report_terminal_chart_with_and_without_gnuplot(study, finished):
 
 def test_report_recomputes_a_missing_summary(study, finished):
     (finished / "summary.csv").unlink()
-    done = study.perfstudy("report", finished, "--no-figures", "--no-chart")
+    done = study.perfstudy("report", "latest", "--no-figures", "--no-chart")
     assert done.returncode == 0, done.stderr
     assert "forkjoin gcc/fast    2" in done.stdout
 

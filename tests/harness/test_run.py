@@ -35,6 +35,7 @@ def test_sweep_writes_tidy_results(study):
     [d] = study.result_dirs()
     assert d.name.endswith("-small") and len(d.name.split("-")) >= 5  # <date>-<commit>-<config>
     assert f"[{2 * N_POINTS}/{2 * N_POINTS}]" in done.stderr  # progress line
+    assert done.stdout == f"{d}\n"
 
     steps = read(d, "steps.csv")
     assert list(steps.columns[:14]) == ["variant", "compiler", "kernels", "threads", "batch_subsize", "k",
@@ -183,3 +184,26 @@ def test_other_config_or_fresh_gets_a_new_directory(study):
     assert sorted(d.name for d in dirs)[1:] == sorted(dirs[0].name + s for s in ("-2", "-3"))
     for d in dirs:
         assert json.loads((d / "meta.json").read_text())["status"] == "complete"
+
+
+def test_sigterm_stops_the_sweep_and_its_running_binary(study):
+    import signal
+    import subprocess
+
+    from conftest import PERFSTUDY
+
+    pidfile = study.tmp / "child.pid"
+    cfg = study.config(steps=2, repetitions=1, timeout_s=60, variants='["forkjoin"]')
+    proc = subprocess.Popen([str(PERFSTUDY), "run", str(cfg)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=study.env(FAKE_MODE="hang", FAKE_PIDFILE=pidfile))
+    deadline = time.monotonic() + 20
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err
+    assert not running(int(pidfile.read_text()))
+    [d] = study.result_dirs()
+    assert json.loads((d / "meta.json").read_text())["status"] == "interrupted"
