@@ -67,6 +67,9 @@ def main(args):
         f"({len(sweep.points(study))} points x {study.run['repetitions']} repetitions = {len(order)} runs"
         + (f", {len(done)} already done" if done else "") + ")")
 
+    if study.run["steps"] * study.run["repetitions"] < 6:
+        say("note: fewer than 6 measured steps per point (steps x repetitions): medians get no 95% "
+            "confidence interval")
     progress = Progress(len(order), done)
     # a kill or hang-up ends the sweep like Ctrl-C: the running binary, in its own process group,
     # would otherwise be left behind

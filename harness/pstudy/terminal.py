@@ -57,31 +57,42 @@ def table(summary):
     return pd.DataFrame(rows).to_string(index=False)
 
 
+def gp_quote(text):
+    """A gnuplot double-quoted string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def gnuplot_chart(summary, width=100, height=28):
-    """A dumb-terminal chart of step speedup vs seq against threads, per build; None without gnuplot
-    (or when there is nothing to draw), else the chart text."""
+    """A dumb-terminal chart of step speedup against threads per build: against seq on 1 thread, or,
+    when a build has no seq run, against each line's own 1-thread time. Returns (text, None), or
+    (None, why) when gnuplot is absent or there is nothing to draw."""
     exe = shutil.which("gnuplot")
     if exe is None:
         return None, "gnuplot not found: terminal chart skipped"
     charts = []
     for (compiler, kernels), build in summary.groupby(["compiler", "kernels"], sort=True):
-        build = build.dropna(subset=["speedup_vs_seq"])
+        seq = build[(build["variant"] == "seq") & (build["threads"] == 1)].dropna(subset=["step_median_s"])
+        if len(seq):
+            column = "speedup_vs_seq"
+            base = f"seq on 1 thread, median step {seconds(seq.iloc[0]['step_median_s'])} s"
+        else:
+            column = "speedup_vs_self1"
+            base = "each line's own 1-thread time (no seq run)"
+        build = build.dropna(subset=[column])
         if build["threads"].nunique() < 2:
             continue
-        seq = build[(build["variant"] == "seq") & (build["threads"] == 1)]
-        base = f"seq 1 thread = {seconds(seq.iloc[0]['step_median_s'])} s" if len(seq) else "seq"
         blocks, plots = [], ["x title 'ideal' with lines dashtype 2"]
         for i, (key, rows) in enumerate(build[build["variant"] != "seq"].groupby(
                 ["variant", "batch_subsize", "k"], dropna=False, sort=False)):
             variant, bs, k = key
             name = variant if pd.isna(bs) else f"{variant} bs={int(bs)} k={int(k)}"
-            data = "\n".join(f"{int(t)} {s:.6g}" for t, s in zip(rows["threads"], rows["speedup_vs_seq"]))
+            data = "\n".join(f"{int(t)} {s:.6g}" for t, s in zip(rows["threads"], rows[column]))
             blocks.append(f"$d{i} << EOD\n{data}\nEOD")
-            plots.append(f"$d{i} title '{name}' with linespoints")
+            plots.append(f"$d{i} title {gp_quote(name)} with linespoints")
         max_t = int(build["threads"].max())
         script = "\n".join([
             f"set terminal dumb size {width},{height} nofeed",
-            f"set title 'step speedup vs seq, {compiler}/{kernels} (base: {base}; medians)'",
+            "set title " + gp_quote(f"step speedup, {compiler}/{kernels}: base {base}; ratios of medians"),
             "set xlabel 'threads'", "set ylabel 'speedup'", f"set xrange [0.8:{max_t + 0.2}]",
             "set key left top", "set xtics 1", *blocks, "plot " + ", ".join(plots)])
         try:
@@ -89,8 +100,9 @@ def gnuplot_chart(summary, width=100, height=28):
         except (OSError, subprocess.TimeoutExpired) as err:
             return None, f"gnuplot failed: {err}"
         if done.returncode != 0:
-            return None, f"gnuplot failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}"
+            lines = done.stderr.strip().splitlines()
+            return None, f"gnuplot failed: {lines[-1] if lines else f'exit status {done.returncode}'}"
         charts.append(done.stdout)
     if not charts:
-        return None, "terminal chart skipped: fewer than two thread counts with a seq base"
+        return None, "terminal chart skipped: fewer than two thread counts"
     return "\n".join(charts), None

@@ -62,7 +62,7 @@ def test_report_terminal_chart_with_and_without_gnuplot(study, finished):
     if shutil.which("gnuplot"):
         done = study.perfstudy("report", finished, "--no-figures")
         assert done.returncode == 0, done.stderr
-        assert "step speedup vs seq, gcc/fast" in done.stdout and "ideal" in done.stdout
+        assert "step speedup, gcc/fast: base seq on 1 thread" in done.stdout and "ideal" in done.stdout
     # a PATH without gnuplot: the chart is skipped with a note, the rest works
     bare = study.tmp / "bin"
     bare.mkdir()
