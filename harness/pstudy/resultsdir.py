@@ -31,10 +31,20 @@ RUN_COLUMNS = KEYS + ["repetition", "order", "status", "error", "exit_code", "wa
 FAILURE_COLUMNS = KEYS + ["repetition", "status", "exit_code", "error", "wall_s"]
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp's files are private (0600)
+
+
 def atomic_write(path, text):
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "w") as f:
             f.write(text)
             f.flush()

@@ -127,7 +127,7 @@ def point_summary(steps, runs):
     the task count the binary reported. Points whose every run failed are kept, with NaN times."""
     summary = summarise(steps)
     if runs.empty:
-        return summary
+        return summary if not summary.empty else pd.DataFrame(columns=KEYS + ["n_runs", "n_failed"])
     runs = runs.copy()
     runs["_failed"] = runs["status"] != "ok"
     per_point = runs.groupby(KEYS, dropna=False, sort=True).agg(
