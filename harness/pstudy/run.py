@@ -25,7 +25,7 @@ def add_arguments(parser):
     parser.add_argument("--results-root", default=os.environ.get("PERFSTUDY_RESULTS"),
                         help="where results directories go (default: $PERFSTUDY_RESULTS or <repo>/results)")
     parser.add_argument("--fresh", action="store_true",
-                        help="start a new results directory even if a matching unfinished one exists")
+                        help="start a new results directory even if one with the same config and code exists")
     parser.add_argument("--retry-failed", action="store_true",
                         help="on resume, run again the runs that failed (default: keep their failure)")
     parser.add_argument("--strict", action="store_true", help="exit 1 if any run failed")
@@ -35,14 +35,16 @@ def add_arguments(parser):
 def main(args):
     path = configmod.resolve_path(args.config, REPO_ROOT / "configs")
     study = configmod.load(path)
-    order = sweep.schedule(study, seed=0)
-    binaries = check_inputs(study, order)
-
-    if args.dry_run:
-        for i, run in enumerate(sweep.schedule(study, seed=study.run["seed"] or 0)):
-            cmd = runner.command(study, run.point, binaries[binary_key(run.point)], str(REPO_ROOT))
+    if args.dry_run:  # no checks: this may well come before the build
+        seed = study.run["seed"] or 0
+        say(f"the runs in order for seed {seed}" + ("" if study.run["seed"] is not None else
+                                                     " (run.seed is unset: a real sweep draws one)"))
+        for i, run in enumerate(sweep.schedule(study, seed)):
+            cmd = runner.command(study, run.point, runner.binary_path(study, run.point, str(REPO_ROOT)),
+                                 str(REPO_ROOT))
             print(f"{i + 1:4d} rep {run.repetition} {run.point.label():40s} {' '.join(cmd)}")
         return 0
+    binaries = check_inputs(study, sweep.schedule(study, seed=0))
 
     results_root = Path(args.results_root or REPO_ROOT / "results")
     git = machine.git_state(str(REPO_ROOT))
