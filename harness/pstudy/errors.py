@@ -7,7 +7,3 @@ class StudyError(Exception):
     The message should name the file and, where there is one, the key: "FILE: KEY: problem".
     """
 
-
-def where(path, key=None):
-    """Prefix for a message about `key` in file `path`."""
-    return f"{path}: {key}" if key else f"{path}"
