@@ -1,0 +1,1 @@
+"""pstudy: the Python side of the GPT-2 performance study (sweeps, statistics, figures)."""

@@ -1,7 +1,87 @@
-# Makes harness/pstudy importable as `pstudy` when pytest runs from the repository root.
+"""Shared fixtures: a build tree of fake variant binaries and a way to call harness/perfstudy."""
+
+import os
+import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO / "harness") not in sys.path:
-    sys.path.insert(0, str(REPO / "harness"))
+PERFSTUDY = REPO / "harness" / "perfstudy"
+FAKE = Path(__file__).resolve().parent / "fake_variant.py"
+sys.path.insert(0, str(REPO / "harness"))
+
+VARIANTS = ("seq", "forkjoin", "tasks", "taskiter")
+
+SMALL_CONFIG = """
+[model]
+config = "tiny"
+B = 4
+T = 64
+
+[run]
+steps = {steps}
+warmup = 1
+repetitions = {repetitions}
+timeout_s = {timeout_s}
+seed = 7
+
+[sweep]
+variants = {variants}
+threads = [1, 2]
+batch_subsize = [1, 4]
+token_chunk = [64]
+"""
+
+
+@pytest.fixture
+def build_tree(tmp_path):
+    return make_build_tree(tmp_path)
+
+
+def make_build_tree(tmp_path):
+    """tmp/build/<compiler>/<kernels>/gpt2-<variant> -> fake_variant.py, for gcc and clang, fast."""
+    root = tmp_path / "build"
+    for compiler in ("gcc", "clang"):
+        d = root / compiler / "fast"
+        d.mkdir(parents=True)
+        for v in VARIANTS:
+            (d / f"gpt2-{v}").symlink_to(FAKE)
+    return root
+
+
+@pytest.fixture
+def study(tmp_path, build_tree):
+    """A helper bound to this test's temporary build tree, results root and plots root."""
+    return Study(tmp_path, build_tree)
+
+
+class Study:
+    def __init__(self, tmp, build):
+        self.tmp, self.build = tmp, build
+        self.results = tmp / "results"
+        self.plots = tmp / "plots"
+
+    def config(self, name="small", text=None, steps=4, repetitions=2, timeout_s=20,
+               variants='["seq", "forkjoin", "tasks", "taskiter"]'):
+        path = self.tmp / f"{name}.toml"
+        path.write_text(text if text is not None else SMALL_CONFIG.format(
+            steps=steps, repetitions=repetitions, timeout_s=timeout_s, variants=variants))
+        return path
+
+    def env(self, **extra):
+        env = dict(os.environ)
+        env.update({"PERFSTUDY_BUILD_DIR": str(self.build), "PERFSTUDY_RESULTS": str(self.results),
+                    "PERFSTUDY_PLOTS": str(self.plots)})
+        for key in [k for k in env if k.startswith("FAKE_")]:
+            del env[key]
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def perfstudy(self, *args, timeout=60, **env):
+        return subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True,
+                              env=self.env(**env), timeout=timeout, cwd=self.tmp)
+
+    def result_dirs(self):
+        return sorted(d for d in self.results.iterdir() if d.is_dir()) if self.results.exists() else []

@@ -1,0 +1,258 @@
+"""Study configs: TOML files in configs/, checked key by key.
+
+Every problem is a StudyError naming the file and the key ("configs/x.toml: sweep.threads: ...");
+unknown tables and keys are errors too, so that a typo never silently falls back to a default.
+The schema below is the single source of truth; harness/README.md describes it for people.
+"""
+
+import hashlib
+import json
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pstudy.errors import StudyError
+
+VARIANTS = ("seq", "forkjoin", "tasks", "taskiter")
+CHUNKED_VARIANTS = ("tasks", "taskiter")  # only these take --batch-subsize / --token-chunk
+COMPILERS = ("gcc", "clang")
+KERNELS = ("fast", "reference")
+COUNTER_BACKENDS = ("auto", "likwid", "papi", "perf", "none")
+PROC_BIND_VALUES = ("", "false", "true", "close", "spread", "master", "primary")
+ABSTRACT_PLACES = ("threads", "cores", "sockets", "ll_caches", "numa_domains")
+DEFAULT_BINARY = "{build_dir}/{compiler}/{kernels}/gpt2-{variant}"
+
+# table -> key -> (kind, default); a default of REQUIRED means the key must be given.
+REQUIRED = object()
+SCHEMA = {
+    "model": {
+        "config": ("str", None),
+        "checkpoint": ("str", None),
+        "data": ("str", None),
+        "B": ("posint", REQUIRED),
+        "T": ("posint", REQUIRED),
+    },
+    "run": {
+        "name": ("str", None),
+        "steps": ("posint", REQUIRED),
+        "warmup": ("nonnegint", 1),
+        "repetitions": ("posint", 3),
+        "timeout_s": ("posnumber", 600),
+        "seed": ("nonnegint", None),
+        "build_dir": ("str", "build"),
+        "binary": ("str", DEFAULT_BINARY),
+    },
+    "sweep": {
+        "variants": ("variants", list(VARIANTS)),
+        "compilers": ("compilers", ["gcc"]),
+        "kernels": ("kernels", ["fast"]),
+        "threads": ("threads", [1]),
+        "batch_subsize": ("posintlist", [1]),
+        "token_chunk": ("posintlist", None),  # default: [T], one chunk per sequence
+    },
+    "placement": {
+        "proc_bind": ("proc_bind", "close"),
+        "places": ("places", "cores"),
+    },
+    "counters": {
+        "backend": ("backend", "none"),
+    },
+}
+
+
+@dataclass
+class Study:
+    path: str                 # the file as given
+    name: str
+    model: dict               # config|checkpoint, data, B, T
+    run: dict                 # steps, warmup, repetitions, timeout_s, seed, build_dir, binary
+    sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk
+    placement: dict           # proc_bind, places
+    counters: dict            # backend
+    text: str = field(repr=False, default="")  # the file's text, kept for meta.json
+
+    def as_dict(self):
+        """The config as run: every key with its resolved value (defaults filled in, threads expanded)."""
+        return {"model": self.model, "run": self.run, "sweep": self.sweep,
+                "placement": self.placement, "counters": self.counters}
+
+    def digest(self):
+        """Hash of the resolved config; a results directory is resumed only when it matches."""
+        blob = json.dumps(self.as_dict(), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def resolve_path(arg, configs_dir):
+    """CONFIG may be a path or a bare name of a file in configs/ ("quick" -> configs/quick.toml)."""
+    p = Path(arg)
+    if p.exists() or p.suffix == ".toml" or os.sep in arg:
+        return p
+    candidate = Path(configs_dir) / f"{arg}.toml"
+    return candidate if candidate.exists() else p
+
+
+def load(path, cpu_count=None):
+    """Read and check one config file; returns a Study or raises StudyError."""
+    path = str(path)
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise StudyError(f"{path}: no such config file") from None
+    except OSError as err:
+        raise StudyError(f"{path}: cannot read: {err.strerror}") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise StudyError(f"{path}: not valid TOML: {err}") from None
+    return from_dict(raw, path, text, cpu_count or os.cpu_count() or 1)
+
+
+def from_dict(raw, path, text="", cpu_count=1):
+    for table, value in raw.items():
+        if table not in SCHEMA:
+            raise StudyError(f"{path}: {table}: unknown table (known: {', '.join(SCHEMA)})")
+        if not isinstance(value, dict):
+            raise StudyError(f"{path}: {table}: expected a table [{table}], got a {type(value).__name__}")
+    resolved = {}
+    for table, keys in SCHEMA.items():
+        given = raw.get(table, {})
+        for key in given:
+            if key not in keys:
+                raise StudyError(f"{path}: {table}.{key}: unknown key (known in [{table}]: {', '.join(keys)})")
+        out = {}
+        for key, (kind, default) in keys.items():
+            name = f"{table}.{key}"
+            if key in given:
+                out[key] = check(kind, given[key], path, name, cpu_count)
+            elif default is REQUIRED:
+                raise StudyError(f"{path}: {name}: missing (required)")
+            else:
+                out[key] = list(default) if isinstance(default, list) else default
+        resolved[table] = out
+
+    model, run, sweep = resolved["model"], resolved["run"], resolved["sweep"]
+    if (model["config"] is None) == (model["checkpoint"] is None):
+        raise StudyError(f"{path}: model.config: give exactly one of model.config (a named size such as "
+                         "\"d12\") and model.checkpoint (a weights file)")
+    if sweep["token_chunk"] is None:
+        sweep["token_chunk"] = [model["T"]]
+    for bs in sweep["batch_subsize"]:
+        if bs > model["B"]:
+            raise StudyError(f"{path}: sweep.batch_subsize: {bs} is larger than model.B = {model['B']}")
+    for k in sweep["token_chunk"]:
+        if k > model["T"]:
+            raise StudyError(f"{path}: sweep.token_chunk: {k} is larger than model.T = {model['T']}")
+    if "{variant}" not in run["binary"]:
+        raise StudyError(f"{path}: run.binary: the template must contain {{variant}} (got \"{run['binary']}\")")
+    try:
+        run["binary"].format(build_dir="b", compiler="c", kernels="k", variant="v")
+    except (KeyError, IndexError, ValueError) as err:
+        raise StudyError(f"{path}: run.binary: bad template \"{run['binary']}\" (fields: build_dir, compiler, "
+                         f"kernels, variant): {err}") from None
+    if run["name"] is None:
+        run["name"] = Path(path).stem
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", run["name"]):
+        raise StudyError(f"{path}: run.name: \"{run['name']}\" must be letters, digits, '.', '_' or '-' "
+                         "(it becomes part of a directory name)")
+    return Study(path=path, name=run["name"], model=model, run=run, sweep=sweep,
+                 placement=resolved["placement"], counters=resolved["counters"], text=text)
+
+
+def check(kind, value, path, name, cpu_count):
+    """Check one value against its kind; returns the normalised value."""
+    def bad(expected):
+        return StudyError(f"{path}: {name}: expected {expected}, got {value!r}")
+
+    def is_int(v):
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if kind == "str":
+        if not isinstance(value, str) or not value:
+            raise bad("a non-empty string")
+        return value
+    if kind == "posint":
+        if not is_int(value) or value <= 0:
+            raise bad("a positive integer")
+        return value
+    if kind == "nonnegint":
+        if not is_int(value) or value < 0:
+            raise bad("a non-negative integer")
+        return value
+    if kind == "posnumber":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise bad("a positive number of seconds")
+        return value
+    if kind == "posintlist":
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(is_int(v) and v > 0 for v in items):
+            raise bad("a positive integer or a non-empty list of them")
+        return sorted(set(items))
+    if kind in ("variants", "compilers", "kernels"):
+        allowed = {"variants": VARIANTS, "compilers": COMPILERS, "kernels": KERNELS}[kind]
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(isinstance(v, str) for v in items):
+            raise bad(f"a non-empty list of {', '.join(allowed)}")
+        for v in items:
+            if v not in allowed:
+                raise StudyError(f"{path}: {name}: unknown value \"{v}\" (allowed: {', '.join(allowed)})")
+        if len(set(items)) != len(items):
+            raise StudyError(f"{path}: {name}: a value is repeated in {items}")
+        return [v for v in allowed if v in items]  # canonical order
+    if kind == "threads":
+        return parse_threads(value, path, name, cpu_count)
+    if kind == "proc_bind":
+        if not isinstance(value, str) or value.lower() not in PROC_BIND_VALUES:
+            raise bad(f"one of {', '.join(repr(v) for v in PROC_BIND_VALUES)} ('' leaves OMP_PROC_BIND unset)")
+        return value.lower()
+    if kind == "places":
+        ok = isinstance(value, str) and (value == "" or value.split("(")[0] in ABSTRACT_PLACES
+                                          or re.fullmatch(r"[{}0-9,:\s!-]+", value))
+        if not ok:
+            raise bad(f"'' (unset), one of {', '.join(ABSTRACT_PLACES)} (optionally with a count, \"cores(2)\"), "
+                      "or an explicit list such as \"{0},{1}\"")
+        return value
+    if kind == "backend":
+        if value not in COUNTER_BACKENDS:
+            raise bad(f"one of {', '.join(COUNTER_BACKENDS)}")
+        return value
+    raise AssertionError(f"schema kind {kind}")
+
+
+def parse_threads(value, path, name, cpu_count):
+    """Thread counts: an integer, "max", a range "A..B" / "A..max", or a list of any of these.
+
+    "max" is this machine's core count (os.cpu_count()); the expanded list is what meta.json records.
+    """
+    def bad(why):
+        return StudyError(f"{path}: {name}: {why} (expected an integer, \"max\", a range like \"1..max\" "
+                          "or \"1..8\", or a list of these)")
+
+    def one(item):
+        if isinstance(item, int) and not isinstance(item, bool):
+            if item <= 0:
+                raise bad(f"thread count {item} is not positive")
+            return [item]
+        if not isinstance(item, str):
+            raise bad(f"{item!r} is not a thread count")
+        text = item.strip()
+        m = re.fullmatch(r"(\d+|max)\s*\.\.\s*(\d+|max)", text)
+        if m:
+            lo, hi = (cpu_count if s == "max" else int(s) for s in m.groups())
+            if lo <= 0 or hi < lo:
+                raise bad(f"empty or non-positive range \"{item}\"")
+            return list(range(lo, hi + 1))
+        if text == "max":
+            return [cpu_count]
+        if text.isdigit() and int(text) > 0:
+            return [int(text)]
+        raise bad(f"cannot read \"{item}\"")
+
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise bad("empty list")
+    counts = set()
+    for item in items:
+        counts.update(one(item))
+    return sorted(counts)

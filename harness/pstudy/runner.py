@@ -1,0 +1,206 @@
+"""Running one measurement: one process of a variant binary with --json, checked line by line.
+
+Contract (common.md): stdout carries one JSON object per line, first {"info": {...}}, then one
+object per training step with step, loss, forward_s, backward_s, update_s, step_s. Anything else
+is a failed run whose error says what was wrong; the sweep goes on.
+"""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+from pstudy.config import CHUNKED_VARIANTS
+
+STEP_FIELDS = ("loss", "forward_s", "backward_s", "update_s", "step_s")
+TERM_GRACE_S = 2.0  # after SIGTERM to a timed-out process group, wait this long before SIGKILL
+
+# statuses of a run
+OK, CRASHED, TIMEOUT, GARBAGE, MISMATCH = "ok", "crashed", "timeout", "garbage", "mismatch"
+
+
+@dataclass
+class Outcome:
+    status: str
+    error: str = ""
+    exit_code: Optional[int] = None
+    wall_s: float = 0.0
+    info: dict = field(default_factory=dict)
+    steps: list = field(default_factory=list)   # dicts: step, loss, forward_s, ..., warmup
+    stderr_tail: list = field(default_factory=list)
+
+
+def binary_path(study, point, root):
+    """Where the binary of a point lives: run.binary with build_dir (PERFSTUDY_BUILD_DIR wins)."""
+    build_dir = os.environ.get("PERFSTUDY_BUILD_DIR") or study.run["build_dir"]
+    text = study.run["binary"].format(build_dir=build_dir, compiler=point.compiler,
+                                      kernels=point.kernels, variant=point.variant)
+    path = os.path.expanduser(text)
+    return path if os.path.isabs(path) else os.path.join(root, path)
+
+
+def model_path(value, root):
+    if value is None:
+        return None
+    value = os.path.expanduser(value)
+    return value if os.path.isabs(value) else os.path.join(root, value)
+
+
+def command(study, point, binary, root):
+    m, r = study.model, study.run
+    cmd = [binary, "--json", "-B", str(m["B"]), "-T", str(m["T"]),
+           "--steps", str(r["warmup"] + r["steps"])]
+    if m["config"] is not None:
+        cmd += ["--config", m["config"]]
+    else:
+        cmd += ["--model", model_path(m["checkpoint"], root)]
+    if m["data"] is not None:
+        cmd += ["--data", model_path(m["data"], root)]
+    if point.variant != "seq":
+        cmd += ["--threads", str(point.threads)]
+    if point.variant in CHUNKED_VARIANTS:
+        cmd += ["--batch-subsize", str(point.batch_subsize), "--token-chunk", str(point.k)]
+    return cmd
+
+
+def environment(study, point):
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(point.threads)
+    for var, key in (("OMP_PROC_BIND", "proc_bind"), ("OMP_PLACES", "places")):
+        value = study.placement[key]
+        if value:
+            env[var] = value
+        else:
+            env.pop(var, None)
+    return env
+
+
+def execute(study, point, binary, root):
+    """Run one process for `point`; never raises for a misbehaving binary (KeyboardInterrupt passes)."""
+    cmd = command(study, point, binary, root)
+    timeout = study.run["timeout_s"]
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, env=environment(study, point),
+                                start_new_session=True)  # own process group: a timeout kills it all
+    except OSError as err:
+        return Outcome(CRASHED, f"cannot start {binary}: {err.strerror}")
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        out, err = proc.communicate()
+        return Outcome(TIMEOUT, f"no exit after {timeout:g} s (per-run timeout); process group killed",
+                       exit_code=proc.returncode, wall_s=time.monotonic() - start,
+                       stderr_tail=tail(err))
+    except BaseException:  # Ctrl-C: the child is in its own session and did not get the SIGINT
+        kill_group(proc, grace=0.0)
+        proc.wait()
+        raise
+    wall = time.monotonic() - start
+    stderr_tail = tail(err)
+    if proc.returncode != 0:
+        if proc.returncode < 0:
+            why = f"killed by signal {signal.Signals(-proc.returncode).name}"
+        else:
+            why = f"exit status {proc.returncode}"
+        last = stderr_tail[-1] if stderr_tail else ""
+        return Outcome(CRASHED, f"{why}" + (f": {last}" if last else ""), exit_code=proc.returncode,
+                       wall_s=wall, stderr_tail=stderr_tail)
+    outcome = parse(out.decode("utf-8", errors="replace"), study, point)
+    outcome.exit_code, outcome.wall_s, outcome.stderr_tail = proc.returncode, wall, stderr_tail
+    return outcome
+
+
+def kill_group(proc, grace=TERM_GRACE_S):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        if sig == signal.SIGTERM and grace > 0:
+            try:
+                proc.wait(timeout=grace)
+                # the leader is gone, but children it left in the group may not be
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def tail(data, lines=20):
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else (data or "")
+    return [line for line in text.splitlines() if line.strip()][-lines:]
+
+
+def parse(text, study, point):
+    """Check the --json output of one run; returns an Outcome (OK, GARBAGE or MISMATCH)."""
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not lines:
+        return Outcome(GARBAGE, "no output on stdout")
+    objects = []
+    for n, line in lines:
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            return Outcome(GARBAGE, f"stdout line {n} is not JSON: {shorten(line)}")
+        if not isinstance(obj, dict):
+            return Outcome(GARBAGE, f"stdout line {n} is not a JSON object: {shorten(line)}")
+        objects.append((n, obj))
+
+    n, first = objects[0]
+    info = first.get("info")
+    if not isinstance(info, dict):
+        return Outcome(GARBAGE, f"stdout line {n}: the first line must be {{\"info\": {{...}}}}")
+    problem = check_info(info, point)
+    if problem:
+        return Outcome(MISMATCH, problem, info=info)
+
+    warmup, measured = study.run["warmup"], study.run["steps"]
+    steps = []
+    for n, obj in objects[1:]:
+        if "step" not in obj:
+            return Outcome(GARBAGE, f"stdout line {n}: expected a step record, got {shorten(json.dumps(obj))}",
+                           info=info)
+        record = {"step": obj["step"]}
+        if not isinstance(record["step"], int) or record["step"] != len(steps):
+            return Outcome(GARBAGE, f"stdout line {n}: step {obj['step']!r} out of order "
+                           f"(expected {len(steps)})", info=info)
+        for key in STEP_FIELDS:
+            value = obj.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                return Outcome(GARBAGE, f"stdout line {n}: step {record['step']}: {key} is {value!r}, "
+                               "expected a finite number", info=info)
+            if key != "loss" and value < 0:
+                return Outcome(GARBAGE, f"stdout line {n}: step {record['step']}: negative {key} {value}",
+                               info=info)
+            record[key] = float(value)
+        record["warmup"] = record["step"] < warmup
+        steps.append(record)
+    if len(steps) != warmup + measured:
+        return Outcome(GARBAGE, f"{len(steps)} step records, expected {warmup + measured} "
+                       f"({warmup} warm-up + {measured} measured)", info=info)
+    return Outcome(OK, info=info, steps=steps)
+
+
+def check_info(info, point):
+    """The binary must say it ran what was asked; otherwise the measurement would be mislabelled."""
+    expected = {"variant": point.variant, "compiler": point.compiler, "kernels": point.kernels,
+                "threads": point.threads}
+    if point.batch_subsize is not None:
+        expected["batch_subsize"] = point.batch_subsize
+        expected["token_chunk"] = point.k
+    if "variant" not in info:
+        return "info line has no \"variant\""
+    for key, want in expected.items():
+        if info.get(key) is not None and info[key] != want:  # absent or null: not reported
+            return f"info line says {key}={info[key]!r} but {want!r} was asked for"
+    return ""
+
+
+def shorten(text, width=80):
+    text = text.strip()
+    return repr(text if len(text) <= width else text[:width] + "...")

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""A stand-in for the variant binaries, following their command-line contract (notes: --json output).
+
+Installed under a build tree as <build>/<compiler>/<kernels>/gpt2-<variant> (a symlink), it reads
+its variant, compiler and kernels from that path. Its step times are synthetic and deterministic:
+no time is really spent unless FAKE_SLEEP_S asks for it.
+
+Misbehaviour, for testing the harness, chosen by environment variables:
+  FAKE_MODE            ok (default) | crash | segv | hang | garbage | short | mismatch | slower
+  FAKE_MODE_VARIANTS   comma-separated variants the mode applies to (default: all)
+  FAKE_MODE_THREADS    comma-separated thread counts the mode applies to (default: all)
+  FAKE_PIDFILE         in hang mode, write the pid of a child process left sleeping (to check
+                       that a timeout kills the whole process group)
+  FAKE_COUNTER         a file counting invocations; with FAKE_INTERRUPT_AT=N the N-th invocation
+                       sends SIGINT to its parent (the harness), as a Ctrl-C would
+  FAKE_SLEEP_S         really sleep this long per step
+"""
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+BASE_STEP_S = {"seq": 1.0, "forkjoin": 1.1, "tasks": 1.15, "taskiter": 1.12}
+PARALLEL_FRACTION = 0.9  # Amdahl: the synthetic times scale as (1 - f) + f / threads
+
+
+def identity():
+    path = os.path.abspath(sys.argv[0])
+    name = os.path.basename(path)
+    kernels_dir = os.path.dirname(path)
+    variant = name[len("gpt2-"):] if name.startswith("gpt2-") else "seq"
+    return variant, os.path.basename(os.path.dirname(kernels_dir)), os.path.basename(kernels_dir)
+
+
+def fail(prog, where, problem):
+    sys.stderr.write(f"{prog}: {where}: {problem}\n")
+    sys.exit(2)
+
+
+def main():
+    variant, compiler, kernels = identity()
+    prog = f"gpt2-{variant}"
+    parser = argparse.ArgumentParser(prog=prog, add_help=False)
+    parser.error = lambda message: fail(prog, "options", message)
+    parser.add_argument("--config")
+    parser.add_argument("--model")
+    parser.add_argument("--data")
+    parser.add_argument("-B", type=int, default=4)
+    parser.add_argument("-T", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int)
+    parser.add_argument("--batch-subsize", type=int)
+    parser.add_argument("--token-chunk", type=int)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.model and not os.path.isfile(args.model):
+        fail(prog, args.model, "no such file")
+    threads = int(os.environ.get("OMP_NUM_THREADS", "1")) if args.threads is None else args.threads
+    if variant == "seq":
+        threads = 1
+
+    counter = os.environ.get("FAKE_COUNTER")
+    if counter:
+        try:
+            with open(counter) as f:
+                count = int(f.read() or 0) + 1
+        except FileNotFoundError:
+            count = 1
+        with open(counter, "w") as f:
+            f.write(str(count))
+        if count == int(os.environ.get("FAKE_INTERRUPT_AT", "0")):
+            os.kill(os.getppid(), signal.SIGINT)
+            time.sleep(30)  # the harness must kill us; exiting on our own would hide a bug
+
+    mode = os.environ.get("FAKE_MODE", "ok")
+    only = os.environ.get("FAKE_MODE_VARIANTS")
+    if only and variant not in only.split(","):
+        mode = "ok"
+    only_threads = os.environ.get("FAKE_MODE_THREADS")
+    if only_threads and str(threads) not in only_threads.split(","):
+        mode = "ok"
+
+    info = {"variant": variant, "compiler": compiler, "kernels": kernels, "threads": threads,
+            "omp_runtime": "libgomp" if compiler == "gcc" else "libomp",
+            "proc_bind": os.environ.get("OMP_PROC_BIND", ""), "places": os.environ.get("OMP_PLACES", ""),
+            "batch_subsize": args.batch_subsize, "token_chunk": args.token_chunk,
+            "tasks_per_step": 100 if variant in ("tasks", "taskiter") else None,
+            "config": args.config, "B": args.B, "T": args.T, "num_parameters": 12345}
+    if mode == "mismatch":
+        info["threads"] = threads + 1
+    if mode == "crash":
+        fail(prog, "model", "simulated failure")
+    if mode == "segv":
+        sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGSEGV)
+    print(json.dumps({"info": info}), flush=True)
+    if mode == "hang":
+        child = subprocess.Popen(["sleep", "300"])
+        pidfile = os.environ.get("FAKE_PIDFILE")
+        if pidfile:
+            with open(pidfile, "w") as f:
+                f.write(str(child.pid))
+        time.sleep(300)
+    if mode == "garbage":
+        print("Segmentation fault? no: just text where JSON should be")
+        return 0
+
+    rng = random.Random(hash((variant, compiler, kernels, threads, args.batch_subsize, args.token_chunk,
+                              os.getpid())) & 0xFFFFFFFF)
+    scale = (1 - PARALLEL_FRACTION) + PARALLEL_FRACTION / threads
+    if mode == "slower":
+        scale = 1.0 + 0.5 * (threads - 1)
+    steps = args.steps - 1 if mode == "short" else args.steps
+    for step in range(steps):
+        warm = 1.5 if step == 0 else 1.0
+        noise = 1.0 + rng.uniform(-0.02, 0.02)
+        total = BASE_STEP_S[variant] * scale * warm * noise
+        record = {"step": step, "loss": 11.0 - 0.1 * step, "forward_s": 0.35 * total,
+                  "backward_s": 0.55 * total, "update_s": 0.10 * total, "step_s": total}
+        if os.environ.get("FAKE_SLEEP_S"):
+            time.sleep(float(os.environ["FAKE_SLEEP_S"]))
+        print(json.dumps(record), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

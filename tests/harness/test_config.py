@@ -1,0 +1,129 @@
+"""Config checking: every problem names the file and the key and exits 2."""
+
+import pytest
+
+from pstudy import config
+from pstudy.errors import StudyError
+
+GOOD = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3},
+        "sweep": {"threads": [1, 2]}}
+
+
+def with_change(table, key, value):
+    raw = {t: dict(v) for t, v in GOOD.items()}
+    raw.setdefault(table, {})[key] = value
+    return raw
+
+
+def error_of(raw, cpu_count=2):
+    with pytest.raises(StudyError) as err:
+        config.from_dict(raw, "configs/x.toml", cpu_count=cpu_count)
+    return str(err.value)
+
+
+def test_good_config_gets_defaults():
+    s = config.from_dict(GOOD, "configs/x.toml", cpu_count=2)
+    assert s.name == "x"
+    assert s.run["warmup"] == 1 and s.run["repetitions"] == 3
+    assert s.sweep["variants"] == ["seq", "forkjoin", "tasks", "taskiter"]
+    assert s.sweep["token_chunk"] == [64]  # defaults to T
+    assert s.counters["backend"] == "none"
+
+
+@pytest.mark.parametrize("table,key", [("sweep", "thread"), ("model", "batch"), ("run", "step")])
+def test_unknown_key_is_named(table, key):
+    msg = error_of(with_change(table, key, 1))
+    assert msg.startswith(f"configs/x.toml: {table}.{key}: unknown key")
+
+
+def test_unknown_table_is_named():
+    raw = dict(GOOD, plots={"dpi": 100})
+    assert error_of(raw).startswith("configs/x.toml: plots: unknown table")
+
+
+@pytest.mark.parametrize("table,key,value", [
+    ("model", "B", 0), ("model", "B", "4"), ("model", "T", 2.5), ("run", "steps", True),
+    ("run", "timeout_s", -1), ("run", "warmup", -1), ("sweep", "threads", "0..2"),
+    ("sweep", "threads", "2..1"), ("sweep", "threads", "lots"), ("sweep", "threads", [1, 0]),
+    ("sweep", "variants", ["seq", "openmp"]), ("sweep", "variants", []), ("sweep", "compilers", ["icc"]),
+    ("sweep", "kernels", "fastest"), ("sweep", "batch_subsize", [0]), ("sweep", "batch_subsize", [8]),
+    ("sweep", "token_chunk", [128]), ("placement", "proc_bind", "tight"), ("placement", "places", "cpus"),
+    ("counters", "backend", "vtune"), ("run", "binary", "build/gpt2"), ("run", "name", "a b"),
+])
+def test_bad_value_is_named(table, key, value):
+    msg = error_of(with_change(table, key, value))
+    assert msg.startswith(f"configs/x.toml: {table}.{key}: "), msg
+
+
+def test_missing_required_key():
+    raw = {t: dict(v) for t, v in GOOD.items()}
+    del raw["run"]["steps"]
+    assert error_of(raw) == "configs/x.toml: run.steps: missing (required)"
+
+
+def test_config_and_checkpoint_are_exclusive():
+    assert "model.config" in error_of(with_change("model", "checkpoint", "gpt2_124M.bin"))
+    raw = {t: dict(v) for t, v in GOOD.items()}
+    del raw["model"]["config"]
+    assert "model.config" in error_of(raw)
+
+
+@pytest.mark.parametrize("value,cpus,expected", [
+    ("1..max", 4, [1, 2, 3, 4]), ("max", 6, [6]), ([1, "2..3", 8], 2, [1, 2, 3, 8]), (2, 2, [2]),
+    ("1..max", 1, [1]), (["max", 1], 2, [1, 2]),
+])
+def test_thread_ranges(value, cpus, expected):
+    s = config.from_dict(with_change("sweep", "threads", value), "x.toml", cpu_count=cpus)
+    assert s.sweep["threads"] == expected
+
+
+def test_digest_changes_with_config():
+    a = config.from_dict(GOOD, "x.toml", cpu_count=2)
+    b = config.from_dict(with_change("run", "steps", 4), "x.toml", cpu_count=2)
+    assert a.digest() != b.digest()
+    assert a.digest() == config.from_dict(GOOD, "x.toml", cpu_count=2).digest()
+
+
+def test_cli_unknown_key_exits_2_naming_file_and_key(study):
+    path = study.config(text='[model]\nconfig = "tiny"\nB = 4\nT = 64\n[run]\nsteps = 2\n'
+                             '[sweep]\nthread = [1]\n')
+    done = study.perfstudy("run", path)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "sweep.thread" in lines[0], done.stderr
+
+
+def test_cli_bad_value_exits_2(study):
+    path = study.config(text='[model]\nconfig = "tiny"\nB = -4\nT = 64\n[run]\nsteps = 2\n')
+    done = study.perfstudy("run", path)
+    assert done.returncode == 2
+    assert str(path) in done.stderr and "model.B" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_cli_missing_file_exits_2(study):
+    done = study.perfstudy("run", study.tmp / "nope.toml")
+    assert done.returncode == 2
+    assert f"{study.tmp / 'nope.toml'}: no such config file" in done.stderr
+
+
+def test_cli_syntax_error_exits_2(study):
+    path = study.config(text="[model\nB = 4\n")
+    done = study.perfstudy("run", path)
+    assert done.returncode == 2 and str(path) in done.stderr and "not valid TOML" in done.stderr
+
+
+def test_cli_missing_binary_exits_2(study):
+    path = study.config()
+    (study.build / "gcc" / "fast" / "gpt2-taskiter").unlink()
+    done = study.perfstudy("run", path)
+    assert done.returncode == 2
+    assert "run.binary" in done.stderr and "gpt2-taskiter" in done.stderr
+    assert study.result_dirs() == []
+
+
+def test_shipped_configs_are_valid():
+    from conftest import REPO
+    for name in ("default", "quick", "wiki-124m"):
+        s = config.load(REPO / "configs" / f"{name}.toml", cpu_count=4)
+        assert s.sweep["variants"] == ["seq", "forkjoin", "tasks", "taskiter"]
+    assert config.load(REPO / "configs" / "wiki-124m.toml", cpu_count=4).sweep["threads"] == [1, 2, 3, 4]

@@ -1,0 +1,94 @@
+"""report and list: table, terminal chart, figures that are real images, redrawn from the results alone."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import Study, make_build_tree
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.image  # noqa: E402
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def sweep_once(tmp_path_factory):
+    """One finished sweep for the whole module (sweeps cost seconds); its build tree is then removed,
+    since a report must need nothing but the results directory."""
+    tmp = tmp_path_factory.mktemp("report")
+    build = make_build_tree(tmp)
+    s = Study(tmp, build)
+    done = s.perfstudy("run", s.config(steps=3, repetitions=2))
+    assert done.returncode == 0, done.stderr
+    [d] = s.result_dirs()
+    shutil.rmtree(build)
+    return d
+
+
+@pytest.fixture
+def finished(study, sweep_once):
+    """A private copy of the finished sweep's results directory, in this test's results root."""
+    study.results.mkdir()
+    shutil.rmtree(study.build)
+    return Path(shutil.copytree(sweep_once, study.results / sweep_once.name))
+
+
+def test_report_prints_table_and_writes_real_figures(study, finished):
+    done = study.perfstudy("report", finished, "--formats", "png,svg")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "vs_seq base, gcc/fast: seq on 1 thread, median step" in out
+    assert "speedup vs seq" in out and "eff vs self1" in out
+    plots = study.plots / finished.name
+    for kind in ("runtime", "speedup-vs-seq", "speedup-vs-self1", "efficiency-vs-seq",
+                 "efficiency-vs-self1", "vs-forkjoin"):
+        for phase in ("step", "forward", "backward"):
+            for ext in ("png", "svg"):
+                assert (plots / f"{kind}_{phase}_gcc-fast.{ext}").is_file(), (kind, phase, ext)
+    png = plots / "speedup-vs-seq_step_gcc-fast.png"
+    assert png.read_bytes()[:8] == PNG_MAGIC
+    image = matplotlib.image.imread(png)
+    height, width = image.shape[:2]
+    assert 300 <= height <= 2000 and 500 <= width <= 4000
+    assert image.std() > 0.05  # not a blank canvas
+    assert "<svg" in (plots / "runtime_step_gcc-fast.svg").read_text()[:2000]
+
+
+def test_report_terminal_chart_with_and_without_gnuplot(study, finished):
+    if shutil.which("gnuplot"):
+        done = study.perfstudy("report", finished, "--no-figures")
+        assert done.returncode == 0, done.stderr
+        assert "step speedup, gcc/fast: base seq on 1 thread" in done.stdout and "ideal" in done.stdout
+    # a PATH without gnuplot: the chart is skipped with a note, the rest works
+    bare = study.tmp / "bin"
+    bare.mkdir()
+    for tool in ("sh", "dirname"):
+        os.symlink(shutil.which(tool), bare / tool)
+    done = study.perfstudy("report", finished, "--no-figures", PATH=str(bare))
+    assert done.returncode == 0, done.stderr
+    assert "gnuplot not found" in done.stderr and "speedup vs seq" in done.stdout
+
+
+def test_report_recomputes_a_missing_summary(study, finished):
+    (finished / "summary.csv").unlink()
+    done = study.perfstudy("report", "latest", "--no-figures", "--no-chart")
+    assert done.returncode == 0, done.stderr
+    assert "forkjoin gcc/fast    2" in done.stdout
+
+
+def test_report_on_a_non_results_directory_exits_2(study):
+    (study.tmp / "empty").mkdir()
+    done = study.perfstudy("report", study.tmp / "empty")
+    assert done.returncode == 2 and "no meta.json" in done.stderr
+    done = study.perfstudy("report", study.tmp / "missing")
+    assert done.returncode == 2 and "no such results directory" in done.stderr
+
+
+def test_list_shows_past_results(study, finished):
+    done = study.perfstudy("list")
+    assert done.returncode == 0, done.stderr
+    assert finished.name in done.stdout and "complete" in done.stdout and "22 ok, 0 failed / 22" in done.stdout

@@ -1,0 +1,209 @@
+"""Sweeps against the fake variant: results files, failures, timeouts, resume, directory naming."""
+
+import json
+import time
+
+import pandas as pd
+import pytest
+
+N_POINTS = 1 + 2 + 2 * 2 + 2 * 2  # seq@1, forkjoin@1,2, tasks and taskiter @1,2 x bs 1,4 (k 64)
+
+
+def running(pid, wait_s=3.0):
+    """Whether pid is a live process (a zombie waiting for its reaper does not count)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        if state in ("Z", "X"):
+            return False
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.05)
+
+
+def read(directory, name):
+    return pd.read_csv(directory / name, na_values=["NA"], keep_default_na=False)
+
+
+def test_sweep_writes_tidy_results(study):
+    done = study.perfstudy("run", study.config(steps=4, repetitions=2))
+    assert done.returncode == 0, done.stderr
+    [d] = study.result_dirs()
+    assert d.name.endswith("-small") and len(d.name.split("-")) >= 5  # <date>-<commit>-<config>
+    assert f"[{2 * N_POINTS}/{2 * N_POINTS}]" in done.stderr  # progress line
+    assert done.stdout == f"{d}\n"
+
+    steps = read(d, "steps.csv")
+    assert list(steps.columns[:14]) == ["variant", "compiler", "kernels", "threads", "batch_subsize", "k",
+                                        "repetition", "step", "warmup", "forward_s", "backward_s",
+                                        "update_s", "step_s", "loss"]
+    assert len(steps) == 2 * N_POINTS * (1 + 4)
+    assert steps["warmup"].sum() == 2 * N_POINTS  # one warm-up step per run, flagged
+    plain = steps[steps["variant"].isin(["seq", "forkjoin"])]
+    assert plain["batch_subsize"].isna().all() and plain["k"].isna().all()
+    assert set(steps[steps["variant"] == "seq"]["threads"]) == {1}
+
+    summary = read(d, "summary.csv")
+    assert len(summary) == N_POINTS
+    for col in ("step_median_s", "step_ci_low_s", "step_ci_high_s", "forward_median_s", "backward_median_s",
+                "update_median_s", "speedup_vs_seq", "efficiency_vs_seq", "speedup_vs_self1",
+                "efficiency_vs_self1", "step_base_seq_s", "step_base_self1_s"):
+        assert col in summary.columns, col
+    seq = summary[summary["variant"] == "seq"].iloc[0]
+    fj2 = summary[(summary["variant"] == "forkjoin") & (summary["threads"] == 2)].iloc[0]
+    assert fj2["speedup_vs_seq"] == pytest.approx(seq["step_median_s"] / fj2["step_median_s"])
+    assert (summary["n_steps"] == 8).all() and (summary["n_failed"] == 0).all()
+
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["runs_ok"] == 2 * N_POINTS
+    assert meta["seed"] == 7 and meta["config"]["sweep"]["threads"] == [1, 2]
+    for key in ("git", "compilers", "omp_runtime", "cpu", "system", "software", "placement", "counters",
+                "started", "finished", "config_text", "order", "warmup", "statistics"):
+        assert key in meta, key
+    assert meta["omp_runtime"] == {"gcc/fast": ["libgomp"]}
+    assert "version" in meta["compilers"]["gcc/fast"] or meta["compilers"]["gcc/fast"]["build"]
+    assert meta["software"]["pandas"] == pd.__version__
+    assert read(d, "failures.csv").empty
+
+    # runs are interleaved: the first block of N_POINTS runs holds every point once, all repetition 0
+    runs = read(d, "runs.csv").sort_values("order")
+    assert list(runs["repetition"]) == [0] * N_POINTS + [1] * N_POINTS
+    assert runs.iloc[:N_POINTS]["variant"].tolist() != sorted(runs.iloc[:N_POINTS]["variant"].tolist())
+
+
+def test_build_info_is_read_when_present(study):
+    info = {"compiler": "gcc 12.2", "cflags": "-O3 -march=native -fopenmp"}
+    (study.build / "gcc" / "fast" / "buildinfo.json").write_text(json.dumps(info))
+    assert study.perfstudy("run", study.config(repetitions=1, variants='["seq"]')).returncode == 0
+    [d] = study.result_dirs()
+    assert json.loads((d / "meta.json").read_text())["compilers"]["gcc/fast"]["build"] == info
+
+
+@pytest.mark.parametrize("mode,status,message", [
+    ("crash", "crashed", "exit status 2: gpt2-taskiter: model: simulated failure"),
+    ("segv", "crashed", "killed by signal SIGSEGV"),
+    ("garbage", "garbage", "is not JSON"),
+    ("short", "garbage", "step records, expected 4"),
+    ("mismatch", "mismatch", "info line says threads="),
+])
+def test_failing_variant_is_recorded_and_sweep_goes_on(study, mode, status, message):
+    cfg = study.config(steps=3, repetitions=1, variants='["seq", "taskiter"]')
+    done = study.perfstudy("run", cfg, FAKE_MODE=mode, FAKE_MODE_VARIANTS="taskiter")
+    assert done.returncode == 0, done.stderr
+    [d] = study.result_dirs()
+    failures = read(d, "failures.csv")
+    assert len(failures) == 4 and set(failures["variant"]) == {"taskiter"}
+    assert set(failures["status"]) == {status}
+    assert all(message in e for e in failures["error"]), failures["error"].tolist()
+    assert "FAILED taskiter" in done.stderr
+    summary = read(d, "summary.csv")
+    ok = summary[summary["variant"] != "taskiter"]
+    assert (ok["n_failed"] == 0).all() and ok["step_median_s"].notna().all()
+    bad = summary[summary["variant"] == "taskiter"]
+    assert len(bad) == 4 and (bad["n_failed"] == 1).all() and bad["step_median_s"].isna().all()
+    assert len(ok) == 1
+    assert json.loads((d / "meta.json").read_text())["runs_failed"] == 4
+    if mode == "crash":
+        strict = study.perfstudy("run", cfg, "--strict", FAKE_MODE=mode, FAKE_MODE_VARIANTS="taskiter")
+        assert strict.returncode == 1  # resumed: nothing re-run, but failures make --strict fail
+        assert study.result_dirs() == [d]
+
+
+def test_timed_out_point_is_killed_with_its_children(study):
+    pidfile = study.tmp / "child.pid"
+    start = time.monotonic()
+    done = study.perfstudy("run", study.config(steps=2, repetitions=1, timeout_s=1.5,
+                                               variants='["seq", "forkjoin"]'),
+                           FAKE_MODE="hang", FAKE_MODE_VARIANTS="forkjoin", FAKE_MODE_THREADS="2",
+                           FAKE_PIDFILE=pidfile)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - start < 20
+    [d] = study.result_dirs()
+    failures = read(d, "failures.csv")
+    assert failures[["variant", "threads", "status"]].values.tolist() == [["forkjoin", 2, "timeout"]]
+    assert "per-run timeout" in failures["error"][0]
+    child = int(pidfile.read_text())
+    assert not running(child)  # the hung binary's own child died with its process group
+    assert len(read(d, "summary.csv").dropna(subset=["step_median_s"])) == 2  # seq, forkjoin@1
+
+
+def test_interrupted_sweep_resumes_and_skips_completed_runs(study):
+    cfg = study.config(steps=3, repetitions=2)
+    counter = study.tmp / "invocations"
+    first = study.perfstudy("run", cfg, FAKE_COUNTER=counter, FAKE_INTERRUPT_AT=6)
+    assert first.returncode == 130, first.stderr
+    assert "run the same command again to resume" in first.stderr
+    [d] = study.result_dirs()
+    events = [json.loads(line) for line in (d / "journal.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in events].count("run") == 5
+    assert events[-1]["event"] == "interrupted"
+    assert json.loads((d / "meta.json").read_text())["status"] == "interrupted"
+    assert len(read(d, "steps.csv")) == 5 * 4  # the finished runs are already tabulated
+
+    # a run record written without its journal line, a stale temporary file and a torn journal line
+    # (a crash mid-write) must not count as done
+    done_ids = {e["run_id"] for e in events if e["event"] == "run"}
+    runs_dir = d / "runs"
+    orphan = next(p for p in runs_dir.glob("*.json") if p.stem in done_ids)
+    lines = (d / "journal.jsonl").read_text().splitlines()
+    kept = [line for line in lines if orphan.stem not in line]
+    (d / "journal.jsonl").write_text("\n".join(kept) + '\n{"event": "run", "run_id": "tasks_gc')
+    (runs_dir / ".x.json.tmp").write_text("{partial")
+
+    second = study.perfstudy("run", cfg, FAKE_COUNTER=counter)
+    assert second.returncode == 0, second.stderr
+    assert study.result_dirs() == [d]  # same directory, resumed
+    assert "4 already done" in second.stderr
+    total = 2 * N_POINTS
+    # 6 invocations in the first sweep (the 6th interrupted), then every run but the 4 done ones
+    assert int(counter.read_text()) == 6 + (total - 4)
+    assert not (runs_dir / ".x.json.tmp").exists()
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["runs_ok"] == total and len(meta["resumed"]) == 1
+    steps = read(d, "steps.csv")
+    assert len(steps) == total * 4
+    assert not steps.duplicated(["variant", "compiler", "kernels", "threads", "batch_subsize", "k",
+                                 "repetition", "step"]).any()
+
+    third = study.perfstudy("run", cfg, FAKE_COUNTER=counter)  # nothing left to do
+    assert third.returncode == 0 and f"{total} already done" in third.stderr
+    assert int(counter.read_text()) == 6 + (total - 4)
+
+
+def test_other_config_or_fresh_gets_a_new_directory(study):
+    assert study.perfstudy("run", study.config(repetitions=1, variants='["seq"]')).returncode == 0
+    assert study.perfstudy("run", study.config(repetitions=1, variants='["seq"]'), "--fresh").returncode == 0
+    changed = study.config(repetitions=1, steps=6, variants='["seq"]')  # same name, other config
+    assert study.perfstudy("run", changed).returncode == 0
+    dirs = study.result_dirs()
+    assert len(dirs) == 3
+    assert sorted(d.name for d in dirs)[1:] == sorted(dirs[0].name + s for s in ("-2", "-3"))
+    for d in dirs:
+        assert json.loads((d / "meta.json").read_text())["status"] == "complete"
+
+
+def test_sigterm_stops_the_sweep_and_its_running_binary(study):
+    import signal
+    import subprocess
+
+    from conftest import PERFSTUDY
+
+    pidfile = study.tmp / "child.pid"
+    cfg = study.config(steps=2, repetitions=1, timeout_s=60, variants='["forkjoin"]')
+    proc = subprocess.Popen([str(PERFSTUDY), "run", str(cfg)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=study.env(FAKE_MODE="hang", FAKE_PIDFILE=pidfile))
+    deadline = time.monotonic() + 20
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err
+    assert not running(int(pidfile.read_text()))
+    [d] = study.result_dirs()
+    assert json.loads((d / "meta.json").read_text())["status"] == "interrupted"

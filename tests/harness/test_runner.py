@@ -1,0 +1,73 @@
+"""Checking one run's --json output against the contract, without running anything."""
+
+import json
+
+import pytest
+
+from pstudy import config, runner
+from pstudy.sweep import Point
+
+STUDY = config.from_dict({"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 2, "warmup": 1}},
+                         "x.toml", cpu_count=2)
+POINT = Point("tasks", "gcc", "fast", 2, 1, 64)
+INFO = {"variant": "tasks", "compiler": "gcc", "kernels": "fast", "threads": 2, "batch_subsize": 1,
+        "token_chunk": 64, "omp_runtime": "libgomp"}
+
+
+def step(n, **change):
+    record = {"step": n, "loss": 10.0, "forward_s": 0.1, "backward_s": 0.2, "update_s": 0.05, "step_s": 0.35}
+    record.update(change)
+    return json.dumps(record)
+
+
+def output(*lines, info=INFO):
+    return "\n".join([json.dumps({"info": info}), *lines]) + "\n"
+
+
+def test_good_output():
+    out = runner.parse(output(step(0), step(1), step(2)), STUDY, POINT)
+    assert out.status == "ok" and out.info["omp_runtime"] == "libgomp"
+    assert [s["warmup"] for s in out.steps] == [True, False, False]
+    assert out.steps[2]["step_s"] == 0.35
+
+
+@pytest.mark.parametrize("text,status,message", [
+    ("", "garbage", "no output"),
+    ("hello\n", "garbage", "line 1 is not JSON"),
+    ("[1, 2]\n", "garbage", "not a JSON object"),
+    (step(0) + "\n", "garbage", "first line must be"),
+    (output(step(0), step(2), step(1)), "garbage", "step 2 out of order"),
+    (output(step(0), step(1, step_s=float("nan")), step(2)), "garbage", "step_s is nan"),
+    (output(step(0), step(1, forward_s=-1.0), step(2)), "garbage", "negative forward_s"),
+    (output(step(0), step(1, loss="x"), step(2)), "garbage", "loss is 'x'"),
+    (output(step(0), step(1)), "garbage", "2 step records, expected 3"),
+    (output(step(0), json.dumps({"val_loss": 3}), step(1)), "garbage", "expected a step record"),
+    (output(step(0), step(1), step(2), info=dict(INFO, threads=1)), "mismatch", "threads=1 but 2"),
+    (output(step(0), step(1), step(2), info=dict(INFO, token_chunk=16)), "mismatch", "token_chunk=16"),
+    (output(step(0), step(1), step(2), info={"threads": 2}), "mismatch", "no \"variant\""),
+])
+def test_bad_output(text, status, message):
+    out = runner.parse(text, STUDY, POINT)
+    assert out.status == status and message in out.error, out.error
+
+
+def test_null_info_fields_are_not_checked():
+    out = runner.parse(output(step(0), step(1), step(2), info=dict(INFO, batch_subsize=None)), STUDY, POINT)
+    assert out.status == "ok"
+
+
+def test_command_line_and_environment():
+    cmd = runner.command(STUDY, POINT, "/b/gpt2-tasks", "/repo")
+    assert cmd == ["/b/gpt2-tasks", "--json", "-B", "4", "-T", "64", "--steps", "3", "--config", "tiny",
+                   "--threads", "2", "--batch-subsize", "1", "--token-chunk", "64"]
+    seq = runner.command(STUDY, Point("seq", "gcc", "fast", 1, None, None), "/b/gpt2-seq", "/repo")
+    assert "--threads" not in seq and "--batch-subsize" not in seq
+    env = runner.environment(STUDY, POINT)
+    assert env["OMP_NUM_THREADS"] == "2" and env["OMP_PROC_BIND"] == "close" and env["OMP_PLACES"] == "cores"
+
+
+def test_binary_template(monkeypatch):
+    monkeypatch.delenv("PERFSTUDY_BUILD_DIR", raising=False)
+    assert runner.binary_path(STUDY, POINT, "/repo") == "/repo/build/gcc/fast/gpt2-tasks"
+    monkeypatch.setenv("PERFSTUDY_BUILD_DIR", "/elsewhere")
+    assert runner.binary_path(STUDY, POINT, "/repo") == "/elsewhere/gcc/fast/gpt2-tasks"
