@@ -4,7 +4,7 @@ import struct
 
 import pytest
 
-from conftest import FIXTURES, VARIANTS, binary, run
+from variant_helpers import FIXTURES, VARIANTS, binary, run
 
 MODEL = FIXTURES / "odd36" / "model.bin"
 STATE = FIXTURES / "odd36" / "state.bin"

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from conftest import COMPILERS, FIXTURES, PARALLEL, VARIANTS, binary, fixture_settings, run, step_records
+from variant_helpers import COMPILERS, FIXTURES, PARALLEL, VARIANTS, binary, fixture_settings, run, step_records
 
 FIXTURE_NAMES = ["tiny_prime", "odd36", "heads4", "wide20"]
 

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from conftest import FIXTURES, ROOT, VARIANTS, run
+from variant_helpers import FIXTURES, ROOT, VARIANTS, run
 
 
 @pytest.fixture(scope="module")
