@@ -1,11 +1,32 @@
 """The traffic model: its C unit test (hand counts on a tiny configuration) and
 the --describe output of a real binary for GPT-2 124M (d12)."""
+import json
+import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, binary, json_lines, run
+# Self-contained rather than `from conftest import ...`: when pytest collects tests/harness first,
+# the module named conftest is tests/harness/conftest.py.
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def binary(variant, compiler="gcc", kernels="fast"):
+    path = ROOT / "build" / compiler / kernels / f"gpt2-{variant}"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run `make` first")
+    return path
+
+
+def run(args, timeout=60):
+    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def json_lines(stdout):
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
 def core_sources():

@@ -65,6 +65,7 @@ STEP_RULE = "memory bound when memory-bound kernels take more than half of the s
 MEMORY_SHARE_THRESHOLD = 0.5
 TIME_NOTE = "time: median over iterations and repetitions of each op's wall span (first chunk start to last chunk end)"
 MODEL_NOTE = "traffic model (no hardware counters)"
+BANDWIDTH_KERNELS = 8  # memory-bound kernels drawn against thread count, longest first
 
 TRACE_NAME = re.compile(r"(?P<variant>[a-z0-9]+)_(?P<compiler>[a-z0-9]+)_(?P<kernels>[a-z0-9]+)"
                         r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA)_k(?P<k>\d+|NA)_r(?P<rep>\d+)\.csv")
@@ -346,7 +347,7 @@ def roofline_figure(kernels, roof, title, note, path):
             continue
         start = g / roof["triad_GBs"]
         ax.plot([start, x_hi], [g, g], color="gray", ls=":", lw=1)
-        ax.text(x_hi, g, f" {isa} {g:.0f}", va="center", ha="left", fontsize=8, color="gray")
+        ax.text(start, g * 1.05, f"{isa} {g:.0f} GFLOP/s", va="bottom", ha="left", fontsize=7, color="gray")
     ax.axvline(roof["ridge"], color="gray", lw=0.5)
     ax.text(roof["ridge"], roof["peak_gflops"] * 1.15, f"ridge {roof['ridge']:.1f}", ha="center", fontsize=8)
     colors = {"memory": "tab:blue", "compute": "tab:red"}
@@ -384,9 +385,10 @@ def bandwidth_figure(series, ceilings, title, note, path):
             marker="s", label="STREAM triad")
     ax.plot([e["threads"] for e in per], [e["stream_GBs"]["copy"] for e in per], color="gray", ls="--",
             marker="s", label="STREAM copy")
-    for kernel, points in sorted(series.items()):
+    colors = plt.get_cmap("tab10")
+    for i, (kernel, points) in enumerate(series.items()):
         points = sorted(points)
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=kernel)
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=colors(i % 10), label=kernel)
     ax.set_xlabel("threads")
     ax.set_ylabel("achieved bandwidth [GB/s]")
     counts = sorted({e["threads"] for e in per} | {p[0] for pts in series.values() for p in pts})
@@ -420,8 +422,8 @@ def _pick(configs, variant, threads, compiler, kernels):
     return min(preferred, key=lambda key: configs[key]["step_s"]) if preferred else None
 
 
-def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast"):
-    """Runs the analysis; writes figures and tables under out_dir; returns a summary dict.
+def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figures=True):
+    """Runs the analysis; writes figures (unless figures=False) and tables under out_dir; returns a summary dict.
 
     at: [(variant, threads)] to analyse; default [("seq", 1), ("forkjoin", largest thread count)]
     (another variant at that count when the preferred one is absent). Raises RooflineError.
@@ -478,8 +480,9 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast"):
         verdict = step_verdict(ktab, roof, label)
         name = f"{key[0]}_t{threads}"
         fig_path = out_dir / f"roofline_{name}.png"
-        roofline_figure(ktab, roof, f"Roofline: {label}, {cfg['reps']} rep(s), "
-                        f"{cfg['samples']} samples per op", note, fig_path)
+        if figures:
+            roofline_figure(ktab, roof, f"Roofline: {label}, {cfg['reps']} rep(s), "
+                            f"{cfg['samples']} samples per op", note, fig_path)
         ktab_out = ktab.reset_index().rename(columns={"index": "kernel"})
         ktab_out.to_csv(out_dir / f"roofline_kernels_{name}.csv", index=False, float_format="%.6g")
         per_op.reset_index().to_csv(out_dir / f"roofline_ops_{name}.csv", index=False, float_format="%.6g")
@@ -487,16 +490,17 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast"):
             "variant": key[0], "compiler": key[1], "kernels": key[2], "threads": threads, "batch_subsize": key[4],
             "token_chunk": key[5], "reps": cfg["reps"], "samples_per_op": cfg["samples"],
             "step_wall_s": cfg["step_s"], "op_time_sum_s": float(per_op["time_s"].sum()), "roof": roof,
-            "bytes_source": note, "figure": str(fig_path),
+            "bytes_source": note, "figure": str(fig_path) if figures else None,
             "kernel_table": str(out_dir / f"roofline_kernels_{name}.csv"),
             "op_table": str(out_dir / f"roofline_ops_{name}.csv"),
-            "kernels": ktab_out.to_dict(orient="records"), **verdict})
+            "by_kernel": ktab_out.to_dict(orient="records"), **verdict})
 
     # achieved bandwidth of the memory-bound kernels against thread count, on the parallel variant
     # of the last analysis (its fastest configuration at each count), seq filling in 1 thread
     scaling_variant = summary["analyses"][-1]["variant"]
-    memory_kernels = [k["kernel"] for a in summary["analyses"] for k in a["kernels"]
-                      if k["bound"] == "memory" and k["flops"] > 0]
+    # the memory-bound kernels that take the most time in the last analysis (by_kernel is sorted by time)
+    memory_kernels = [k["kernel"] for k in summary["analyses"][-1]["by_kernel"]
+                      if k["bound"] == "memory" and k["flops"] > 0][:BANDWIDTH_KERNELS]
     series, used = {}, []
     for threads in thread_counts:
         key = _pick(configs, scaling_variant, threads, compiler, kernels)
@@ -512,9 +516,11 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast"):
             if kernel in ktab.index:
                 series.setdefault(kernel, []).append((threads, float(ktab.loc[kernel, "gbs"])))
     bw_path = out_dir / "bandwidth_vs_threads.png"
-    bandwidth_figure(series, ceilings, f"Memory-bound kernels: achieved GB/s ({', '.join(used)})",
-                     summary["analyses"][-1]["bytes_source"], bw_path)
-    summary["bandwidth_figure"] = str(bw_path)
+    if figures:
+        bandwidth_figure(series, ceilings, f"Memory-bound kernels: achieved GB/s ({', '.join(used)})",
+                         summary["analyses"][-1]["bytes_source"], bw_path)
+    summary["bandwidth_figure"] = str(bw_path) if figures else None
+    summary["bandwidth_series"] = {k: sorted(v) for k, v in series.items()}
     summary["verdicts"] = [a["line"] for a in summary["analyses"]]
     (out_dir / "roofline_verdict.txt").write_text("\n".join(summary["verdicts"]) + "\n")
     (out_dir / "roofline.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
@@ -562,7 +568,7 @@ def main(argv=None):
         print(f"== {a['variant']} ({a['compiler']}/{a['kernels']}), {a['threads']} thread(s): ridge "
               f"{a['ridge']:.2f} FLOP/B (peak {a['roof']['peak_gflops']:.1f} GFLOP/s {a['roof']['best_isa']}, "
               f"triad {a['roof']['triad_GBs']:.1f} GB/s); bytes: {a['bytes_source']}")
-        print(format_table(a["kernels"]))
+        print(format_table(a["by_kernel"]))
     print(TIME_NOTE)
     for line in summary["verdicts"]:
         print(line)

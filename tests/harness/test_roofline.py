@@ -79,9 +79,9 @@ def test_bound_follows_ridge(tmp_path, intensity, bound):
     # 1e9 bytes per call; ridge at 1 thread is 100 GFLOP/s / 20 GB/s = 5 FLOP/B
     ops = [("kern", "kern a", int(intensity * 1e9), 10**9), ("other", "other", 10**6, 10**6)]
     d = results_dir(tmp_path / "r", ops, [0.2, 0.01])
-    summary = rl.analyse(d, tmp_path / "out", at=[("seq", 1)])
+    summary = rl.analyse(d, tmp_path / "out", at=[("seq", 1)], figures=False)
     (a,) = summary["analyses"]
-    kern = {k["kernel"]: k for k in a["kernels"]}["kern"]
+    kern = {k["kernel"]: k for k in a["by_kernel"]}["kern"]
     assert kern["bound"] == bound
     assert a["ridge"] == pytest.approx(5.0)
     assert kern["intensity"] == pytest.approx(intensity)
@@ -98,11 +98,11 @@ def test_ridge_moves_with_threads(tmp_path):
     d = results_dir(tmp_path / "r", ops, [0.5])
     write_trace(d / "traces" / "forkjoin_gcc_fast_t2_bsNA_kNA_r0.csv", sequential_chunks(ops, [0.3], 3))
     write_ops(d / "ops" / "forkjoin_gcc_fast.json", ops)
-    summary = rl.analyse(d, tmp_path / "out")
+    summary = rl.analyse(d, tmp_path / "out", figures=False)
     by = {(a["variant"], a["threads"]): a for a in summary["analyses"]}
     assert set(by) == {("seq", 1), ("forkjoin", 2)}
-    assert by[("seq", 1)]["kernels"][0]["bound"] == "compute"
-    assert by[("forkjoin", 2)]["kernels"][0]["bound"] == "memory"
+    assert by[("seq", 1)]["by_kernel"][0]["bound"] == "compute"
+    assert by[("forkjoin", 2)]["by_kernel"][0]["bound"] == "memory"
     assert by[("forkjoin", 2)]["ridge"] == pytest.approx(200 / 30)
 
 
@@ -129,10 +129,10 @@ def test_times_shares_and_rates(tmp_path):
                     chunks.append((it, op, kernel, 0, t, t + s))
                 t += s
         write_trace(d / "traces" / f"forkjoin_gcc_fast_t2_bsNA_kNA_r{rep}.csv", chunks)
-    summary = rl.analyse(d, tmp_path / "out", at=[("forkjoin", 2)])
+    summary = rl.analyse(d, tmp_path / "out", at=[("forkjoin", 2)], figures=False)
     (a,) = summary["analyses"]
     assert a["reps"] == 2 and a["samples_per_op"] == 4  # 2 kept iterations x 2 repetitions
-    k = {r["kernel"]: r for r in a["kernels"]}
+    k = {r["kernel"]: r for r in a["by_kernel"]}
     assert k["a"]["time_s"] == pytest.approx(0.3) and k["b"]["time_s"] == pytest.approx(0.6)
     assert k["a"]["share"] == pytest.approx(1 / 3) and k["b"]["share"] == pytest.approx(2 / 3)
     assert k["a"]["ops"] == 2
@@ -157,13 +157,13 @@ def test_step_verdict_rule(tmp_path):
     # aggregate intensity (mostly the dense kernel's work) is far above the ridge
     ops = [("dense", "dense", 100 * 10**9, 10**9), ("stream", "stream", 10**8, 10**9)]
     d = results_dir(tmp_path / "r", ops, [0.4, 0.6])
-    (a,) = rl.analyse(d, tmp_path / "out", at=[("seq", 1)])["analyses"]
+    (a,) = rl.analyse(d, tmp_path / "out", at=[("seq", 1)], figures=False)["analyses"]
     assert a["memory_share"] == pytest.approx(0.6) and a["memory_bound"]
     assert a["intensity_says"] == "compute"
     assert "memory-bound kernels take 60% of the step" in a["line"] and a["line"].count("memory bound (rule")
     # and 40% makes it compute bound
     d2 = results_dir(tmp_path / "r2", ops, [0.6, 0.4])
-    (b,) = rl.analyse(d2, tmp_path / "out2", at=[("seq", 1)])["analyses"]
+    (b,) = rl.analyse(d2, tmp_path / "out2", at=[("seq", 1)], figures=False)["analyses"]
     assert b["memory_share"] == pytest.approx(0.4) and not b["memory_bound"]
     assert ": compute bound (rule" in b["line"]
 
@@ -176,13 +176,13 @@ def test_warmup_from_meta(tmp_path):
     write_ops(d / "ops" / "seq_gcc_fast.json", ops)
     write_trace(d / "traces" / "seq_gcc_fast_t1_bsNA_kNA_r0.csv",
                 [(0, 0, "k", 0, 0.0, 5.0), (1, 0, "k", 0, 5.0, 7.0), (2, 0, "k", 0, 7.0, 7.5)])
-    k = rl.analyse(d, tmp_path / "o1", at=[("seq", 1)])["analyses"][0]["kernels"][0]
+    k = rl.analyse(d, tmp_path / "o1", at=[("seq", 1)], figures=False)["analyses"][0]["by_kernel"][0]
     assert k["time_s"] == pytest.approx(1.25)  # iteration 0 skipped without meta.json
     (d / "meta.json").write_text(json.dumps({"config": {"warmup": 2}}))
-    k = rl.analyse(d, tmp_path / "o2", at=[("seq", 1)])["analyses"][0]["kernels"][0]
+    k = rl.analyse(d, tmp_path / "o2", at=[("seq", 1)], figures=False)["analyses"][0]["by_kernel"][0]
     assert k["time_s"] == pytest.approx(0.5)
     (d / "meta.json").write_text(json.dumps({"config": {"warmup": 0}}))
-    k = rl.analyse(d, tmp_path / "o3", at=[("seq", 1)])["analyses"][0]["kernels"][0]
+    k = rl.analyse(d, tmp_path / "o3", at=[("seq", 1)], figures=False)["analyses"][0]["by_kernel"][0]
     assert k["time_s"] == pytest.approx(2.0)
 
 
@@ -218,8 +218,8 @@ def test_counters_replace_model_bytes(tmp_path):
     for group in ("mem1", "mem2"):
         shutil.copy(COUNTERS_DATA / f"zen3_{group}_2regions_2threads.csv",
                     d / "counters" / f"forkjoin_gcc_fast_t2_bsNA_kNA_r0.{group.upper()}.csv")
-    (a,) = rl.analyse(d, tmp_path / "out", at=[("forkjoin", 2)])["analyses"]
-    k = {r["kernel"]: r for r in a["kernels"]}
+    (a,) = rl.analyse(d, tmp_path / "out", at=[("forkjoin", 2)], figures=False)["analyses"]
+    k = {r["kernel"]: r for r in a["by_kernel"]}
     # MEM1 + MEM2 volumes of the recorded files over the run's 3 steps
     assert k["matmul_fwd"]["bytes_source"] == "counters"
     assert k["matmul_fwd"]["bytes"] == pytest.approx((1.6139 + 1.6140) * 1e9 / 3)
