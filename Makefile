@@ -15,7 +15,7 @@ PYTHON    := $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3
 CFLAGS_COMMON := -std=c11 -O3 -march=native -ffp-contract=off -fno-math-errno -Wall -Wextra -g
 LDLIBS        := -lm -ldl
 
-CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/taskgraph.c
+CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/taskgraph.c core/traffic.c
 # the kernel set: `fast` (gemm.c, kernels_fast.c) or `reference` (llm.c's loops)
 KERNEL_SRC_fast      := $(if $(wildcard core/gemm.c),core/gemm.c,core/gemm_oracle_link.c) core/kernels_fast.c
 KERNEL_SRC_reference := core/kernels_reference.c

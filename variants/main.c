@@ -19,6 +19,7 @@
 #include "../core/model.h"
 #include "../core/step.h"
 #include "../core/trace.h"
+#include "../core/traffic.h"
 #include "executor.h"
 
 #ifndef KERNELS_NAME
@@ -39,6 +40,7 @@ typedef struct {
     float lr, weight_decay, tolerance;
     long long seed;
     int json;
+    int describe; // print the step's operations with FLOPs and bytes instead of training
     ExecOptions exec;
 } Options;
 
@@ -71,6 +73,8 @@ static void usage(FILE *out) {
             "  --channel-chunk N    channels per chunk of channel-split operations (tasks, taskiter)\n"
             "  --json               one JSON object per line on stdout\n"
             "  --trace FILE         write per-kernel timing records (CSV)\n"
+            "  --describe           print each operation of the step with its FLOPs and compulsory\n"
+            "                       bytes (one JSON object per line) instead of training\n"
             "  --verify FILE        check logits, loss and gradients against an llm.c debug state,\n"
             "                       then train --steps steps on its batch\n"
             "  --expect-losses FILE with --verify: expected per-step losses (whitespace separated)\n"
@@ -114,6 +118,10 @@ static Options parse_options(int argc, char **argv) {
         }
         if (!strcmp(a, "--json")) {
             o.json = 1;
+            continue;
+        }
+        if (!strcmp(a, "--describe")) {
+            o.describe = 1;
             continue;
         }
         if (a[0] != '-') die("unexpected argument '%s' (see --help)", a);
@@ -330,7 +338,7 @@ int main(int argc, char **argv) {
     if (gpt2_allocate(&model, o.B, o.T, alloc_err, sizeof(alloc_err)) != 0) die("%s", alloc_err);
     if (o.model_path) {
         if (checkpoint_read_params(o.model_path, &model, &err) != 0) die("%s", err.message);
-    } else gpt2_init_random(&model, (uint64_t)o.seed);
+    } else if (!o.describe) gpt2_init_random(&model, (uint64_t)o.seed); // --describe needs shapes only
 
     AdamWSettings adamw = {o.lr, 0.9f, 0.999f, 1e-8f, o.weight_decay};
     StepDescription step;
@@ -357,6 +365,17 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: %s, B=%d T=%d, %zu parameters, %d threads, %ld chunks per step\n", program,
                 o.model_path ? o.model_path : o.config_name, o.B, o.T, model.num_parameters, info.threads,
                 info.chunks_per_step);
+    }
+
+    if (o.describe) {
+        int failed = traffic_write_json(&step, stdout) != 0 || fflush(stdout) != 0;
+        executor_destroy(ex);
+        step_free(&step);
+        batches_free(&batches);
+        debug_state_free(&state);
+        gpt2_free(&model);
+        if (failed) die("stdout: cannot write the step description");
+        return 0;
     }
 
     int total_steps = o.steps + (o.verify_path ? 1 : 0);

@@ -1,0 +1,97 @@
+"""The traffic model: its C unit test (hand counts on a tiny configuration) and
+the --describe output of a real binary for GPT-2 124M (d12)."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+# Self-contained rather than `from conftest import ...`: when pytest collects tests/harness first,
+# the module named conftest is tests/harness/conftest.py.
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def binary(variant, compiler="gcc", kernels="fast"):
+    path = ROOT / "build" / compiler / kernels / f"gpt2-{variant}"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run `make` first")
+    return path
+
+
+def run(args, timeout=60):
+    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def json_lines(stdout):
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def core_sources():
+    """The core sources the unit test links: those the Makefile builds, without the executors' task graph."""
+    core = ROOT / "core"
+    gemm = core / "gemm.c" if (core / "gemm.c").exists() else core / "gemm_oracle_link.c"
+    names = ["traffic.c", "step.c", "model.c", "kernels.c", "data.c", "fileio.c", "gemm_naive.c"]
+    return [core / n for n in names] + [gemm]
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_traffic_unit(tmp_path, compiler):
+    if shutil.which(compiler) is None:
+        pytest.skip(f"{compiler} not installed")
+    exe = tmp_path / "test_traffic"
+    build = subprocess.run(["nice", "-n", "10", compiler, "-std=c11", "-O2", "-march=native", "-Wall", "-Wextra",
+                            "-Werror", str(ROOT / "tests" / "test_traffic.c"), *map(str, core_sources()),
+                            "-lm", "-o", str(exe)], capture_output=True, text=True, timeout=120)
+    assert build.returncode == 0, build.stderr
+    proc = run([exe], timeout=60)
+    last = proc.stdout.strip().splitlines()[-1]
+    print(proc.stdout)
+    assert proc.returncode == 0 and last.endswith(" 0 failed"), proc.stdout
+    assert int(last.split()[0]) > 100  # every hand count was checked
+
+
+def describe(variant, *args):
+    proc = run([binary(variant), "--json", "--describe", *args], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = json_lines(proc.stdout)
+    assert "info" in lines[0]
+    return lines[0]["info"], lines[1:]
+
+
+def test_describe_d12_totals():
+    info, ops = describe("seq", "--config", "d12", "-B", "4", "-T", "64")
+    assert len(ops) == info["ops_per_step"]
+    assert [o["op"] for o in ops] == list(range(len(ops)))
+    for o in ops:
+        assert set(o) >= {"op", "kernel", "label", "layer", "phase", "split", "flops", "bytes", "intensity"}
+        assert o["bytes"] == o["bytes_read"] + o["bytes_written"] > 0
+        assert o["intensity"] == pytest.approx(o["flops"] / o["bytes"], rel=1e-5)
+    B, T, C, L, Vp = info["B"], info["T"], info["C"], info["L"], info["Vp"]
+    N = B * T
+    # 2 FLOPs per matmul weight and row in each of forward, input and weight gradient, plus the
+    # bias gradients (3C + C + 4C + C per layer) as plain adds
+    matmul_weights = 12 * C * C * L + Vp * C
+    matmul = sum(o["flops"] for o in ops if o["kernel"].startswith("matmul_"))
+    assert matmul == 6 * N * matmul_weights + N * 9 * C * L
+    total = sum(o["flops"] for o in ops)
+    total_bytes = sum(o["bytes"] for o in ops)
+    six_nbt = 6 * info["num_parameters"] * N
+    print(f"d12 B=4 T=64: {total / 1e9:.2f} GFLOP per step (6*N*B*T = {six_nbt / 1e9:.2f}), "
+          f"{total_bytes / 1e9:.3f} GB compulsory, {total / total_bytes:.1f} FLOP/B")
+    assert 185e9 < total < 200e9
+    # attention (forward and backward) is what comes on top of the products, beside small element-wise work
+    attention = sum(o["flops"] for o in ops if o["kernel"].startswith("attention_"))
+    assert 0.5e9 < attention < 2e9
+    # AdamW reads grads and reads and writes params, m, v: 28 bytes per parameter
+    adamw = sum(o["bytes"] for o in ops if o["kernel"] == "adamw")
+    assert adamw == 28 * info["num_parameters"]
+
+
+def test_describe_same_for_every_variant():
+    _, seq = describe("seq", "--config", "tiny", "-B", "2", "-T", "16")
+    for variant in ("forkjoin", "tasks", "taskiter"):
+        _, other = describe(variant, "--config", "tiny", "-B", "2", "-T", "16")
+        assert other == seq, variant
