@@ -33,7 +33,7 @@ def core_sources():
     """The core sources the unit test links: those the Makefile builds, without the executors' task graph."""
     core = ROOT / "core"
     gemm = core / "gemm.c" if (core / "gemm.c").exists() else core / "gemm_oracle_link.c"
-    names = ["traffic.c", "step.c", "model.c", "kernels.c", "data.c", "fileio.c", "gemm_naive.c"]
+    names = ["traffic.c", "step.c", "model.c", "kernels.c", "data.c", "fileio.c", "gemm_naive.c", "kernels_fast.c"]
     return [core / n for n in names] + [gemm]
 
 
