@@ -23,6 +23,8 @@ GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
 HEADERS  := $(wildcard core/*.h variants/*.h)
 
 .PHONY: all build deps test run reference clean print-flags
+
+include bench/Makefile.bench
 all: build
 
 # one build tree per (compiler, kernels)
@@ -49,7 +51,7 @@ BUILT_NAMES    := $(patsubst variants/%.c,%,$(BUILT_VARIANTS))
 KERNEL_SETS ?= fast reference
 BINARIES := $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(BUILT_NAMES),build/$(c)/$(k)/gpt2-$(v))))
 
-build: $(BINARIES)
+build: $(BINARIES) $(BENCH_BINS)
 	@for v in $(BUILT_NAMES); do ln -sfn gcc/$(KERNELS)/gpt2-$$v build/gpt2-$$v; done
 
 deps:
@@ -59,9 +61,10 @@ test: deps
 	@$(MAKE) --no-print-directory build
 	@scripts/run-tests.sh
 
+# the default study: sweep, then tables, figures and the roofline verdict
 run: deps
 	@$(MAKE) --no-print-directory build
-	build/gpt2-seq --config small -B 4 -T 64 --steps 10
+	@dir=$$(harness/perfstudy run configs/default.toml) && harness/perfstudy report "$$dir"
 
 reference:
 	$(PYTHON) tests/reference/make_reference.py --all --out tests/fixtures

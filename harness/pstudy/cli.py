@@ -3,6 +3,7 @@
 Each subcommand is a module in this package with two functions:
     add_arguments(parser)   adds its options to an argparse parser
     main(args) -> int       runs it and returns the exit status
+or, for a module that parses its own options, just main(argv) -> int.
 and a one-line docstring used in the overview. Only the chosen module is imported, so a
 subcommand that needs heavy libraries costs nothing to the others. To add one, write the
 module and add a line to SUBCOMMANDS.
@@ -19,6 +20,8 @@ SUBCOMMANDS = {
     "run": "pstudy.run",
     "report": "pstudy.report",
     "list": "pstudy.listing",
+    "ceilings": "pstudy.ceilings",
+    "roofline": "pstudy.roofline",
 }
 
 USAGE = """usage: perfstudy SUBCOMMAND [options]   (perfstudy SUBCOMMAND --help for its options)
@@ -46,6 +49,13 @@ def main(argv):
         sys.stderr.write(f"perfstudy: unknown subcommand '{name}' (known: {', '.join(SUBCOMMANDS)})\n")
         return 2
     module = importlib.import_module(SUBCOMMANDS[name])
+    if not hasattr(module, "add_arguments"):
+        # a module with its own parser: main(argv) -> exit status
+        try:
+            return module.main(argv[1:])
+        except KeyboardInterrupt:
+            sys.stderr.write(f"\nperfstudy {name}: interrupted\n")
+            return 130
     summary = (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else None
     parser = argparse.ArgumentParser(prog=f"perfstudy {name}", description=summary)
     module.add_arguments(parser)

@@ -59,6 +59,11 @@ SCHEMA = {
     "counters": {
         "backend": ("backend", "none"),
     },
+    "analysis": {
+        "trace": ("bool", True),      # pass --trace to every run (per-kernel records for the roofline)
+        "ceilings": ("bool", True),   # measure STREAM and peak FLOP/s at the sweep's thread counts
+        "roofline": ("bool", True),   # `report` adds the roofline analysis and verdict
+    },
 }
 
 
@@ -71,12 +76,13 @@ class Study:
     sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk
     placement: dict           # proc_bind, places
     counters: dict            # backend
+    analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True})
     text: str = field(repr=False, default="")  # the file's text, kept for meta.json
 
     def as_dict(self):
         """The config as run: every key with its resolved value (defaults filled in, threads expanded)."""
         return {"model": self.model, "run": self.run, "sweep": self.sweep,
-                "placement": self.placement, "counters": self.counters}
+                "placement": self.placement, "counters": self.counters, "analysis": self.analysis}
 
     def digest(self):
         """Hash of the resolved config; a results directory is resumed only when it matches."""
@@ -157,7 +163,8 @@ def from_dict(raw, path, text="", cpu_count=1):
         raise StudyError(f"{path}: run.name: \"{run['name']}\" must be letters, digits, '.', '_' or '-' "
                          "(it becomes part of a directory name)")
     return Study(path=path, name=run["name"], model=model, run=run, sweep=sweep,
-                 placement=resolved["placement"], counters=resolved["counters"], text=text)
+                 placement=resolved["placement"], counters=resolved["counters"], analysis=resolved["analysis"],
+                 text=text)
 
 
 def check(kind, value, path, name, cpu_count):
@@ -212,6 +219,10 @@ def check(kind, value, path, name, cpu_count):
         if not ok:
             raise bad(f"'' (unset), one of {', '.join(ABSTRACT_PLACES)} (optionally with a count, \"cores(2)\"), "
                       "or an explicit list such as \"{0},{1}\"")
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise bad("true or false")
         return value
     if kind == "backend":
         if value not in COUNTER_BACKENDS:

@@ -121,4 +121,13 @@ def main(args):
         for note in notes:
             sys.stderr.write(f"perfstudy report: {note}\n")
         out.write(f"\n{len(written)} figure files in {outdir}\n")
+    if meta.get("config", {}).get("analysis", {}).get("roofline", True):
+        from pstudy import analysis
+        plots_root = Path(args.plots_root or REPO_ROOT / "plots")
+        result, why = analysis.roofline_report(directory, plots_root / directory.name / "roofline")
+        if why:
+            sys.stderr.write(f"perfstudy report: {why}\n")
+        else:
+            from pstudy import roofline
+            out.write("\n" + roofline.format_summary(result) + "\n")
     return 0

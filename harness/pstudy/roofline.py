@@ -564,16 +564,22 @@ def main(argv=None):
     except RooflineError as err:
         print(f"pstudy roofline: {err}", file=sys.stderr)
         return 2
-    for a in summary["analyses"]:
-        print(f"== {a['variant']} ({a['compiler']}/{a['kernels']}), {a['threads']} thread(s): ridge "
-              f"{a['ridge']:.2f} FLOP/B (peak {a['roof']['peak_gflops']:.1f} GFLOP/s {a['roof']['best_isa']}, "
-              f"triad {a['roof']['triad_GBs']:.1f} GB/s); bytes: {a['bytes_source']}")
-        print(format_table(a["by_kernel"]))
-    print(TIME_NOTE)
-    for line in summary["verdicts"]:
-        print(line)
+    print(format_summary(summary))
     print(f"wrote {out}")
     return 0
+
+
+def format_summary(summary):
+    """The verdict tables and lines of an analysis, as text."""
+    lines = []
+    for a in summary["analyses"]:
+        lines.append(f"== {a['variant']} ({a['compiler']}/{a['kernels']}), {a['threads']} thread(s): ridge "
+                     f"{a['ridge']:.2f} FLOP/B (peak {a['roof']['peak_gflops']:.1f} GFLOP/s {a['roof']['best_isa']}, "
+                     f"triad {a['roof']['triad_GBs']:.1f} GB/s); bytes: {a['bytes_source']}")
+        lines.append(format_table(a["by_kernel"]))
+    lines.append(TIME_NOTE)
+    lines.extend(summary["verdicts"])
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from pstudy import config as configmod
+from pstudy import analysis, config as configmod
 from pstudy import machine, resultsdir, runner, sweep
 from pstudy.errors import StudyError
 
@@ -83,9 +83,13 @@ def main(args):
                 continue
             progress.starting(run)
             binary = binaries[binary_key(run.point)]
-            outcome = runner.execute(study, run.point, binary, str(REPO_ROOT))
+            trace = None
+            if study.analysis["trace"]:
+                (directory / "traces").mkdir(exist_ok=True)
+                trace = directory / "traces" / runner.trace_name(run.point, run.repetition)
+            outcome = runner.execute(study, run.point, binary, str(REPO_ROOT), trace)
             resultsdir.save_run(directory, run, i, outcome,
-                                runner.command(study, run.point, binary, str(REPO_ROOT)))
+                                runner.command(study, run.point, binary, str(REPO_ROOT), trace))
             journal.append("run", run_id=run.run_id(), status=outcome.status)
             progress.finished(run, outcome)
     except KeyboardInterrupt:
@@ -95,6 +99,14 @@ def main(args):
         say(f"interrupted; the runs finished so far are in {directory}; run the same command again to resume")
         return 130
     progress.close()
+    notes = []
+    if study.analysis["trace"] or study.analysis["roofline"]:
+        notes.append(analysis.describe_ops(study, directory, binaries, str(REPO_ROOT)))
+    if study.analysis["ceilings"]:
+        notes.append(analysis.measure_ceilings(study, directory, str(REPO_ROOT)))
+    for note in filter(None, notes):
+        say(note)
+        meta.setdefault("analysis_notes", []).append(note)
     journal.append("end")
     n_failed = finish(directory, meta, "complete")
     say(f"done: {directory}" + (f" ({n_failed} failed runs, see failures.csv)" if n_failed else ""))

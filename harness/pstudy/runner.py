@@ -50,20 +50,37 @@ def model_path(value, root):
     return value if os.path.isabs(value) else os.path.join(root, value)
 
 
-def command(study, point, binary, root):
-    m, r = study.model, study.run
-    cmd = [binary, "--json", "-B", str(m["B"]), "-T", str(m["T"]),
-           "--steps", str(r["warmup"] + r["steps"])]
+def trace_name(point, repetition):
+    """File name of a run's per-kernel trace, as pstudy.roofline expects it."""
+    chunked = point.variant in CHUNKED_VARIANTS
+    bs = point.batch_subsize if chunked else "NA"
+    k = point.k if chunked else "NA"
+    return (f"{point.variant}_{point.compiler}_{point.kernels}_t{point.threads}_bs{bs}_k{k}"
+            f"_r{repetition}.csv")
+
+
+def model_args(study, root):
+    """The model and batch options every run of a study shares."""
+    m = study.model
+    args = ["-B", str(m["B"]), "-T", str(m["T"])]
     if m["config"] is not None:
-        cmd += ["--config", m["config"]]
+        args += ["--config", m["config"]]
     else:
-        cmd += ["--model", model_path(m["checkpoint"], root)]
+        args += ["--model", model_path(m["checkpoint"], root)]
+    return args
+
+
+def command(study, point, binary, root, trace=None):
+    m, r = study.model, study.run
+    cmd = [binary, "--json", "--steps", str(r["warmup"] + r["steps"])] + model_args(study, root)
     if m["data"] is not None:
         cmd += ["--data", model_path(m["data"], root)]
     if point.variant != "seq":
         cmd += ["--threads", str(point.threads)]
     if point.variant in CHUNKED_VARIANTS:
         cmd += ["--batch-subsize", str(point.batch_subsize), "--token-chunk", str(point.k)]
+    if trace is not None:
+        cmd += ["--trace", str(trace)]
     return cmd
 
 
@@ -79,9 +96,9 @@ def environment(study, point):
     return env
 
 
-def execute(study, point, binary, root):
+def execute(study, point, binary, root, trace=None):
     """Run one process for `point`; never raises for a misbehaving binary (KeyboardInterrupt passes)."""
-    cmd = command(study, point, binary, root)
+    cmd = command(study, point, binary, root, trace)
     timeout = study.run["timeout_s"]
     start = time.monotonic()
     try:

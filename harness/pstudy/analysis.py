@@ -1,0 +1,67 @@
+"""What a sweep leaves for the memory-boundedness analysis, beside its runs.
+
+After the runs of `perfstudy run`, when [analysis] asks for it:
+  ops/<variant>_<compiler>_<kernels>.json   each binary's `--json --describe`: per operation of
+                                            the step, its FLOPs and compulsory bytes (core/traffic.c)
+  ceilings.json                             STREAM bandwidth and peak FLOP/s at the sweep's thread
+                                            counts (pstudy.ceilings), measured on this machine now
+The traces (traces/*.csv) are written by the runs themselves (--trace).
+`perfstudy report` then calls pstudy.roofline on the directory.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from pstudy import runner
+
+
+def describe_ops(study, directory, binaries, root):
+    """Writes ops/<variant>_<compiler>_<kernels>.json for every binary of the sweep; returns None or
+    a note saying why not."""
+    ops_dir = Path(directory) / "ops"
+    ops_dir.mkdir(exist_ok=True)
+    for (compiler, kernels, variant), binary in sorted(binaries.items()):
+        path = ops_dir / f"{variant}_{compiler}_{kernels}.json"
+        if path.exists():
+            continue
+        cmd = [str(binary), "--json", "--describe"] + runner.model_args(study, root)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            return f"operation costs not written: {binary} --describe failed: {r.stderr.strip()}"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(r.stdout)
+        tmp.replace(path)
+    return None
+
+
+def measure_ceilings(study, directory, root):
+    """Writes ceilings.json at the sweep's thread counts unless it is there already; returns None or a
+    note saying why not."""
+    from pstudy import ceilings
+    path = Path(directory) / "ceilings.json"
+    if path.exists():
+        return None
+    build_dir = Path(os.environ.get("PERFSTUDY_BUILD_DIR") or study.run["build_dir"])
+    bench = (build_dir if build_dir.is_absolute() else Path(root) / build_dir) / "bench"
+    if not (bench / "stream").exists() or not (bench / "peakflops").exists():
+        return f"ceilings not measured: {bench}: stream and peakflops are not built (run `make`)"
+    sys.stderr.write(f"perfstudy run: measuring ceilings (STREAM, peak FLOP/s) at threads "
+                     f"{', '.join(map(str, study.sweep['threads']))}\n")
+    try:
+        ceilings.measure_ceilings(bench, study.sweep["threads"], path, proc_bind=study.placement["proc_bind"],
+                                  places=study.placement["places"], likwid_bench=None)
+    except ceilings.CeilingsError as err:
+        return f"ceilings not measured: {err}"
+    return None
+
+
+def roofline_report(directory, outdir):
+    """Runs the roofline analysis of a results directory into outdir: (result, None), or
+    (None, why) when the directory lacks what it needs."""
+    from pstudy import roofline
+    try:
+        return roofline.analyse(directory, outdir), None
+    except roofline.RooflineError as err:
+        return None, f"roofline skipped: {err}"
