@@ -59,10 +59,12 @@ def trace_name(point, repetition):
             f"_r{repetition}.csv")
 
 
-def model_args(study, root):
-    """The model and batch options every run of a study shares."""
+def model_args(study, root, steps=None):
+    """The batch shape, step count and model options every run of a study shares."""
     m = study.model
     args = ["-B", str(m["B"]), "-T", str(m["T"])]
+    if steps is not None:
+        args += ["--steps", str(steps)]
     if m["config"] is not None:
         args += ["--config", m["config"]]
     else:
@@ -72,7 +74,7 @@ def model_args(study, root):
 
 def command(study, point, binary, root, trace=None):
     m, r = study.model, study.run
-    cmd = [binary, "--json", "--steps", str(r["warmup"] + r["steps"])] + model_args(study, root)
+    cmd = [binary, "--json"] + model_args(study, root, steps=r["warmup"] + r["steps"])
     if m["data"] is not None:
         cmd += ["--data", model_path(m["data"], root)]
     if point.variant != "seq":

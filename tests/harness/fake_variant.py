@@ -58,6 +58,8 @@ def main():
     parser.add_argument("--batch-subsize", type=int)
     parser.add_argument("--token-chunk", type=int)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--trace")
+    parser.add_argument("--describe", action="store_true")
     args = parser.parse_args()
     if args.model and not os.path.isfile(args.model):
         fail(prog, args.model, "no such file")
@@ -65,6 +67,13 @@ def main():
     if variant == "seq":
         threads = 1
 
+    if args.describe:
+        # two operations, one compute-heavy and one streaming, like core/traffic.c's output
+        for op, (kernel, flops, nbytes) in enumerate([("matmul_fwd", 4.0e9, 1.0e8), ("gelu_fwd", 1.0e7, 2.0e7)]):
+            print(json.dumps({"op": op, "kernel": kernel, "label": f"{kernel} L0", "layer": 0,
+                              "phase": "forward", "split": "rows", "flops": flops, "bytes": nbytes,
+                              "intensity": flops / nbytes}))
+        return 0
     counter = os.environ.get("FAKE_COUNTER")
     if counter:
         try:
@@ -117,6 +126,7 @@ def main():
     if mode == "slower":
         scale = 1.0 + 0.5 * (threads - 1)
     steps = args.steps - 1 if mode == "short" else args.steps
+    trace_rows = []
     for step in range(steps):
         warm = 1.5 if step == 0 else 1.0
         noise = 1.0 + rng.uniform(-0.02, 0.02)
@@ -126,6 +136,17 @@ def main():
         if os.environ.get("FAKE_SLEEP_S"):
             time.sleep(float(os.environ["FAKE_SLEEP_S"]))
         print(json.dumps(record), flush=True)
+        trace_rows.append((step, total))
+    if args.trace:
+        # per-chunk records in core/trace.c's layout: op 0 takes 90% of the step, op 1 the rest
+        with open(args.trace, "w") as f:
+            f.write("iteration,op,kernel,layer,phase,label,b0,b1,x0,x1,thread,start_s,end_s\n")
+            start = 0.0
+            for step, total in trace_rows:
+                for op, (kernel, share) in enumerate([("matmul_fwd", 0.9), ("gelu_fwd", 0.1)]):
+                    end = start + share * total
+                    f.write(f"{step},{op},{kernel},0,forward,{kernel} L0,0,1,0,1,0,{start:.9f},{end:.9f}\n")
+                    start = end
     return 0
 
 
