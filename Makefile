@@ -15,7 +15,7 @@ PYTHON    := $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3
 CFLAGS_COMMON := -std=c11 -O3 -march=native -ffp-contract=off -fno-math-errno -Wall -Wextra -g
 LDLIBS        := -lm -ldl
 
-CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/taskgraph.c core/traffic.c
+CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/taskgraph.c core/traffic.c core/counters.c
 # the kernel set: `fast` (gemm.c, kernels_fast.c) or `reference` (llm.c's loops)
 KERNEL_SRC_fast      := $(if $(wildcard core/gemm.c),core/gemm.c,core/gemm_oracle_link.c) core/kernels_fast.c
 KERNEL_SRC_reference := core/kernels_reference.c
@@ -45,6 +45,27 @@ build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-omp.o build/$(1)/$(2)/obj/exec-
 	$(1) $(CFLAGS_COMMON) -fopenmp $$^ -o $$@ $(LDLIBS)
 endef
 $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k)))))
+
+# Builds with hardware-counter regions around every kernel (core/counters.h):
+#   make counters COUNTERS=likwid   ->  build/<compiler>/<kernels>-likwid/gpt2-<variant>  (-DUSE_LIKWID -llikwid)
+#   make counters COUNTERS=papi     ->  build/<compiler>/<kernels>-papi/gpt2-<variant>    (-DUSE_PAPI -lpapi)
+# The harness uses them for the counter runs when its [counters] backend is available.
+COUNTERS ?= likwid
+COUNTERS_PKG_likwid := likwid
+COUNTERS_PKG_papi   := libpapi-dev papi-tools
+define COUNTERS_TREE
+build/$(1)/$(2)-$(3)/gpt2-seq: variants/main.c variants/seq.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
+	@mkdir -p $$(@D)
+	$(1) $(CFLAGS_COMMON) -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c variants/seq.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
+build/$(1)/$(2)-$(3)/gpt2-%: variants/main.c variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
+	@mkdir -p $$(@D)
+	$(1) $(CFLAGS_COMMON) -fopenmp -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
+endef
+$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(foreach b,likwid papi,$(eval $(call COUNTERS_TREE,$(c),$(k),$(b))))))
+.PHONY: counters
+counters:
+	@scripts/install-deps.sh $(COUNTERS_PKG_$(COUNTERS))
+	@$(MAKE) --no-print-directory $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(VARIANTS),build/$(c)/$(k)-$(COUNTERS)/gpt2-$(v))))
 
 BUILT_VARIANTS := $(wildcard $(patsubst %,variants/%.c,$(VARIANTS)))
 BUILT_NAMES    := $(patsubst variants/%.c,%,$(BUILT_VARIANTS))

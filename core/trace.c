@@ -14,6 +14,7 @@ int trace_init(Trace *trace, size_t capacity) {
     trace->capacity = capacity;
     trace->count = 0;
     trace->origin = now_seconds();
+    trace->counters = NULL;
     if (capacity == 0) return 0;
     trace->records = malloc(capacity * sizeof(TraceRecord));
     return trace->records ? 0 : -1;
@@ -28,13 +29,16 @@ void trace_free(Trace *trace) {
 void run_chunk(const StepDescription *step, int op_index, Range range, int iteration,
                float *losses, Trace *trace, int thread) {
     const Op *op = &step->ops[op_index];
-    if (!trace || !trace->records) {
-        op_run(step, op, range, iteration, losses ? &losses[iteration] : NULL);
-        return;
-    }
-    double start = now_seconds();
+#if defined(USE_LIKWID) || defined(USE_PAPI)
+    if (trace && trace->counters) counters_region_begin(trace->counters, op_kind_name(op->kind));
+#endif
+    double start = trace && trace->records ? now_seconds() : 0.0;
     op_run(step, op, range, iteration, losses ? &losses[iteration] : NULL);
-    double end = now_seconds();
+    double end = trace && trace->records ? now_seconds() : 0.0;
+#if defined(USE_LIKWID) || defined(USE_PAPI)
+    if (trace && trace->counters) counters_region_end(trace->counters, op_kind_name(op->kind));
+#endif
+    if (!trace || !trace->records) return;
     size_t slot = __atomic_fetch_add(&trace->count, 1, __ATOMIC_RELAXED);
     if (slot < trace->capacity)
         trace->records[slot] = (TraceRecord){iteration, op_index, thread, range,

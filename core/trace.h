@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "counters.h"
 #include "step.h"
 
 typedef struct {
@@ -19,6 +20,9 @@ typedef struct {
     size_t capacity;
     size_t count;      // updated atomically; may exceed capacity (records dropped)
     double origin;
+    // hardware-counter regions per kernel kind; only in builds with
+    // -DUSE_LIKWID or -DUSE_PAPI (core/counters.h), NULL otherwise
+    struct counters *counters;
 } Trace;
 
 double now_seconds(void);

@@ -384,6 +384,17 @@ int main(int argc, char **argv) {
     Trace trace;
     size_t trace_capacity = o.trace_path ? (size_t)info.chunks_per_step * (size_t)(total_steps + 1) : 0;
     if (!losses || !reports || trace_init(&trace, trace_capacity) != 0) die("out of memory for per-step records");
+#if defined(USE_LIKWID) || defined(USE_PAPI)
+    // kernel regions for hardware counters; failing to set them up is not fatal
+    struct counters counters;
+    if (counters_init(&counters, info.threads) == 0) {
+#ifdef _OPENMP
+#pragma omp parallel num_threads(info.threads)
+#endif
+        counters_thread_init(&counters);
+    }
+    trace.counters = &counters;
+#endif
 
     int failures = 0;
     int first = 0;
@@ -400,7 +411,10 @@ int main(int argc, char **argv) {
         memset(model.v_memory, 0, model.num_parameters * sizeof(float));
         step.adamw = adamw;
     }
-    train(ex, &o, first, o.steps, losses, reports, o.trace_path ? &trace : NULL);
+    train(ex, &o, first, o.steps, losses, reports, &trace);
+#if defined(USE_LIKWID) || defined(USE_PAPI)
+    counters_finish(&counters, stderr);
+#endif
 
     if (o.expect_losses_path) {
         float expected[4096];

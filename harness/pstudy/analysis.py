@@ -65,3 +65,64 @@ def roofline_report(directory, outdir):
         return roofline.analyse(directory, outdir), None
     except roofline.RooflineError as err:
         return None, f"roofline skipped: {err}"
+
+
+def counters_detection_for(backend):
+    """{"backend": name or None, "reason": ..., "reasons": {...}} (pstudy.counters.detect_backend)."""
+    from pstudy import counters
+    return counters.detect_backend(backend)
+
+
+def collect_counters(study, directory, points, root, detection):
+    """Hardware-counter runs, one per point (repetition 0), beside the timed runs, which stay free
+    of counter overhead: with likwid, the point's counters build (`make counters COUNTERS=likwid`)
+    under `likwid-perfctr -m -g GROUP` for each memory group, written to
+    counters/<run stem>.<GROUP>.csv, which pstudy.roofline reads as measured DRAM bytes per kernel;
+    with PAPI, the counters build's per-region counts (counters/<run stem>.papi.txt); with perf,
+    whole-run `perf stat` counts (counters/<run stem>.perf.csv). Returns None or a note."""
+    from pstudy import counters
+    backend = detection.get("backend")
+    if backend is None:
+        return None
+    cdir = Path(directory) / "counters"
+    cdir.mkdir(exist_ok=True)
+    build_dir = Path(os.environ.get("PERFSTUDY_BUILD_DIR") or study.run["build_dir"])
+    build_dir = build_dir if build_dir.is_absolute() else Path(root) / build_dir
+    groups = []
+    if backend == "likwid":
+        listing = subprocess.run(["likwid-perfctr", "-a"], capture_output=True, text=True).stdout
+        groups = counters.likwid_memory_groups(counters.likwid_groups(listing))
+    notes = []
+    for point in points:
+        stem = runner.trace_name(point, 0)[:-len(".csv")]
+        binary = build_dir / point.compiler / f"{point.kernels}-{backend}" / f"gpt2-{point.variant}"
+        if backend in ("likwid", "papi") and not binary.exists():
+            return (f"counters ({backend}) not collected: {binary} is missing "
+                    f"(build it with `make counters COUNTERS={backend}`)")
+        env = runner.environment(study, point)
+        if backend == "likwid":
+            cpus = list(range(point.threads))
+            for group in groups:
+                out = cdir / f"{stem}.{group}.csv"
+                if out.exists():
+                    continue
+                argv = counters.likwid_command(runner.command(study, point, str(binary), root), group, cpus, out)
+                r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=study.run["timeout_s"])
+                if r.returncode != 0:
+                    notes.append(f"{stem} {group}: likwid-perfctr exit {r.returncode}")
+        elif backend == "papi":
+            out = cdir / f"{stem}.papi.txt"
+            if out.exists():
+                continue
+            r = subprocess.run(runner.command(study, point, str(binary), root), capture_output=True, text=True,
+                               env=env, timeout=study.run["timeout_s"])
+            out.write_text("".join(line + "\n" for line in r.stderr.splitlines() if line.startswith("papi ")))
+        elif backend == "perf":
+            out = cdir / f"{stem}.perf.csv"
+            if out.exists():
+                continue
+            binary = runner.binary_path(study, point, root)
+            argv = ["perf", "stat", "-x,", "-o", str(out), "-e", "cycles,instructions", "--"] + \
+                runner.command(study, point, binary, root)
+            subprocess.run(argv, capture_output=True, text=True, env=env, timeout=study.run["timeout_s"])
+    return "; ".join(notes) or None

@@ -104,6 +104,9 @@ def main(args):
         notes.append(analysis.describe_ops(study, directory, binaries, str(REPO_ROOT)))
     if study.analysis["ceilings"]:
         notes.append(analysis.measure_ceilings(study, directory, str(REPO_ROOT)))
+    if meta.get("counters", {}).get("backend"):
+        notes.append(analysis.collect_counters(study, directory, sweep.points(study), str(REPO_ROOT),
+                                               meta["counters"]))
     for note in filter(None, notes):
         say(note)
         meta.setdefault("analysis_notes", []).append(note)
@@ -149,10 +152,16 @@ def say(text):
 
 
 def counters_status(backend):
+    """What meta.json says of hardware counters: the backend used, or why none is."""
     if backend == "none":
-        return "none"
-    return (f"unavailable: hardware counters are not collected by this harness version "
-            f"(backend '{backend}' recorded only)")
+        return {"backend": None, "status": "none", "reasons": {}}
+    found = analysis.counters_detection_for(backend)
+    reason = found["reason"]
+    if found["backend"]:
+        status = f"{found['backend']}: {reason}"
+    else:
+        status = reason if reason.startswith("unavailable") else f"unavailable: {reason}"
+    return {"backend": found["backend"], "status": status, "reasons": found["reasons"]}
 
 
 def initial_meta(study, git, directory, seed, binaries):
@@ -176,8 +185,7 @@ def initial_meta(study, git, directory, seed, binaries):
                        "speedup_ci": "interval arithmetic on the CIs of base and point medians"},
         "placement": {"OMP_PROC_BIND": study.placement["proc_bind"] or "(unset)",
                       "OMP_PLACES": study.placement["places"] or "(unset)"},
-        "counters": {"backend": study.counters["backend"],
-                     "status": counters_status(study.counters["backend"])},
+        "counters": {"requested": study.counters["backend"], **counters_status(study.counters["backend"])},
         "binaries": {"/".join(k): v for k, v in binaries.items()},
         "compilers": machine.compilers(study, str(REPO_ROOT)),
         "omp_runtime": {},
