@@ -90,6 +90,12 @@ run: deps
 reference:
 	$(PYTHON) tests/reference/make_reference.py --all --out tests/fixtures
 
+# benchmarks (not tests): figures printed, nothing asserted
+.PHONY: bench-variants
+bench-variants: deps
+	@$(MAKE) --no-print-directory build
+	$(PYTHON) bench/variants.py
+
 print-flags:
 	@echo "$(CFLAGS_COMMON)"
 
