@@ -1,0 +1,337 @@
+// Fast versions of the three linear-layer products of gemm.h.
+//
+// All three are one general product C(M,N) = init + A(M,K) B(K,N), computed
+// Goto-style: B is copied into small packed panels (KC x NR, zero-padded past
+// the last column), A is read in place, and a register tile of MR x NR
+// accumulators walks the reduction index k upwards. Each vector lane holds one
+// output element, and each step is one FMA, so every element is exactly the
+// fma chain of gemm_naive.c. K is cut into blocks of KC: between blocks the
+// partial sums sit in C itself (a float stored and reloaded is the same
+// float), so blocking changes where the chain pauses, never its order.
+//
+//   product                   M        N    K     A(m,k)           B(k,n)
+//   forward                   rows     OC   IC    inp[m*IC+k]      w[n*IC+k]
+//   backward, input           rows     IC   OC    dout[m*OC+k]     w[k*IC+n]
+//   backward, weight          chans    IC   rows  dout[k*OC+m]     inp[k*IC+n]
+//
+// The micro-kernel is chosen at build time: AVX-512 (8 x 32 tile), AVX2+FMA
+// (6 x 16 tile), or plain C with fmaf (4 x 16 tile) that compilers vectorize.
+// Scratch lives on the stack (one B panel, < 64 KB); there is no global state,
+// so calls on disjoint ranges may run concurrently from any number of threads.
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+#include "gemm.h"
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+#if defined(__AVX512F__)
+#define GEMM_MR 8
+#define GEMM_NR 32
+#elif defined(__AVX2__) && defined(__FMA__)
+#define GEMM_MR 6
+#define GEMM_NR 16
+#else
+#define GEMM_MR 4
+#define GEMM_NR 16
+#endif
+
+// Blocking. KC bounds the packed B panel (KC*NR floats, meant to stay in L1
+// while MC/MR tiles of A stream past it); MC rows of A by KC (read from L2)
+// are swept for each panel; NC columns of C are finished over all of K before
+// moving on, so those partial sums stay in cache between K blocks.
+#ifndef GEMM_KC
+#define GEMM_KC 256
+#endif
+#ifndef GEMM_MC
+#define GEMM_MC 192
+#endif
+#ifndef GEMM_NC
+#define GEMM_NC 512
+#endif
+
+#if defined(__GNUC__)
+#define GEMM_INLINE static inline __attribute__((always_inline))
+#else
+#define GEMM_INLINE static inline
+#endif
+
+// How A is laid out: row-major (A(m,k) = a[m*lda + k]) or column-major
+// (A(m,k) = a[k*lda + m]). Passed as a constant so each kernel is specialised.
+enum { A_ROWS = 0, A_COLS = 1 };
+
+static inline const float *a_at(const float *a, ptrdiff_t lda, int a_cols, int m, int k) {
+    return a_cols ? a + (ptrdiff_t)k * lda + m : a + (ptrdiff_t)m * lda + k;
+}
+
+// ----------------------------------------------------------------------------
+// Micro-kernels: C(mr x NR) = Cin + A(mr x kc) * P(kc x NR), P packed with row
+// stride NR. Cin is read with row stride ldcin (0 = the same init row for every
+// row: the bias). mr is a compile-time constant in every instantiation.
+
+#if defined(__AVX512F__)
+
+#define GEMM_NV (GEMM_NR / 16)
+GEMM_INLINE void tile(int mr, int a_cols, int kc, const float *a, ptrdiff_t lda,
+                      const float *p, const float *cin, ptrdiff_t ldcin,
+                      float *c, ptrdiff_t ldc) {
+    __m512 acc[GEMM_MR][GEMM_NV];
+    for (int i = 0; i < mr; i++)
+        for (int v = 0; v < GEMM_NV; v++)
+            acc[i][v] = _mm512_loadu_ps(cin + i * ldcin + 16 * v);
+    for (int k = 0; k < kc; k++) {
+        __m512 b[GEMM_NV];
+        for (int v = 0; v < GEMM_NV; v++) b[v] = _mm512_load_ps(p + (ptrdiff_t)k * GEMM_NR + 16 * v);
+        for (int i = 0; i < mr; i++) {
+            __m512 x = _mm512_set1_ps(*a_at(a, lda, a_cols, i, k));
+            for (int v = 0; v < GEMM_NV; v++) acc[i][v] = _mm512_fmadd_ps(x, b[v], acc[i][v]);
+        }
+    }
+    for (int i = 0; i < mr; i++)
+        for (int v = 0; v < GEMM_NV; v++)
+            _mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]);
+}
+
+#elif defined(__AVX2__) && defined(__FMA__)
+
+#define GEMM_NV (GEMM_NR / 8)
+GEMM_INLINE void tile(int mr, int a_cols, int kc, const float *a, ptrdiff_t lda,
+                      const float *p, const float *cin, ptrdiff_t ldcin,
+                      float *c, ptrdiff_t ldc) {
+    __m256 acc[GEMM_MR][GEMM_NV];
+    for (int i = 0; i < mr; i++)
+        for (int v = 0; v < GEMM_NV; v++)
+            acc[i][v] = _mm256_loadu_ps(cin + i * ldcin + 8 * v);
+    for (int k = 0; k < kc; k++) {
+        __m256 b[GEMM_NV];
+        for (int v = 0; v < GEMM_NV; v++) b[v] = _mm256_load_ps(p + (ptrdiff_t)k * GEMM_NR + 8 * v);
+        for (int i = 0; i < mr; i++) {
+            __m256 x = _mm256_broadcast_ss(a_at(a, lda, a_cols, i, k));
+            for (int v = 0; v < GEMM_NV; v++) acc[i][v] = _mm256_fmadd_ps(x, b[v], acc[i][v]);
+        }
+    }
+    for (int i = 0; i < mr; i++)
+        for (int v = 0; v < GEMM_NV; v++)
+            _mm256_storeu_ps(c + i * ldc + 8 * v, acc[i][v]);
+}
+
+#else
+
+GEMM_INLINE void tile(int mr, int a_cols, int kc, const float *a, ptrdiff_t lda,
+                      const float *p, const float *cin, ptrdiff_t ldcin,
+                      float *c, ptrdiff_t ldc) {
+    float acc[GEMM_MR][GEMM_NR];
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < GEMM_NR; j++) acc[i][j] = cin[i * ldcin + j];
+    for (int k = 0; k < kc; k++) {
+        const float *b = p + (ptrdiff_t)k * GEMM_NR;
+        for (int i = 0; i < mr; i++) {
+            float x = *a_at(a, lda, a_cols, i, k);
+            for (int j = 0; j < GEMM_NR; j++) acc[i][j] = fmaf(x, b[j], acc[i][j]);
+        }
+    }
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < GEMM_NR; j++) c[i * ldc + j] = acc[i][j];
+}
+
+#endif
+
+// One instantiation per (A layout, row count), so every loop above has
+// constant bounds and the accumulators live in registers.
+#define GEMM_TILE_FN(name, mr, a_cols)                                                    \
+    static void name(int kc, const float *a, ptrdiff_t lda, const float *p,               \
+                     const float *cin, ptrdiff_t ldcin, float *c, ptrdiff_t ldc) {        \
+        tile(mr, a_cols, kc, a, lda, p, cin, ldcin, c, ldc);                              \
+    }
+typedef void (*tile_fn)(int, const float *, ptrdiff_t, const float *, const float *,
+                        ptrdiff_t, float *, ptrdiff_t);
+
+GEMM_TILE_FN(tile_r1, 1, A_ROWS)
+GEMM_TILE_FN(tile_r2, 2, A_ROWS)
+GEMM_TILE_FN(tile_r3, 3, A_ROWS)
+GEMM_TILE_FN(tile_r4, 4, A_ROWS)
+GEMM_TILE_FN(tile_c1, 1, A_COLS)
+GEMM_TILE_FN(tile_c2, 2, A_COLS)
+GEMM_TILE_FN(tile_c3, 3, A_COLS)
+GEMM_TILE_FN(tile_c4, 4, A_COLS)
+#if GEMM_MR > 4
+GEMM_TILE_FN(tile_r5, 5, A_ROWS)
+GEMM_TILE_FN(tile_r6, 6, A_ROWS)
+GEMM_TILE_FN(tile_c5, 5, A_COLS)
+GEMM_TILE_FN(tile_c6, 6, A_COLS)
+#endif
+#if GEMM_MR > 6
+GEMM_TILE_FN(tile_r7, 7, A_ROWS)
+GEMM_TILE_FN(tile_r8, 8, A_ROWS)
+GEMM_TILE_FN(tile_c7, 7, A_COLS)
+GEMM_TILE_FN(tile_c8, 8, A_COLS)
+#endif
+
+static const tile_fn tiles_rows[GEMM_MR + 1] = {
+    NULL, tile_r1, tile_r2, tile_r3, tile_r4,
+#if GEMM_MR > 4
+    tile_r5, tile_r6,
+#endif
+#if GEMM_MR > 6
+    tile_r7, tile_r8,
+#endif
+};
+static const tile_fn tiles_cols[GEMM_MR + 1] = {
+    NULL, tile_c1, tile_c2, tile_c3, tile_c4,
+#if GEMM_MR > 4
+    tile_c5, tile_c6,
+#endif
+#if GEMM_MR > 6
+    tile_c7, tile_c8,
+#endif
+};
+
+// ----------------------------------------------------------------------------
+// Packing one B panel: P[k*NR + j] = B(k0+k, n0+j) for k < kc, j < nr, and 0
+// for nr <= j < NR (those lanes compute zeros that are never stored).
+
+// B(k,n) = b[k*ldb + n]: rows of B are contiguous, so this is a row copy.
+static void pack_b_rows(float *p, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int nr) {
+    for (int k = 0; k < kc; k++) {
+        const float *src = b + (ptrdiff_t)(k0 + k) * ldb + n0;
+        float *dst = p + (ptrdiff_t)k * GEMM_NR;
+        if (nr == GEMM_NR) {
+            memcpy(dst, src, GEMM_NR * sizeof(float));
+        } else {
+            memcpy(dst, src, (size_t)nr * sizeof(float));
+            memset(dst + nr, 0, (size_t)(GEMM_NR - nr) * sizeof(float));
+        }
+    }
+}
+
+#if defined(__AVX2__)
+// dst[q*lds + j] = src[j*ldsrc + q] for an 8 x 8 block.
+static inline void transpose8x8(float *dst, ptrdiff_t lds, const float *src, ptrdiff_t ldsrc) {
+    __m256 r0 = _mm256_loadu_ps(src + 0 * ldsrc), r1 = _mm256_loadu_ps(src + 1 * ldsrc);
+    __m256 r2 = _mm256_loadu_ps(src + 2 * ldsrc), r3 = _mm256_loadu_ps(src + 3 * ldsrc);
+    __m256 r4 = _mm256_loadu_ps(src + 4 * ldsrc), r5 = _mm256_loadu_ps(src + 5 * ldsrc);
+    __m256 r6 = _mm256_loadu_ps(src + 6 * ldsrc), r7 = _mm256_loadu_ps(src + 7 * ldsrc);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_store_ps(dst + 0 * lds, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_store_ps(dst + 1 * lds, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_store_ps(dst + 2 * lds, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_store_ps(dst + 3 * lds, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_store_ps(dst + 4 * lds, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_store_ps(dst + 5 * lds, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_store_ps(dst + 6 * lds, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_store_ps(dst + 7 * lds, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+#endif
+
+// B(k,n) = b[n*ldb + k]: the weight read as w^T. Each panel is a transpose,
+// done in 8 x 8 blocks where AVX2 is there.
+static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int nr) {
+    int k = 0;
+#if defined(__AVX2__)
+    if (nr == GEMM_NR) {
+        for (; k + 8 <= kc; k += 8)
+            for (int j = 0; j < GEMM_NR; j += 8)
+                transpose8x8(p + (ptrdiff_t)k * GEMM_NR + j, GEMM_NR,
+                             b + (ptrdiff_t)(n0 + j) * ldb + k0 + k, ldb);
+    }
+#endif
+    for (; k < kc; k++) {
+        float *dst = p + (ptrdiff_t)k * GEMM_NR;
+        for (int j = 0; j < nr; j++) dst[j] = b[(ptrdiff_t)(n0 + j) * ldb + k0 + k];
+        for (int j = nr; j < GEMM_NR; j++) dst[j] = 0.0f;
+    }
+}
+
+// ----------------------------------------------------------------------------
+// The driver. C(m,n) for m < M, n < N (row stride ldc) becomes
+// init[n] (0 if init is NULL) + sum over k < K of A(m,k) B(k,n), each element
+// one fma chain in increasing k.
+static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
+                 const float *b, ptrdiff_t ldb, int b_cols, const float *init,
+                 float *c, ptrdiff_t ldc) {
+    _Alignas(64) float panel[GEMM_KC * GEMM_NR];
+    _Alignas(64) float init_row[GEMM_NR];
+    _Alignas(64) float edge[GEMM_MR * GEMM_NR];
+    const tile_fn *tiles = a_cols ? tiles_cols : tiles_rows;
+    if (M <= 0 || N <= 0) return;
+
+    for (int m0 = 0; m0 < M; m0 += GEMM_MC) {
+        int mc = M - m0 < GEMM_MC ? M - m0 : GEMM_MC;
+        for (int n0 = 0; n0 < N; n0 += GEMM_NC) {
+            int nc = N - n0 < GEMM_NC ? N - n0 : GEMM_NC;
+            // K == 0 still needs one pass to write the initial values.
+            for (int k0 = 0; k0 < K || k0 == 0; k0 += GEMM_KC) {
+                int kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
+                for (int j0 = n0; j0 < n0 + nc; j0 += GEMM_NR) {
+                    int nr = n0 + nc - j0 < GEMM_NR ? n0 + nc - j0 : GEMM_NR;
+                    if (b_cols) pack_b_cols(panel, b, ldb, k0, kc, j0, nr);
+                    else pack_b_rows(panel, b, ldb, k0, kc, j0, nr);
+                    if (k0 == 0) {
+                        for (int j = 0; j < GEMM_NR; j++)
+                            init_row[j] = (init && j < nr) ? init[j0 + j] : 0.0f;
+                    }
+                    for (int i0 = m0; i0 < m0 + mc; i0 += GEMM_MR) {
+                        int mr = m0 + mc - i0 < GEMM_MR ? m0 + mc - i0 : GEMM_MR;
+                        const float *ap = a_at(a, lda, a_cols, i0, k0);
+                        float *cp = c + (ptrdiff_t)i0 * ldc + j0;
+                        if (nr == GEMM_NR) {
+                            if (k0 == 0) tiles[mr](kc, ap, lda, panel, init_row, 0, cp, ldc);
+                            else tiles[mr](kc, ap, lda, panel, cp, ldc, cp, ldc);
+                        } else {
+                            // Ragged right edge: run the full-width tile on a
+                            // copy, then keep the nr real columns.
+                            for (int i = 0; i < mr; i++) {
+                                const float *src = k0 == 0 ? init_row : cp + (ptrdiff_t)i * ldc;
+                                memcpy(edge + i * GEMM_NR, src, (size_t)nr * sizeof(float));
+                                memset(edge + i * GEMM_NR + nr, 0, (size_t)(GEMM_NR - nr) * sizeof(float));
+                            }
+                            tiles[mr](kc, ap, lda, panel, edge, GEMM_NR, edge, GEMM_NR);
+                            for (int i = 0; i < mr; i++)
+                                memcpy(cp + (ptrdiff_t)i * ldc, edge + i * GEMM_NR, (size_t)nr * sizeof(float));
+                        }
+                    }
+                }
+                if (K == 0) break;
+            }
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------
+// The three products of gemm.h.
+
+void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
+                         int r0, int r1, int IC, int OC) {
+    gemm(r1 - r0, OC, IC, inp + (ptrdiff_t)r0 * IC, IC, A_ROWS, w, IC, 1, bias,
+         out + (ptrdiff_t)r0 * OC, OC);
+}
+
+void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
+                                int r0, int r1, int IC, int OC) {
+    gemm(r1 - r0, IC, OC, dout + (ptrdiff_t)r0 * OC, OC, A_ROWS, w, IC, 0, NULL,
+         dinp + (ptrdiff_t)r0 * IC, IC);
+}
+
+void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,
+                                     int o0, int o1, int rows, int IC, int OC) {
+    gemm(o1 - o0, IC, rows, dout + o0, OC, A_COLS, inp, IC, 0, NULL,
+         dw + (ptrdiff_t)o0 * IC, IC);
+    if (dbias) {
+        // Plain adds in increasing row order, one channel per lane; the
+        // compiler may vectorise across channels, which keeps each sum's order.
+        for (int o = o0; o < o1; o++) dbias[o] = 0.0f;
+        for (int r = 0; r < rows; r++) {
+            const float *g = dout + (ptrdiff_t)r * OC;
+            for (int o = o0; o < o1; o++) dbias[o] += g[o];
+        }
+    }
+}
