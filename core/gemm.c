@@ -71,50 +71,69 @@ static inline const float *a_at(const float *a, ptrdiff_t lda, int a_cols, int m
 // stride NR. Cin is read with row stride ldcin (0 = the same init row for every
 // row: the bias). mr is a compile-time constant in every instantiation.
 
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+
+// Two vectors per row (NR = 2 * lanes). The accumulators are named variables,
+// not an array: compilers keep arrays of vectors on the stack, which costs a
+// store per FMA.
 #if defined(__AVX512F__)
+typedef __m512 vec;
+#define VLANES 16
+#define vload(p) _mm512_load_ps(p)
+#define vloadu(p) _mm512_loadu_ps(p)
+#define vstoreu(p, x) _mm512_storeu_ps(p, x)
+#define vbcast(p) _mm512_set1_ps(*(p))
+#define vfma(x, y, z) _mm512_fmadd_ps(x, y, z)
+#define vzero() _mm512_setzero_ps()
+#else
+typedef __m256 vec;
+#define VLANES 8
+#define vload(p) _mm256_load_ps(p)
+#define vloadu(p) _mm256_loadu_ps(p)
+#define vstoreu(p, x) _mm256_storeu_ps(p, x)
+#define vbcast(p) _mm256_broadcast_ss(p)
+#define vfma(x, y, z) _mm256_fmadd_ps(x, y, z)
+#define vzero() _mm256_setzero_ps()
+#endif
 
-#define GEMM_NV (GEMM_NR / 16)
+#if GEMM_MR == 8
+#define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#else
+#define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#endif
+
 GEMM_INLINE void tile(int mr, int a_cols, int kc, const float *a, ptrdiff_t lda,
                       const float *p, const float *cin, ptrdiff_t ldcin,
                       float *c, ptrdiff_t ldc) {
-    __m512 acc[GEMM_MR][GEMM_NV];
-    for (int i = 0; i < mr; i++)
-        for (int v = 0; v < GEMM_NV; v++)
-            acc[i][v] = _mm512_loadu_ps(cin + i * ldcin + 16 * v);
-    for (int k = 0; k < kc; k++) {
-        __m512 b[GEMM_NV];
-        for (int v = 0; v < GEMM_NV; v++) b[v] = _mm512_load_ps(p + (ptrdiff_t)k * GEMM_NR + 16 * v);
-        for (int i = 0; i < mr; i++) {
-            __m512 x = _mm512_set1_ps(*a_at(a, lda, a_cols, i, k));
-            for (int v = 0; v < GEMM_NV; v++) acc[i][v] = _mm512_fmadd_ps(x, b[v], acc[i][v]);
-        }
+#define DECLARE(i) vec c##i##0 = vzero(), c##i##1 = vzero();
+#define LOAD(i)                                                     \
+    if (mr > i) {                                                   \
+        c##i##0 = vloadu(cin + i * ldcin);                          \
+        c##i##1 = vloadu(cin + i * ldcin + VLANES);                 \
     }
-    for (int i = 0; i < mr; i++)
-        for (int v = 0; v < GEMM_NV; v++)
-            _mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]);
-}
-
-#elif defined(__AVX2__) && defined(__FMA__)
-
-#define GEMM_NV (GEMM_NR / 8)
-GEMM_INLINE void tile(int mr, int a_cols, int kc, const float *a, ptrdiff_t lda,
-                      const float *p, const float *cin, ptrdiff_t ldcin,
-                      float *c, ptrdiff_t ldc) {
-    __m256 acc[GEMM_MR][GEMM_NV];
-    for (int i = 0; i < mr; i++)
-        for (int v = 0; v < GEMM_NV; v++)
-            acc[i][v] = _mm256_loadu_ps(cin + i * ldcin + 8 * v);
-    for (int k = 0; k < kc; k++) {
-        __m256 b[GEMM_NV];
-        for (int v = 0; v < GEMM_NV; v++) b[v] = _mm256_load_ps(p + (ptrdiff_t)k * GEMM_NR + 8 * v);
-        for (int i = 0; i < mr; i++) {
-            __m256 x = _mm256_broadcast_ss(a_at(a, lda, a_cols, i, k));
-            for (int v = 0; v < GEMM_NV; v++) acc[i][v] = _mm256_fmadd_ps(x, b[v], acc[i][v]);
-        }
+#define UPDATE(i)                                                   \
+    if (mr > i) {                                                   \
+        vec x = vbcast(a_at(a, lda, a_cols, i, k));                 \
+        c##i##0 = vfma(x, b0, c##i##0);                             \
+        c##i##1 = vfma(x, b1, c##i##1);                             \
     }
-    for (int i = 0; i < mr; i++)
-        for (int v = 0; v < GEMM_NV; v++)
-            _mm256_storeu_ps(c + i * ldc + 8 * v, acc[i][v]);
+#define STORE(i)                                                    \
+    if (mr > i) {                                                   \
+        vstoreu(c + i * ldc, c##i##0);                              \
+        vstoreu(c + i * ldc + VLANES, c##i##1);                     \
+    }
+    FOR_ROWS(DECLARE)
+    FOR_ROWS(LOAD)
+    for (int k = 0; k < kc; k++) {
+        vec b0 = vload(p + (ptrdiff_t)k * GEMM_NR);
+        vec b1 = vload(p + (ptrdiff_t)k * GEMM_NR + VLANES);
+        FOR_ROWS(UPDATE)
+    }
+    FOR_ROWS(STORE)
+#undef DECLARE
+#undef LOAD
+#undef UPDATE
+#undef STORE
 }
 
 #else
