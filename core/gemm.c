@@ -29,10 +29,14 @@
 
 #if defined(__AVX512F__)
 #define GEMM_MR 8
+#define GEMM_NV 2
 #define GEMM_NR 32
 #elif defined(__AVX2__) && defined(__FMA__)
+#ifndef GEMM_MR
 #define GEMM_MR 6
-#define GEMM_NR 16
+#define GEMM_NV 2
+#endif
+#define GEMM_NR (8 * GEMM_NV)
 #else
 #define GEMM_MR 4
 #define GEMM_NR 16
@@ -58,13 +62,7 @@
 #define GEMM_INLINE static inline
 #endif
 
-// How A is laid out: row-major (A(m,k) = a[m*lda + k]) or column-major
-// (A(m,k) = a[k*lda + m]). Passed as a constant so each kernel is specialised.
 enum { A_ROWS = 0, A_COLS = 1 };
-
-static inline const float *a_at(const float *a, ptrdiff_t lda, int a_cols, int m, int k) {
-    return a_cols ? a + (ptrdiff_t)k * lda + m : a + (ptrdiff_t)m * lda + k;
-}
 
 // ----------------------------------------------------------------------------
 // Micro-kernels: C(mr x NR) = Cin + A(mr x kc) * P(kc x NR), P packed with row
@@ -98,38 +96,50 @@ typedef __m256 vec;
 
 #if GEMM_MR == 8
 #define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#else
+#elif GEMM_MR == 6
 #define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#elif GEMM_MR == 4
+#define FOR_ROWS(X) X(0) X(1) X(2) X(3)
 #endif
 
-GEMM_INLINE void tile(int mr, int a_cols, int kc, const float *a, ptrdiff_t lda,
-                      const float *p, const float *cin, ptrdiff_t ldcin,
-                      float *c, ptrdiff_t ldc) {
-#define DECLARE(i) vec c##i##0 = vzero(), c##i##1 = vzero();
-#define LOAD(i)                                                     \
-    if (mr > i) {                                                   \
-        c##i##0 = vloadu(cin + i * ldcin);                          \
-        c##i##1 = vloadu(cin + i * ldcin + VLANES);                 \
-    }
+// Per row i of the tile: accumulators c<i>0 .. c<i>(NV-1).
+#if GEMM_NV == 3
+#define ROW_VECS(X, i) X(i, 0) X(i, 1) X(i, 2)
+#else
+#define ROW_VECS(X, i) X(i, 0) X(i, 1)
+#endif
+
+GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
+                      const float *cin, ptrdiff_t ldcin, float *c, ptrdiff_t ldc) {
+#define DECLARE1(i, v) vec c##i##v = vzero();
+#define LOAD1(i, v) c##i##v = vloadu(cin + i * ldcin + v * VLANES);
+#define FMA1(i, v) c##i##v = vfma(x, b##v, c##i##v);
+#define STORE1(i, v) vstoreu(c + i * ldc + v * VLANES, c##i##v);
+#define BLOAD1(v) vec b##v = vload(p + (ptrdiff_t)k * GEMM_NR + v * VLANES);
+#define DECLARE(i) ROW_VECS(DECLARE1, i)
+#define LOAD(i) if (mr > i) { ROW_VECS(LOAD1, i) }
 #define UPDATE(i)                                                   \
     if (mr > i) {                                                   \
-        vec x = vbcast(a_at(a, lda, a_cols, i, k));                 \
-        c##i##0 = vfma(x, b0, c##i##0);                             \
-        c##i##1 = vfma(x, b1, c##i##1);                             \
+        vec x = vbcast(a + (ptrdiff_t)k * GEMM_MR + i);             \
+        ROW_VECS(FMA1, i)                                           \
     }
-#define STORE(i)                                                    \
-    if (mr > i) {                                                   \
-        vstoreu(c + i * ldc, c##i##0);                              \
-        vstoreu(c + i * ldc + VLANES, c##i##1);                     \
-    }
+#define STORE(i) if (mr > i) { ROW_VECS(STORE1, i) }
     FOR_ROWS(DECLARE)
     FOR_ROWS(LOAD)
     for (int k = 0; k < kc; k++) {
-        vec b0 = vload(p + (ptrdiff_t)k * GEMM_NR);
-        vec b1 = vload(p + (ptrdiff_t)k * GEMM_NR + VLANES);
+        BLOAD1(0)
+        BLOAD1(1)
+#if GEMM_NV == 3
+        BLOAD1(2)
+#endif
         FOR_ROWS(UPDATE)
     }
     FOR_ROWS(STORE)
+#undef DECLARE1
+#undef LOAD1
+#undef FMA1
+#undef STORE1
+#undef BLOAD1
 #undef DECLARE
 #undef LOAD
 #undef UPDATE
@@ -138,16 +148,15 @@ GEMM_INLINE void tile(int mr, int a_cols, int kc, const float *a, ptrdiff_t lda,
 
 #else
 
-GEMM_INLINE void tile(int mr, int a_cols, int kc, const float *a, ptrdiff_t lda,
-                      const float *p, const float *cin, ptrdiff_t ldcin,
-                      float *c, ptrdiff_t ldc) {
+GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
+                      const float *cin, ptrdiff_t ldcin, float *c, ptrdiff_t ldc) {
     float acc[GEMM_MR][GEMM_NR];
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < GEMM_NR; j++) acc[i][j] = cin[i * ldcin + j];
     for (int k = 0; k < kc; k++) {
         const float *b = p + (ptrdiff_t)k * GEMM_NR;
         for (int i = 0; i < mr; i++) {
-            float x = *a_at(a, lda, a_cols, i, k);
+            float x = a[(ptrdiff_t)k * GEMM_MR + i];
             for (int j = 0; j < GEMM_NR; j++) acc[i][j] = fmaf(x, b[j], acc[i][j]);
         }
     }
@@ -157,55 +166,67 @@ GEMM_INLINE void tile(int mr, int a_cols, int kc, const float *a, ptrdiff_t lda,
 
 #endif
 
-// One instantiation per (A layout, row count), so every loop above has
-// constant bounds and the accumulators live in registers.
-#define GEMM_TILE_FN(name, mr, a_cols)                                                    \
-    static void name(int kc, const float *a, ptrdiff_t lda, const float *p,               \
-                     const float *cin, ptrdiff_t ldcin, float *c, ptrdiff_t ldc) {        \
-        tile(mr, a_cols, kc, a, lda, p, cin, ldcin, c, ldc);                              \
+// One instantiation per row count, so every loop above has constant bounds
+// and the accumulators live in registers.
+#define GEMM_TILE_FN(name, mr)                                                               \
+    static void name(int kc, const float *a, const float *p, const float *cin, ptrdiff_t ldcin, \
+                     float *c, ptrdiff_t ldc) {                                              \
+        tile(mr, kc, a, p, cin, ldcin, c, ldc);                                              \
     }
-typedef void (*tile_fn)(int, const float *, ptrdiff_t, const float *, const float *,
-                        ptrdiff_t, float *, ptrdiff_t);
-
-GEMM_TILE_FN(tile_r1, 1, A_ROWS)
-GEMM_TILE_FN(tile_r2, 2, A_ROWS)
-GEMM_TILE_FN(tile_r3, 3, A_ROWS)
-GEMM_TILE_FN(tile_r4, 4, A_ROWS)
-GEMM_TILE_FN(tile_c1, 1, A_COLS)
-GEMM_TILE_FN(tile_c2, 2, A_COLS)
-GEMM_TILE_FN(tile_c3, 3, A_COLS)
-GEMM_TILE_FN(tile_c4, 4, A_COLS)
+typedef void (*tile_fn)(int, const float *, const float *, const float *, ptrdiff_t, float *,
+                        ptrdiff_t);
+GEMM_TILE_FN(tile_1, 1)
+GEMM_TILE_FN(tile_2, 2)
+GEMM_TILE_FN(tile_3, 3)
+GEMM_TILE_FN(tile_4, 4)
 #if GEMM_MR > 4
-GEMM_TILE_FN(tile_r5, 5, A_ROWS)
-GEMM_TILE_FN(tile_r6, 6, A_ROWS)
-GEMM_TILE_FN(tile_c5, 5, A_COLS)
-GEMM_TILE_FN(tile_c6, 6, A_COLS)
+GEMM_TILE_FN(tile_5, 5)
+GEMM_TILE_FN(tile_6, 6)
 #endif
 #if GEMM_MR > 6
-GEMM_TILE_FN(tile_r7, 7, A_ROWS)
-GEMM_TILE_FN(tile_r8, 8, A_ROWS)
-GEMM_TILE_FN(tile_c7, 7, A_COLS)
-GEMM_TILE_FN(tile_c8, 8, A_COLS)
+GEMM_TILE_FN(tile_7, 7)
+GEMM_TILE_FN(tile_8, 8)
 #endif
-
-static const tile_fn tiles_rows[GEMM_MR + 1] = {
-    NULL, tile_r1, tile_r2, tile_r3, tile_r4,
+static const tile_fn tiles[GEMM_MR + 1] = {
+    NULL, tile_1, tile_2, tile_3, tile_4,
 #if GEMM_MR > 4
-    tile_r5, tile_r6,
+    tile_5, tile_6,
 #endif
 #if GEMM_MR > 6
-    tile_r7, tile_r8,
+    tile_7, tile_8,
 #endif
 };
-static const tile_fn tiles_cols[GEMM_MR + 1] = {
-    NULL, tile_c1, tile_c2, tile_c3, tile_c4,
-#if GEMM_MR > 4
-    tile_c5, tile_c6,
-#endif
-#if GEMM_MR > 6
-    tile_c7, tile_c8,
-#endif
-};
+
+// ----------------------------------------------------------------------------
+// Packing a block of A (mc x kc) into micro-panels of MR rows:
+// Q[t*MR*kc + k*MR + i] = A(m0 + t*MR + i, k0 + k), so the kernel's broadcasts
+// walk one contiguous stream. Rows past the end of a short last panel are
+// left unwritten; the kernel for that row count never reads them.
+
+// A(m,k) = a[m*lda + k] (activations, output gradients): a transpose.
+static void pack_a_rows(float *q, const float *a, ptrdiff_t lda, int m0, int mc, int k0, int kc) {
+    for (int t0 = 0; t0 < mc; t0 += GEMM_MR) {
+        int mr = mc - t0 < GEMM_MR ? mc - t0 : GEMM_MR;
+        float *dst = q + (ptrdiff_t)t0 * kc;
+        for (int i = 0; i < mr; i++) {
+            const float *src = a + (ptrdiff_t)(m0 + t0 + i) * lda + k0;
+            for (int k = 0; k < kc; k++) dst[k * GEMM_MR + i] = src[k];
+        }
+    }
+}
+
+// A(m,k) = a[k*lda + m] (the output gradient read as dout^T): a copy of MR
+// consecutive floats per k.
+static void pack_a_cols(float *q, const float *a, ptrdiff_t lda, int m0, int mc, int k0, int kc) {
+    for (int t0 = 0; t0 < mc; t0 += GEMM_MR) {
+        int mr = mc - t0 < GEMM_MR ? mc - t0 : GEMM_MR;
+        float *dst = q + (ptrdiff_t)t0 * kc;
+        for (int k = 0; k < kc; k++) {
+            const float *src = a + (ptrdiff_t)(k0 + k) * lda + m0 + t0;
+            for (int i = 0; i < mr; i++) dst[k * GEMM_MR + i] = src[i];
+        }
+    }
+}
 
 // ----------------------------------------------------------------------------
 // Packing one B panel: P[k*NR + j] = B(k0+k, n0+j) for k < kc, j < nr, and 0
@@ -273,14 +294,15 @@ static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc,
 // ----------------------------------------------------------------------------
 // The driver. C(m,n) for m < M, n < N (row stride ldc) becomes
 // init[n] (0 if init is NULL) + sum over k < K of A(m,k) B(k,n), each element
-// one fma chain in increasing k.
+// one fma chain in increasing k. A(m,k) is a[m*lda + k], or a[k*lda + m] if
+// a_cols; B(k,n) is b[k*ldb + n], or b[n*ldb + k] if b_cols.
 static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                  const float *b, ptrdiff_t ldb, int b_cols, const float *init,
                  float *c, ptrdiff_t ldc) {
+    _Alignas(64) float apack[GEMM_MC * GEMM_KC];
     _Alignas(64) float panel[GEMM_KC * GEMM_NR];
     _Alignas(64) float init_row[GEMM_NR];
     _Alignas(64) float edge[GEMM_MR * GEMM_NR];
-    const tile_fn *tiles = a_cols ? tiles_cols : tiles_rows;
     if (M <= 0 || N <= 0) return;
 
     for (int m0 = 0; m0 < M; m0 += GEMM_MC) {
@@ -290,6 +312,8 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
             // K == 0 still needs one pass to write the initial values.
             for (int k0 = 0; k0 < K || k0 == 0; k0 += GEMM_KC) {
                 int kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
+                if (a_cols) pack_a_cols(apack, a, lda, m0, mc, k0, kc);
+                else pack_a_rows(apack, a, lda, m0, mc, k0, kc);
                 for (int j0 = n0; j0 < n0 + nc; j0 += GEMM_NR) {
                     int nr = n0 + nc - j0 < GEMM_NR ? n0 + nc - j0 : GEMM_NR;
                     if (b_cols) pack_b_cols(panel, b, ldb, k0, kc, j0, nr);
@@ -298,13 +322,13 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                         for (int j = 0; j < GEMM_NR; j++)
                             init_row[j] = (init && j < nr) ? init[j0 + j] : 0.0f;
                     }
-                    for (int i0 = m0; i0 < m0 + mc; i0 += GEMM_MR) {
-                        int mr = m0 + mc - i0 < GEMM_MR ? m0 + mc - i0 : GEMM_MR;
-                        const float *ap = a_at(a, lda, a_cols, i0, k0);
-                        float *cp = c + (ptrdiff_t)i0 * ldc + j0;
+                    for (int t0 = 0; t0 < mc; t0 += GEMM_MR) {
+                        int mr = mc - t0 < GEMM_MR ? mc - t0 : GEMM_MR;
+                        const float *ap = apack + (ptrdiff_t)t0 * kc;
+                        float *cp = c + (ptrdiff_t)(m0 + t0) * ldc + j0;
                         if (nr == GEMM_NR) {
-                            if (k0 == 0) tiles[mr](kc, ap, lda, panel, init_row, 0, cp, ldc);
-                            else tiles[mr](kc, ap, lda, panel, cp, ldc, cp, ldc);
+                            if (k0 == 0) tiles[mr](kc, ap, panel, init_row, 0, cp, ldc);
+                            else tiles[mr](kc, ap, panel, cp, ldc, cp, ldc);
                         } else {
                             // Ragged right edge: run the full-width tile on a
                             // copy, then keep the nr real columns.
@@ -313,7 +337,7 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                                 memcpy(edge + i * GEMM_NR, src, (size_t)nr * sizeof(float));
                                 memset(edge + i * GEMM_NR + nr, 0, (size_t)(GEMM_NR - nr) * sizeof(float));
                             }
-                            tiles[mr](kc, ap, lda, panel, edge, GEMM_NR, edge, GEMM_NR);
+                            tiles[mr](kc, ap, panel, edge, GEMM_NR, edge, GEMM_NR);
                             for (int i = 0; i < mr; i++)
                                 memcpy(cp + (ptrdiff_t)i * ldc, edge + i * GEMM_NR, (size_t)nr * sizeof(float));
                         }
