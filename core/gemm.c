@@ -126,6 +126,9 @@ GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
 #define STORE(i) if (mr > i) { ROW_VECS(STORE1, i) }
     FOR_ROWS(DECLARE)
     FOR_ROWS(LOAD)
+    // Unrolled by 4: the loop's own add/compare/branch otherwise takes issue
+    // slots from the FMAs (measured: about 90% -> 99% of peak on Zen 3).
+#pragma GCC unroll 4
     for (int k = 0; k < kc; k++) {
         BLOAD1(0)
         BLOAD1(1)
