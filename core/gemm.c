@@ -42,18 +42,27 @@
 #define GEMM_NR 16
 #endif
 
-// Blocking. KC bounds the packed B panel (KC*NR floats, meant to stay in L1
-// while MC/MR tiles of A stream past it); MC rows of A by KC (read from L2)
-// are swept for each panel; NC columns of C are finished over all of K before
-// moving on, so those partial sums stay in cache between K blocks.
+// Blocking. A block of A, mc x kc, is packed (at most GEMM_A_FLOATS, kept in
+// L2) and swept by every B panel of kc x NR (at most GEMM_KC rows, kept in
+// L1). mc is made as large as the budget allows, up to the whole row range of
+// a typical call (256), because each extra row block means packing all of B
+// again, and B (the weight) is the operand that comes from memory. NC columns
+// of C are finished over all of K before moving on, so those partial sums
+// stay in cache between K blocks.
 #ifndef GEMM_KC
 #define GEMM_KC 256
 #endif
-#ifndef GEMM_MC
-#define GEMM_MC 192
+#ifndef GEMM_A_FLOATS
+#define GEMM_A_FLOATS (264 * 160)
+#endif
+#ifndef GEMM_NB
+#define GEMM_NB 64
+#endif
+#ifndef GEMM_PREFETCH_LOCALITY
+#define GEMM_PREFETCH_LOCALITY 2
 #endif
 #ifndef GEMM_NC
-#define GEMM_NC 512
+#define GEMM_NC 3072
 #endif
 
 #if defined(__GNUC__)
@@ -63,6 +72,8 @@
 #endif
 
 enum { A_ROWS = 0, A_COLS = 1 };
+
+static inline int min_int(int a, int b) { return a < b ? a : b; }
 
 // ----------------------------------------------------------------------------
 // Micro-kernels: C(mr x NR) = Cin + A(mr x kc) * P(kc x NR), P packed with row
@@ -232,19 +243,25 @@ static void pack_a_cols(float *q, const float *a, ptrdiff_t lda, int m0, int mc,
 }
 
 // ----------------------------------------------------------------------------
-// Packing one B panel: P[k*NR + j] = B(k0+k, n0+j) for k < kc, j < nr, and 0
-// for nr <= j < NR (those lanes compute zeros that are never stored).
+// Packing a block of B (kc x nb, nb <= NB) into panels of NR columns:
+// P[q*kc*NR + k*NR + j] = B(k0 + k, n0 + q*NR + j), and 0 for columns past
+// nb (those lanes compute zeros that are never stored). Packing several
+// panels at once reads B in longer contiguous runs, which is what keeps the
+// memory side of this (B is the weight, the operand read from memory) fast.
 
 // B(k,n) = b[k*ldb + n]: rows of B are contiguous, so this is a row copy.
-static void pack_b_rows(float *p, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int nr) {
+static void pack_b_rows(float *p, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int nb) {
     for (int k = 0; k < kc; k++) {
         const float *src = b + (ptrdiff_t)(k0 + k) * ldb + n0;
-        float *dst = p + (ptrdiff_t)k * GEMM_NR;
-        if (nr == GEMM_NR) {
-            memcpy(dst, src, GEMM_NR * sizeof(float));
-        } else {
-            memcpy(dst, src, (size_t)nr * sizeof(float));
-            memset(dst + nr, 0, (size_t)(GEMM_NR - nr) * sizeof(float));
+        for (int q = 0; q * GEMM_NR < nb; q++) {
+            float *dst = p + (ptrdiff_t)q * kc * GEMM_NR + (ptrdiff_t)k * GEMM_NR;
+            int nr = min_int(nb - q * GEMM_NR, GEMM_NR);
+            if (nr == GEMM_NR) {
+                memcpy(dst, src + q * GEMM_NR, GEMM_NR * sizeof(float));
+            } else {
+                memcpy(dst, src + q * GEMM_NR, (size_t)nr * sizeof(float));
+                memset(dst + nr, 0, (size_t)(GEMM_NR - nr) * sizeof(float));
+            }
         }
     }
 }
@@ -277,7 +294,7 @@ static inline void transpose8x8(float *dst, ptrdiff_t lds, const float *src, ptr
 
 // B(k,n) = b[n*ldb + k]: the weight read as w^T. Each panel is a transpose,
 // done in 8 x 8 blocks where AVX2 is there.
-static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int nr) {
+static void pack_b_panel_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int nr) {
     int k = 0;
 #if defined(__AVX2__)
     if (nr == GEMM_NR) {
@@ -294,6 +311,57 @@ static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc,
     }
 }
 
+static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int nb) {
+    for (int q = 0; q * GEMM_NR < nb; q++)
+        pack_b_panel_cols(p + (ptrdiff_t)q * kc * GEMM_NR, b, ldb, k0, kc, n0 + q * GEMM_NR,
+                          min_int(nb - q * GEMM_NR, GEMM_NR));
+}
+
+// Software prefetch of the next B block while the current one is computed:
+// B (the weight) is read from memory once per call, in pieces too short and
+// too far apart for the hardware prefetchers to run ahead of. The block is
+// nseg segments of len floats, segment s at base + s*stride; its lines are
+// numbered 0 .. nseg*(len/16 + 1) - 1 and fetched a few per tile.
+typedef struct {
+    const float *base;
+    ptrdiff_t stride;
+    int nseg, len;
+} BlockLines;
+
+static BlockLines block_lines(const float *b, ptrdiff_t ldb, int b_cols, int k0, int kc, int n0, int nb) {
+    BlockLines bl;
+    if (b_cols) bl = (BlockLines){b + (ptrdiff_t)n0 * ldb + k0, ldb, nb, kc};
+    else bl = (BlockLines){b + (ptrdiff_t)k0 * ldb + n0, ldb, kc, nb};
+    if (bl.len <= 0) bl.nseg = 0;
+    return bl;
+}
+
+static int block_line_count(const BlockLines *bl) { return bl->nseg * (bl->len / 16 + 1); }
+
+static void prefetch_block_lines(const BlockLines *bl, int from, int to) {
+#if defined(__GNUC__)
+    int per = bl->len / 16 + 1;
+    to = min_int(to, block_line_count(bl));
+    for (int l = from; l < to; l++) {
+        int s = l / per, q = l % per;
+        __builtin_prefetch(bl->base + s * bl->stride + min_int(q * 16, bl->len - 1), 0, GEMM_PREFETCH_LOCALITY);
+    }
+#else
+    (void)bl, (void)from, (void)to;
+#endif
+}
+
+static void prefetch_rows(const float *c, ptrdiff_t ldc, int rows) {
+#if defined(__GNUC__)
+    for (int i = 0; i < rows; i++) {
+        __builtin_prefetch(c + i * ldc, 1, 3);
+        __builtin_prefetch(c + i * ldc + GEMM_NR - 1, 1, 3);
+    }
+#else
+    (void)c, (void)ldc, (void)rows;
+#endif
+}
+
 // ----------------------------------------------------------------------------
 // The driver. C(m,n) for m < M, n < N (row stride ldc) becomes
 // init[n] (0 if init is NULL) + sum over k < K of A(m,k) B(k,n), each element
@@ -302,33 +370,69 @@ static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc,
 static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                  const float *b, ptrdiff_t ldb, int b_cols, const float *init,
                  float *c, ptrdiff_t ldc) {
-    _Alignas(64) float apack[GEMM_MC * GEMM_KC];
-    _Alignas(64) float panel[GEMM_KC * GEMM_NR];
+    _Alignas(64) float apack[GEMM_A_FLOATS];
+    _Alignas(64) float bpack[GEMM_KC * GEMM_NB];
     _Alignas(64) float init_row[GEMM_NR];
     _Alignas(64) float edge[GEMM_MR * GEMM_NR];
     if (M <= 0 || N <= 0) return;
 
-    for (int m0 = 0; m0 < M; m0 += GEMM_MC) {
-        int mc = M - m0 < GEMM_MC ? M - m0 : GEMM_MC;
+    // Block sizes for this call: all of M in one block if the budget allows
+    // it with kc >= 128, else kc = min(K, GEMM_KC) and as many rows as fit.
+    // K is then cut into equal blocks (multiples of 8 where possible).
+    int m_all = (M + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
+    int kmax = min_int(K, GEMM_KC);
+    int mcap;
+    if (m_all * 128 <= GEMM_A_FLOATS) {
+        mcap = m_all;
+        kmax = min_int(kmax, GEMM_A_FLOATS / m_all);
+    } else {
+        if (kmax < 128) kmax = min_int(K, 128);
+        mcap = GEMM_A_FLOATS / (kmax > 0 ? kmax : 1) / GEMM_MR * GEMM_MR;
+    }
+    int kblocks = kmax > 0 ? (K + kmax - 1) / kmax : 1;
+    int kstep = kblocks > 0 ? (K + kblocks - 1) / kblocks : 0;
+    if (kblocks > 1) kstep = min_int((kstep + 7) / 8 * 8, kmax);
+
+    for (int m0 = 0; m0 < M; m0 += mcap) {
+        int mc = min_int(M - m0, mcap);
+        int ntiles = (mc + GEMM_MR - 1) / GEMM_MR;
         for (int n0 = 0; n0 < N; n0 += GEMM_NC) {
-            int nc = N - n0 < GEMM_NC ? N - n0 : GEMM_NC;
+            int nc = min_int(N - n0, GEMM_NC);
             // K == 0 still needs one pass to write the initial values.
-            for (int k0 = 0; k0 < K || k0 == 0; k0 += GEMM_KC) {
-                int kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
+            for (int k0 = 0; k0 < K || k0 == 0; k0 += kstep) {
+                int kc = min_int(K - k0, kstep);
                 if (a_cols) pack_a_cols(apack, a, lda, m0, mc, k0, kc);
                 else pack_a_rows(apack, a, lda, m0, mc, k0, kc);
-                for (int j0 = n0; j0 < n0 + nc; j0 += GEMM_NR) {
-                    int nr = n0 + nc - j0 < GEMM_NR ? n0 + nc - j0 : GEMM_NR;
-                    if (b_cols) pack_b_cols(panel, b, ldb, k0, kc, j0, nr);
-                    else pack_b_rows(panel, b, ldb, k0, kc, j0, nr);
+                for (int jb = n0; jb < n0 + nc; jb += GEMM_NB) {
+                  int nb = min_int(n0 + nc - jb, GEMM_NB);
+                  if (b_cols) pack_b_cols(bpack, b, ldb, k0, kc, jb, nb);
+                  else pack_b_rows(bpack, b, ldb, k0, kc, jb, nb);
+                  // The next block: the next columns, else the next K block.
+                  BlockLines next = {NULL, 0, 0, 0};
+                  if (jb + GEMM_NB < n0 + nc)
+                      next = block_lines(b, ldb, b_cols, k0, kc, jb + GEMM_NB,
+                                         min_int(n0 + nc - jb - GEMM_NB, GEMM_NB));
+                  else if (k0 + kc < K)
+                      next = block_lines(b, ldb, b_cols, k0 + kc, min_int(K - k0 - kc, kstep), n0,
+                                         min_int(nc, GEMM_NB));
+                  int calls = ntiles * ((nb + GEMM_NR - 1) / GEMM_NR);
+                  int per_call = (block_line_count(&next) + calls - 1) / calls, call = 0;
+                  for (int j0 = jb; j0 < jb + nb; j0 += GEMM_NR) {
+                    int nr = min_int(jb + nb - j0, GEMM_NR);
+                    const float *panel = bpack + (ptrdiff_t)(j0 - jb) * kc;
                     if (k0 == 0) {
                         for (int j = 0; j < GEMM_NR; j++)
                             init_row[j] = (init && j < nr) ? init[j0 + j] : 0.0f;
                     }
-                    for (int t0 = 0; t0 < mc; t0 += GEMM_MR) {
-                        int mr = mc - t0 < GEMM_MR ? mc - t0 : GEMM_MR;
+                    for (int t = 0; t < ntiles; t++) {
+                        int t0 = t * GEMM_MR, mr = min_int(mc - t0, GEMM_MR);
                         const float *ap = apack + (ptrdiff_t)t0 * kc;
                         float *cp = c + (ptrdiff_t)(m0 + t0) * ldc + j0;
+                        prefetch_block_lines(&next, call * per_call, (call + 1) * per_call);
+                        call++;
+                        // The C rows of the next tile, which come from L3 on
+                        // every K block but the first.
+                        if (t + 1 < ntiles && k0 > 0) prefetch_rows(cp + GEMM_MR * ldc, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
                         if (nr == GEMM_NR) {
                             if (k0 == 0) tiles[mr](kc, ap, panel, init_row, 0, cp, ldc);
                             else tiles[mr](kc, ap, panel, cp, ldc, cp, ldc);
@@ -345,6 +449,7 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                                 memcpy(cp + (ptrdiff_t)i * ldc, edge + i * GEMM_NR, (size_t)nr * sizeof(float));
                         }
                     }
+                  }
                 }
                 if (K == 0) break;
             }
