@@ -2,8 +2,10 @@
 // cblas_sgemm on the same shapes and transposes, single thread, full range.
 // Shapes are GPT-2 124M (d12) at B*T = rows. Each timing is the best of
 // --reps repetitions. Usage:
-//   gemm_bench [--rows N] [--reps N] [--peak GFLOPS] [--json] [--skip-openblas] [--cpu-time]
-// (--cpu-time times by thread CPU time; --skip-openblas times only the project's kernels, for tuning; ratios are then 1.)
+//   gemm_bench [--rows N] [--reps N] [--peak GFLOPS] [--json] [--skip-openblas] [--cpu-time] [--chunk N]
+// (--chunk N calls the project's products on pieces of N rows/channels, as
+// the task variants do, while OpenBLAS still does the whole product;
+// --cpu-time times by thread CPU time; --skip-openblas times only the project's kernels, for tuning; ratios are then 1.)
 // With --json each line is one object: {"layer", "product", "M", "N", "K",
 // "gemm_gflops", "openblas_gflops", "ratio"}, then one {"total": ...} line.
 #define _POSIX_C_SOURCE 199309L
@@ -45,17 +47,27 @@ typedef struct {
     float *inp, *w, *bias, *out, *dout, *dinp, *dw, *dbias;
 } Layer;
 
+// With --chunk C the project's products are called on consecutive pieces
+// of C rows (forward, input gradient) or C output channels (weight gradient),
+// one after another, as the task-parallel variants call them.
+static int chunk = 0;
+
 static void run_gemm(Layer *L, int product) {
-    switch (product) {
-    case FORWARD:
-        matmul_forward_rows(L->out, L->inp, L->w, L->bias, 0, L->rows, L->IC, L->OC);
-        break;
-    case BACKWARD_INPUT:
-        matmul_backward_input_rows(L->dinp, L->dout, L->w, 0, L->rows, L->IC, L->OC);
-        break;
-    default:
-        matmul_backward_weight_channels(L->dw, L->dbias, L->dout, L->inp, 0, L->OC, L->rows, L->IC,
-                                        L->OC);
+    int n = product == BACKWARD_WEIGHT ? L->OC : L->rows;
+    int step = chunk > 0 ? chunk : n;
+    for (int lo = 0; lo < n; lo += step) {
+        int hi = lo + step < n ? lo + step : n;
+        switch (product) {
+        case FORWARD:
+            matmul_forward_rows(L->out, L->inp, L->w, L->bias, lo, hi, L->IC, L->OC);
+            break;
+        case BACKWARD_INPUT:
+            matmul_backward_input_rows(L->dinp, L->dout, L->w, lo, hi, L->IC, L->OC);
+            break;
+        default:
+            matmul_backward_weight_channels(L->dw, L->dbias, L->dout, L->inp, lo, hi, L->rows, L->IC,
+                                            L->OC);
+        }
     }
 }
 
@@ -105,11 +117,12 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--skip-openblas")) skip_openblas = 1;
         else if (!strcmp(argv[i], "--cpu-time")) bench_clock = CLOCK_THREAD_CPUTIME_ID;
+        else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = parse_int("--chunk", argv[++i]);
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc) rows = parse_int("--rows", argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = parse_int("--reps", argv[++i]);
         else if (!strcmp(argv[i], "--peak") && i + 1 < argc) peak = parse_int("--peak", argv[++i]);
         else {
-            fprintf(stderr, "gemm_bench: %s: unknown option (use --rows N --reps N --peak GFLOPS --json --skip-openblas --cpu-time)\n",
+            fprintf(stderr, "gemm_bench: %s: unknown option (use --rows N --reps N --chunk N --peak GFLOPS --json --skip-openblas --cpu-time)\n",
                     argv[i]);
             return 2;
         }
@@ -128,7 +141,7 @@ int main(int argc, char **argv) {
         "portable";
 #endif
     if (!json) {
-        printf("gemm kernels: %s; rows = %d; best of %d (%s); OpenBLAS %s\n", isa, rows, reps,
+        printf("gemm kernels: %s; rows = %d; chunk = %d; best of %d (%s); OpenBLAS %s\n", isa, rows, chunk, reps,
                bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU time", openblas_get_config());
         printf("%-8s %-16s %6s %6s %6s %10s %10s %7s\n", "layer", "product", "M", "N", "K", "gemm GF/s",
                "oblas GF/s", "ratio");
@@ -168,8 +181,8 @@ int main(int argc, char **argv) {
     }
     double gg = total_flops / total_gemm * 1e-9, gb = total_flops / total_blas * 1e-9;
     if (json) {
-        printf("{\"total\": {\"isa\": \"%s\", \"rows\": %d, \"gemm_gflops\": %.2f, \"openblas_gflops\": %.2f, "
-               "\"ratio\": %.3f", isa, rows, gg, gb, gg / gb);
+        printf("{\"total\": {\"isa\": \"%s\", \"rows\": %d, \"chunk\": %d, \"gemm_gflops\": %.2f, "
+               "\"openblas_gflops\": %.2f, \"ratio\": %.3f", isa, rows, chunk, gg, gb, gg / gb);
         if (peak > 0) printf(", \"peak_gflops\": %.1f, \"fraction_of_peak\": %.3f", peak, gg / peak);
         printf("}}\n");
     } else {
