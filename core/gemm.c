@@ -1,13 +1,15 @@
 // Fast versions of the three linear-layer products of gemm.h.
 //
 // All three are one general product C(M,N) = init + A(M,K) B(K,N), computed
-// Goto-style: B is copied into small packed panels (KC x NR, zero-padded past
-// the last column), A is read in place, and a register tile of MR x NR
-// accumulators walks the reduction index k upwards. Each vector lane holds one
-// output element, and each step is one FMA, so every element is exactly the
-// fma chain of gemm_naive.c. K is cut into blocks of KC: between blocks the
-// partial sums sit in C itself (a float stored and reloaded is the same
-// float), so blocking changes where the chain pauses, never its order.
+// Goto-style: a block of A (mc x kc) is packed into micro-panels of MR rows,
+// B is packed into panels of kc x NR (zero-padded past the last column), and
+// a register tile of MR x NR accumulators walks the reduction index k
+// upwards. Each vector lane holds one output element and each step is one
+// FMA, so every element is exactly the fma chain of gemm_naive.c. K is cut
+// into blocks: between blocks the partial sums sit in C itself (a float
+// stored and reloaded is the same float), so blocking changes where the chain
+// pauses, never its order. Ragged edges run the same tile code (fewer rows,
+// or a full-width tile on a copy), so they give the interior's bits.
 //
 //   product                   M        N    K     A(m,k)           B(k,n)
 //   forward                   rows     OC   IC    inp[m*IC+k]      w[n*IC+k]
@@ -15,9 +17,11 @@
 //   backward, weight          chans    IC   rows  dout[k*OC+m]     inp[k*IC+n]
 //
 // The micro-kernel is chosen at build time: AVX-512 (8 x 32 tile), AVX2+FMA
-// (6 x 16 tile), or plain C with fmaf (4 x 16 tile) that compilers vectorize.
-// Scratch lives on the stack (one B panel, < 64 KB); there is no global state,
-// so calls on disjoint ranges may run concurrently from any number of threads.
+// (6 x 16 tile; -DGEMM_MR=4 -DGEMM_NV=3 gives 4 x 24, slower on Zen 3), or
+// plain C with fmaf (4 x 16 tile) that compilers vectorize. Scratch lives on
+// the stack, about 230 KB per call (packed A <= 165 KB, packed B <= 64 KB);
+// there is no global state, so calls on disjoint ranges may run concurrently
+// from any number of threads.
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -59,7 +63,7 @@
 #define GEMM_NB 64
 #endif
 #ifndef GEMM_PREFETCH_LOCALITY
-#define GEMM_PREFETCH_LOCALITY 2
+#define GEMM_PREFETCH_LOCALITY 3
 #endif
 #ifndef GEMM_NC
 #define GEMM_NC 3072
@@ -211,21 +215,66 @@ static const tile_fn tiles[GEMM_MR + 1] = {
 #endif
 };
 
+#if defined(__AVX2__)
+// In-register transpose of an 8 x 8 block: r[j][q] -> r[q][j].
+GEMM_INLINE void transpose8(__m256 r[8]) {
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+// dst[q*lds + j] = src[j*ldsrc + q] for an 8 x 8 block (dst 32-byte aligned).
+GEMM_INLINE void transpose8x8(float *dst, ptrdiff_t lds, const float *src, ptrdiff_t ldsrc) {
+    __m256 r[8];
+    for (int j = 0; j < 8; j++) r[j] = _mm256_loadu_ps(src + j * ldsrc);
+    transpose8(r);
+    for (int q = 0; q < 8; q++) _mm256_store_ps(dst + q * lds, r[q]);
+}
+#endif
+
 // ----------------------------------------------------------------------------
 // Packing a block of A (mc x kc) into micro-panels of MR rows:
 // Q[t*MR*kc + k*MR + i] = A(m0 + t*MR + i, k0 + k), so the kernel's broadcasts
 // walk one contiguous stream. Rows past the end of a short last panel are
 // left unwritten; the kernel for that row count never reads them.
 
-// A(m,k) = a[m*lda + k] (activations, output gradients): a transpose.
+// A(m,k) = a[m*lda + k] (activations, output gradients): a transpose, done
+// 8 k at a time in registers where AVX2 is there. Each k's MR values are
+// stored as 8 floats; with MR = 6 the two extra lanes land on the next k's
+// slots and are overwritten by the next store (or, past a panel's end, by
+// the next panel or never read), which is why apack has 8 floats of slack.
 static void pack_a_rows(float *q, const float *a, ptrdiff_t lda, int m0, int mc, int k0, int kc) {
     for (int t0 = 0; t0 < mc; t0 += GEMM_MR) {
         int mr = mc - t0 < GEMM_MR ? mc - t0 : GEMM_MR;
         float *dst = q + (ptrdiff_t)t0 * kc;
-        for (int i = 0; i < mr; i++) {
-            const float *src = a + (ptrdiff_t)(m0 + t0 + i) * lda + k0;
-            for (int k = 0; k < kc; k++) dst[k * GEMM_MR + i] = src[k];
+        const float *src = a + (ptrdiff_t)(m0 + t0) * lda + k0;
+        int k = 0;
+#if defined(__AVX2__) && GEMM_MR <= 8
+        if (mr == GEMM_MR) {
+            for (; k + 8 <= kc; k += 8) {
+                __m256 r[8];
+                for (int i = 0; i < 8; i++)
+                    r[i] = i < GEMM_MR ? _mm256_loadu_ps(src + i * lda + k) : _mm256_setzero_ps();
+                transpose8(r);
+                for (int j = 0; j < 8; j++) _mm256_storeu_ps(dst + (k + j) * GEMM_MR, r[j]);
+            }
         }
+#endif
+        for (int i = 0; i < mr; i++)
+            for (int kk = k; kk < kc; kk++) dst[kk * GEMM_MR + i] = src[i * lda + kk];
     }
 }
 
@@ -266,31 +315,6 @@ static void pack_b_rows(float *p, const float *b, ptrdiff_t ldb, int k0, int kc,
     }
 }
 
-#if defined(__AVX2__)
-// dst[q*lds + j] = src[j*ldsrc + q] for an 8 x 8 block.
-static inline void transpose8x8(float *dst, ptrdiff_t lds, const float *src, ptrdiff_t ldsrc) {
-    __m256 r0 = _mm256_loadu_ps(src + 0 * ldsrc), r1 = _mm256_loadu_ps(src + 1 * ldsrc);
-    __m256 r2 = _mm256_loadu_ps(src + 2 * ldsrc), r3 = _mm256_loadu_ps(src + 3 * ldsrc);
-    __m256 r4 = _mm256_loadu_ps(src + 4 * ldsrc), r5 = _mm256_loadu_ps(src + 5 * ldsrc);
-    __m256 r6 = _mm256_loadu_ps(src + 6 * ldsrc), r7 = _mm256_loadu_ps(src + 7 * ldsrc);
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    _mm256_store_ps(dst + 0 * lds, _mm256_permute2f128_ps(u0, u4, 0x20));
-    _mm256_store_ps(dst + 1 * lds, _mm256_permute2f128_ps(u1, u5, 0x20));
-    _mm256_store_ps(dst + 2 * lds, _mm256_permute2f128_ps(u2, u6, 0x20));
-    _mm256_store_ps(dst + 3 * lds, _mm256_permute2f128_ps(u3, u7, 0x20));
-    _mm256_store_ps(dst + 4 * lds, _mm256_permute2f128_ps(u0, u4, 0x31));
-    _mm256_store_ps(dst + 5 * lds, _mm256_permute2f128_ps(u1, u5, 0x31));
-    _mm256_store_ps(dst + 6 * lds, _mm256_permute2f128_ps(u2, u6, 0x31));
-    _mm256_store_ps(dst + 7 * lds, _mm256_permute2f128_ps(u3, u7, 0x31));
-}
-#endif
 
 // B(k,n) = b[n*ldb + k]: the weight read as w^T. Each panel is a transpose,
 // done in 8 x 8 blocks where AVX2 is there.
@@ -317,9 +341,10 @@ static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc,
                           min_int(nb - q * GEMM_NR, GEMM_NR));
 }
 
-// Software prefetch of the next B block while the current one is computed:
-// B (the weight) is read from memory once per call, in pieces too short and
-// too far apart for the hardware prefetchers to run ahead of. The block is
+// Software prefetch of the next B block while the current one is computed,
+// and of the next K block of A: B (the weight) is read from memory once per
+// call, in pieces too short and too far apart for the hardware prefetchers
+// to run ahead of, and A's rows are as short. The block is
 // nseg segments of len floats, segment s at base + s*stride; its lines are
 // numbered 0 .. nseg*(len/16 + 1) - 1 and fetched a few per tile.
 typedef struct {
@@ -339,7 +364,7 @@ static BlockLines block_lines(const float *b, ptrdiff_t ldb, int b_cols, int k0,
 static int block_line_count(const BlockLines *bl) { return bl->nseg * (bl->len / 16 + 1); }
 
 static void prefetch_block_lines(const BlockLines *bl, int from, int to) {
-#if defined(__GNUC__)
+#if defined(__GNUC__) && !defined(GEMM_NO_PREFETCH)
     int per = bl->len / 16 + 1;
     to = min_int(to, block_line_count(bl));
     for (int l = from; l < to; l++) {
@@ -370,7 +395,7 @@ static void prefetch_rows(const float *c, ptrdiff_t ldc, int rows) {
 static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                  const float *b, ptrdiff_t ldb, int b_cols, const float *init,
                  float *c, ptrdiff_t ldc) {
-    _Alignas(64) float apack[GEMM_A_FLOATS];
+    _Alignas(64) float apack[GEMM_A_FLOATS + 8];
     _Alignas(64) float bpack[GEMM_KC * GEMM_NB];
     _Alignas(64) float init_row[GEMM_NR];
     _Alignas(64) float edge[GEMM_MR * GEMM_NR];
@@ -403,6 +428,15 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                 int kc = min_int(K - k0, kstep);
                 if (a_cols) pack_a_cols(apack, a, lda, m0, mc, k0, kc);
                 else pack_a_rows(apack, a, lda, m0, mc, k0, kc);
+                // The next K block of A is fetched over all tiles of this one.
+                BlockLines anext = {NULL, 0, 0, 0};
+                if (k0 + kc < K) {
+                    int kn = min_int(K - k0 - kc, kstep);
+                    if (a_cols) anext = (BlockLines){a + (ptrdiff_t)(k0 + kc) * lda + m0, lda, kn, mc};
+                    else anext = (BlockLines){a + (ptrdiff_t)m0 * lda + k0 + kc, lda, mc, kn};
+                }
+                int acalls = ntiles * ((nc + GEMM_NR - 1) / GEMM_NR), acall = 0;
+                int aper_call = (block_line_count(&anext) + acalls - 1) / acalls;
                 for (int jb = n0; jb < n0 + nc; jb += GEMM_NB) {
                   int nb = min_int(n0 + nc - jb, GEMM_NB);
                   if (b_cols) pack_b_cols(bpack, b, ldb, k0, kc, jb, nb);
@@ -429,7 +463,8 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                         const float *ap = apack + (ptrdiff_t)t0 * kc;
                         float *cp = c + (ptrdiff_t)(m0 + t0) * ldc + j0;
                         prefetch_block_lines(&next, call * per_call, (call + 1) * per_call);
-                        call++;
+                        prefetch_block_lines(&anext, acall * aper_call, (acall + 1) * aper_call);
+                        call++, acall++;
                         // The C rows of the next tile, which come from L3 on
                         // every K block but the first.
                         if (t + 1 < ntiles && k0 > 0) prefetch_rows(cp + GEMM_MR * ldc, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
