@@ -1,0 +1,194 @@
+// GFLOP/s of the three linear-layer products of core/gemm.c against OpenBLAS's
+// cblas_sgemm on the same shapes and transposes, single thread, full range.
+// Shapes are GPT-2 124M (d12) at B*T = rows. Each timing is the best of
+// --reps repetitions. Usage:
+//   gemm_bench [--rows N] [--reps N] [--peak GFLOPS] [--json] [--skip-openblas] [--cpu-time] [--chunk N]
+// (--chunk N calls the project's products on pieces of N rows/channels, as
+// the task variants do, while OpenBLAS still does the whole product;
+// --cpu-time times by thread CPU time; --skip-openblas times only the project's kernels, for tuning; ratios are then 1.)
+// With --json each line is one object: {"layer", "product", "M", "N", "K",
+// "gemm_gflops", "openblas_gflops", "ratio"}, then one {"total": ...} line.
+#define _POSIX_C_SOURCE 199309L
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "../core/gemm.h"
+
+// Wall-clock by default; --cpu-time measures this thread's CPU time instead,
+// which leaves out the time the thread was descheduled on a busy machine.
+static clockid_t bench_clock = CLOCK_MONOTONIC;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(bench_clock, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static float *random_floats(size_t n, unsigned *state) {
+    float *p = malloc(n * sizeof(float));
+    if (!p) {
+        fprintf(stderr, "gemm_bench: out of memory (%zu floats)\n", n);
+        exit(2);
+    }
+    for (size_t i = 0; i < n; i++) {
+        *state = *state * 1664525u + 1013904223u;
+        p[i] = (float)(*state >> 8) / 16777216.0f - 0.5f;
+    }
+    return p;
+}
+
+enum { FORWARD, BACKWARD_INPUT, BACKWARD_WEIGHT };
+static const char *product_names[] = {"forward", "backward_input", "backward_weight"};
+
+typedef struct {
+    int rows, IC, OC;
+    float *inp, *w, *bias, *out, *dout, *dinp, *dw, *dbias;
+} Layer;
+
+// With --chunk C the project's products are called on consecutive pieces
+// of C rows (forward, input gradient) or C output channels (weight gradient),
+// one after another, as the task-parallel variants call them.
+static int chunk = 0;
+
+static void run_gemm(Layer *L, int product) {
+    int n = product == BACKWARD_WEIGHT ? L->OC : L->rows;
+    int step = chunk > 0 ? chunk : n;
+    for (int lo = 0; lo < n; lo += step) {
+        int hi = lo + step < n ? lo + step : n;
+        switch (product) {
+        case FORWARD:
+            matmul_forward_rows(L->out, L->inp, L->w, L->bias, lo, hi, L->IC, L->OC);
+            break;
+        case BACKWARD_INPUT:
+            matmul_backward_input_rows(L->dinp, L->dout, L->w, lo, hi, L->IC, L->OC);
+            break;
+        default:
+            matmul_backward_weight_channels(L->dw, L->dbias, L->dout, L->inp, lo, hi, L->rows, L->IC,
+                                            L->OC);
+        }
+    }
+}
+
+static void run_openblas(Layer *L, int product) {
+    int R = L->rows, IC = L->IC, OC = L->OC;
+    switch (product) {
+    case FORWARD:  // out(R,OC) = inp(R,IC) w(OC,IC)^T
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, OC, IC, 1.0f, L->inp, IC, L->w, IC,
+                    0.0f, L->out, OC);
+        break;
+    case BACKWARD_INPUT:  // dinp(R,IC) = dout(R,OC) w(OC,IC)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, IC, OC, 1.0f, L->dout, OC, L->w, IC,
+                    0.0f, L->dinp, IC);
+        break;
+    default:  // dw(OC,IC) = dout(R,OC)^T inp(R,IC)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, R, 1.0f, L->dout, OC, L->inp, IC,
+                    0.0f, L->dw, IC);
+    }
+}
+
+static double best_seconds(Layer *L, int product, int use_openblas, int reps) {
+    double best = 1e30;
+    for (int r = 0; r < reps + 1; r++) {  // the first run only warms up
+        double t0 = now();
+        if (use_openblas) run_openblas(L, product);
+        else run_gemm(L, product);
+        double t = now() - t0;
+        if (r > 0 && t < best) best = t;
+    }
+    return best;
+}
+
+static int parse_int(const char *opt, const char *s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v <= 0 || v > 1000000) {
+        fprintf(stderr, "gemm_bench: %s: expected a positive integer, got '%s'\n", opt, s);
+        exit(2);
+    }
+    return (int)v;
+}
+
+int main(int argc, char **argv) {
+    int rows = 256, reps = 5, json = 0, skip_openblas = 0;
+    double peak = 0.0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--skip-openblas")) skip_openblas = 1;
+        else if (!strcmp(argv[i], "--cpu-time")) bench_clock = CLOCK_THREAD_CPUTIME_ID;
+        else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = parse_int("--chunk", argv[++i]);
+        else if (!strcmp(argv[i], "--rows") && i + 1 < argc) rows = parse_int("--rows", argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = parse_int("--reps", argv[++i]);
+        else if (!strcmp(argv[i], "--peak") && i + 1 < argc) peak = parse_int("--peak", argv[++i]);
+        else {
+            fprintf(stderr, "gemm_bench: %s: unknown option (use --rows N --reps N --chunk N --peak GFLOPS --json --skip-openblas --cpu-time)\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    // GPT-2 124M: C = 768, padded vocabulary Vp = 50304.
+    static const struct { const char *name; int IC, OC, has_bias; } layers[] = {
+        {"qkv", 768, 2304, 1},  {"attproj", 768, 768, 1}, {"fc", 768, 3072, 1},
+        {"fcproj", 3072, 768, 1}, {"lmhead", 768, 50304, 0},
+    };
+    const char *isa =
+#if defined(__AVX512F__)
+        "avx512";
+#elif defined(__AVX2__) && defined(__FMA__)
+        "avx2+fma";
+#else
+        "portable";
+#endif
+    if (!json) {
+        printf("gemm kernels: %s; rows = %d; chunk = %d; best of %d (%s); OpenBLAS %s\n", isa, rows, chunk, reps,
+               bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU time", openblas_get_config());
+        printf("%-8s %-16s %6s %6s %6s %10s %10s %7s\n", "layer", "product", "M", "N", "K", "gemm GF/s",
+               "oblas GF/s", "ratio");
+    }
+    double total_flops = 0, total_gemm = 0, total_blas = 0;
+    unsigned state = 12345;
+    for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
+        Layer L = {rows, layers[l].IC, layers[l].OC, 0, 0, 0, 0, 0, 0, 0, 0};
+        size_t n_in = (size_t)rows * L.IC, n_w = (size_t)L.OC * L.IC, n_out = (size_t)rows * L.OC;
+        L.inp = random_floats(n_in, &state);
+        L.w = random_floats(n_w, &state);
+        L.bias = layers[l].has_bias ? random_floats(L.OC, &state) : NULL;
+        L.dbias = layers[l].has_bias ? random_floats(L.OC, &state) : NULL;
+        L.out = random_floats(n_out, &state);
+        L.dout = random_floats(n_out, &state);
+        L.dinp = random_floats(n_in, &state);
+        L.dw = random_floats(n_w, &state);
+        for (int p = 0; p < 3; p++) {
+            int M = p == BACKWARD_WEIGHT ? L.OC : rows;
+            int N = p == FORWARD ? L.OC : L.IC;
+            int K = p == FORWARD ? L.IC : p == BACKWARD_INPUT ? L.OC : rows;
+            double flops = 2.0 * rows * L.IC * L.OC;
+            double tg = best_seconds(&L, p, 0, reps);
+            double tb = skip_openblas ? tg : best_seconds(&L, p, 1, reps);
+            total_flops += flops, total_gemm += tg, total_blas += tb;
+            double gg = flops / tg * 1e-9, gb = flops / tb * 1e-9;
+            if (json)
+                printf("{\"layer\": \"%s\", \"product\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, "
+                       "\"gemm_gflops\": %.2f, \"openblas_gflops\": %.2f, \"ratio\": %.3f}\n",
+                       layers[l].name, product_names[p], M, N, K, gg, gb, gg / gb);
+            else
+                printf("%-8s %-16s %6d %6d %6d %10.1f %10.1f %7.2f\n", layers[l].name, product_names[p], M,
+                       N, K, gg, gb, gg / gb);
+        }
+        free(L.inp), free(L.w), free(L.bias), free(L.dbias), free(L.out), free(L.dout), free(L.dinp),
+            free(L.dw);
+    }
+    double gg = total_flops / total_gemm * 1e-9, gb = total_flops / total_blas * 1e-9;
+    if (json) {
+        printf("{\"total\": {\"isa\": \"%s\", \"rows\": %d, \"chunk\": %d, \"gemm_gflops\": %.2f, "
+               "\"openblas_gflops\": %.2f, \"ratio\": %.3f", isa, rows, chunk, gg, gb, gg / gb);
+        if (peak > 0) printf(", \"peak_gflops\": %.1f, \"fraction_of_peak\": %.3f", peak, gg / peak);
+        printf("}}\n");
+    } else {
+        printf("%-8s %-16s %6s %6s %6s %10.1f %10.1f %7.2f\n", "all", "(time-weighted)", "", "", "", gg, gb,
+               gg / gb);
+        if (peak > 0) printf("gemm: %.1f%% of the given peak %.0f GFLOP/s\n", 100 * gg / peak, peak);
+    }
+    return 0;
+}

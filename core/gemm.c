@@ -1,0 +1,523 @@
+// Fast versions of the three linear-layer products of gemm.h.
+//
+// All three are one general product C(M,N) = init + A(M,K) B(K,N), computed
+// Goto-style: a block of A (mc x kc) is packed into micro-panels of MR rows,
+// B is packed into panels of kc x NR (zero-padded past the last column), and
+// a register tile of MR x NR accumulators walks the reduction index k
+// upwards. Each vector lane holds one output element and each step is one
+// FMA, so every element is exactly the fma chain of gemm_naive.c. K is cut
+// into blocks: between blocks the partial sums sit in C itself (a float
+// stored and reloaded is the same float), so blocking changes where the chain
+// pauses, never its order. Ragged edges run the same tile code (fewer rows,
+// or a full-width tile on a copy), so they give the interior's bits.
+//
+//   product                   M        N    K     A(m,k)           B(k,n)
+//   forward                   rows     OC   IC    inp[m*IC+k]      w[n*IC+k]
+//   backward, input           rows     IC   OC    dout[m*OC+k]     w[k*IC+n]
+//   backward, weight          chans    IC   rows  dout[k*OC+m]     inp[k*IC+n]
+//
+// The micro-kernel is chosen at build time: AVX-512 (8 x 32 tile), AVX2+FMA
+// (6 x 16 tile; -DGEMM_MR=4 -DGEMM_NV=3 gives 4 x 24, slower on Zen 3), or
+// plain C with fmaf (4 x 16 tile) that compilers vectorize. Scratch lives on
+// the stack, about 230 KB per call (packed A <= 165 KB, packed B <= 64 KB);
+// there is no global state, so calls on disjoint ranges may run concurrently
+// from any number of threads.
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+#include "gemm.h"
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+#if defined(__AVX512F__)
+#define GEMM_MR 8
+#define GEMM_NV 2
+#define GEMM_NR 32
+#elif defined(__AVX2__) && defined(__FMA__)
+#ifndef GEMM_MR
+#define GEMM_MR 6
+#define GEMM_NV 2
+#endif
+#define GEMM_NR (8 * GEMM_NV)
+#else
+#define GEMM_MR 4
+#define GEMM_NR 16
+#endif
+
+// Blocking. A block of A, mc x kc, is packed (at most GEMM_A_FLOATS, kept in
+// L2) and swept by every B panel of kc x NR (at most GEMM_KC rows, kept in
+// L1). mc is made as large as the budget allows, up to the whole row range of
+// a typical call (256), because each extra row block means packing all of B
+// again, and B (the weight) is the operand that comes from memory. NC columns
+// of C are finished over all of K before moving on, so those partial sums
+// stay in cache between K blocks.
+#ifndef GEMM_KC
+#define GEMM_KC 256
+#endif
+#ifndef GEMM_A_FLOATS
+#define GEMM_A_FLOATS (264 * 160)
+#endif
+#ifndef GEMM_NB
+#define GEMM_NB 64
+#endif
+#ifndef GEMM_PREFETCH_LOCALITY
+#define GEMM_PREFETCH_LOCALITY 3
+#endif
+#ifndef GEMM_NC
+#define GEMM_NC 3072
+#endif
+
+#if defined(__GNUC__)
+#define GEMM_INLINE static inline __attribute__((always_inline))
+#else
+#define GEMM_INLINE static inline
+#endif
+
+enum { A_ROWS = 0, A_COLS = 1 };
+
+static inline int min_int(int a, int b) { return a < b ? a : b; }
+
+// ----------------------------------------------------------------------------
+// Micro-kernels: C(mr x NR) = Cin + A(mr x kc) * P(kc x NR), P packed with row
+// stride NR. Cin is read with row stride ldcin (0 = the same init row for every
+// row: the bias). mr is a compile-time constant in every instantiation.
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+
+// Two vectors per row (NR = 2 * lanes). The accumulators are named variables,
+// not an array: compilers keep arrays of vectors on the stack, which costs a
+// store per FMA.
+#if defined(__AVX512F__)
+typedef __m512 vec;
+#define VLANES 16
+#define vload(p) _mm512_load_ps(p)
+#define vloadu(p) _mm512_loadu_ps(p)
+#define vstoreu(p, x) _mm512_storeu_ps(p, x)
+#define vbcast(p) _mm512_set1_ps(*(p))
+#define vfma(x, y, z) _mm512_fmadd_ps(x, y, z)
+#define vzero() _mm512_setzero_ps()
+#else
+typedef __m256 vec;
+#define VLANES 8
+#define vload(p) _mm256_load_ps(p)
+#define vloadu(p) _mm256_loadu_ps(p)
+#define vstoreu(p, x) _mm256_storeu_ps(p, x)
+#define vbcast(p) _mm256_broadcast_ss(p)
+#define vfma(x, y, z) _mm256_fmadd_ps(x, y, z)
+#define vzero() _mm256_setzero_ps()
+#endif
+
+#if GEMM_MR == 8
+#define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#elif GEMM_MR == 6
+#define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#elif GEMM_MR == 4
+#define FOR_ROWS(X) X(0) X(1) X(2) X(3)
+#endif
+
+// Per row i of the tile: accumulators c<i>0 .. c<i>(NV-1).
+#if GEMM_NV == 3
+#define ROW_VECS(X, i) X(i, 0) X(i, 1) X(i, 2)
+#else
+#define ROW_VECS(X, i) X(i, 0) X(i, 1)
+#endif
+
+GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
+                      const float *cin, ptrdiff_t ldcin, float *c, ptrdiff_t ldc) {
+#define DECLARE1(i, v) vec c##i##v = vzero();
+#define LOAD1(i, v) c##i##v = vloadu(cin + i * ldcin + v * VLANES);
+#define FMA1(i, v) c##i##v = vfma(x, b##v, c##i##v);
+#define STORE1(i, v) vstoreu(c + i * ldc + v * VLANES, c##i##v);
+#define BLOAD1(v) vec b##v = vload(p + (ptrdiff_t)k * GEMM_NR + v * VLANES);
+#define DECLARE(i) ROW_VECS(DECLARE1, i)
+#define LOAD(i) if (mr > i) { ROW_VECS(LOAD1, i) }
+#define UPDATE(i)                                                   \
+    if (mr > i) {                                                   \
+        vec x = vbcast(a + (ptrdiff_t)k * GEMM_MR + i);             \
+        ROW_VECS(FMA1, i)                                           \
+    }
+#define STORE(i) if (mr > i) { ROW_VECS(STORE1, i) }
+    FOR_ROWS(DECLARE)
+    FOR_ROWS(LOAD)
+    // Unrolled by 4: the loop's own add/compare/branch otherwise takes issue
+    // slots from the FMAs (measured: about 90% -> 99% of peak on Zen 3).
+#pragma GCC unroll 4
+    for (int k = 0; k < kc; k++) {
+        BLOAD1(0)
+        BLOAD1(1)
+#if GEMM_NV == 3
+        BLOAD1(2)
+#endif
+        FOR_ROWS(UPDATE)
+    }
+    FOR_ROWS(STORE)
+#undef DECLARE1
+#undef LOAD1
+#undef FMA1
+#undef STORE1
+#undef BLOAD1
+#undef DECLARE
+#undef LOAD
+#undef UPDATE
+#undef STORE
+}
+
+#else
+
+GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
+                      const float *cin, ptrdiff_t ldcin, float *c, ptrdiff_t ldc) {
+    float acc[GEMM_MR][GEMM_NR];
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < GEMM_NR; j++) acc[i][j] = cin[i * ldcin + j];
+    for (int k = 0; k < kc; k++) {
+        const float *b = p + (ptrdiff_t)k * GEMM_NR;
+        for (int i = 0; i < mr; i++) {
+            float x = a[(ptrdiff_t)k * GEMM_MR + i];
+            for (int j = 0; j < GEMM_NR; j++) acc[i][j] = fmaf(x, b[j], acc[i][j]);
+        }
+    }
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < GEMM_NR; j++) c[i * ldc + j] = acc[i][j];
+}
+
+#endif
+
+// One instantiation per row count, so every loop above has constant bounds
+// and the accumulators live in registers.
+#define GEMM_TILE_FN(name, mr)                                                               \
+    static void name(int kc, const float *a, const float *p, const float *cin, ptrdiff_t ldcin, \
+                     float *c, ptrdiff_t ldc) {                                              \
+        tile(mr, kc, a, p, cin, ldcin, c, ldc);                                              \
+    }
+typedef void (*tile_fn)(int, const float *, const float *, const float *, ptrdiff_t, float *,
+                        ptrdiff_t);
+GEMM_TILE_FN(tile_1, 1)
+GEMM_TILE_FN(tile_2, 2)
+GEMM_TILE_FN(tile_3, 3)
+GEMM_TILE_FN(tile_4, 4)
+#if GEMM_MR > 4
+GEMM_TILE_FN(tile_5, 5)
+GEMM_TILE_FN(tile_6, 6)
+#endif
+#if GEMM_MR > 6
+GEMM_TILE_FN(tile_7, 7)
+GEMM_TILE_FN(tile_8, 8)
+#endif
+static const tile_fn tiles[GEMM_MR + 1] = {
+    NULL, tile_1, tile_2, tile_3, tile_4,
+#if GEMM_MR > 4
+    tile_5, tile_6,
+#endif
+#if GEMM_MR > 6
+    tile_7, tile_8,
+#endif
+};
+
+#if defined(__AVX2__)
+// In-register transpose of an 8 x 8 block: r[j][q] -> r[q][j].
+GEMM_INLINE void transpose8(__m256 r[8]) {
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+// dst[q*lds + j] = src[j*ldsrc + q] for an 8 x 8 block (dst 32-byte aligned).
+GEMM_INLINE void transpose8x8(float *dst, ptrdiff_t lds, const float *src, ptrdiff_t ldsrc) {
+    __m256 r[8];
+    for (int j = 0; j < 8; j++) r[j] = _mm256_loadu_ps(src + j * ldsrc);
+    transpose8(r);
+    for (int q = 0; q < 8; q++) _mm256_store_ps(dst + q * lds, r[q]);
+}
+#endif
+
+// ----------------------------------------------------------------------------
+// Packing a block of A (mc x kc) into micro-panels of MR rows:
+// Q[t*MR*kc + k*MR + i] = A(m0 + t*MR + i, k0 + k), so the kernel's broadcasts
+// walk one contiguous stream. Rows past the end of a short last panel are
+// left unwritten; the kernel for that row count never reads them.
+
+// A(m,k) = a[m*lda + k] (activations, output gradients): a transpose, done
+// 8 k at a time in registers where AVX2 is there. Each k's MR values are
+// stored as 8 floats; with MR = 6 the two extra lanes land on the next k's
+// slots and are overwritten by the next store (or, past a panel's end, by
+// the next panel or never read), which is why apack has 8 floats of slack.
+static void pack_a_rows(float *q, const float *a, ptrdiff_t lda, int m0, int mc, int k0, int kc) {
+    for (int t0 = 0; t0 < mc; t0 += GEMM_MR) {
+        int mr = mc - t0 < GEMM_MR ? mc - t0 : GEMM_MR;
+        float *dst = q + (ptrdiff_t)t0 * kc;
+        const float *src = a + (ptrdiff_t)(m0 + t0) * lda + k0;
+        int k = 0;
+#if defined(__AVX2__) && GEMM_MR <= 8
+        if (mr == GEMM_MR) {
+            for (; k + 8 <= kc; k += 8) {
+                __m256 r[8];
+                for (int i = 0; i < 8; i++)
+                    r[i] = i < GEMM_MR ? _mm256_loadu_ps(src + i * lda + k) : _mm256_setzero_ps();
+                transpose8(r);
+                for (int j = 0; j < 8; j++) _mm256_storeu_ps(dst + (k + j) * GEMM_MR, r[j]);
+            }
+        }
+#endif
+        for (int i = 0; i < mr; i++)
+            for (int kk = k; kk < kc; kk++) dst[kk * GEMM_MR + i] = src[i * lda + kk];
+    }
+}
+
+// A(m,k) = a[k*lda + m] (the output gradient read as dout^T): a copy of MR
+// consecutive floats per k.
+static void pack_a_cols(float *q, const float *a, ptrdiff_t lda, int m0, int mc, int k0, int kc) {
+    for (int t0 = 0; t0 < mc; t0 += GEMM_MR) {
+        int mr = mc - t0 < GEMM_MR ? mc - t0 : GEMM_MR;
+        float *dst = q + (ptrdiff_t)t0 * kc;
+        for (int k = 0; k < kc; k++) {
+            const float *src = a + (ptrdiff_t)(k0 + k) * lda + m0 + t0;
+            for (int i = 0; i < mr; i++) dst[k * GEMM_MR + i] = src[i];
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Packing a block of B (kc x nb, nb <= NB) into panels of NR columns:
+// P[q*kc*NR + k*NR + j] = B(k0 + k, n0 + q*NR + j), and 0 for columns past
+// nb (those lanes compute zeros that are never stored). Packing several
+// panels at once reads B in longer contiguous runs, which is what keeps the
+// memory side of this (B is the weight, the operand read from memory) fast.
+
+// B(k,n) = b[k*ldb + n]: rows of B are contiguous, so this is a row copy.
+static void pack_b_rows(float *p, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int nb) {
+    for (int k = 0; k < kc; k++) {
+        const float *src = b + (ptrdiff_t)(k0 + k) * ldb + n0;
+        for (int q = 0; q * GEMM_NR < nb; q++) {
+            float *dst = p + (ptrdiff_t)q * kc * GEMM_NR + (ptrdiff_t)k * GEMM_NR;
+            int nr = min_int(nb - q * GEMM_NR, GEMM_NR);
+            if (nr == GEMM_NR) {
+                memcpy(dst, src + q * GEMM_NR, GEMM_NR * sizeof(float));
+            } else {
+                memcpy(dst, src + q * GEMM_NR, (size_t)nr * sizeof(float));
+                memset(dst + nr, 0, (size_t)(GEMM_NR - nr) * sizeof(float));
+            }
+        }
+    }
+}
+
+
+// B(k,n) = b[n*ldb + k]: the weight read as w^T. Each panel is a transpose,
+// done in 8 x 8 blocks where AVX2 is there.
+static void pack_b_panel_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int nr) {
+    int k = 0;
+#if defined(__AVX2__)
+    if (nr == GEMM_NR) {
+        for (; k + 8 <= kc; k += 8)
+            for (int j = 0; j < GEMM_NR; j += 8)
+                transpose8x8(p + (ptrdiff_t)k * GEMM_NR + j, GEMM_NR,
+                             b + (ptrdiff_t)(n0 + j) * ldb + k0 + k, ldb);
+    }
+#endif
+    for (; k < kc; k++) {
+        float *dst = p + (ptrdiff_t)k * GEMM_NR;
+        for (int j = 0; j < nr; j++) dst[j] = b[(ptrdiff_t)(n0 + j) * ldb + k0 + k];
+        for (int j = nr; j < GEMM_NR; j++) dst[j] = 0.0f;
+    }
+}
+
+static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int nb) {
+    for (int q = 0; q * GEMM_NR < nb; q++)
+        pack_b_panel_cols(p + (ptrdiff_t)q * kc * GEMM_NR, b, ldb, k0, kc, n0 + q * GEMM_NR,
+                          min_int(nb - q * GEMM_NR, GEMM_NR));
+}
+
+// Software prefetch of the next B block while the current one is computed,
+// and of the next K block of A: B (the weight) is read from memory once per
+// call, in pieces too short and too far apart for the hardware prefetchers
+// to run ahead of, and A's rows are as short. The block is
+// nseg segments of len floats, segment s at base + s*stride; its lines are
+// numbered 0 .. nseg*(len/16 + 1) - 1 and fetched a few per tile.
+typedef struct {
+    const float *base;
+    ptrdiff_t stride;
+    int nseg, len;
+} BlockLines;
+
+static BlockLines block_lines(const float *b, ptrdiff_t ldb, int b_cols, int k0, int kc, int n0, int nb) {
+    BlockLines bl;
+    if (b_cols) bl = (BlockLines){b + (ptrdiff_t)n0 * ldb + k0, ldb, nb, kc};
+    else bl = (BlockLines){b + (ptrdiff_t)k0 * ldb + n0, ldb, kc, nb};
+    if (bl.len <= 0) bl.nseg = 0;
+    return bl;
+}
+
+static int block_line_count(const BlockLines *bl) { return bl->nseg * (bl->len / 16 + 1); }
+
+static void prefetch_block_lines(const BlockLines *bl, int from, int to) {
+#if defined(__GNUC__) && !defined(GEMM_NO_PREFETCH)
+    int per = bl->len / 16 + 1;
+    to = min_int(to, block_line_count(bl));
+    for (int l = from; l < to; l++) {
+        int s = l / per, q = l % per;
+        __builtin_prefetch(bl->base + s * bl->stride + min_int(q * 16, bl->len - 1), 0, GEMM_PREFETCH_LOCALITY);
+    }
+#else
+    (void)bl, (void)from, (void)to;
+#endif
+}
+
+static void prefetch_rows(const float *c, ptrdiff_t ldc, int rows) {
+#if defined(__GNUC__)
+    for (int i = 0; i < rows; i++) {
+        __builtin_prefetch(c + i * ldc, 1, 3);
+        __builtin_prefetch(c + i * ldc + GEMM_NR - 1, 1, 3);
+    }
+#else
+    (void)c, (void)ldc, (void)rows;
+#endif
+}
+
+// ----------------------------------------------------------------------------
+// The driver. C(m,n) for m < M, n < N (row stride ldc) becomes
+// init[n] (0 if init is NULL) + sum over k < K of A(m,k) B(k,n), each element
+// one fma chain in increasing k. A(m,k) is a[m*lda + k], or a[k*lda + m] if
+// a_cols; B(k,n) is b[k*ldb + n], or b[n*ldb + k] if b_cols.
+static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
+                 const float *b, ptrdiff_t ldb, int b_cols, const float *init,
+                 float *c, ptrdiff_t ldc) {
+    _Alignas(64) float apack[GEMM_A_FLOATS + 8];
+    _Alignas(64) float bpack[GEMM_KC * GEMM_NB];
+    _Alignas(64) float init_row[GEMM_NR];
+    _Alignas(64) float edge[GEMM_MR * GEMM_NR];
+    if (M <= 0 || N <= 0) return;
+
+    // Block sizes for this call: all of M in one block if the budget allows
+    // it with kc >= 128, else kc = min(K, GEMM_KC) and as many rows as fit.
+    // K is then cut into equal blocks (multiples of 8 where possible).
+    int m_all = (M + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
+    int kmax = min_int(K, GEMM_KC);
+    int mcap;
+    if (m_all * 128 <= GEMM_A_FLOATS) {
+        mcap = m_all;
+        kmax = min_int(kmax, GEMM_A_FLOATS / m_all);
+    } else {
+        if (kmax < 128) kmax = min_int(K, 128);
+        mcap = GEMM_A_FLOATS / (kmax > 0 ? kmax : 1) / GEMM_MR * GEMM_MR;
+    }
+    int kblocks = kmax > 0 ? (K + kmax - 1) / kmax : 1;
+    int kstep = kblocks > 0 ? (K + kblocks - 1) / kblocks : 0;
+    if (kblocks > 1) kstep = min_int((kstep + 7) / 8 * 8, kmax);
+
+    for (int m0 = 0; m0 < M; m0 += mcap) {
+        int mc = min_int(M - m0, mcap);
+        int ntiles = (mc + GEMM_MR - 1) / GEMM_MR;
+        for (int n0 = 0; n0 < N; n0 += GEMM_NC) {
+            int nc = min_int(N - n0, GEMM_NC);
+            // K == 0 still needs one pass to write the initial values.
+            for (int k0 = 0; k0 < K || k0 == 0; k0 += kstep) {
+                int kc = min_int(K - k0, kstep);
+                if (a_cols) pack_a_cols(apack, a, lda, m0, mc, k0, kc);
+                else pack_a_rows(apack, a, lda, m0, mc, k0, kc);
+                // The next K block of A is fetched over all tiles of this one.
+                BlockLines anext = {NULL, 0, 0, 0};
+                if (k0 + kc < K) {
+                    int kn = min_int(K - k0 - kc, kstep);
+                    if (a_cols) anext = (BlockLines){a + (ptrdiff_t)(k0 + kc) * lda + m0, lda, kn, mc};
+                    else anext = (BlockLines){a + (ptrdiff_t)m0 * lda + k0 + kc, lda, mc, kn};
+                }
+                int acalls = ntiles * ((nc + GEMM_NR - 1) / GEMM_NR), acall = 0;
+                int aper_call = (block_line_count(&anext) + acalls - 1) / acalls;
+                for (int jb = n0; jb < n0 + nc; jb += GEMM_NB) {
+                  int nb = min_int(n0 + nc - jb, GEMM_NB);
+                  if (b_cols) pack_b_cols(bpack, b, ldb, k0, kc, jb, nb);
+                  else pack_b_rows(bpack, b, ldb, k0, kc, jb, nb);
+                  // The next block: the next columns, else the next K block.
+                  BlockLines next = {NULL, 0, 0, 0};
+                  if (jb + GEMM_NB < n0 + nc)
+                      next = block_lines(b, ldb, b_cols, k0, kc, jb + GEMM_NB,
+                                         min_int(n0 + nc - jb - GEMM_NB, GEMM_NB));
+                  else if (k0 + kc < K)
+                      next = block_lines(b, ldb, b_cols, k0 + kc, min_int(K - k0 - kc, kstep), n0,
+                                         min_int(nc, GEMM_NB));
+                  int calls = ntiles * ((nb + GEMM_NR - 1) / GEMM_NR);
+                  int per_call = (block_line_count(&next) + calls - 1) / calls, call = 0;
+                  for (int j0 = jb; j0 < jb + nb; j0 += GEMM_NR) {
+                    int nr = min_int(jb + nb - j0, GEMM_NR);
+                    const float *panel = bpack + (ptrdiff_t)(j0 - jb) * kc;
+                    if (k0 == 0) {
+                        for (int j = 0; j < GEMM_NR; j++)
+                            init_row[j] = (init && j < nr) ? init[j0 + j] : 0.0f;
+                    }
+                    for (int t = 0; t < ntiles; t++) {
+                        int t0 = t * GEMM_MR, mr = min_int(mc - t0, GEMM_MR);
+                        const float *ap = apack + (ptrdiff_t)t0 * kc;
+                        float *cp = c + (ptrdiff_t)(m0 + t0) * ldc + j0;
+                        prefetch_block_lines(&next, call * per_call, (call + 1) * per_call);
+                        prefetch_block_lines(&anext, acall * aper_call, (acall + 1) * aper_call);
+                        call++, acall++;
+                        // The C rows of the next tile, which come from L3 on
+                        // every K block but the first.
+                        if (t + 1 < ntiles && k0 > 0) prefetch_rows(cp + GEMM_MR * ldc, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
+                        if (nr == GEMM_NR) {
+                            if (k0 == 0) tiles[mr](kc, ap, panel, init_row, 0, cp, ldc);
+                            else tiles[mr](kc, ap, panel, cp, ldc, cp, ldc);
+                        } else {
+                            // Ragged right edge: run the full-width tile on a
+                            // copy, then keep the nr real columns.
+                            for (int i = 0; i < mr; i++) {
+                                const float *src = k0 == 0 ? init_row : cp + (ptrdiff_t)i * ldc;
+                                memcpy(edge + i * GEMM_NR, src, (size_t)nr * sizeof(float));
+                                memset(edge + i * GEMM_NR + nr, 0, (size_t)(GEMM_NR - nr) * sizeof(float));
+                            }
+                            tiles[mr](kc, ap, panel, edge, GEMM_NR, edge, GEMM_NR);
+                            for (int i = 0; i < mr; i++)
+                                memcpy(cp + (ptrdiff_t)i * ldc, edge + i * GEMM_NR, (size_t)nr * sizeof(float));
+                        }
+                    }
+                  }
+                }
+                if (K == 0) break;
+            }
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------
+// The three products of gemm.h.
+
+void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
+                         int r0, int r1, int IC, int OC) {
+    gemm(r1 - r0, OC, IC, inp + (ptrdiff_t)r0 * IC, IC, A_ROWS, w, IC, 1, bias,
+         out + (ptrdiff_t)r0 * OC, OC);
+}
+
+void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
+                                int r0, int r1, int IC, int OC) {
+    gemm(r1 - r0, IC, OC, dout + (ptrdiff_t)r0 * OC, OC, A_ROWS, w, IC, 0, NULL,
+         dinp + (ptrdiff_t)r0 * IC, IC);
+}
+
+void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,
+                                     int o0, int o1, int rows, int IC, int OC) {
+    gemm(o1 - o0, IC, rows, dout + o0, OC, A_COLS, inp, IC, 0, NULL,
+         dw + (ptrdiff_t)o0 * IC, IC);
+    if (dbias) {
+        // Plain adds in increasing row order, one channel per lane; the
+        // compiler may vectorise across channels, which keeps each sum's order.
+        for (int o = o0; o < o1; o++) dbias[o] = 0.0f;
+        for (int r = 0; r < rows; r++) {
+            const float *g = dout + (ptrdiff_t)r * OC;
+            for (int o = o0; o < o1; o++) dbias[o] += g[o];
+        }
+    }
+}
