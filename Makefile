@@ -17,7 +17,7 @@ LDLIBS        := -lm -ldl
 
 CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/taskgraph.c core/traffic.c core/counters.c
 # the kernel set: `fast` (gemm.c, kernels_fast.c) or `reference` (llm.c's loops)
-KERNEL_SRC_fast      := $(if $(wildcard core/gemm.c),core/gemm.c,core/gemm_oracle_link.c) core/kernels_fast.c
+KERNEL_SRC_fast      := core/gemm.c core/kernels_fast.c
 KERNEL_SRC_reference := core/kernels_reference.c
 GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
 HEADERS  := $(wildcard core/*.h variants/*.h)
@@ -90,8 +90,35 @@ run: deps
 reference:
 	$(PYTHON) tests/reference/make_reference.py --all --out tests/fixtures
 
+# C unit tests, run by tests/test_units.py: the fast products against the
+# oracle for gcc and clang x (-march=native, -mavx2 -mfma, no -m flags, the
+# AVX-512 branch emulated on AVX2), and the traffic model against hand counts.
+GEMM_TEST_FLAGS_native    := -march=native
+GEMM_TEST_FLAGS_avx2      := -mavx2 -mfma
+GEMM_TEST_FLAGS_generic   :=
+GEMM_TEST_FLAGS_avx512emu := -mavx2 -mfma -include tests/avx512_emu.h
+UNIT_CFLAGS := -std=c11 -O3 -ffp-contract=off -fno-math-errno -Wall -Wextra
+UNIT_TESTS := $(foreach c,$(COMPILERS),$(foreach a,native avx2 generic avx512emu,build/tests/test_gemm-$(c)-$(a)) build/tests/test_traffic-$(c))
+.PHONY: unit-tests
+unit-tests: $(UNIT_TESTS)
+build/tests/test_gemm-%: tests/test_gemm.c core/gemm.c core/gemm_naive.c core/gemm.h core/gemm_naive.h tests/avx512_emu.h
+	@mkdir -p build/tests
+	$(word 1,$(subst -, ,$*)) $(UNIT_CFLAGS) $(GEMM_TEST_FLAGS_$(word 2,$(subst -, ,$*))) -o $@ tests/test_gemm.c core/gemm.c core/gemm_naive.c -lm
+build/tests/test_traffic-%: tests/test_traffic.c $(CORE_SRC) $(KERNEL_SRC_fast) $(HEADERS)
+	@mkdir -p build/tests
+	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_traffic.c $(filter-out core/taskgraph.c,$(CORE_SRC)) $(KERNEL_SRC_fast) -lm
+
 # benchmarks (not tests): figures printed, nothing asserted
-.PHONY: bench-variants
+OPENBLAS_DIR := /usr/lib/x86_64-linux-gnu/openblas-serial
+OPENBLAS_INC := /usr/include/x86_64-linux-gnu/openblas-serial
+build/bench/gemm_bench: bench/gemm_bench.c core/gemm.c core/gemm.h
+	@mkdir -p build/bench
+	gcc $(UNIT_CFLAGS) -march=native -I$(OPENBLAS_INC) -o $@ bench/gemm_bench.c core/gemm.c \
+	    -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lm
+.PHONY: bench bench-variants
+bench: deps
+	@$(MAKE) --no-print-directory build build/bench/gemm_bench
+	$(PYTHON) bench/kernels.py
 bench-variants: deps
 	@$(MAKE) --no-print-directory build
 	$(PYTHON) bench/variants.py

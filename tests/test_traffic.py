@@ -29,30 +29,6 @@ def json_lines(stdout):
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
-def core_sources():
-    """The core sources the unit test links: those the Makefile builds, without the executors' task graph."""
-    core = ROOT / "core"
-    gemm = core / "gemm.c" if (core / "gemm.c").exists() else core / "gemm_oracle_link.c"
-    names = ["traffic.c", "step.c", "model.c", "kernels.c", "data.c", "fileio.c", "gemm_naive.c", "kernels_fast.c"]
-    return [core / n for n in names] + [gemm]
-
-
-@pytest.mark.parametrize("compiler", ["gcc", "clang"])
-def test_traffic_unit(tmp_path, compiler):
-    if shutil.which(compiler) is None:
-        pytest.skip(f"{compiler} not installed")
-    exe = tmp_path / "test_traffic"
-    build = subprocess.run(["nice", "-n", "10", compiler, "-std=c11", "-O2", "-march=native", "-Wall", "-Wextra",
-                            "-Werror", str(ROOT / "tests" / "test_traffic.c"), *map(str, core_sources()),
-                            "-lm", "-o", str(exe)], capture_output=True, text=True, timeout=120)
-    assert build.returncode == 0, build.stderr
-    proc = run([exe], timeout=60)
-    last = proc.stdout.strip().splitlines()[-1]
-    print(proc.stdout)
-    assert proc.returncode == 0 and last.endswith(" 0 failed"), proc.stdout
-    assert int(last.split()[0]) > 100  # every hand count was checked
-
-
 def describe(variant, *args):
     proc = run([binary(variant), "--json", "--describe", *args], timeout=60)
     assert proc.returncode == 0, proc.stderr
