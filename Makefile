@@ -12,7 +12,7 @@ COMPILERS ?= gcc clang
 VARIANTS  := seq forkjoin tasks taskiter
 PYTHON    := $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
 
-CFLAGS_COMMON := -std=c11 -O3 -march=native -ffp-contract=off -fno-math-errno -Wall -Wextra -g
+CFLAGS_COMMON := -std=c11 -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -g
 LDLIBS        := -lm -ldl
 
 CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/taskgraph.c core/traffic.c core/counters.c

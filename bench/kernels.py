@@ -65,7 +65,7 @@ def main(argv=None):
     if not args.skip_gemm:
         rows = args.B * args.T
         out = run([ROOT / "build/bench/gemm_bench", "--json", "--rows", rows, "--reps", 10], env).stdout
-        shapes = json_lines(out)
+        shapes = [s for s in json_lines(out) if "ratio" in s and "layer" in s]
         print(f"matrix products, rows = B*T = {rows}, 1 thread, best of 10 (OPENBLAS_CORETYPE="
               f"{env.get('OPENBLAS_CORETYPE', 'auto')})")
         print(f"{'layer':8s} {'product':16s} {'M':>6s} {'N':>6s} {'K':>6s} {'project':>9s} {'OpenBLAS':>9s} {'ratio':>6s}")

@@ -1,6 +1,7 @@
 // Kernels of the `fast` set that differ from the `reference` set (besides the
 // matrix products, in gemm.c).
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "kernels.h"
 
@@ -54,3 +55,56 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
     }
 }
 
+// GELU without libm calls, so that the compiler vectorises it (tanhf and
+// coshf are scalar calls that cost more than the rest of the layer).
+// 0.5 x (1 + tanh(y)) is x * sigmoid(2y), and the derivative's
+// 0.5 sech^2(y) is 2 sigmoid(2y) (1 - sigmoid(2y)), so one exponential per
+// element serves both passes.
+#define GELU_SCALING_FACTOR 0.7978845608028654f // sqrt(2/pi)
+
+// e^x for x in [-87, 87] to within 2 ulp: x = n ln2 + r with |r| <= ln2/2,
+// e^r by its degree-6 Taylor polynomial, 2^n through the exponent bits.
+static inline float exp_poly(float x) {
+    x = x > -87.0f ? x : -87.0f;
+    x = x < 87.0f ? x : 87.0f;
+    // round to nearest: adding 1.5 * 2^23 pushes the fraction bits out
+    float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
+    float r = x - n * 0.693359375f;          // ln2 split in two for an exact product
+    r = r - n * -2.12194440e-4f;
+    float p = 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    union {
+        int32_t i;
+        float f;
+    } scale = {.i = ((int32_t)n + 127) * (1 << 23)};
+    return p * scale.f;
+}
+
+void gelu_forward(float *out, const float *inp, int r0, int r1, int N) {
+    const float *in = inp + (size_t)r0 * N;
+    float *o = out + (size_t)r0 * N;
+    size_t n = (size_t)(r1 - r0) * N;
+    for (size_t i = 0; i < n; i++) {
+        float x = in[i];
+        float y = GELU_SCALING_FACTOR * (x + 0.044715f * x * x * x);
+        o[i] = x / (1.0f + exp_poly(-2.0f * y));
+    }
+}
+
+void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int r1, int N) {
+    const float *in = inp + (size_t)r0 * N, *g = dout + (size_t)r0 * N;
+    float *d = dinp + (size_t)r0 * N;
+    size_t n = (size_t)(r1 - r0) * N;
+    for (size_t i = 0; i < n; i++) {
+        float x = in[i];
+        float y = GELU_SCALING_FACTOR * (x + 0.044715f * x * x * x);
+        float s = 1.0f / (1.0f + exp_poly(-2.0f * y));
+        float local_grad = s + 2.0f * x * s * (1.0f - s) * GELU_SCALING_FACTOR * (1.0f + 3.0f * 0.044715f * x * x);
+        d[i] = local_grad * g[i];
+    }
+}

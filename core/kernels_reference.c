@@ -107,3 +107,28 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
         }
     }
 }
+
+// llm.c's GELU: libm tanhf and coshf per element.
+#define GELU_SCALING_FACTOR 0.7978845608028654f // sqrt(2/pi)
+
+void gelu_forward(float *out, const float *inp, int r0, int r1, int N) {
+    for (size_t i = (size_t)r0 * N; i < (size_t)r1 * N; i++) {
+        float x = inp[i];
+        float cube = 0.044715f * x * x * x;
+        out[i] = 0.5f * x * (1.0f + tanhf(GELU_SCALING_FACTOR * (x + cube)));
+    }
+}
+
+void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int r1, int N) {
+    for (size_t i = (size_t)r0 * N; i < (size_t)r1 * N; i++) {
+        float x = inp[i];
+        float cube = 0.044715f * x * x * x;
+        float tanh_arg = GELU_SCALING_FACTOR * (x + cube);
+        float tanh_out = tanhf(tanh_arg);
+        float cosh_out = coshf(tanh_arg);
+        float sech2 = 1.0f / (cosh_out * cosh_out);
+        float local_grad = 0.5f * (1.0f + tanh_out) +
+                           x * 0.5f * sech2 * GELU_SCALING_FACTOR * (1.0f + 3.0f * 0.044715f * x * x);
+        dinp[i] = local_grad * dout[i];
+    }
+}
