@@ -54,11 +54,10 @@ void gpt2_describe(GPT2 *model, GPT2Config config) {
         model->param_sizes[t] = (size_t)shapes[t].rows * shapes[t].cols * (shapes[t].per_layer ? L : 1);
         model->num_parameters += model->param_sizes[t];
     }
-    size_t NH = (size_t)config.num_heads;
     const ActShape acts[NUM_ACT_TENSORS] = {
         {"encoded", C, 0},      {"ln1", C, 1},          {"ln1_mean", 1, 1},
         {"ln1_rstd", 1, 1},     {"qkv", 3 * C, 1},      {"atty", C, 1},
-        {"att", 0, 1},          {"attproj", C, 1},      {"residual2", C, 1},
+        {"att", 0, 1} /* NH*T, set by gpt2_allocate */, {"attproj", C, 1},      {"residual2", C, 1},
         {"ln2", C, 1},          {"ln2_mean", 1, 1},     {"ln2_rstd", 1, 1},
         {"fch", 4 * C, 1},      {"fch_gelu", 4 * C, 1}, {"fcproj", C, 1},
         {"residual3", C, 1},    {"lnf", C, 0},          {"lnf_mean", 1, 0},
@@ -66,7 +65,6 @@ void gpt2_describe(GPT2 *model, GPT2Config config) {
         {"losses", 1, 0},
     };
     memcpy(model->act_shape, acts, sizeof(acts));
-    (void)NH;
     const ActShape dacts[NUM_DACT_TENSORS] = {
         {"encoded", C, 0},   {"ln1", C, 1},       {"qkv", 3 * C, 1},
         {"atty", C, 1},      {"residual2", C, 1}, {"ln2", C, 1},
