@@ -57,12 +57,12 @@ def measure_ceilings(study, directory, root):
     return None
 
 
-def roofline_report(directory, outdir):
-    """Runs the roofline analysis of a results directory into outdir: (result, None), or
-    (None, why) when the directory lacks what it needs."""
+def roofline_report(directory, outdir, kernels="fast", compiler="gcc"):
+    """Runs the roofline analysis of a results directory (one compiler and kernel set) into outdir:
+    (result, None), or (None, why) when the directory lacks what it needs."""
     from pstudy import roofline
     try:
-        return roofline.analyse(directory, outdir), None
+        return roofline.analyse(directory, outdir, compiler=compiler, kernels=kernels), None
     except roofline.RooflineError as err:
         return None, f"roofline skipped: {err}"
 

@@ -123,11 +123,19 @@ def main(args):
         out.write(f"\n{len(written)} figure files in {outdir}\n")
     if meta.get("config", {}).get("analysis", {}).get("roofline", True):
         from pstudy import analysis
+        from pstudy import roofline
         plots_root = Path(args.plots_root or REPO_ROOT / "plots")
-        result, why = analysis.roofline_report(directory, plots_root / directory.name / "roofline")
-        if why:
-            sys.stderr.write(f"perfstudy report: {why}\n")
-        else:
-            from pstudy import roofline
-            out.write("\n" + roofline.format_summary(result) + "\n")
+        sweep_cfg = meta.get("config", {}).get("sweep", {})
+        compiler = (sweep_cfg.get("compilers") or ["gcc"])[0]
+        kernel_sets = sweep_cfg.get("kernels") or ["fast"]
+        for kernels in kernel_sets:
+            # one kernel set: plots/<name>/roofline/; several: plots/<name>/roofline/<kernels>/
+            outdir = plots_root / directory.name / "roofline"
+            if len(kernel_sets) > 1:
+                outdir = outdir / kernels
+            result, why = analysis.roofline_report(directory, outdir, kernels=kernels, compiler=compiler)
+            if why:
+                sys.stderr.write(f"perfstudy report: {why}\n")
+            else:
+                out.write("\n" + roofline.format_summary(result) + "\n")
     return 0
