@@ -19,6 +19,9 @@ SUBCOMMANDS = {
     "run": "pstudy.run",
     "report": "pstudy.report",
     "list": "pstudy.listing",
+    "compare": "pstudy.compare",
+    "regress": "pstudy.regress",
+    "history": "pstudy.history",
 }
 
 USAGE = """usage: perfstudy SUBCOMMAND [options]   (perfstudy SUBCOMMAND --help for its options)

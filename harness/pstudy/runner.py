@@ -50,9 +50,10 @@ def model_path(value, root):
     return value if os.path.isabs(value) else os.path.join(root, value)
 
 
-def command(study, point, binary, root):
+def command(study, point, binary, root, prefix=()):
+    """The command line of one run; `prefix` goes in front (a wrapper such as taskset)."""
     m, r = study.model, study.run
-    cmd = [binary, "--json", "-B", str(m["B"]), "-T", str(m["T"]),
+    cmd = [*prefix, binary, "--json", "-B", str(m["B"]), "-T", str(m["T"]),
            "--steps", str(r["warmup"] + r["steps"])]
     if m["config"] is not None:
         cmd += ["--config", m["config"]]
@@ -79,9 +80,9 @@ def environment(study, point):
     return env
 
 
-def execute(study, point, binary, root):
+def execute(study, point, binary, root, prefix=()):
     """Run one process for `point`; never raises for a misbehaving binary (KeyboardInterrupt passes)."""
-    cmd = command(study, point, binary, root)
+    cmd = command(study, point, binary, root, prefix)
     timeout = study.run["timeout_s"]
     start = time.monotonic()
     try:
