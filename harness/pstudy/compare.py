@@ -26,6 +26,7 @@ backward, update). For each point and phase measured in both directories:
 Exit status: 1 when any point regressed, 0 otherwise, 2 on bad input.
 """
 
+import functools
 import math
 import os
 import sys
@@ -105,6 +106,7 @@ def holm(pvalues):
     return out
 
 
+@functools.lru_cache(maxsize=64)
 def mwu_null_pmf(n, m):
     """Exact distribution of the Mann-Whitney U statistic for samples of n and m without ties.
 
@@ -127,8 +129,9 @@ def mwu_null_pmf(n, m):
             c[i:] += cur[j - 1][:size - i]
             cur[j] = c
         prev = cur
-    counts = prev[m]
-    return counts / counts.sum()
+    pmf = prev[m] / prev[m].sum()
+    pmf.flags.writeable = False  # cached: shared by every caller
+    return pmf
 
 
 def smallest_p(n, m):
