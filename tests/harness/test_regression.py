@@ -145,8 +145,8 @@ def sweep(study, name, seed, repetitions=7, variants='["seq", "forkjoin"]', **en
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_compare_same_fake_build_exits_0(study, seed):
-    a = sweep(study, "a", seed, variants='["forkjoin"]', FAKE_RUN_NOISE=0.03)
-    b = sweep(study, "b", seed + 10, variants='["forkjoin"]', FAKE_RUN_NOISE=0.03)
+    a = sweep(study, "a", seed, variants='["forkjoin"]', FAKE_RUN_NOISE=0.01)
+    b = sweep(study, "b", seed + 10, variants='["forkjoin"]', FAKE_RUN_NOISE=0.01)
     done = study.perfstudy("compare", a, b)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 of 8 (point, phase) pairs regressed" in done.stdout
