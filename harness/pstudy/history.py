@@ -1,4 +1,4 @@
-"""history: the trend of every point over the regress runs, detected regressions marked.
+"""the trend of every point over the regress runs, detected regressions marked.
 
 results/history.csv gets one row per (point, phase) for every `perfstudy regress` whose candidate
 is a commit (not a --candidate-build, not a --wrap-candidate calibration run):

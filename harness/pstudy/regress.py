@@ -1,4 +1,4 @@
-"""regress: build two commits, run them interleaved, compare, confirm regressions, keep a history.
+"""build two commits, run them interleaved, compare, confirm regressions, keep a history.
 
 Steps:
  1. Resolve the base and the candidate. Candidate: --candidate REV (default HEAD); the special
@@ -112,8 +112,8 @@ def now():
 def git(repo, *args, what=None):
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
     if done.returncode != 0:
-        message = (done.stderr.strip().splitlines() or ["failed"])[-1]
-        raise StudyError(f"{what or 'git ' + ' '.join(args)}: {message}")
+        message = (done.stderr.strip().splitlines() or [""])[-1]
+        raise StudyError(f"{what or 'git ' + ' '.join(args)}" + (f": {message}" if message else ""))
     return done.stdout.strip()
 
 
