@@ -22,6 +22,9 @@ SUBCOMMANDS = {
     "list": "pstudy.listing",
     "ceilings": "pstudy.ceilings",
     "roofline": "pstudy.roofline",
+    "compare": "pstudy.compare",
+    "regress": "pstudy.regress",
+    "history": "pstudy.history",
 }
 
 USAGE = """usage: perfstudy SUBCOMMAND [options]   (perfstudy SUBCOMMAND --help for its options)

@@ -72,9 +72,10 @@ def model_args(study, root, steps=None):
     return args
 
 
-def command(study, point, binary, root, trace=None):
+def command(study, point, binary, root, trace=None, prefix=()):
+    """The command line of one run; `prefix` goes in front (a wrapper such as taskset)."""
     m, r = study.model, study.run
-    cmd = [binary, "--json"] + model_args(study, root, steps=r["warmup"] + r["steps"])
+    cmd = [*prefix, binary, "--json"] + model_args(study, root, steps=r["warmup"] + r["steps"])
     if m["data"] is not None:
         cmd += ["--data", model_path(m["data"], root)]
     if point.variant != "seq":
@@ -98,9 +99,9 @@ def environment(study, point):
     return env
 
 
-def execute(study, point, binary, root, trace=None):
+def execute(study, point, binary, root, trace=None, prefix=()):
     """Run one process for `point`; never raises for a misbehaving binary (KeyboardInterrupt passes)."""
-    cmd = command(study, point, binary, root, trace)
+    cmd = command(study, point, binary, root, trace, prefix)
     timeout = study.run["timeout_s"]
     start = time.monotonic()
     try:

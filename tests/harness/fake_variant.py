@@ -6,7 +6,8 @@ its variant, compiler and kernels from that path. Its step times are synthetic a
 no time is really spent unless FAKE_SLEEP_S asks for it.
 
 Misbehaviour, for testing the harness, chosen by environment variables:
-  FAKE_MODE            ok (default) | crash | segv | hang | garbage | short | mismatch | slower
+  FAKE_MODE            ok (default) | crash | segv | hang | garbage | short | mismatch | slower |
+                       slowdown (every step FAKE_SLOWDOWN times longer: 0.1 = 10% slower)
   FAKE_MODE_VARIANTS   comma-separated variants the mode applies to (default: all)
   FAKE_MODE_THREADS    comma-separated thread counts the mode applies to (default: all)
   FAKE_PIDFILE         in hang mode, write the pid of a child process left sleeping (to check
@@ -14,6 +15,14 @@ Misbehaviour, for testing the harness, chosen by environment variables:
   FAKE_COUNTER         a file counting invocations; with FAKE_INTERRUPT_AT=N the N-th invocation
                        sends SIGINT to its parent (the harness), as a Ctrl-C would
   FAKE_SLEEP_S         really sleep this long per step
+  FAKE_NOISE           relative spread of the step-to-step noise (uniform +-, default 0.02)
+  FAKE_RUN_NOISE       standard deviation of a per-process log-normal factor on all its steps (default
+                       0): a run-level effect, as a real process gets from its memory layout and placement
+  FAKE_HONOUR_AFFINITY 1: the synthetic times use min(threads, CPUs this process may run on), so that
+                       `taskset -c 0` makes a 2-thread run slower, as it would a real one
+A build tree can carry its own settings, as a commit carries its own code: a JSON object of FAKE_*
+variables in <build>/fake-env.json (the build root, three levels above the binary's path) overrides
+the environment.
 """
 
 import argparse
@@ -42,7 +51,21 @@ def fail(prog, where, problem):
     sys.exit(2)
 
 
+def build_settings():
+    """FAKE_* overrides from <build>/fake-env.json, when the build tree has one."""
+    build_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0]))))
+    try:
+        with open(os.path.join(build_root, "fake-env.json")) as f:
+            settings = json.load(f)
+    except FileNotFoundError:
+        return
+    for key, value in settings.items():
+        if key.startswith("FAKE_"):
+            os.environ[key] = str(value)
+
+
 def main():
+    build_settings()
     variant, compiler, kernels = identity()
     prog = f"gpt2-{variant}"
     parser = argparse.ArgumentParser(prog=prog, add_help=False)
@@ -122,14 +145,21 @@ def main():
 
     rng = random.Random(hash((variant, compiler, kernels, threads, args.batch_subsize, args.token_chunk,
                               os.getpid())) & 0xFFFFFFFF)
-    scale = (1 - PARALLEL_FRACTION) + PARALLEL_FRACTION / threads
+    workers = threads
+    if os.environ.get("FAKE_HONOUR_AFFINITY") == "1":
+        workers = min(threads, len(os.sched_getaffinity(0)))
+    scale = (1 - PARALLEL_FRACTION) + PARALLEL_FRACTION / workers
     if mode == "slower":
         scale = 1.0 + 0.5 * (threads - 1)
+    if mode == "slowdown":
+        scale *= 1.0 + float(os.environ.get("FAKE_SLOWDOWN", "0.1"))
+    spread = float(os.environ.get("FAKE_NOISE", "0.02"))
+    scale *= rng.lognormvariate(0.0, float(os.environ.get("FAKE_RUN_NOISE", "0")))
     steps = args.steps - 1 if mode == "short" else args.steps
     trace_rows = []
     for step in range(steps):
         warm = 1.5 if step == 0 else 1.0
-        noise = 1.0 + rng.uniform(-0.02, 0.02)
+        noise = 1.0 + rng.uniform(-spread, spread)
         total = BASE_STEP_S[variant] * scale * warm * noise
         record = {"step": step, "loss": 11.0 - 0.1 * step, "forward_s": 0.35 * total,
                   "backward_s": 0.55 * total, "update_s": 0.10 * total, "step_s": total}

@@ -1,0 +1,398 @@
+"""compare two results directories point by point: ratio of medians, CI, one-sided test, Holm.
+
+A point is (variant, compiler, kernels, threads, batch_subsize, k) and a phase (step, forward,
+backward, update). For each point and phase measured in both directories:
+
+  unit      what one sample is. "run" (default): the median of one process's measured steps.
+            Steps of one process share its memory layout, thread placement and the machine's
+            state while it ran, so they are not independent draws: testing pooled steps treats
+            n_runs x n_steps correlated values as independent and gives p-values that are too
+            small. One median per run is one independent sample. "step" pools the measured steps
+            anyway (for sweeps with too few runs), and says so.
+  ratio     median(candidate samples) / median(base samples): above 1 is slower.
+  CI        Hodges-Lehmann interval on log times: the shifts d such that log(candidate) - d and
+            log(base) are not told apart by a two-sided Mann-Whitney test at the level; exp() of
+            its ends. Under a scale model (the candidate's times are the base's times times r) it
+            covers r with the stated probability, whatever the distribution; r is then also the
+            ratio of the medians. Exact null distribution of U for up to 2500 pairs, normal
+            approximation beyond.
+  p         one-sided Mann-Whitney U test (scipy.stats.mannwhitneyu, alternative "greater"):
+            are the candidate's times stochastically larger than the base's?
+  p_holm    Holm-Bonferroni adjustment over every (point, phase) tested in this comparison,
+            which keeps the chance of any false flag at most alpha (family-wise).
+  status    REGRESSED when p_holm < alpha and ratio > 1 + threshold: a slowdown must be both
+            statistically significant and large enough to matter.
+
+Exit status: 1 when any point regressed, 0 otherwise, 2 on bad input.
+"""
+
+import functools
+import math
+import os
+import sys
+from pathlib import Path
+
+from pstudy import resultsdir
+from pstudy.errors import StudyError
+
+PHASES = ("step", "forward", "backward", "update")
+KEYS = resultsdir.KEYS
+EXACT_MAX_PAIRS = 2500  # n*m up to which the exact null distribution of U is computed
+METHOD = {
+    "ratio": "median(candidate) / median(base) of the samples",
+    "ci": "Hodges-Lehmann interval for the ratio: exp of the shift of log times not rejected by a two-sided "
+          "Mann-Whitney test (exact null distribution up to 2500 pairs, normal approximation beyond)",
+    "test": "one-sided Mann-Whitney U (scipy.stats.mannwhitneyu, alternative='greater': candidate slower)",
+    "correction": "Holm-Bonferroni over all (point, phase) pairs tested",
+    "decision": "REGRESSED when p_holm < alpha and ratio > 1 + threshold",
+}
+UNIT_TEXT = {"run": "one sample per run: the median of its measured steps",
+             "step": "every measured step pooled (steps of one run are correlated: p-values are optimistic)"}
+
+
+def add_arguments(parser):
+    parser.add_argument("base", help="results directory of the base (a path, a name in results/, or \"latest\")")
+    parser.add_argument("candidate", help="results directory of the candidate")
+    add_test_options(parser)
+    parser.add_argument("--unit", choices=("run", "step"), default="run",
+                        help="one sample per run (its median step, default) or every measured step pooled")
+    parser.add_argument("--csv", help="write the table here (default: <results root>/compare/<base>--<candidate>.csv)")
+
+
+def add_test_options(parser):
+    parser.add_argument("--threshold", type=float, default=0.05,
+                        help="smallest slowdown that counts, as a fraction (default 0.05 = 5%%)")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="family-wise significance level after the Holm correction (default 0.05)")
+    parser.add_argument("--confidence", type=float, default=0.95,
+                        help="level of the ratio's confidence interval (default 0.95)")
+    parser.add_argument("--phases", default=",".join(PHASES),
+                        help=f"comma-separated phases to compare (default {','.join(PHASES)})")
+
+
+def check_test_options(args):
+    if not 0 <= args.threshold < 10:
+        raise StudyError(f"--threshold: expected a fraction such as 0.05, got {args.threshold}")
+    if not 0 < args.alpha < 1:
+        raise StudyError(f"--alpha: expected a level between 0 and 1, got {args.alpha}")
+    if not 0 < args.confidence < 1:
+        raise StudyError(f"--confidence: expected a level between 0 and 1, got {args.confidence}")
+    phases = [p.strip() for p in args.phases.split(",") if p.strip()]
+    bad = [p for p in phases if p not in PHASES]
+    if bad or not phases:
+        raise StudyError(f"--phases: unknown phase {', '.join(bad) or '(none)'} (known: {', '.join(PHASES)})")
+    return phases
+
+
+# ---------------------------------------------------------------------------------------------
+# statistics
+
+def holm(pvalues):
+    """Holm-Bonferroni adjusted p-values, in the input order (NaN stays NaN and is not counted).
+
+    Sorted ascending, the i-th smallest of m p-values (i from 0) is multiplied by m - i; the
+    adjusted values are made non-decreasing in that order and capped at 1. Rejecting where the
+    adjusted value is below alpha is Holm's step-down procedure."""
+    import numpy as np
+
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full(p.shape, math.nan)
+    tested = np.flatnonzero(~np.isnan(p))
+    m = len(tested)
+    running = 0.0
+    for i, idx in enumerate(tested[np.argsort(p[tested], kind="stable")]):
+        running = max(running, min(1.0, (m - i) * p[idx]))
+        out[idx] = running
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def mwu_null_pmf(n, m):
+    """Exact distribution of the Mann-Whitney U statistic for samples of n and m without ties.
+
+    counts(i, j, u): orderings of i values of one sample and j of the other with U = u, where U
+    counts the pairs in which the second sample's value is the larger. The largest of all i + j
+    values is either from the second sample (it beats all i values: u - i) or from the first
+    (adds nothing): counts(i, j, u) = counts(i, j - 1, u - i) + counts(i - 1, j, u)."""
+    import numpy as np
+
+    size = n * m + 1
+    prev = [np.zeros(size) for _ in range(m + 1)]  # i = 0: one ordering, U = 0
+    for row in prev:
+        row[0] = 1.0
+    for i in range(1, n + 1):
+        cur = [None] * (m + 1)
+        cur[0] = np.zeros(size)
+        cur[0][0] = 1.0
+        for j in range(1, m + 1):
+            c = prev[j].copy()
+            c[i:] += cur[j - 1][:size - i]
+            cur[j] = c
+        prev = cur
+    pmf = prev[m] / prev[m].sum()
+    pmf.flags.writeable = False  # cached: shared by every caller
+    return pmf
+
+
+def smallest_p(n, m):
+    """The smallest one-sided p-value a Mann-Whitney test on n and m samples can give."""
+    return 1.0 / math.comb(n + m, n)
+
+
+def hl_ratio_ci(base, candidate, confidence):
+    """(Hodges-Lehmann ratio estimate, low, high) for candidate / base, from log times.
+
+    The pairwise differences D = log(c_j) - log(b_i), sorted, give the interval [D_(k), D_(nm+1-k)]
+    with k the largest rank such that P(U <= k - 1) <= (1 - confidence) / 2 under the null; NaN
+    bounds when the samples are too small for any such k."""
+    import numpy as np
+
+    lb, lc = np.log(np.asarray(base, dtype=float)), np.log(np.asarray(candidate, dtype=float))
+    n, m = len(lb), len(lc)
+    diffs = np.sort((lc[:, None] - lb[None, :]).ravel())
+    estimate = math.exp(float(np.median(diffs)))
+    tail = (1 - confidence) / 2
+    pairs = n * m
+    if pairs <= EXACT_MAX_PAIRS:
+        cdf = np.cumsum(mwu_null_pmf(n, m))
+        k = int(np.searchsorted(cdf, tail * (1 + 1e-12), side="right"))  # P(U <= k-1) <= tail
+    else:
+        from scipy.stats import norm
+        sd = math.sqrt(pairs * (n + m + 1) / 12)
+        k = int(math.floor(pairs / 2 - norm.ppf(1 - tail) * sd))
+    if k < 1:
+        return estimate, math.nan, math.nan
+    return estimate, math.exp(diffs[k - 1]), math.exp(diffs[pairs - k])
+
+
+def one_sided_p(base, candidate):
+    """p of the one-sided Mann-Whitney U test 'candidate slower than base' (scipy)."""
+    import numpy as np
+    from scipy.stats import mannwhitneyu
+
+    values = np.concatenate([np.asarray(base, float), np.asarray(candidate, float)])
+    ties = len(np.unique(values)) < len(values)
+    # exact when it is valid (no ties) and cheap; the normal approximation with tie correction otherwise
+    method = "exact" if not ties and len(base) * len(candidate) <= EXACT_MAX_PAIRS else "asymptotic"
+    return float(mannwhitneyu(candidate, base, alternative="greater", method=method).pvalue)
+
+
+# ---------------------------------------------------------------------------------------------
+# samples and the comparison table
+
+def point_key(row):
+    """A hashable point identity with None for the NA chunking of seq and forkjoin."""
+    out = []
+    for col in KEYS:
+        v = row[col]
+        out.append(None if v is None or (not isinstance(v, str) and _isna(v)) else
+                   (v if isinstance(v, str) else int(v)))
+    return tuple(out)
+
+
+def _isna(v):
+    import pandas as pd
+    return bool(pd.isna(v))
+
+
+def point_label(key):
+    variant, compiler, kernels, threads, bs, k = key
+    text = f"{variant} {compiler}/{kernels} t={threads}"
+    if bs is not None:
+        text += f" bs={bs} k={k}"
+    return text
+
+
+def samples(steps, unit, phases):
+    """{(point key, phase): array of samples} from a steps.csv frame (warm-up steps left out)."""
+    import numpy as np
+
+    steps = steps[~steps["warmup"].astype(bool)]
+    out = {}
+    if steps.empty:
+        return out
+    for key, group in steps.groupby(KEYS, dropna=False, sort=True):
+        pkey = point_key(dict(zip(KEYS, key)))
+        for phase in phases:
+            col = f"{phase}_s"
+            if unit == "run":
+                values = group.groupby("repetition")[col].median().to_numpy(dtype=float)
+            else:
+                values = group[col].to_numpy(dtype=float)
+            out[(pkey, phase)] = np.asarray(values, dtype=float)
+    return out
+
+
+def compare_samples(base, candidate, threshold=0.05, alpha=0.05, confidence=0.95, only=None):
+    """The comparison table (a DataFrame, one row per (point, phase) in both) from two
+    {(point, phase): samples} maps. `only` restricts it to the given (point, phase) pairs."""
+    import numpy as np
+    import pandas as pd
+
+    pairs = sorted(set(base) & set(candidate), key=sort_key)
+    if only is not None:
+        pairs = [p for p in pairs if p in set(only)]
+    rows = []
+    for pkey, phase in pairs:
+        b, c = base[(pkey, phase)], candidate[(pkey, phase)]
+        row = dict(zip(KEYS, pkey))
+        row.update(phase=phase, n_base=len(b), n_candidate=len(c))
+        row["base_median_s"] = float(np.median(b)) if len(b) else math.nan
+        row["candidate_median_s"] = float(np.median(c)) if len(c) else math.nan
+        row["ratio"] = row["candidate_median_s"] / row["base_median_s"] if len(b) and len(c) else math.nan
+        usable = len(b) >= 2 and len(c) >= 2 and np.all(b > 0) and np.all(c > 0)
+        if usable:
+            row["hl_ratio"], row["ci_low"], row["ci_high"] = hl_ratio_ci(b, c, confidence)
+            row["p_value"] = one_sided_p(b, c)
+        else:
+            row["hl_ratio"] = row["ci_low"] = row["ci_high"] = row["p_value"] = math.nan
+        rows.append(row)
+    columns = KEYS + ["phase", "n_base", "n_candidate", "base_median_s", "candidate_median_s", "ratio",
+                      "hl_ratio", "ci_low", "ci_high", "p_value", "p_holm", "status"]
+    table = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_holm", "status")])
+    table["p_holm"] = holm(table["p_value"].to_numpy(dtype=float)) if len(table) else []
+    table["status"] = [status(r, threshold, alpha) for _, r in table.iterrows()]
+    table["threshold"] = threshold
+    table["alpha"] = alpha
+    table["confidence"] = confidence
+    for col in ("batch_subsize", "k"):
+        table[col] = table[col].astype("Int64")
+    return table
+
+
+def sort_key(pair):
+    pkey, phase = pair
+    return tuple((0, "") if v is None else (1, v) for v in pkey) + (PHASES.index(phase),)
+
+
+def status(row, threshold, alpha):
+    if math.isnan(row["p_holm"]):
+        return "untested"
+    significant = row["p_holm"] < alpha
+    if significant and row["ratio"] > 1 + threshold:
+        return "REGRESSED"
+    if significant:
+        return "slower, below threshold"
+    if not math.isnan(row["ci_high"]) and row["ci_high"] < 1:
+        return "faster"
+    return "ok"
+
+
+def regressed_pairs(table):
+    """The (point key, phase) pairs flagged REGRESSED in a comparison table."""
+    out = []
+    for _, r in table[table["status"] == "REGRESSED"].iterrows():
+        out.append((point_key(r), r["phase"]))
+    return out
+
+
+def format_table(table, confidence):
+    """The comparison as text, one line per (point, phase)."""
+    import pandas as pd
+
+    def num(v, fmt):
+        return "n/a" if v is None or pd.isna(v) else format(v, fmt)
+
+    rows = []
+    pct = f"{confidence * 100:g}%"
+    for _, r in table.iterrows():
+        rows.append({
+            "point": point_label(point_key(r)), "phase": r["phase"],
+            "n b/c": f"{r['n_base']}/{r['n_candidate']}",
+            "base s": num(r["base_median_s"], ".4g"), "cand s": num(r["candidate_median_s"], ".4g"),
+            "ratio": num(r["ratio"], ".3f"),
+            f"{pct} CI": f"[{num(r['ci_low'], '.3f')}, {num(r['ci_high'], '.3f')}]",
+            "p": num(r["p_value"], ".2g"), "p_holm": num(r["p_holm"], ".2g"), "status": r["status"],
+        })
+    if not rows:
+        return "(no points)"
+    return pd.DataFrame(rows).to_string(index=False)
+
+
+def method_lines(unit, threshold, alpha, confidence, n_tests):
+    return [f"samples: {UNIT_TEXT[unit]}",
+            f"ratio: {METHOD['ratio']}; above 1 is slower",
+            f"CI ({confidence * 100:g}%): {METHOD['ci']}",
+            f"test: {METHOD['test']}; {METHOD['correction']} ({n_tests} tests)",
+            f"decision: REGRESSED when p_holm < {alpha:g} and ratio > {1 + threshold:g}"]
+
+
+# ---------------------------------------------------------------------------------------------
+# the subcommand
+
+def locate(arg):
+    from pstudy import report
+    directory = report.locate(arg)
+    if not (directory / resultsdir.META).is_file():
+        raise StudyError(f"{arg}: not a results directory (no {resultsdir.META})")
+    return directory
+
+
+def comparable(base_meta, cand_meta, base_dir, cand_dir):
+    """Both sweeps must have measured the same workload with the same placement."""
+    for table, keys in (("model", ("config", "checkpoint", "data", "B", "T")),
+                        ("placement", ("proc_bind", "places"))):
+        b = (base_meta.get("config") or {}).get(table) or {}
+        c = (cand_meta.get("config") or {}).get(table) or {}
+        for key in keys:
+            if b.get(key) != c.get(key):
+                raise StudyError(f"{cand_dir}: {table}.{key} is {c.get(key)!r} but {b.get(key)!r} in {base_dir}: "
+                                 "the two sweeps are not comparable")
+
+
+def check_power(base, candidate, unit, alpha, source):
+    """Refuse a comparison in which no test could ever reject after the Holm correction."""
+    pairs = set(base) & set(candidate)
+    if not pairs:
+        return
+    n_tests = len(pairs)
+    worst = max(smallest_p(len(base[p]), len(candidate[p])) for p in pairs if len(base[p]) and len(candidate[p]))
+    if worst >= alpha / n_tests:
+        fewest = min(min(len(base[p]), len(candidate[p])) for p in pairs)
+        hint = ("at least 7 repetitions per side, or --unit step" if unit == "run" else "more repetitions or steps")
+        raise StudyError(f"{source}: with {fewest} {unit}s on a side the smallest possible p is {worst:.2g}, "
+                         f"not below alpha / tests = {alpha:g} / {n_tests}: no regression could be detected "
+                         f"(need {hint})")
+
+
+def main(args):
+    import pandas as pd
+
+    phases = check_test_options(args)
+    base_dir, cand_dir = locate(args.base), locate(args.candidate)
+    base_meta, cand_meta = resultsdir.read_meta(base_dir), resultsdir.read_meta(cand_dir)
+    comparable(base_meta, cand_meta, base_dir, cand_dir)
+    base = samples(resultsdir.read_steps(base_dir), args.unit, phases)
+    cand = samples(resultsdir.read_steps(cand_dir), args.unit, phases)
+    base_points = {p for p, _ in base}
+    cand_points = {p for p, _ in cand}
+    common = base_points & cand_points
+    if not common:
+        raise StudyError(f"{cand_dir}: no point in common with {base_dir} "
+                         f"({len(base_points)} and {len(cand_points)} points measured)")
+    for side, only, directory in (("base", base_points - cand_points, base_dir),
+                                  ("candidate", cand_points - base_points, cand_dir)):
+        if only:
+            sys.stderr.write(f"perfstudy compare: note: {len(only)} point(s) only in the {side} ({directory}), "
+                             f"not compared: {', '.join(point_label(p) for p in sorted(only, key=str)[:5])}\n")
+    check_power(base, cand, args.unit, args.alpha, f"{base_dir} vs {cand_dir}")
+    table = compare_samples(base, cand, args.threshold, args.alpha, args.confidence)
+
+    out = sys.stdout
+    out.write(f"base      {base_dir} (commit {base_meta.get('git', {}).get('commit')})\n"
+              f"candidate {cand_dir} (commit {cand_meta.get('git', {}).get('commit')})\n")
+    out.write("\n".join(method_lines(args.unit, args.threshold, args.alpha, args.confidence, len(table))) + "\n\n")
+    with pd.option_context("display.width", 250):
+        out.write(format_table(table, args.confidence) + "\n")
+    regressed = table[table["status"] == "REGRESSED"]
+    csv = Path(args.csv) if args.csv else default_csv(base_dir, cand_dir)
+    csv.parent.mkdir(parents=True, exist_ok=True)
+    table.insert(len(KEYS) + 1, "unit", args.unit)
+    resultsdir.write_csv(csv, table)
+    out.write(f"\n{len(regressed)} of {len(table)} (point, phase) pairs regressed; table in {csv}\n")
+    return 1 if len(regressed) else 0
+
+
+def default_csv(base_dir, cand_dir):
+    root = Path(os.environ.get("PERFSTUDY_RESULTS") or Path(__file__).resolve().parents[2] / "results")
+    return root / "compare" / f"{base_dir.name}--{cand_dir.name}.csv"
