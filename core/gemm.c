@@ -495,16 +495,26 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
 // ----------------------------------------------------------------------------
 // The three products of gemm.h.
 
+void matmul_forward_block(float *out, const float *inp, const float *w, const float *bias,
+                          int r0, int r1, int c0, int c1, int IC, int OC) {
+    gemm(r1 - r0, c1 - c0, IC, inp + (ptrdiff_t)r0 * IC, IC, A_ROWS, w + (ptrdiff_t)c0 * IC, IC, 1,
+         bias ? bias + c0 : NULL, out + (ptrdiff_t)r0 * OC + c0, OC);
+}
+
 void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
                          int r0, int r1, int IC, int OC) {
-    gemm(r1 - r0, OC, IC, inp + (ptrdiff_t)r0 * IC, IC, A_ROWS, w, IC, 1, bias,
-         out + (ptrdiff_t)r0 * OC, OC);
+    matmul_forward_block(out, inp, w, bias, r0, r1, 0, OC, IC, OC);
+}
+
+void matmul_backward_input_block(float *dinp, const float *dout, const float *w,
+                                 int r0, int r1, int c0, int c1, int IC, int OC) {
+    gemm(r1 - r0, c1 - c0, OC, dout + (ptrdiff_t)r0 * OC, OC, A_ROWS, w + c0, IC, 0, NULL,
+         dinp + (ptrdiff_t)r0 * IC + c0, IC);
 }
 
 void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
                                 int r0, int r1, int IC, int OC) {
-    gemm(r1 - r0, IC, OC, dout + (ptrdiff_t)r0 * OC, OC, A_ROWS, w, IC, 0, NULL,
-         dinp + (ptrdiff_t)r0 * IC, IC);
+    matmul_backward_input_block(dinp, dout, w, r0, r1, 0, IC, IC, OC);
 }
 
 void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,

@@ -26,6 +26,15 @@ void matmul_forward_rows(float *out, const float *inp, const float *w, const flo
 void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
                                 int r0, int r1, int IC, int OC);
 
+// The same two products on a block: rows [r0, r1) and output columns [c0, c1)
+// (output channels o of the forward product, input channels i of the input
+// gradient). Each element's chain is the one above, so any block split gives
+// the same bits; a split along columns lets threads share the packing of w.
+void matmul_forward_block(float *out, const float *inp, const float *w, const float *bias,
+                          int r0, int r1, int c0, int c1, int IC, int OC);
+void matmul_backward_input_block(float *dinp, const float *dout, const float *w,
+                                 int r0, int r1, int c0, int c1, int IC, int OC);
+
 // dw[o,i] = fma-chain over r = 0..rows-1 of dout[r,o]*inp[r,i], starting from 0;
 // dbias[o] = sum over r = 0..rows-1 of dout[r,o] in increasing r (plain adds), if dbias != NULL;
 // for output channels o in [o0, o1). dw and dbias are overwritten.

@@ -20,27 +20,37 @@ static float dot8(const float *a, const float *b, int n) {
     return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
 }
 
-void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
-                         int r0, int r1, int IC, int OC) {
+void matmul_forward_block(float *out, const float *inp, const float *w, const float *bias,
+                          int r0, int r1, int c0, int c1, int IC, int OC) {
     for (int r = r0; r < r1; r++) {
         const float *x = inp + (size_t)r * IC;
         float *o = out + (size_t)r * OC;
-        for (int c = 0; c < OC; c++) o[c] = (bias ? bias[c] : 0.0f) + dot8(x, w + (size_t)c * IC, IC);
+        for (int c = c0; c < c1; c++) o[c] = (bias ? bias[c] : 0.0f) + dot8(x, w + (size_t)c * IC, IC);
+    }
+}
+
+void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
+                         int r0, int r1, int IC, int OC) {
+    matmul_forward_block(out, inp, w, bias, r0, r1, 0, OC, IC, OC);
+}
+
+void matmul_backward_input_block(float *dinp, const float *dout, const float *w,
+                                 int r0, int r1, int c0, int c1, int IC, int OC) {
+    for (int r = r0; r < r1; r++) {
+        float *dx = dinp + (size_t)r * IC;
+        const float *g = dout + (size_t)r * OC;
+        memset(dx + c0, 0, (size_t)(c1 - c0) * sizeof(float));
+        for (int o = 0; o < OC; o++) {
+            const float *wrow = w + (size_t)o * IC;
+            float d = g[o];
+            for (int i = c0; i < c1; i++) dx[i] += wrow[i] * d;
+        }
     }
 }
 
 void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
                                 int r0, int r1, int IC, int OC) {
-    for (int r = r0; r < r1; r++) {
-        float *dx = dinp + (size_t)r * IC;
-        const float *g = dout + (size_t)r * OC;
-        memset(dx, 0, (size_t)IC * sizeof(float));
-        for (int o = 0; o < OC; o++) {
-            const float *wrow = w + (size_t)o * IC;
-            float d = g[o];
-            for (int i = 0; i < IC; i++) dx[i] += wrow[i] * d;
-        }
-    }
+    matmul_backward_input_block(dinp, dout, w, r0, r1, 0, IC, IC, OC);
 }
 
 void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,

@@ -142,6 +142,7 @@ static void matmul_forward_op(Builder *b, int layer, const char *what, Ref out, 
     op->in[2] = bias ? bias->ptr : NULL;
     op->n = IC;
     op->k = OC;
+    op->columns = OC;
     access(op, inp.buffer, 0, REGION_ROWS, 1);
     access(op, w.buffer, 0, REGION_ALL, 1);
     if (bias) access(op, bias->buffer, 0, REGION_ALL, 1);
@@ -157,6 +158,7 @@ static void matmul_backward_ops(Builder *b, int layer, const char *what, Ref din
     op->in[1] = w.ptr;
     op->n = IC;
     op->k = OC;
+    op->columns = IC;
     access(op, dout.buffer, 0, REGION_ROWS, 1);
     access(op, w.buffer, 0, REGION_ALL, 1);
     access(op, dinp.buffer, 1, REGION_ROWS, 1);
@@ -449,7 +451,7 @@ void op_extents(const StepDescription *s, const Op *op, int *extent_b, int *exte
 Range op_full_range(const StepDescription *s, const Op *op) {
     int eb, ex;
     op_extents(s, op, &eb, &ex);
-    return (Range){0, eb, 0, ex};
+    return (Range){0, eb, 0, ex, 0, 0};
 }
 
 int access_boxes(const StepDescription *s, const Access *a, Range r, Box boxes[MAX_BOXES]) {
@@ -527,9 +529,12 @@ void op_run(const StepDescription *s, const Op *op, Range r, int iteration, floa
                        layernorm_forward(op->out[0], op->out[1], op->out[2], op->in[0], op->in[1], op->in[2],
                                          r0, r1, op->n));
         break;
-    case OP_MATMUL_FWD:
-        FOR_ROW_RANGES(s, r, r0, r1, matmul_forward_rows(op->out[0], op->in[0], op->in[1], op->in[2], r0, r1, op->n, op->k));
+    case OP_MATMUL_FWD: {
+        int c0 = r.c1 > 0 ? r.c0 : 0, c1 = r.c1 > 0 ? r.c1 : op->k;
+        FOR_ROW_RANGES(s, r, r0, r1,
+                       matmul_forward_block(op->out[0], op->in[0], op->in[1], op->in[2], r0, r1, c0, c1, op->n, op->k));
         break;
+    }
     case OP_ATTENTION_FWD:
         FOR_ROW_RANGES(s, r, r0, r1, attention_forward(op->out[0], op->out[1], op->in[0], r0, r1, T, C, NH));
         break;
@@ -554,9 +559,12 @@ void op_run(const StepDescription *s, const Op *op, Range r, int iteration, floa
                        crossentropy_softmax_backward(op->out[0], op->in[0], m->targets, 1.0f / rows, r0, r1,
                                                      op->n, op->k));
         break;
-    case OP_MATMUL_BWD_INPUT:
-        FOR_ROW_RANGES(s, r, r0, r1, matmul_backward_input_rows(op->out[0], op->in[0], op->in[1], r0, r1, op->n, op->k));
+    case OP_MATMUL_BWD_INPUT: {
+        int c0 = r.c1 > 0 ? r.c0 : 0, c1 = r.c1 > 0 ? r.c1 : op->n;
+        FOR_ROW_RANGES(s, r, r0, r1,
+                       matmul_backward_input_block(op->out[0], op->in[0], op->in[1], r0, r1, c0, c1, op->n, op->k));
         break;
+    }
     case OP_MATMUL_BWD_WEIGHT:
         matmul_backward_weight_channels(op->out[0], op->out[1], op->in[0], op->in[1], r.x0, r.x1, rows,
                                         op->n, op->k);

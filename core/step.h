@@ -23,10 +23,14 @@ typedef enum {
 //   SPLIT_HEADS     sequences [b0,b1) x heads [x0,x1)
 //   SPLIT_CHANNELS  output channels (or parameter rows) [x0,x1); b unused
 //   SPLIT_NONE      one indivisible piece
+// The forward and input-gradient matrix products may in addition be cut along
+// their output columns (Op.columns > 0: Range.c0, c1), which fork-join uses so
+// that threads share the packing of the weight rather than each packing all.
 typedef enum { SPLIT_NONE, SPLIT_ROWS, SPLIT_HEADS, SPLIT_CHANNELS } SplitKind;
 
 typedef struct {
     int b0, b1, x0, x1;
+    int c0, c1; // matrix products only: output columns [c0, c1); c1 == 0 means all
 } Range;
 
 // Buffers that dependencies are tracked on. A buffer is one layer of one
@@ -69,6 +73,7 @@ typedef struct {
     int layer;           // -1 outside the transformer blocks
     SplitKind split;
     int extent;          // SPLIT_CHANNELS: number of channels; others derive from B, T, NH
+    int columns;         // > 0: may also be cut along this many output columns
     int n_access;
     Access access[MAX_ACCESSES];
     // kernel arguments

@@ -81,7 +81,7 @@ static int op_chunks(const StepDescription *s, const Chunking *c, const Op *op, 
     }
     for (int b0 = 0; b0 < eb; b0 += step_b)
         for (int x0 = 0; x0 < ex; x0 += step_x)
-            if (push_range(out, (Range){b0, min_int(b0 + step_b, eb), x0, min_int(x0 + step_x, ex)})) return -1;
+            if (push_range(out, (Range){b0, min_int(b0 + step_b, eb), x0, min_int(x0 + step_x, ex), 0, 0})) return -1;
     return 0;
 }
 

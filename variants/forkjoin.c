@@ -27,11 +27,13 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
 // How many pieces the worksharing loop of an operation has: one per thread
 // for evenly divisible work; one per row for causal attention, whose cost
 // grows along the sequence, so that a cyclic schedule balances it; one per
-// (sequence, head) pair for attention's backward pass.
+// (sequence, head) pair for attention's backward pass. Matrix products that
+// may be cut along their output columns are: each thread then packs only its
+// share of the weight instead of all of it.
 static int pieces(const Executor *ex, const Op *op) {
     const StepDescription *s = ex->step;
     switch (op->split) {
-    case SPLIT_ROWS: return op->kind == OP_ATTENTION_FWD ? s->B * s->T : ex->threads;
+    case SPLIT_ROWS: return op->kind == OP_ATTENTION_FWD ? s->B * s->T : ex->threads;  // also column cuts
     case SPLIT_HEADS: return s->B * s->model->config.num_heads;
     case SPLIT_CHANNELS: return ex->threads;
     case SPLIT_NONE: return 1;
@@ -49,16 +51,33 @@ void executor_info(const Executor *ex, ExecutorInfo *info) {
     *info = (ExecutorInfo){ex->threads, 0, 0, 0, chunks, 0};
 }
 
+// Piece p of n of [0, extent), with boundaries on multiples of 16 so that
+// vectors stay whole.
+static void share_of_16s(int extent, int p, int n, int *lo, int *hi) {
+    int units = (extent + 15) / 16;
+    *lo = (int)((long)units * p / n) * 16;
+    *hi = (int)((long)units * (p + 1) / n) * 16;
+    if (*hi > extent) *hi = extent;
+    if (*lo > extent) *lo = extent;
+}
+
 // Runs piece p of n of an operation.
 static void run_piece(const StepDescription *s, int op_index, int p, int n, int it, float *losses, Trace *trace) {
     const Op *op = &s->ops[op_index];
     int thread = omp_get_thread_num();
     int eb, ex;
     op_extents(s, op, &eb, &ex);
+    if (op->columns > 0) {
+        int c0, c1;
+        share_of_16s(op->columns, p, n, &c0, &c1);
+        Range all_rows = {0, s->B, 0, s->T, c0, c1};
+        if (c0 < c1) run_chunk(s, op_index, all_rows, it, losses, trace, thread);
+        return;
+    }
     switch (op->split) {
     case SPLIT_ROWS: {
         if (op->kind == OP_ATTENTION_FWD) {
-            run_chunk(s, op_index, (Range){p / s->T, p / s->T + 1, p % s->T, p % s->T + 1}, it, losses, trace, thread);
+            run_chunk(s, op_index, (Range){p / s->T, p / s->T + 1, p % s->T, p % s->T + 1, 0, 0}, it, losses, trace, thread);
             break;
         }
         // rows [lo, hi) of the flattened (B, T) space, as per-sequence ranges
@@ -68,11 +87,11 @@ static void run_piece(const StepDescription *s, int op_index, int p, int n, int 
             int b = lo / s->T, t0 = lo % s->T;
             if (t0 == 0 && hi - lo >= s->T) {
                 int b1 = hi / s->T;
-                run_chunk(s, op_index, (Range){b, b1, 0, s->T}, it, losses, trace, thread);
+                run_chunk(s, op_index, (Range){b, b1, 0, s->T, 0, 0}, it, losses, trace, thread);
                 lo = b1 * s->T;
             } else {
                 int t1 = hi - b * s->T < s->T ? hi - b * s->T : s->T;
-                run_chunk(s, op_index, (Range){b, b + 1, t0, t1}, it, losses, trace, thread);
+                run_chunk(s, op_index, (Range){b, b + 1, t0, t1, 0, 0}, it, losses, trace, thread);
                 lo = b * s->T + t1;
             }
         }
@@ -80,15 +99,13 @@ static void run_piece(const StepDescription *s, int op_index, int p, int n, int 
     }
     case SPLIT_HEADS: {
         int NH = s->model->config.num_heads;
-        run_chunk(s, op_index, (Range){p / NH, p / NH + 1, p % NH, p % NH + 1}, it, losses, trace, thread);
+        run_chunk(s, op_index, (Range){p / NH, p / NH + 1, p % NH, p % NH + 1, 0, 0}, it, losses, trace, thread);
         break;
     }
     case SPLIT_CHANNELS: {
-        // boundaries on multiples of 16 channels keep vectors whole
-        int units = (ex + 15) / 16;
-        int x0 = (int)((long)units * p / n) * 16, x1 = (int)((long)units * (p + 1) / n) * 16;
-        if (x1 > ex) x1 = ex;
-        if (x0 < x1) run_chunk(s, op_index, (Range){0, 1, x0, x1}, it, losses, trace, thread);
+        int x0, x1;
+        share_of_16s(ex, p, n, &x0, &x1);
+        if (x0 < x1) run_chunk(s, op_index, (Range){0, 1, x0, x1, 0, 0}, it, losses, trace, thread);
         break;
     }
     case SPLIT_NONE:
