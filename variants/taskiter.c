@@ -38,7 +38,7 @@ struct Executor {
     int *counters[2];   // predecessors still to finish, per task, per slot
     int *armed;         // counter value a task starts an iteration with (beyond the first)
     Ready *queue;       // ready tasks, FIFO ring
-    long queue_cap;
+    long queue_cap, queue_tail; // the tail is guarded by queue_lock
     omp_lock_t queue_lock;
 };
 
@@ -89,6 +89,24 @@ static int release(Executor *ex, int iteration, int task) {
     return 1;
 }
 
+// Releases the successors of `task` (CSR lists first/succ) in `iteration`:
+// the first that becomes ready goes to *next, for the calling thread to run
+// itself, the others to the shared queue.
+static void release_all(Executor *ex, const int *first, const int *succ, int task, int iteration, Ready *next) {
+    for (int k = first[task]; k < first[task + 1]; k++) {
+        Ready r = {iteration, succ[k]};
+        if (!release(ex, r.iteration, r.task)) continue;
+        if (next->task < 0) {
+            *next = r;
+            continue;
+        }
+        omp_set_lock(&ex->queue_lock);
+        ex->queue[ex->queue_tail % ex->queue_cap] = r;
+        ex->queue_tail++;
+        omp_unset_lock(&ex->queue_lock);
+    }
+}
+
 void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {
     const StepDescription *s = ex->step;
     const TaskGraph *g = &ex->graph;
@@ -98,10 +116,11 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         ex->counters[first & 1][t] = g->n_pred[t];
         ex->counters[(first + 1) & 1][t] = ex->armed[t];
     }
-    long head = 0, tail = 0;
+    long head = 0;
+    ex->queue_tail = 0;
     for (int t = 0; t < n_tasks; t++)
         if (g->n_pred[t] == 0) {
-            ex->queue[tail++] = (Ready){first, t};
+            ex->queue[ex->queue_tail++] = (Ready){first, t};
             ex->counters[first & 1][t] = ex->armed[t];
         }
     long remaining = (long)n * n_tasks;
@@ -129,7 +148,7 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
             if (job.task < 0) {
                 omp_set_lock(&ex->queue_lock);
                 int done = __atomic_load_n(&remaining, __ATOMIC_ACQUIRE) == 0;
-                if (head != tail) {
+                if (head != ex->queue_tail) {
                     job = ex->queue[head % ex->queue_cap];
                     head++;
                 }
@@ -151,32 +170,9 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
             if (t0 < span->start[phase]) span->start[phase] = t0;
             if (t1 > span->end[phase]) span->end[phase] = t1;
             // release successors in this iteration, then in the next one
-            for (int k = g->succ_first[job.task]; k < g->succ_first[job.task + 1]; k++) {
-                Ready r = {job.iteration, g->succ[k]};
-                if (!release(ex, r.iteration, r.task)) continue;
-                if (next.task < 0) {
-                    next = r;
-                } else {
-                    omp_set_lock(&ex->queue_lock);
-                    ex->queue[tail % ex->queue_cap] = r;
-                    tail++;
-                    omp_unset_lock(&ex->queue_lock);
-                }
-            }
-            if (job.iteration + 1 < last) {
-                for (int k = g->next_succ_first[job.task]; k < g->next_succ_first[job.task + 1]; k++) {
-                    Ready r = {job.iteration + 1, g->next_succ[k]};
-                    if (!release(ex, r.iteration, r.task)) continue;
-                    if (next.task < 0) {
-                        next = r;
-                    } else {
-                        omp_set_lock(&ex->queue_lock);
-                        ex->queue[tail % ex->queue_cap] = r;
-                        tail++;
-                        omp_unset_lock(&ex->queue_lock);
-                    }
-                }
-            }
+            release_all(ex, g->succ_first, g->succ, job.task, job.iteration, &next);
+            if (job.iteration + 1 < last)
+                release_all(ex, g->next_succ_first, g->next_succ, job.task, job.iteration + 1, &next);
             __atomic_sub_fetch(&remaining, 1, __ATOMIC_ACQ_REL);
         }
     }
