@@ -23,6 +23,8 @@ GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
 HEADERS  := $(wildcard core/*.h variants/*.h)
 
 .PHONY: all build deps test run reference clean print-flags
+# keep object files that pattern rules produce on the way (make would delete them)
+.SECONDARY:
 
 include bench/Makefile.bench
 all: build
