@@ -9,23 +9,36 @@
 #include "gemm.h"
 #include "kernels.h"
 
-// Dot product with eight interleaved partial sums combined pairwise: the
-// order -Ofast gives llm.c's inner loop, made explicit.
-static float dot8(const float *a, const float *b, int n) {
-    float lane[8] = {0};
+// Dot products with eight interleaved partial sums combined pairwise: the
+// order -Ofast gives llm.c's inner loop, made explicit. Like llm.c's
+// LOOP_UNROLL, up to eight rows share each weight row as it streams by; each
+// element's order of additions is the same whatever the number of rows.
+#define ROWS_PER_PASS 8
+
+static float combine8(const float lane[8]) {
+    return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
+static void dot8_rows(const float *x, int nrows, int ldx, const float *w, int n, float *result) {
+    float lane[ROWS_PER_PASS][8] = {{0}};
     int i = 0;
     for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++) lane[l] += a[i + l] * b[i + l];
-    for (int l = 0; i < n; i++, l++) lane[l] += a[i] * b[i];
-    return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+        for (int r = 0; r < nrows; r++)
+            for (int l = 0; l < 8; l++) lane[r][l] += x[(size_t)r * ldx + i + l] * w[i + l];
+    for (int l = 0; i + l < n; l++)
+        for (int r = 0; r < nrows; r++) lane[r][l] += x[(size_t)r * ldx + i + l] * w[i + l];
+    for (int r = 0; r < nrows; r++) result[r] = combine8(lane[r]);
 }
 
 void matmul_forward_block(float *out, const float *inp, const float *w, const float *bias,
                           int r0, int r1, int c0, int c1, int IC, int OC) {
-    for (int r = r0; r < r1; r++) {
-        const float *x = inp + (size_t)r * IC;
-        float *o = out + (size_t)r * OC;
-        for (int c = c0; c < c1; c++) o[c] = (bias ? bias[c] : 0.0f) + dot8(x, w + (size_t)c * IC, IC);
+    float dots[ROWS_PER_PASS];
+    for (int r = r0; r < r1; r += ROWS_PER_PASS) {
+        int nrows = r1 - r < ROWS_PER_PASS ? r1 - r : ROWS_PER_PASS;
+        for (int c = c0; c < c1; c++) {
+            dot8_rows(inp + (size_t)r * IC, nrows, IC, w + (size_t)c * IC, IC, dots);
+            for (int k = 0; k < nrows; k++) out[(size_t)(r + k) * OC + c] = (bias ? bias[c] : 0.0f) + dots[k];
+        }
     }
 }
 
@@ -34,16 +47,20 @@ void matmul_forward_rows(float *out, const float *inp, const float *w, const flo
     matmul_forward_block(out, inp, w, bias, r0, r1, 0, OC, IC, OC);
 }
 
+// Like llm.c's loops (each element sums over o, or over rows, in increasing
+// order), with up to eight rows (or output channels) sharing each streamed row.
 void matmul_backward_input_block(float *dinp, const float *dout, const float *w,
                                  int r0, int r1, int c0, int c1, int IC, int OC) {
-    for (int r = r0; r < r1; r++) {
-        float *dx = dinp + (size_t)r * IC;
-        const float *g = dout + (size_t)r * OC;
-        memset(dx + c0, 0, (size_t)(c1 - c0) * sizeof(float));
+    for (int r = r0; r < r1; r += ROWS_PER_PASS) {
+        int nrows = r1 - r < ROWS_PER_PASS ? r1 - r : ROWS_PER_PASS;
+        for (int k = 0; k < nrows; k++) memset(dinp + (size_t)(r + k) * IC + c0, 0, (size_t)(c1 - c0) * sizeof(float));
         for (int o = 0; o < OC; o++) {
             const float *wrow = w + (size_t)o * IC;
-            float d = g[o];
-            for (int i = c0; i < c1; i++) dx[i] += wrow[i] * d;
+            for (int k = 0; k < nrows; k++) {
+                float *dx = dinp + (size_t)(r + k) * IC;
+                float d = dout[(size_t)(r + k) * OC + o];
+                for (int i = c0; i < c1; i++) dx[i] += wrow[i] * d;
+            }
         }
     }
 }
@@ -55,17 +72,21 @@ void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
 
 void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,
                                      int o0, int o1, int rows, int IC, int OC) {
-    for (int o = o0; o < o1; o++) {
-        float *dwrow = dw + (size_t)o * IC;
-        memset(dwrow, 0, (size_t)IC * sizeof(float));
-        float db = 0.0f;
+    for (int o = o0; o < o1; o += ROWS_PER_PASS) {
+        int nout = o1 - o < ROWS_PER_PASS ? o1 - o : ROWS_PER_PASS;
+        for (int k = 0; k < nout; k++) memset(dw + (size_t)(o + k) * IC, 0, (size_t)IC * sizeof(float));
+        float db[ROWS_PER_PASS] = {0};
         for (int r = 0; r < rows; r++) {
             const float *x = inp + (size_t)r * IC;
-            float d = dout[(size_t)r * OC + o];
-            for (int i = 0; i < IC; i++) dwrow[i] += x[i] * d;
-            db += d;
+            for (int k = 0; k < nout; k++) {
+                float d = dout[(size_t)r * OC + o + k];
+                float *dwrow = dw + (size_t)(o + k) * IC;
+                for (int i = 0; i < IC; i++) dwrow[i] += x[i] * d;
+                db[k] += d;
+            }
         }
-        if (dbias) dbias[o] = db;
+        if (dbias)
+            for (int k = 0; k < nout; k++) dbias[o + k] = db[k];
     }
 }
 
