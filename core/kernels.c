@@ -137,6 +137,15 @@ void attention_forward(float *out, float *att, const float *qkv, int r0, int r1,
     }
 }
 
+void zero_head_gradients(float *dqkv_seq, int T, int C, int hs, int h) {
+    for (int t = 0; t < T; t++) {
+        float *row = dqkv_seq + (size_t)t * 3 * C + h * hs;
+        memset(row, 0, hs * sizeof(float));
+        memset(row + C, 0, hs * sizeof(float));
+        memset(row + 2 * C, 0, hs * sizeof(float));
+    }
+}
+
 void residual_forward(float *out, const float *a, const float *b, int r0, int r1, int N) {
     for (size_t i = (size_t)r0 * N; i < (size_t)r1 * N; i++) out[i] = a[i] + b[i];
 }

@@ -43,6 +43,10 @@ void attention_forward(float *out, float *att, const float *qkv, int r0, int r1,
 void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att,
                         int p0, int p1, int T, int C, int NH);
 
+// Zeroes head h's q, k and v columns of every row of one sequence's qkv
+// gradient (T, 3C), before attention_backward accumulates into them.
+void zero_head_gradients(float *dqkv_seq, int T, int C, int hs, int h);
+
 // out = gelu(inp) (tanh approximation) on rows [r0, r1) of width N.
 void gelu_forward(float *out, const float *inp, int r0, int r1, int N);
 // dinp = gelu'(inp) * dout, overwritten, rows [r0, r1) of width N.

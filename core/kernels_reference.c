@@ -101,12 +101,7 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
         int b = p / NH, h = p % NH;
         const float *seq = qkv + (size_t)b * T * 3 * C;
         float *dseq = dqkv + (size_t)b * T * 3 * C;
-        for (int t = 0; t < T; t++) {
-            float *row = dseq + (size_t)t * 3 * C + h * hs;
-            memset(row, 0, hs * sizeof(float));
-            memset(row + C, 0, hs * sizeof(float));
-            memset(row + 2 * C, 0, hs * sizeof(float));
-        }
+        zero_head_gradients(dseq, T, C, hs, h);
         for (int t = 0; t < T; t++) {
             const float *w = att + (((size_t)b * T + t) * NH + h) * T;
             const float *g = dout + ((size_t)b * T + t) * C + h * hs;
