@@ -140,20 +140,20 @@ int main(void) {
     // chunks
     // attention, tokens [0,1) of both sequences: per sequence and head 21*1+1 = 22 -> 88;
     // read q 2*1*8 = 16 + k,v of token 0: 2*1*16 = 32 -> 192 B; write 16 + weights 2*2*1 = 20 -> 80 B
-    chunk(&s, "attention_fwd causal L0", (Range){0, 2, 0, 1}, 88, 192, 80);
+    chunk(&s, "attention_fwd causal L0", (Range){0, 2, 0, 1, 0, 0}, 88, 192, 80);
     // tokens [1,3) of sequence 0: per head 21*(2+3)+2 = 107 -> 214; read q 16 + k,v of tokens 0..2: 48
     // = 64 -> 256 B; write 16 + 2*5 = 26 -> 104 B
-    chunk(&s, "attention_fwd causal L0", (Range){0, 1, 1, 3}, 214, 256, 104);
+    chunk(&s, "attention_fwd causal L0", (Range){0, 1, 1, 3, 0, 0}, 214, 256, 104);
     // attention backward, sequence 1, head 1: 6*37 = 222; read dout 3*4 + qkv 3*12 + weights 6 = 54 -> 216 B;
     // write 36 -> 144 B
-    chunk(&s, "attention_bwd causal L0", (Range){1, 2, 1, 2}, 222, 216, 144);
+    chunk(&s, "attention_bwd causal L0", (Range){1, 2, 1, 2, 0, 0}, 222, 216, 144);
     // qkv weight, channels [0,12): 2*6*12*8 + 6*12 = 1224; read dout columns 72 + all of x 48 = 120 -> 480 B;
     // write 96 + 12 = 108 -> 432 B
-    chunk(&s, "matmul_bwd_weight qkv L0", (Range){0, 1, 0, 12}, 1224, 480, 432);
+    chunk(&s, "matmul_bwd_weight qkv L0", (Range){0, 1, 0, 12, 0, 0}, 1224, 480, 432);
     // AdamW on wte rows [0,10): 80 elements -> 1280 flops, 1280 B read, 960 B written
-    chunk(&s, "adamw wte", (Range){0, 1, 0, 10}, 1280, 1280, 960);
+    chunk(&s, "adamw wte", (Range){0, 1, 0, 10, 0, 0}, 1280, 1280, 960);
     // encoder, sequence 1, tokens [2,3): one row: 8 flops; read 1 + 8 + 8 = 17 -> 68 B; write 32 B
-    chunk(&s, "encoder_fwd wte+wpe", (Range){1, 2, 2, 3}, 8, 68, 32);
+    chunk(&s, "encoder_fwd wte+wpe", (Range){1, 2, 2, 3, 0, 0}, 8, 68, 32);
 
     // FLOPs are additive over a split: halves of every operation's split dimension add up to the whole
     for (int i = 0; i < s.n_ops; i++) {
