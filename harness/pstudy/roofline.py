@@ -351,18 +351,35 @@ def roofline_figure(kernels, roof, title, note, path):
     ax.axvline(roof["ridge"], color="gray", lw=0.5)
     ax.text(roof["ridge"], roof["peak_gflops"] * 1.15, f"ridge {roof['ridge']:.1f}", ha="center", fontsize=8)
     colors = {"memory": "tab:blue", "compute": "tab:red"}
-    for name, row in shown.iterrows():
+    # Labels are placed greedily, largest share first, at the first vertical offset (in label
+    # heights) whose box does not overlap one already placed; boxes are estimated in decades
+    # from the axes' extent (about 0.027 decades per character across, one line 0.06 down).
+    ys = list(shown["gflops"]) + [roof["peak_gflops"]]
+    y_lo = 10 ** math.floor(math.log10(max(min(ys) / 2, 1e-4)))
+    y_hi = roof["peak_gflops"] * 3
+    x_dec_per_char = 0.027 * math.log10(x_hi / x_lo) / 5
+    y_dec_per_line = 0.065 * math.log10(y_hi / y_lo) / 3.8
+    boxes = []
+    for name, row in shown.sort_values("share", ascending=False).iterrows():
         size = 30 + 1500 * row["share"]
         ax.scatter(row["intensity"], row["gflops"], s=size, color=colors[row["bound"]], alpha=0.6,
                    edgecolors="black", linewidths=0.5)
-        ax.annotate(f"{name} {row['share']:.0%}", (row["intensity"], row["gflops"]), fontsize=7,
-                    xytext=(4, 4), textcoords="offset points")
+        text = f"{name} {row['share']:.0%}"
+        lx, ly = math.log10(row["intensity"]) + 0.03, math.log10(row["gflops"])
+        width = x_dec_per_char * len(text)
+        for step in (0, -1, 1, -2, 2, -3, 3, -4, 4):
+            y0 = ly + step * y_dec_per_line
+            if not any(lx < bx1 and bx0 < lx + width and y0 < by1 and by0 < y0 + y_dec_per_line
+                       for bx0, bx1, by0, by1 in boxes):
+                break
+        boxes.append((lx, lx + width, y0, y0 + y_dec_per_line))
+        ax.annotate(text, (row["intensity"], row["gflops"]), fontsize=7, textcoords="offset points",
+                    xytext=(6, 2 + 9.5 * step))
     hidden = kernels.index.difference(shown.index)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(x_lo, x_hi)
-    ys = list(shown["gflops"]) + [roof["peak_gflops"]]
-    ax.set_ylim(10 ** math.floor(math.log10(max(min(ys) / 2, 1e-4))), roof["peak_gflops"] * 3)
+    ax.set_ylim(y_lo, y_hi)
     ax.set_xlabel("arithmetic intensity [FLOP/byte]")
     ax.set_ylabel("achieved [GFLOP/s]")
     ax.set_title(title)
