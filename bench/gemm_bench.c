@@ -1,7 +1,8 @@
 // GFLOP/s of the three linear-layer products of core/gemm.c against OpenBLAS's
 // cblas_sgemm on the same shapes and transposes, single thread, full range.
 // Shapes are GPT-2 124M (d12) at B*T = rows. Each timing is the best of
-// --reps repetitions. Usage:
+// --reps repetitions, the two libraries alternating within each repetition;
+// the median of the per-repetition ratios is printed beside the ratio of bests. Usage:
 //   gemm_bench [--rows N] [--reps N] [--peak GFLOPS] [--json] [--skip-openblas] [--cpu-time] [--chunk N]
 // (--chunk N calls the project's products on pieces of N rows/channels, as
 // the task variants do, while OpenBLAS still does the whole product;
@@ -88,16 +89,44 @@ static void run_openblas(Layer *L, int product) {
     }
 }
 
-static double best_seconds(Layer *L, int product, int use_openblas, int reps) {
-    double best = 1e30;
-    for (int r = 0; r < reps + 1; r++) {  // the first run only warms up
-        double t0 = now();
-        if (use_openblas) run_openblas(L, product);
-        else run_gemm(L, product);
-        double t = now() - t0;
-        if (r > 0 && t < best) best = t;
+static double time_once(Layer *L, int product, int use_openblas) {
+    double t0 = now();
+    if (use_openblas) run_openblas(L, product);
+    else run_gemm(L, product);
+    return now() - t0;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// The two libraries timed alternately, repetition by repetition (which goes
+// first alternates too), so that a drift of the machine hits both alike.
+// Returns the best time of each and the median of the per-repetition ratios
+// of OpenBLAS's time to ours (above 1: ours is faster).
+static void time_interleaved(Layer *L, int product, int reps, int skip_openblas, double *best_gemm,
+                             double *best_blas, double *median_ratio) {
+    double ratios[1024];
+    int n = reps < 1024 ? reps : 1024;
+    *best_gemm = *best_blas = 1e30;
+    time_once(L, product, 0);  // warm-up of both
+    if (!skip_openblas) time_once(L, product, 1);
+    for (int r = 0; r < n; r++) {
+        double tg, tb;
+        if (r % 2 == 0 || skip_openblas) {
+            tg = time_once(L, product, 0);
+            tb = skip_openblas ? tg : time_once(L, product, 1);
+        } else {
+            tb = time_once(L, product, 1);
+            tg = time_once(L, product, 0);
+        }
+        if (tg < *best_gemm) *best_gemm = tg;
+        if (tb < *best_blas) *best_blas = tb;
+        ratios[r] = tb / tg;
     }
-    return best;
+    qsort(ratios, n, sizeof(double), compare_doubles);
+    *median_ratio = n % 2 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
 }
 
 static int parse_int(const char *opt, const char *s) {
@@ -141,10 +170,11 @@ int main(int argc, char **argv) {
         "portable";
 #endif
     if (!json) {
-        printf("gemm kernels: %s; rows = %d; chunk = %d; best of %d (%s); OpenBLAS %s\n", isa, rows, chunk, reps,
+        printf("gemm kernels: %s; rows = %d; chunk = %d; best of %d, the libraries alternating (%s); "
+               "median: of the per-repetition ratios; OpenBLAS %s\n", isa, rows, chunk, reps,
                bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU time", openblas_get_config());
-        printf("%-8s %-16s %6s %6s %6s %10s %10s %7s\n", "layer", "product", "M", "N", "K", "gemm GF/s",
-               "oblas GF/s", "ratio");
+        printf("%-8s %-16s %6s %6s %6s %10s %10s %7s %7s\n", "layer", "product", "M", "N", "K", "gemm GF/s",
+               "oblas GF/s", "ratio", "median");
     }
     double total_flops = 0, total_gemm = 0, total_blas = 0;
     unsigned state = 12345;
@@ -164,17 +194,18 @@ int main(int argc, char **argv) {
             int N = p == FORWARD ? L.OC : L.IC;
             int K = p == FORWARD ? L.IC : p == BACKWARD_INPUT ? L.OC : rows;
             double flops = 2.0 * rows * L.IC * L.OC;
-            double tg = best_seconds(&L, p, 0, reps);
-            double tb = skip_openblas ? tg : best_seconds(&L, p, 1, reps);
+            double tg, tb, median_ratio;
+            time_interleaved(&L, p, reps, skip_openblas, &tg, &tb, &median_ratio);
             total_flops += flops, total_gemm += tg, total_blas += tb;
             double gg = flops / tg * 1e-9, gb = flops / tb * 1e-9;
             if (json)
                 printf("{\"layer\": \"%s\", \"product\": \"%s\", \"M\": %d, \"N\": %d, \"K\": %d, "
-                       "\"gemm_gflops\": %.2f, \"openblas_gflops\": %.2f, \"ratio\": %.3f}\n",
-                       layers[l].name, product_names[p], M, N, K, gg, gb, gg / gb);
+                       "\"gemm_gflops\": %.2f, \"openblas_gflops\": %.2f, \"ratio\": %.3f, "
+                       "\"median_ratio\": %.3f}\n",
+                       layers[l].name, product_names[p], M, N, K, gg, gb, gg / gb, median_ratio);
             else
-                printf("%-8s %-16s %6d %6d %6d %10.1f %10.1f %7.2f\n", layers[l].name, product_names[p], M,
-                       N, K, gg, gb, gg / gb);
+                printf("%-8s %-16s %6d %6d %6d %10.1f %10.1f %7.2f %7.2f\n", layers[l].name, product_names[p], M,
+                       N, K, gg, gb, gg / gb, median_ratio);
         }
         free(L.inp), free(L.w), free(L.bias), free(L.dbias), free(L.out), free(L.dout), free(L.dinp),
             free(L.dw);
