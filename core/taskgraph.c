@@ -51,19 +51,25 @@ static void grid_for_buffer(const StepDescription *s, const Chunking *c, const B
     for (int d = 0; d < 3; d++) grid[d] = max_int(1, min_int(grid[d], b->dim[d]));
 }
 
+// Makes room for one more element in a growable array of `count` elements
+// with capacity *cap (doubling, from 1024). Returns 0, or -1 when memory is short.
+static int reserve(void **items, long count, long *cap, size_t size) {
+    if (count < *cap) return 0;
+    long grown_cap = *cap ? 2 * *cap : 1024;
+    void *grown = realloc(*items, (size_t)grown_cap * size);
+    if (!grown) return -1;
+    *items = grown;
+    *cap = grown_cap;
+    return 0;
+}
+
 typedef struct {
     Range *items;
-    int n, cap;
+    long n, cap;
 } RangeList;
 
 static int push_range(RangeList *l, Range r) {
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 64;
-        Range *grown = realloc(l->items, cap * sizeof(Range));
-        if (!grown) return -1;
-        l->items = grown;
-        l->cap = cap;
-    }
+    if (reserve((void **)&l->items, l->n, &l->cap, sizeof(Range))) return -1;
     l->items[l->n++] = r;
     return 0;
 }
@@ -91,13 +97,7 @@ typedef struct {
 } IntList;
 
 static int push_int(IntList *l, int v) {
-    if (l->n == l->cap) {
-        long cap = l->cap ? 2 * l->cap : 1024;
-        int *grown = realloc(l->items, cap * sizeof(int));
-        if (!grown) return -1;
-        l->items = grown;
-        l->cap = cap;
-    }
+    if (reserve((void **)&l->items, l->n, &l->cap, sizeof(int))) return -1;
     l->items[l->n++] = v;
     return 0;
 }
@@ -141,17 +141,12 @@ int taskgraph_build(TaskGraph *g, const StepDescription *s, const Chunking *chun
 
     RangeList ranges = {0};
     IntList ids = {0};
-    int cap = 0;
+    long cap = 0;
     for (int o = 0; o < s->n_ops; o++) {
         const Op *op = &s->ops[o];
         if (op_chunks(s, chunking, op, &ranges)) goto oom;
         for (int r = 0; r < ranges.n; r++) {
-            if (g->n_tasks == cap) {
-                cap = cap ? 2 * cap : 1024;
-                ChunkTask *grown = realloc(g->tasks, cap * sizeof(ChunkTask));
-                if (!grown) goto oom;
-                g->tasks = grown;
-            }
+            if (reserve((void **)&g->tasks, g->n_tasks, &cap, sizeof(ChunkTask))) goto oom;
             ChunkTask *t = &g->tasks[g->n_tasks++];
             t->op = o;
             t->range = ranges.items[r];
@@ -195,25 +190,18 @@ typedef struct {
     int *last_writer;     // per block, task id in the doubled sequence or -1
     int *reader_head;     // per block, head of a linked list of readers
     int *reader_task, *reader_next;
-    long n_readers, cap_readers;
+    long n_readers, cap_task, cap_next;
 } Tracker;
 
 typedef struct {
     int *from, *to;
-    long n, cap;
+    long n, cap_from, cap_to;
 } EdgeList;
 
 static int push_edge(EdgeList *e, int from, int to) {
-    if (e->n == e->cap) {
-        long cap = e->cap ? 2 * e->cap : 4096;
-        int *f = realloc(e->from, cap * sizeof(int));
-        if (!f) return -1;
-        e->from = f;
-        int *t = realloc(e->to, cap * sizeof(int));
-        if (!t) return -1;
-        e->to = t;
-        e->cap = cap;
-    }
+    if (reserve((void **)&e->from, e->n, &e->cap_from, sizeof(int)) ||
+        reserve((void **)&e->to, e->n, &e->cap_to, sizeof(int)))
+        return -1;
     e->from[e->n] = from;
     e->to[e->n] = to;
     e->n++;
@@ -221,16 +209,9 @@ static int push_edge(EdgeList *e, int from, int to) {
 }
 
 static int add_reader(Tracker *tr, int block, int task) {
-    if (tr->n_readers == tr->cap_readers) {
-        long cap = tr->cap_readers ? 2 * tr->cap_readers : 4096;
-        int *a = realloc(tr->reader_task, cap * sizeof(int));
-        if (!a) return -1;
-        tr->reader_task = a;
-        int *b = realloc(tr->reader_next, cap * sizeof(int));
-        if (!b) return -1;
-        tr->reader_next = b;
-        tr->cap_readers = cap;
-    }
+    if (reserve((void **)&tr->reader_task, tr->n_readers, &tr->cap_task, sizeof(int)) ||
+        reserve((void **)&tr->reader_next, tr->n_readers, &tr->cap_next, sizeof(int)))
+        return -1;
     tr->reader_task[tr->n_readers] = task;
     tr->reader_next[tr->n_readers] = tr->reader_head[block];
     tr->reader_head[block] = (int)tr->n_readers++;
@@ -325,4 +306,15 @@ void taskgraph_free(TaskGraph *g) {
     free(g->succ_first); free(g->succ); free(g->n_pred);
     free(g->next_succ_first); free(g->next_succ); free(g->n_next_pred);
     memset(g, 0, sizeof(*g));
+}
+
+int taskgraph_for_executor(TaskGraph *g, const StepDescription *step, int batch_subsize, int token_chunk,
+                           int channel_chunk, int analyse, char *err, size_t err_len) {
+    Chunking chunking = {batch_subsize, token_chunk, channel_chunk, 0};
+    if (chunking_resolve(&chunking, step, err, err_len) != 0) return -1;
+    if (taskgraph_build(g, step, &chunking) != 0 || (analyse && taskgraph_analyse(g) != 0)) {
+        snprintf(err, err_len, "out of memory building the task graph");
+        return -1;
+    }
+    return 0;
 }

@@ -57,5 +57,10 @@ int taskgraph_build(TaskGraph *g, const StepDescription *step, const Chunking *c
 // write-after-write on blocks), within an iteration and into the next one.
 int taskgraph_analyse(TaskGraph *g);
 void taskgraph_free(TaskGraph *g);
+// What a chunked executor starts with: the chunking resolved from its options
+// (0: default), the tasks built, and, with `analyse`, their dependency graph.
+// Returns 0, or -1 with a message in err.
+int taskgraph_for_executor(TaskGraph *g, const StepDescription *step, int batch_subsize, int token_chunk,
+                           int channel_chunk, int analyse, char *err, size_t err_len);
 
 #endif

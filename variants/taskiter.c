@@ -51,14 +51,12 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     ex->step = step;
     ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
     omp_init_lock(&ex->queue_lock);
-    Chunking chunking = {options->batch_subsize, options->token_chunk, options->channel_chunk, 0};
-    if (chunking_resolve(&chunking, step, err->message, sizeof(err->message)) != 0) {
+    if (taskgraph_for_executor(&ex->graph, step, options->batch_subsize, options->token_chunk,
+                               options->channel_chunk, 1, err->message, sizeof(err->message)) != 0) {
         executor_destroy(ex);
         return NULL;
     }
-    int n = 0;
-    if (taskgraph_build(&ex->graph, step, &chunking) != 0 || taskgraph_analyse(&ex->graph) != 0) goto oom;
-    n = ex->graph.n_tasks;
+    int n = ex->graph.n_tasks;
     ex->counters[0] = malloc(n * sizeof(int));
     ex->counters[1] = malloc(n * sizeof(int));
     ex->armed = malloc(n * sizeof(int));

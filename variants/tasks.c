@@ -26,10 +26,13 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     }
     ex->step = step;
     ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
-    Chunking chunking = {options->batch_subsize, options->token_chunk, options->channel_chunk, 0};
-    if (chunking_resolve(&chunking, step, err->message, sizeof(err->message)) != 0 ||
-        taskgraph_build(&ex->graph, step, &chunking) != 0 || !(ex->sentinels = calloc(ex->graph.n_blocks, 1))) {
-        if (!err->message[0]) snprintf(err->message, sizeof(err->message), "out of memory building the task list");
+    if (taskgraph_for_executor(&ex->graph, step, options->batch_subsize, options->token_chunk,
+                               options->channel_chunk, 0, err->message, sizeof(err->message)) != 0) {
+        executor_destroy(ex);
+        return NULL;
+    }
+    if (!(ex->sentinels = calloc(ex->graph.n_blocks, 1))) {
+        snprintf(err->message, sizeof(err->message), "out of memory for the dependency sentinels");
         executor_destroy(ex);
         return NULL;
     }
