@@ -98,8 +98,13 @@ static void run_piece(const StepDescription *s, int op_index, int p, int n, int 
         break;
     }
     case SPLIT_HEADS: {
-        int NH = s->model->config.num_heads;
-        run_chunk(s, op_index, (Range){p / NH, p / NH + 1, p % NH, p % NH + 1, 0, 0}, it, losses, trace, thread);
+        // Consecutive pieces (one per thread under schedule(static, 1)) are
+        // in different sequences: threads working on neighbouring heads of
+        // the same tokens write neighbouring lines of each gradient row, and
+        // the prefetchers pull each other's lines away (measured at 2
+        // threads: 0.23 ms per head this way round, 0.18 ms the other).
+        int b = p % s->B, h = p / s->B;
+        run_chunk(s, op_index, (Range){b, b + 1, h, h + 1, 0, 0}, it, losses, trace, thread);
         break;
     }
     case SPLIT_CHANNELS: {
