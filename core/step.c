@@ -56,6 +56,9 @@ static int find_or_add_buffer(StepDescription *s, BufferKind kind, int tensor, i
         b.dim[2] = (int)shape->width;
         // attention's backward pass writes one head's columns of the qkv gradient
         if (kind == BUF_DACT && tensor == DACT_QKV) b.col_block = m->config.channels / m->config.num_heads;
+        // the language-model head writes column chunks of these (-1: the
+        // executor's chunk width for a product's columns)
+        if ((kind == BUF_ACT && tensor == ACT_LOGITS) || (kind == BUF_DACT && tensor == DACT_LNF)) b.col_block = -1;
         break;
     }
     case BUF_BATCH:
@@ -132,9 +135,13 @@ static Ref grad(Builder *b, int t, int l) {
     return (Ref){buf(b, BUF_GRAD, t, l), param_slice(b->s->model, &b->s->model->grads, t, l)};
 }
 
+// A product is split along rows (chunks of sequences x tokens), or, with
+// by_columns, along its output columns over every row: the language-model
+// head's weight is 150 times its input, and each row chunk would stream all
+// of it from memory again.
 static void matmul_forward_op(Builder *b, int layer, const char *what, Ref out, Ref inp, Ref w,
-                              const Ref *bias, int IC, int OC) {
-    Op *op = add_op(b->s, OP_MATMUL_FWD, PHASE_FORWARD, layer, SPLIT_ROWS, what);
+                              const Ref *bias, int IC, int OC, int by_columns) {
+    Op *op = add_op(b->s, OP_MATMUL_FWD, PHASE_FORWARD, layer, by_columns ? SPLIT_CHANNELS : SPLIT_ROWS, what);
     if (!op) { b->failed = 1; return; }
     op->out[0] = out.ptr;
     op->in[0] = inp.ptr;
@@ -142,6 +149,14 @@ static void matmul_forward_op(Builder *b, int layer, const char *what, Ref out, 
     op->in[2] = bias ? bias->ptr : NULL;
     op->n = IC;
     op->k = OC;
+    if (by_columns) {
+        op->extent = OC;
+        access(op, inp.buffer, 0, REGION_ALL, 1);
+        access(op, w.buffer, 0, REGION_PARAM_ROWS, 1);
+        if (bias) access(op, bias->buffer, 0, REGION_PARAM_ROWS, 1);
+        access(op, out.buffer, 1, REGION_COLS, 1);
+        return;
+    }
     op->columns = OC;
     access(op, inp.buffer, 0, REGION_ROWS, 1);
     access(op, w.buffer, 0, REGION_ALL, 1);
@@ -150,18 +165,26 @@ static void matmul_forward_op(Builder *b, int layer, const char *what, Ref out, 
 }
 
 static void matmul_backward_ops(Builder *b, int layer, const char *what, Ref dinp, Ref dout,
-                                Ref inp, Ref w, Ref dw, const Ref *dbias, int IC, int OC) {
-    Op *op = add_op(b->s, OP_MATMUL_BWD_INPUT, PHASE_BACKWARD, layer, SPLIT_ROWS, what);
+                                Ref inp, Ref w, Ref dw, const Ref *dbias, int IC, int OC, int by_columns) {
+    Op *op = add_op(b->s, OP_MATMUL_BWD_INPUT, PHASE_BACKWARD, layer, by_columns ? SPLIT_CHANNELS : SPLIT_ROWS,
+                    what);
     if (!op) { b->failed = 1; return; }
     op->out[0] = dinp.ptr;
     op->in[0] = dout.ptr;
     op->in[1] = w.ptr;
     op->n = IC;
     op->k = OC;
-    op->columns = IC;
-    access(op, dout.buffer, 0, REGION_ROWS, 1);
-    access(op, w.buffer, 0, REGION_ALL, 1);
-    access(op, dinp.buffer, 1, REGION_ROWS, 1);
+    if (by_columns) {
+        op->extent = IC;
+        access(op, dout.buffer, 0, REGION_ALL, 1);
+        access(op, w.buffer, 0, REGION_COLS, 1);
+        access(op, dinp.buffer, 1, REGION_COLS, 1);
+    } else {
+        op->columns = IC;
+        access(op, dout.buffer, 0, REGION_ROWS, 1);
+        access(op, w.buffer, 0, REGION_ALL, 1);
+        access(op, dinp.buffer, 1, REGION_ROWS, 1);
+    }
 
     op = add_op(b->s, OP_MATMUL_BWD_WEIGHT, PHASE_BACKWARD, layer, SPLIT_CHANNELS, what);
     if (!op) { b->failed = 1; return; }
@@ -291,7 +314,7 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
                              act(b, ACT_LN1_RSTD, l), residual, param(b, PARAM_LN1W, l),
                              param(b, PARAM_LN1B, l), C);
         matmul_forward_op(b, l, "qkv", act(b, ACT_QKV, l), act(b, ACT_LN1, l),
-                          param(b, PARAM_QKVW, l), &qkvb, C, 3 * C);
+                          param(b, PARAM_QKVW, l), &qkvb, C, 3 * C, 0);
         op = add_op(s, OP_ATTENTION_FWD, PHASE_FORWARD, l, SPLIT_ROWS, "causal");
         if (!op) return -1;
         op->out[0] = act(b, ACT_ATTY, l).ptr;
@@ -302,7 +325,7 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
         access(op, act(b, ACT_ATTY, l).buffer, 1, REGION_ROWS, 1);
         access(op, act(b, ACT_ATT, l).buffer, 1, REGION_ROWS, 1);
         matmul_forward_op(b, l, "attproj", act(b, ACT_ATTPROJ, l), act(b, ACT_ATTY, l),
-                          param(b, PARAM_ATTPROJW, l), &attprojb, C, C);
+                          param(b, PARAM_ATTPROJW, l), &attprojb, C, C, 0);
         Ref attproj = act(b, ACT_ATTPROJ, l);
         rows_op(b, OP_RESIDUAL_FWD, PHASE_FORWARD, l, "residual2", act(b, ACT_RESIDUAL2, l),
                 residual, &attproj, C);
@@ -310,11 +333,11 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
                              act(b, ACT_LN2_RSTD, l), act(b, ACT_RESIDUAL2, l),
                              param(b, PARAM_LN2W, l), param(b, PARAM_LN2B, l), C);
         matmul_forward_op(b, l, "fc", act(b, ACT_FCH, l), act(b, ACT_LN2, l),
-                          param(b, PARAM_FCW, l), &fcb, C, 4 * C);
+                          param(b, PARAM_FCW, l), &fcb, C, 4 * C, 0);
         rows_op(b, OP_GELU_FWD, PHASE_FORWARD, l, "fc", act(b, ACT_FCH_GELU, l), act(b, ACT_FCH, l),
                 NULL, 4 * C);
         matmul_forward_op(b, l, "fcproj", act(b, ACT_FCPROJ, l), act(b, ACT_FCH_GELU, l),
-                          param(b, PARAM_FCPROJW, l), &fcprojb, 4 * C, C);
+                          param(b, PARAM_FCPROJW, l), &fcprojb, 4 * C, C, 0);
         Ref fcproj = act(b, ACT_FCPROJ, l);
         rows_op(b, OP_RESIDUAL_FWD, PHASE_FORWARD, l, "residual3", act(b, ACT_RESIDUAL3, l),
                 act(b, ACT_RESIDUAL2, l), &fcproj, C);
@@ -324,7 +347,7 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
                          act(b, ACT_LNF_RSTD, -1), last, param(b, PARAM_LNFW, -1),
                          param(b, PARAM_LNFB, -1), C);
     matmul_forward_op(b, -1, "lm_head", act(b, ACT_LOGITS, -1), act(b, ACT_LNF, -1),
-                      param(b, PARAM_WTE, -1), NULL, C, Vp);
+                      param(b, PARAM_WTE, -1), NULL, C, Vp, 1);
     Ref probs = act(b, ACT_PROBS, -1), losses = act(b, ACT_LOSSES, -1);
     op = add_op(s, OP_CROSSENTROPY_FWD, PHASE_FORWARD, -1, SPLIT_ROWS, "softmax");
     if (!op) return -1;
@@ -354,7 +377,7 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
     access(op, targets, 0, REGION_ROWS, 1);
     access(op, probs.buffer, 1, REGION_ROWS, 1);
     matmul_backward_ops(b, -1, "lm_head", dact(b, DACT_LNF, -1), probs, act(b, ACT_LNF, -1),
-                        param(b, PARAM_WTE, -1), grad(b, PARAM_WTE, -1), NULL, C, Vp);
+                        param(b, PARAM_WTE, -1), grad(b, PARAM_WTE, -1), NULL, C, Vp, 1);
     layernorm_backward_ops(b, -1, "lnf", dact(b, DACT_RESIDUAL3, L - 1), NULL, dact(b, DACT_LNF, -1),
                            last, param(b, PARAM_LNFW, -1), act(b, ACT_LNF_MEAN, -1),
                            act(b, ACT_LNF_RSTD, -1), grad(b, PARAM_LNFW, -1),
@@ -367,18 +390,18 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
         Ref dattprojb = grad(b, PARAM_ATTPROJB, l), dqkvb = grad(b, PARAM_QKVB, l);
         // residual3 = residual2 + fcproj: dfcproj is dres3 itself
         matmul_backward_ops(b, l, "fcproj", dact(b, DACT_FCH_GELU, l), dres3, act(b, ACT_FCH_GELU, l),
-                            param(b, PARAM_FCPROJW, l), grad(b, PARAM_FCPROJW, l), &dfcprojb, 4 * C, C);
+                            param(b, PARAM_FCPROJW, l), grad(b, PARAM_FCPROJW, l), &dfcprojb, 4 * C, C, 0);
         Ref dgelu = dact(b, DACT_FCH_GELU, l);
         rows_op(b, OP_GELU_BWD, PHASE_BACKWARD, l, "fc", dact(b, DACT_FCH, l), act(b, ACT_FCH, l),
                 &dgelu, 4 * C);
         matmul_backward_ops(b, l, "fc", dact(b, DACT_LN2, l), dact(b, DACT_FCH, l), act(b, ACT_LN2, l),
-                            param(b, PARAM_FCW, l), grad(b, PARAM_FCW, l), &dfcb, C, 4 * C);
+                            param(b, PARAM_FCW, l), grad(b, PARAM_FCW, l), &dfcb, C, 4 * C, 0);
         layernorm_backward_ops(b, l, "ln2", dres2, &dres3, dact(b, DACT_LN2, l), act(b, ACT_RESIDUAL2, l),
                                param(b, PARAM_LN2W, l), act(b, ACT_LN2_MEAN, l), act(b, ACT_LN2_RSTD, l),
                                grad(b, PARAM_LN2W, l), grad(b, PARAM_LN2B, l), C);
         // residual2 = residual + attproj: dattproj is dres2 itself
         matmul_backward_ops(b, l, "attproj", dact(b, DACT_ATTY, l), dres2, act(b, ACT_ATTY, l),
-                            param(b, PARAM_ATTPROJW, l), grad(b, PARAM_ATTPROJW, l), &dattprojb, C, C);
+                            param(b, PARAM_ATTPROJW, l), grad(b, PARAM_ATTPROJW, l), &dattprojb, C, C, 0);
         op = add_op(s, OP_ATTENTION_BWD, PHASE_BACKWARD, l, SPLIT_HEADS, "causal");
         if (!op) return -1;
         op->out[0] = dact(b, DACT_QKV, l).ptr;
@@ -391,7 +414,7 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
         access(op, act(b, ACT_ATT, l).buffer, 0, REGION_SEQ_HEADS, 1);
         access(op, dact(b, DACT_QKV, l).buffer, 1, REGION_SEQ_HEADS, 3);
         matmul_backward_ops(b, l, "qkv", dact(b, DACT_LN1, l), dact(b, DACT_QKV, l), act(b, ACT_LN1, l),
-                            param(b, PARAM_QKVW, l), grad(b, PARAM_QKVW, l), &dqkvb, C, 3 * C);
+                            param(b, PARAM_QKVW, l), grad(b, PARAM_QKVW, l), &dqkvb, C, 3 * C, 0);
         layernorm_backward_ops(b, l, "ln1", dresidual, &dres2, dact(b, DACT_LN1, l), residual,
                                param(b, PARAM_LN1W, l), act(b, ACT_LN1_MEAN, l), act(b, ACT_LN1_RSTD, l),
                                grad(b, PARAM_LN1W, l), grad(b, PARAM_LN1B, l), C);
@@ -530,6 +553,10 @@ void op_run(const StepDescription *s, const Op *op, Range r, int iteration, floa
                                          r0, r1, op->n));
         break;
     case OP_MATMUL_FWD: {
+        if (op->split == SPLIT_CHANNELS) {
+            matmul_forward_block(op->out[0], op->in[0], op->in[1], op->in[2], 0, rows, r.x0, r.x1, op->n, op->k);
+            break;
+        }
         int c0 = r.c1 > 0 ? r.c0 : 0, c1 = r.c1 > 0 ? r.c1 : op->k;
         FOR_ROW_RANGES(s, r, r0, r1,
                        matmul_forward_block(op->out[0], op->in[0], op->in[1], op->in[2], r0, r1, c0, c1, op->n, op->k));
@@ -560,6 +587,10 @@ void op_run(const StepDescription *s, const Op *op, Range r, int iteration, floa
                                                      op->n, op->k));
         break;
     case OP_MATMUL_BWD_INPUT: {
+        if (op->split == SPLIT_CHANNELS) {
+            matmul_backward_input_block(op->out[0], op->in[0], op->in[1], 0, rows, r.x0, r.x1, op->n, op->k);
+            break;
+        }
         int c0 = r.c1 > 0 ? r.c0 : 0, c1 = r.c1 > 0 ? r.c1 : op->n;
         FOR_ROW_RANGES(s, r, r0, r1,
                        matmul_backward_input_block(op->out[0], op->in[0], op->in[1], r0, r1, c0, c1, op->n, op->k));

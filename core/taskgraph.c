@@ -28,6 +28,14 @@ int chunking_channels(const Chunking *c, int extent) {
     return min_int(size, extent);
 }
 
+// Chunks of a matrix product cut along its output columns are at least 256
+// wide: each such chunk packs every row of its input (for the language-model
+// head's input gradient, all 50304 columns of the logits' gradient), so a
+// narrow chunk would spend its time packing.
+int chunking_product_columns(const Chunking *c, int extent) {
+    return min_int(max_int(chunking_channels(c, extent), 256), extent);
+}
+
 // Block sizes of a buffer's grid, chosen to match the chunks that touch it.
 static void grid_for_buffer(const StepDescription *s, const Chunking *c, const Buffer *b, int grid[3]) {
     switch (b->kind) {
@@ -36,7 +44,7 @@ static void grid_for_buffer(const StepDescription *s, const Chunking *c, const B
     case BUF_BATCH:
         grid[0] = c->batch_subsize;
         grid[1] = c->token_chunk;
-        grid[2] = b->col_block;
+        grid[2] = b->col_block > 0 ? b->col_block : chunking_product_columns(c, b->dim[2]);
         break;
     case BUF_PARAM:
     case BUF_GRAD:
@@ -82,7 +90,11 @@ static int op_chunks(const StepDescription *s, const Chunking *c, const Op *op, 
     switch (op->split) {
     case SPLIT_ROWS: step_b = c->batch_subsize; step_x = c->token_chunk; break;
     case SPLIT_HEADS: step_b = c->batch_subsize; step_x = 1; break;
-    case SPLIT_CHANNELS: step_b = 1; step_x = chunking_channels(c, ex); break;
+    case SPLIT_CHANNELS:
+        step_b = 1;
+        step_x = op->kind == OP_MATMUL_FWD || op->kind == OP_MATMUL_BWD_INPUT ? chunking_product_columns(c, ex)
+                                                                              : chunking_channels(c, ex);
+        break;
     case SPLIT_NONE: step_b = 1; step_x = 1; break;
     }
     // Heads are listed head by head across the sequences, so that tasks

@@ -50,6 +50,8 @@ typedef struct {
 int chunking_resolve(Chunking *c, const StepDescription *step, char *err, size_t err_len);
 // Channels per chunk for an operation of `extent` channels.
 int chunking_channels(const Chunking *c, int extent);
+// Chunk width of a matrix product split along its output columns.
+int chunking_product_columns(const Chunking *c, int extent);
 
 // Cuts every operation into chunk tasks and maps their accesses to blocks.
 int taskgraph_build(TaskGraph *g, const StepDescription *step, const Chunking *chunking);

@@ -33,17 +33,21 @@ Traffic op_traffic(const StepDescription *s, const Op *op, Range r) {
         t.bytes_written = (R * C + 2 * R) * F;
         break;
     case OP_MATMUL_FWD: {
-        int64_t IC = op->n, OC = op->k, bias = op->in[2] != NULL;
-        t.flops = 2 * R * IC * OC;
-        t.bytes_read = (R * IC + OC * IC + bias * OC) * F;
-        t.bytes_written = R * OC * F;
+        // split along rows: R rows x all OC columns; along channels: all N rows x K columns
+        int64_t IC = op->n, bias = op->in[2] != NULL;
+        int64_t rows = op->split == SPLIT_CHANNELS ? N : R, OC = op->split == SPLIT_CHANNELS ? K : op->k;
+        t.flops = 2 * rows * IC * OC;
+        t.bytes_read = (rows * IC + OC * IC + bias * OC) * F;
+        t.bytes_written = rows * OC * F;
         break;
     }
     case OP_MATMUL_BWD_INPUT: {
-        int64_t IC = op->n, OC = op->k;
-        t.flops = 2 * R * IC * OC;
-        t.bytes_read = (R * OC + OC * IC) * F;
-        t.bytes_written = R * IC * F;
+        // split along rows: R rows x all IC columns; along channels: all N rows x K columns
+        int64_t OC = op->k;
+        int64_t rows = op->split == SPLIT_CHANNELS ? N : R, IC = op->split == SPLIT_CHANNELS ? K : op->n;
+        t.flops = 2 * rows * IC * OC;
+        t.bytes_read = (rows * OC + OC * IC) * F;
+        t.bytes_written = rows * IC * F;
         break;
     }
     case OP_MATMUL_BWD_WEIGHT: {
