@@ -21,7 +21,8 @@ typedef enum {
 // How an operation's work may be divided. A range is (b0, b1, x0, x1):
 //   SPLIT_ROWS      sequences [b0,b1) x tokens [x0,x1) of the (B, T) rows
 //   SPLIT_HEADS     sequences [b0,b1) x heads [x0,x1)
-//   SPLIT_CHANNELS  output channels (or parameter rows) [x0,x1); b unused
+//   SPLIT_CHANNELS  output channels (or parameter rows) [x0,x1); b unused; for the
+//                   language-model head's products: output columns, every row
 //   SPLIT_NONE      one indivisible piece
 // The forward and input-gradient matrix products may in addition be cut along
 // their output columns (Op.columns > 0: Range.c0, c1), which fork-join uses so
