@@ -1,5 +1,6 @@
 // Allocation, shapes and deterministic initialisation of the GPT-2 state.
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,11 +87,14 @@ static size_t act_tensor_size(const GPT2 *model, const ActShape *shape) {
 }
 
 // n floats, zeroed, starting on a 64-byte boundary; NULL when memory is short.
-static float *zeroed_floats(size_t n) {
-    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-    float *p = aligned_alloc(64, bytes ? bytes : 64);
-    if (p) memset(p, 0, bytes);
-    return p;
+// calloc (rather than aligned_alloc and memset) keeps the kernel's lazily
+// zeroed pages: nothing is written at start-up. *block receives what calloc
+// returned, for free().
+static float *zeroed_floats(size_t n, void **block) {
+    *block = calloc(n + 64 / sizeof(float), sizeof(float));
+    if (!*block) return NULL;
+    uintptr_t address = ((uintptr_t)*block + 63) & ~(uintptr_t)63;
+    return (float *)address;
 }
 
 int gpt2_allocate(GPT2 *model, int B, int T, char *err, size_t err_len) {
@@ -108,12 +112,12 @@ int gpt2_allocate(GPT2 *model, int B, int T, char *err, size_t err_len) {
     // tensor slice straddled lines, and two threads writing neighbouring
     // heads' columns of one row shared a line (attention's backward pass ran
     // 1.8x slower per head at 2 threads).
-    model->params_memory = zeroed_floats(n);
-    model->grads_memory = zeroed_floats(n);
-    model->m_memory = zeroed_floats(n);
-    model->v_memory = zeroed_floats(n);
-    model->acts_memory = zeroed_floats(acts_total);
-    model->dacts_memory = zeroed_floats(dacts_total);
+    model->params_memory = zeroed_floats(n, &model->allocations[0]);
+    model->grads_memory = zeroed_floats(n, &model->allocations[1]);
+    model->m_memory = zeroed_floats(n, &model->allocations[2]);
+    model->v_memory = zeroed_floats(n, &model->allocations[3]);
+    model->acts_memory = zeroed_floats(acts_total, &model->allocations[4]);
+    model->dacts_memory = zeroed_floats(dacts_total, &model->allocations[5]);
     model->inputs = calloc((size_t)B * T, sizeof(int));
     model->targets = calloc((size_t)B * T, sizeof(int));
     if (!model->params_memory || !model->grads_memory || !model->m_memory || !model->v_memory ||
@@ -141,12 +145,10 @@ int gpt2_allocate(GPT2 *model, int B, int T, char *err, size_t err_len) {
 }
 
 void gpt2_free(GPT2 *model) {
-    free(model->params_memory);
-    free(model->grads_memory);
-    free(model->m_memory);
-    free(model->v_memory);
-    free(model->acts_memory);
-    free(model->dacts_memory);
+    for (size_t i = 0; i < sizeof(model->allocations) / sizeof(model->allocations[0]); i++) {
+        free(model->allocations[i]);
+        model->allocations[i] = NULL;
+    }
     free(model->inputs);
     free(model->targets);
     model->params_memory = model->grads_memory = model->m_memory = model->v_memory = NULL;

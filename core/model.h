@@ -136,6 +136,7 @@ typedef struct {
     ActShape dact_shape[NUM_DACT_TENSORS];
     float *acts_memory;
     float *dacts_memory;
+    void *allocations[6];              // the six blocks above as calloc returned them, for free()
     ActivationTensors acts;
     ActivationGradTensors dacts;
     int *inputs;                       // (B, T)

@@ -536,6 +536,20 @@ int access_boxes(const StepDescription *s, const Access *a, Range r, Box boxes[M
         }                                                                         \
     } while (0)
 
+// The rows (as a row range) and output columns [*c0, *c1) of a matrix
+// product's block: a row split names rows and, optionally, columns (c1 == 0:
+// all `columns`); a channel split names columns, over every row.
+static Range product_block(const StepDescription *s, const Op *op, Range r, int columns, int *c0, int *c1) {
+    if (op->split == SPLIT_CHANNELS) {
+        *c0 = r.x0;
+        *c1 = r.x1;
+        return (Range){0, s->B, 0, s->T, 0, 0};
+    }
+    *c0 = r.c1 > 0 ? r.c0 : 0;
+    *c1 = r.c1 > 0 ? r.c1 : columns;
+    return r;
+}
+
 void op_run(const StepDescription *s, const Op *op, Range r, int iteration, float *loss_out) {
     const GPT2 *m = s->model;
     int T = s->T, C = m->config.channels, NH = m->config.num_heads;
@@ -553,11 +567,8 @@ void op_run(const StepDescription *s, const Op *op, Range r, int iteration, floa
                                          r0, r1, op->n));
         break;
     case OP_MATMUL_FWD: {
-        if (op->split == SPLIT_CHANNELS) {
-            matmul_forward_block(op->out[0], op->in[0], op->in[1], op->in[2], 0, rows, r.x0, r.x1, op->n, op->k);
-            break;
-        }
-        int c0 = r.c1 > 0 ? r.c0 : 0, c1 = r.c1 > 0 ? r.c1 : op->k;
+        int c0, c1;
+        r = product_block(s, op, r, op->k, &c0, &c1);
         FOR_ROW_RANGES(s, r, r0, r1,
                        matmul_forward_block(op->out[0], op->in[0], op->in[1], op->in[2], r0, r1, c0, c1, op->n, op->k));
         break;
@@ -587,11 +598,8 @@ void op_run(const StepDescription *s, const Op *op, Range r, int iteration, floa
                                                      op->n, op->k));
         break;
     case OP_MATMUL_BWD_INPUT: {
-        if (op->split == SPLIT_CHANNELS) {
-            matmul_backward_input_block(op->out[0], op->in[0], op->in[1], 0, rows, r.x0, r.x1, op->n, op->k);
-            break;
-        }
-        int c0 = r.c1 > 0 ? r.c0 : 0, c1 = r.c1 > 0 ? r.c1 : op->n;
+        int c0, c1;
+        r = product_block(s, op, r, op->n, &c0, &c1);
         FOR_ROW_RANGES(s, r, r0, r1,
                        matmul_backward_input_block(op->out[0], op->in[0], op->in[1], r0, r1, c0, c1, op->n, op->k));
         break;

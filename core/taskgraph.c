@@ -100,17 +100,14 @@ static int op_chunks(const StepDescription *s, const Chunking *c, const Op *op, 
     // Heads are listed head by head across the sequences, so that tasks
     // started one after another work on different sequences: neighbouring
     // heads of the same tokens share gradient rows, and two threads writing
-    // them slow each other down (see variants/forkjoin.c).
-    if (op->split == SPLIT_HEADS) {
-        for (int x0 = 0; x0 < ex; x0 += step_x)
-            for (int b0 = 0; b0 < eb; b0 += step_b)
-                if (push_range(out, (Range){b0, min_int(b0 + step_b, eb), x0, min_int(x0 + step_x, ex), 0, 0}))
-                    return -1;
-        return 0;
+    // them slow each other down (see variants/forkjoin.c). Everything else
+    // is listed sequence by sequence.
+    int nb = ceil_div(eb, step_b), nx = ceil_div(ex, step_x);
+    for (int i = 0; i < nb * nx; i++) {
+        int bi = op->split == SPLIT_HEADS ? i % nb : i / nx, xi = op->split == SPLIT_HEADS ? i / nb : i % nx;
+        int b0 = bi * step_b, x0 = xi * step_x;
+        if (push_range(out, (Range){b0, min_int(b0 + step_b, eb), x0, min_int(x0 + step_x, ex), 0, 0})) return -1;
     }
-    for (int b0 = 0; b0 < eb; b0 += step_b)
-        for (int x0 = 0; x0 < ex; x0 += step_x)
-            if (push_range(out, (Range){b0, min_int(b0 + step_b, eb), x0, min_int(x0 + step_x, ex), 0, 0})) return -1;
     return 0;
 }
 
