@@ -1,9 +1,11 @@
 // Allocation, shapes and deterministic initialisation of the GPT-2 state.
+#define _DEFAULT_SOURCE // madvise under -std=c11
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "model.h"
 
 typedef struct {
@@ -90,10 +92,23 @@ static size_t act_tensor_size(const GPT2 *model, const ActShape *shape) {
 // calloc (rather than aligned_alloc and memset) keeps the kernel's lazily
 // zeroed pages: nothing is written at start-up. *block receives what calloc
 // returned, for free().
+//
+// Blocks of at least one huge page start on a 2 MB boundary and are marked
+// for transparent huge pages (Debian's default is "madvise": only marked
+// memory gets them). With 4 KB pages d12's 2.4 GB took 850,000 page faults,
+// about 11 s of system time in the first step on the development VM, and
+// every weight row read by a product's packing was a TLB miss. Where THP is
+// off madvise fails and the block keeps small pages; nothing else changes.
 static float *zeroed_floats(size_t n, void **block) {
-    *block = calloc(n + 64 / sizeof(float), sizeof(float));
+    const size_t huge = (size_t)2 << 20;
+    size_t bytes = n * sizeof(float);
+    size_t align = bytes >= huge ? huge : 64;
+    *block = calloc(bytes + align, 1);
     if (!*block) return NULL;
-    uintptr_t address = ((uintptr_t)*block + 63) & ~(uintptr_t)63;
+    uintptr_t address = ((uintptr_t)*block + align - 1) & ~(uintptr_t)(align - 1);
+#if defined(MADV_HUGEPAGE)
+    if (align == huge) madvise((void *)address, bytes / huge * huge, MADV_HUGEPAGE);
+#endif
     return (float *)address;
 }
 
