@@ -37,8 +37,8 @@ struct Executor {
     int threads;
     int *counters[2];   // predecessors still to finish, per task, per slot
     int *armed;         // counter value a task starts an iteration with (beyond the first)
-    Ready *queue;       // ready tasks, FIFO ring
-    long queue_cap, queue_tail; // the tail is guarded by queue_lock
+    Ready *queue;       // ready tasks, a binary min-heap in ready_before order
+    long queue_cap, queue_size; // guarded by queue_lock
     omp_lock_t queue_lock;
 };
 
@@ -87,20 +87,48 @@ static int release(Executor *ex, int iteration, int task) {
     return 1;
 }
 
-// Releases the successors of `task` (CSR lists first/succ) in `iteration`:
-// the first that becomes ready goes to *next, for the calling thread to run
-// itself, the others to the shared queue.
-static void release_all(Executor *ex, const int *first, const int *succ, int task, int iteration, Ready *next) {
+// The order ready tasks are taken in: earlier iteration first, then the
+// order the step lists them in (operation by operation, chunk by chunk). A
+// thread that finishes a task so takes the oldest ready work, which keeps the
+// chunks of one product together in time (they share its weight, which is
+// read from memory once for all of them instead of once per chunk) and lets
+// the next iteration's tasks fill only the gaps the current one leaves.
+static int ready_before(Ready a, Ready b) {
+    return a.iteration != b.iteration ? a.iteration < b.iteration : a.task < b.task;
+}
+
+static void queue_push(Executor *ex, Ready r) {
+    long i = ex->queue_size++;
+    while (i > 0 && ready_before(r, ex->queue[(i - 1) / 2])) {
+        ex->queue[i] = ex->queue[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    ex->queue[i] = r;
+}
+
+static Ready queue_pop(Executor *ex) {
+    Ready top = ex->queue[0], last = ex->queue[--ex->queue_size];
+    long i = 0, n = ex->queue_size;
+    for (;;) {
+        long c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && ready_before(ex->queue[c + 1], ex->queue[c])) c++;
+        if (!ready_before(ex->queue[c], last)) break;
+        ex->queue[i] = ex->queue[c];
+        i = c;
+    }
+    ex->queue[i] = last;
+    return top;
+}
+
+// Releases the successors of `task` (CSR lists first/succ) in `iteration`
+// into the ready queue.
+static void release_all(Executor *ex, const int *first, const int *succ, int task, int iteration) {
     for (int k = first[task]; k < first[task + 1]; k++) {
         Ready r = {iteration, succ[k]};
         if (!release(ex, r.iteration, r.task)) continue;
-        if (next->task < 0) {
-            *next = r;
-            continue;
-        }
         omp_set_lock(&ex->queue_lock);
-        ex->queue[ex->queue_tail % ex->queue_cap] = r;
-        ex->queue_tail++;
+        queue_push(ex, r);
         omp_unset_lock(&ex->queue_lock);
     }
 }
@@ -114,11 +142,10 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         ex->counters[first & 1][t] = g->n_pred[t];
         ex->counters[(first + 1) & 1][t] = ex->armed[t];
     }
-    long head = 0;
-    ex->queue_tail = 0;
+    ex->queue_size = 0;
     for (int t = 0; t < n_tasks; t++)
         if (g->n_pred[t] == 0) {
-            ex->queue[ex->queue_tail++] = (Ready){first, t};
+            queue_push(ex, (Ready){first, t});
             ex->counters[first & 1][t] = ex->armed[t];
         }
     long remaining = (long)n * n_tasks;
@@ -139,25 +166,18 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
 #pragma omp parallel num_threads(ex->threads)
     {
         int me = omp_get_thread_num();
-        Ready next = {-1, -1}; // a successor this thread runs itself, for locality
         for (;;) {
-            Ready job = next;
-            next.task = -1;
+            Ready job = {-1, -1};
+            omp_set_lock(&ex->queue_lock);
+            int done = __atomic_load_n(&remaining, __ATOMIC_ACQUIRE) == 0;
+            if (ex->queue_size > 0) job = queue_pop(ex);
+            omp_unset_lock(&ex->queue_lock);
+            if (done) break;
             if (job.task < 0) {
-                omp_set_lock(&ex->queue_lock);
-                int done = __atomic_load_n(&remaining, __ATOMIC_ACQUIRE) == 0;
-                if (head != ex->queue_tail) {
-                    job = ex->queue[head % ex->queue_cap];
-                    head++;
-                }
-                omp_unset_lock(&ex->queue_lock);
-                if (done) break;
-                if (job.task < 0) {
-                    // nothing ready: let a thread that has work run (matters when
-                    // threads outnumber cores)
-                    sched_yield();
-                    continue;
-                }
+                // nothing ready: let a thread that has work run (matters when
+                // threads outnumber cores)
+                sched_yield();
+                continue;
             }
             const ChunkTask *t = &g->tasks[job.task];
             Phase phase = s->ops[t->op].phase;
@@ -168,9 +188,9 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
             if (t0 < span->start[phase]) span->start[phase] = t0;
             if (t1 > span->end[phase]) span->end[phase] = t1;
             // release successors in this iteration, then in the next one
-            release_all(ex, g->succ_first, g->succ, job.task, job.iteration, &next);
+            release_all(ex, g->succ_first, g->succ, job.task, job.iteration);
             if (job.iteration + 1 < last)
-                release_all(ex, g->next_succ_first, g->next_succ, job.task, job.iteration + 1, &next);
+                release_all(ex, g->next_succ_first, g->next_succ, job.task, job.iteration + 1);
             __atomic_sub_fetch(&remaining, 1, __ATOMIC_ACQ_REL);
         }
     }
