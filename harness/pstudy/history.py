@@ -43,19 +43,8 @@ def add_arguments(parser):
 
 
 def read(path):
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(path, na_values=["NA"], keep_default_na=False)
-    except FileNotFoundError:
-        raise StudyError(f"{path}: no history yet (perfstudy regress writes it)") from None
-    except (OSError, ValueError) as err:
-        raise StudyError(f"{path}: unreadable: {err}") from None
-    missing = [c for c in COLUMNS if c not in frame.columns]
-    if missing:
-        raise StudyError(f"{path}: not a history file: missing columns {', '.join(missing)}")
-    for col in ("batch_subsize", "k"):
-        frame[col] = frame[col].astype("Int64")
+    frame = resultsdir.read_csv(path, COLUMNS, what="not a history file",
+                                absent=f"{path}: no history yet (perfstudy regress writes it)")
     frame["regressed"] = frame["regressed"].astype(str).str.lower().isin(["true", "1"])
     return frame
 

@@ -46,27 +46,16 @@ def started(directory):
 
 def load_summary(directory):
     """summary.csv of the directory; recomputed from steps.csv and runs.csv when it is missing."""
-    import pandas as pd
-
     from pstudy import stats
 
     path = directory / "summary.csv"
     if path.exists():
-        try:
-            summary = pd.read_csv(path, na_values=["NA"], keep_default_na=False)
-        except (OSError, ValueError) as err:
-            raise StudyError(f"{path}: unreadable: {err}") from None
-        for col in ("batch_subsize", "k"):
-            summary[col] = summary[col].astype("Int64")
-        return summary
+        return resultsdir.read_csv(path)
     steps = resultsdir.read_steps(directory)
     runs_path = directory / "runs.csv"
-    runs = pd.read_csv(runs_path, na_values=["NA"], keep_default_na=False) if runs_path.exists() else None
-    if runs is None:
+    if not runs_path.exists():
         return stats.summarise(steps)
-    for col in ("batch_subsize", "k"):
-        runs[col] = runs[col].astype("Int64")
-    return stats.point_summary(steps, runs)
+    return stats.point_summary(steps, resultsdir.read_csv(runs_path))
 
 
 def main(args):
@@ -98,7 +87,7 @@ def main(args):
         out.write(terminal.table(summary) + "\n")
     failures_path = directory / "failures.csv"
     if failures_path.exists():
-        failures = pd.read_csv(failures_path, na_values=["NA"], keep_default_na=False)
+        failures = resultsdir.read_csv(failures_path)
         if len(failures):
             out.write(f"\n{len(failures)} failed runs (failures.csv), first ones:\n")
             for _, f in failures.head(5).iterrows():

@@ -213,21 +213,31 @@ def tables(directory):
     return steps, runs, failures
 
 
-def read_steps(directory):
-    """steps.csv of a results directory, with the key columns typed."""
+def read_csv(path, columns=(), what="", absent=None):
+    """A CSV written by write_csv (NA for missing values), with the point's
+    integer keys typed. Raises StudyError naming the file when it is absent
+    (with `absent` as the message, if given), unreadable, or lacks one of
+    `columns` (`what` says what kind of file it should have been)."""
     import pandas as pd
 
-    path = Path(directory) / "steps.csv"
     try:
-        steps = pd.read_csv(path, na_values=["NA"], keep_default_na=False)
+        frame = pd.read_csv(path, na_values=["NA"], keep_default_na=False)
     except FileNotFoundError:
-        raise StudyError(f"{directory}: no steps.csv (the sweep wrote no results yet)") from None
+        raise StudyError(absent or f"{path}: no such file") from None
     except (OSError, ValueError) as err:
         raise StudyError(f"{path}: unreadable: {err}") from None
-    missing = [c for c in STEP_COLUMNS if c not in steps.columns]
+    missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise StudyError(f"{path}: missing columns {', '.join(missing)}")
+        raise StudyError(f"{path}: {what + ': ' if what else ''}missing columns {', '.join(missing)}")
     for col in ("batch_subsize", "k"):
-        steps[col] = steps[col].astype("Int64")
+        if col in frame.columns:
+            frame[col] = frame[col].astype("Int64")
+    return frame
+
+
+def read_steps(directory):
+    """steps.csv of a results directory, with the key columns typed."""
+    steps = read_csv(Path(directory) / "steps.csv", STEP_COLUMNS,
+                     absent=f"{directory}: no steps.csv (the sweep wrote no results yet)")
     steps["warmup"] = steps["warmup"].astype(str).str.lower().isin(["true", "1"])
     return steps
