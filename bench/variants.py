@@ -12,6 +12,16 @@ reported. Prints the ratios the targets are stated in:
 Per-task overhead at 1 thread is (step time - sum of chunk times) / tasks: the
 runtime's own cost. At more threads the same difference divided by the task
 count also holds idle time, and is labelled so.
+
+On a shared machine single runs scatter by more than the gaps the targets are
+about, so each ratio comes with a 95% interval and a verdict. One sample is
+one run (the median of its measured steps: steps of one process are not
+independent draws); the interval is the Hodges-Lehmann one of the regression
+check (harness/pstudy/compare.py), distribution-free. A target is "met" when
+the whole interval satisfies it, "missed" when none of it does, and
+"undecided" otherwise: more repetitions would tell. The per-repetition ratios
+(runs of one repetition are minutes apart) and the hypervisor's steal time
+during each run are printed beside them.
 """
 import argparse
 import csv
@@ -24,6 +34,11 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "harness"))
+from pstudy.ceilings import _cpu_times, _steal_fraction  # noqa: E402
+from pstudy.compare import hl_ratio_ci  # noqa: E402
+
+CONFIDENCE = 0.95
 
 
 def run(binary, args, threads, trace=None):
@@ -34,11 +49,29 @@ def run(binary, args, threads, trace=None):
         cmd += ["--trace", str(trace)]
     env = dict(os.environ, OMP_PROC_BIND=os.environ.get("OMP_PROC_BIND", "close"),
                OMP_PLACES=os.environ.get("OMP_PLACES", "cores"))
+    before = _cpu_times()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    steal = _steal_fraction(before, _cpu_times())
     if r.returncode != 0:
         sys.exit(f"bench/variants.py: {' '.join(cmd)} failed: {r.stderr.strip()}")
     lines = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
-    return lines[0]["info"], [x for x in lines if "step" in x]
+    return lines[0]["info"], [x for x in lines if "step" in x], steal
+
+
+def ratio_verdict(samples_a, samples_b, limit, below_is_good, strict):
+    """median(a) / median(b) and its verdict against `limit`, from one sample per run."""
+    _, lo, hi = hl_ratio_ci(samples_b, samples_a, CONFIDENCE)
+    point = statistics.median(samples_a) / statistics.median(samples_b)
+    if lo != lo:  # NaN: too few runs for an interval
+        return f"{point:.3f}  (too few runs for a {CONFIDENCE:.0%} interval)"
+    if below_is_good:
+        met = hi < limit if strict else hi <= limit
+        missed = lo >= limit if strict else lo > limit
+    else:
+        met = lo >= limit
+        missed = hi < limit
+    verdict = "met" if met else "missed" if missed else "undecided"
+    return f"{point:.3f}  {CONFIDENCE:.0%} interval [{lo:.3f}, {hi:.3f}]  -> {verdict}"
 
 
 def chunk_seconds(trace, iterations):
@@ -71,6 +104,8 @@ def main(argv=None):
         points += [("forkjoin", t, []), ("tasks", t, ["--batch-subsize", "1"]), ("tasks", t, ["--batch-subsize", "4"]),
                    ("taskiter", t, ["--batch-subsize", "1"])]
     times = {}
+    run_medians = {}  # key -> one median step time per repetition
+    steals = {}
     info_of = {}
     overhead = {}
     tmp = Path(tempfile.mkdtemp(prefix="bench-variants-"))
@@ -78,21 +113,24 @@ def main(argv=None):
         for variant, t, extra in points:
             key = (variant, t, " ".join(extra))
             trace = tmp / "trace.csv" if variant in ("tasks", "taskiter") and rep == 0 else None
-            info, steps = run(build / f"gpt2-{variant}", model + extra, t, trace)
+            info, steps, steal = run(build / f"gpt2-{variant}", model + extra, t, trace)
             info_of[key] = info
             measured = steps[1:]
             times.setdefault(key, []).extend(s["step_s"] for s in measured)
+            run_medians.setdefault(key, []).append(statistics.median(s["step_s"] for s in measured))
+            steals.setdefault(key, []).append(steal)
             if trace:
                 busy = chunk_seconds(trace, [s["step"] for s in measured])
                 per_task = [(t * s["step_s"] - busy[s["step"]]) / info["tasks_per_step"] for s in measured]
                 overhead[key] = statistics.median(per_task)
             print(f"  rep {rep}: {variant:8s} threads={t} {' '.join(extra):18s} "
-                  f"median step {statistics.median(s['step_s'] for s in measured):.3f} s", file=sys.stderr)
+                  f"median step {statistics.median(s['step_s'] for s in measured):.3f} s"
+                  f"{'' if steal is None else f', steal {steal:.1%}'}", file=sys.stderr)
     # the cost of tracing: forkjoin at the largest thread count, with and without
     trace_cost = []
     for rep in range(args.repetitions):
-        _, plain = run(build / "gpt2-forkjoin", model, top)
-        _, traced = run(build / "gpt2-forkjoin", model, top, tmp / "t.csv")
+        _, plain, _ = run(build / "gpt2-forkjoin", model, top)
+        _, traced, _ = run(build / "gpt2-forkjoin", model, top, tmp / "t.csv")
         trace_cost.append(statistics.median(s["step_s"] for s in traced[1:]) /
                           statistics.median(s["step_s"] for s in plain[1:]) - 1)
 
@@ -100,7 +138,7 @@ def main(argv=None):
     print(f"\nvariants: {args.config} B={args.B} T={args.T}, {args.compiler}/{args.kernels}, "
           f"{args.repetitions} runs x {args.steps - 1} measured steps per point, medians")
     print(f"{'variant':10s} {'chunking':18s} {'threads':>7s} {'step s':>8s} {'speedup/self1':>13s} "
-          f"{'tasks/step':>10s} {'overhead/task':>14s}")
+          f"{'tasks/step':>10s} {'overhead/task':>14s} {'steal':>6s}")
     for (variant, t, extra), v in med.items():
         self1 = med.get((variant, 1, extra))
         speedup = f"{self1 / v:.2f}x" if self1 else "-"
@@ -108,15 +146,33 @@ def main(argv=None):
         ntasks = info["tasks_per_step"] if variant in ("tasks", "taskiter") else "-"
         oh = overhead.get((variant, t, extra))
         oh_text = "-" if oh is None else (f"{oh * 1e6:.1f} us" + ("" if t == 1 else " (+idle)"))
-        print(f"{variant:10s} {extra or '-':18s} {t:7d} {v:8.3f} {speedup:>13s} {ntasks!s:>10s} {oh_text:>14s}")
-    fj = med[("forkjoin", top, "")]
-    tk = med[("tasks", top, "--batch-subsize 1")]
-    ti = med[("taskiter", top, "--batch-subsize 1")]
-    print(f"\ntasks(BATCH_SUBSIZE=1) / forkjoin at {top} threads: {tk / fj:.3f}  (target <= 1.05)")
-    print(f"taskiter / forkjoin at {top} threads:                 {ti / fj:.3f}  (target < 1)")
+        known = [x for x in steals[(variant, t, extra)] if x is not None]
+        steal_text = f"{statistics.median(known):.1%}" if known else "-"
+        print(f"{variant:10s} {extra or '-':18s} {t:7d} {v:8.3f} {speedup:>13s} {ntasks!s:>10s} {oh_text:>14s} "
+              f"{steal_text:>6s}")
+    fj = run_medians[("forkjoin", top, "")]
+    tk = run_medians[("tasks", top, "--batch-subsize 1")]
+    ti = run_medians[("taskiter", top, "--batch-subsize 1")]
+    print(f"\nratios from one median per run ({args.repetitions} runs per point), Hodges-Lehmann intervals")
+
+    def per_rep(a, b):
+        return " ".join(f"{x / y:.2f}" for x, y in zip(a, b))
+
+    text = ratio_verdict(tk, fj, 1.05, below_is_good=True, strict=False)
+    print(f"tasks(BATCH_SUBSIZE=1) / forkjoin at {top} threads: {text}  (target <= 1.05)")
+    print(f"  per repetition: {per_rep(tk, fj)}")
+    text = ratio_verdict(ti, fj, 1.0, below_is_good=True, strict=True)
+    print(f"taskiter / forkjoin at {top} threads: {text}  (target < 1)")
+    print(f"  per repetition: {per_rep(ti, fj)}")
     for variant, extra in [("forkjoin", ""), ("tasks", "--batch-subsize 1"), ("taskiter", "--batch-subsize 1")]:
-        print(f"{variant} speedup at {top} threads over its own 1 thread: "
-              f"{med[(variant, 1, extra)] / med[(variant, top, extra)]:.2f}x  (target >= 1.85 at 2)")
+        one, many = run_medians[(variant, 1, extra)], run_medians[(variant, top, extra)]
+        text = ratio_verdict(one, many, 1.85, below_is_good=False, strict=False)
+        print(f"{variant} speedup at {top} threads over its own 1 thread: {text}  (target >= 1.85 at 2)")
+        print(f"  per repetition: {per_rep(one, many)}")
+    known = [x for v in steals.values() for x in v if x is not None]
+    if known:
+        print(f"hypervisor steal during the runs: median {statistics.median(known):.1%}, "
+              f"largest {max(known):.1%} of CPU time")
     print(f"--trace cost (forkjoin, {top} threads): {statistics.median(trace_cost) * 100:+.1f}% of step time "
           f"(target < 2%)")
     return 0
