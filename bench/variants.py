@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
-from pstudy.ceilings import _cpu_times, _steal_fraction  # noqa: E402
+from pstudy.ceilings import cpu_times, steal_fraction  # noqa: E402
 from pstudy.compare import hl_ratio_ci  # noqa: E402
 
 CONFIDENCE = 0.95
@@ -49,9 +49,9 @@ def run(binary, args, threads, trace=None):
         cmd += ["--trace", str(trace)]
     env = dict(os.environ, OMP_PROC_BIND=os.environ.get("OMP_PROC_BIND", "close"),
                OMP_PLACES=os.environ.get("OMP_PLACES", "cores"))
-    before = _cpu_times()
+    before = cpu_times()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    steal = _steal_fraction(before, _cpu_times())
+    steal = steal_fraction(before, cpu_times())
     if r.returncode != 0:
         sys.exit(f"bench/variants.py: {' '.join(cmd)} failed: {r.stderr.strip()}")
     lines = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]

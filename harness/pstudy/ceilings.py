@@ -99,7 +99,7 @@ def _run_json(argv, env, what):
         raise CeilingsError(f"{binary}: {what}: stdout is not one JSON object") from None
 
 
-def _cpu_times():
+def cpu_times():
     """(steal, total) jiffies over all CPUs from /proc/stat, or None where unreadable."""
     try:
         with open("/proc/stat") as f:
@@ -113,7 +113,8 @@ def _cpu_times():
     return values[7], sum(values)
 
 
-def _steal_fraction(before, after):
+def steal_fraction(before, after):
+    """Share of all CPUs' time the hypervisor took between two cpu_times() readings, or None."""
     if before is None or after is None or after[1] <= before[1]:
         return None
     return round((after[0] - before[0]) / (after[1] - before[1]), 3)
@@ -197,7 +198,7 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
     per_threads, stream_src, peak_src = [], None, None
     for threads in counts:
         env["OMP_NUM_THREADS"] = str(threads)
-        times_before = _cpu_times()
+        times_before = cpu_times()
         stream = _run_json([str(build_dir / "stream"), "--threads", str(threads), "--json", *map(str, stream_args)],
                            env, "stream")
         peak = _run_json([str(build_dir / "peakflops"), "--threads", str(threads), "--json",
@@ -221,7 +222,7 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
             entry["likwid_bench"] = _likwid_bench_figures(threads, entry["best_isa"], stream_src["llc_bytes"])
         # A VM whose host is oversubscribed loses whole time slices: the
         # ceilings then measure the neighbours, and this says by how much.
-        entry["cpu_steal_fraction"] = _steal_fraction(times_before, _cpu_times())
+        entry["cpu_steal_fraction"] = steal_fraction(times_before, cpu_times())
         per_threads.append(entry)
 
     data = {"schema": SCHEMA,
