@@ -90,7 +90,8 @@ def main(argv=None):
     ap.add_argument("-B", type=int, default=4)
     ap.add_argument("-T", type=int, default=64)
     ap.add_argument("--steps", type=int, default=4, help="steps per run; the first is discarded as warm-up")
-    ap.add_argument("--repetitions", type=int, default=2)
+    ap.add_argument("--repetitions", type=int, default=4,
+                    help="runs per point, interleaved; 4 is the fewest that give a 95%% interval")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--compiler", default="gcc")
     ap.add_argument("--kernels", default="fast")
