@@ -58,19 +58,14 @@ def run(binary, args, threads, trace=None):
     return lines[0]["info"], [x for x in lines if "step" in x], steal
 
 
-def ratio_verdict(samples_a, samples_b, limit, below_is_good, strict):
-    """median(a) / median(b) and its verdict against `limit`, from one sample per run."""
+def ratio_verdict(samples_a, samples_b, target):
+    """median(a) / median(b) and its verdict against `target` (a test a ratio passes, such as
+    `lambda r: r <= 1.05`, true on one side of a limit), from one sample per run."""
     _, lo, hi = hl_ratio_ci(samples_b, samples_a, CONFIDENCE)
     point = statistics.median(samples_a) / statistics.median(samples_b)
     if lo != lo:  # NaN: too few runs for an interval
         return f"{point:.3f}  (too few runs for a {CONFIDENCE:.0%} interval)"
-    if below_is_good:
-        met = hi < limit if strict else hi <= limit
-        missed = lo >= limit if strict else lo > limit
-    else:
-        met = lo >= limit
-        missed = hi < limit
-    verdict = "met" if met else "missed" if missed else "undecided"
+    verdict = "met" if target(lo) and target(hi) else "missed" if not (target(lo) or target(hi)) else "undecided"
     return f"{point:.3f}  {CONFIDENCE:.0%} interval [{lo:.3f}, {hi:.3f}]  -> {verdict}"
 
 
@@ -104,7 +99,6 @@ def main(argv=None):
     for t in threads:
         points += [("forkjoin", t, []), ("tasks", t, ["--batch-subsize", "1"]), ("tasks", t, ["--batch-subsize", "4"]),
                    ("taskiter", t, ["--batch-subsize", "1"])]
-    times = {}
     run_medians = {}  # key -> one median step time per repetition
     steals = {}
     info_of = {}
@@ -117,7 +111,6 @@ def main(argv=None):
             info, steps, steal = run(build / f"gpt2-{variant}", model + extra, t, trace)
             info_of[key] = info
             measured = steps[1:]
-            times.setdefault(key, []).extend(s["step_s"] for s in measured)
             run_medians.setdefault(key, []).append(statistics.median(s["step_s"] for s in measured))
             steals.setdefault(key, []).append(steal)
             if trace:
@@ -125,7 +118,7 @@ def main(argv=None):
                 per_task = [(t * s["step_s"] - busy[s["step"]]) / info["tasks_per_step"] for s in measured]
                 overhead[key] = statistics.median(per_task)
             print(f"  rep {rep}: {variant:8s} threads={t} {' '.join(extra):18s} "
-                  f"median step {statistics.median(s['step_s'] for s in measured):.3f} s"
+                  f"median step {run_medians[key][-1]:.3f} s"
                   f"{'' if steal is None else f', steal {steal:.1%}'}", file=sys.stderr)
     # the cost of tracing: forkjoin at the largest thread count, with and without
     trace_cost = []
@@ -135,9 +128,9 @@ def main(argv=None):
         trace_cost.append(statistics.median(s["step_s"] for s in traced[1:]) /
                           statistics.median(s["step_s"] for s in plain[1:]) - 1)
 
-    med = {k: statistics.median(v) for k, v in times.items()}
+    med = {k: statistics.median(v) for k, v in run_medians.items()}
     print(f"\nvariants: {args.config} B={args.B} T={args.T}, {args.compiler}/{args.kernels}, "
-          f"{args.repetitions} runs x {args.steps - 1} measured steps per point, medians")
+          f"{args.repetitions} runs x {args.steps - 1} measured steps per point, median of the runs' medians")
     print(f"{'variant':10s} {'chunking':18s} {'threads':>7s} {'step s':>8s} {'speedup/self1':>13s} "
           f"{'tasks/step':>10s} {'overhead/task':>14s} {'steal':>6s}")
     for (variant, t, extra), v in med.items():
@@ -159,15 +152,15 @@ def main(argv=None):
     def per_rep(a, b):
         return " ".join(f"{x / y:.2f}" for x, y in zip(a, b))
 
-    text = ratio_verdict(tk, fj, 1.05, below_is_good=True, strict=False)
+    text = ratio_verdict(tk, fj, lambda r: r <= 1.05)
     print(f"tasks(BATCH_SUBSIZE=1) / forkjoin at {top} threads: {text}  (target <= 1.05)")
     print(f"  per repetition: {per_rep(tk, fj)}")
-    text = ratio_verdict(ti, fj, 1.0, below_is_good=True, strict=True)
+    text = ratio_verdict(ti, fj, lambda r: r < 1)
     print(f"taskiter / forkjoin at {top} threads: {text}  (target < 1)")
     print(f"  per repetition: {per_rep(ti, fj)}")
     for variant, extra in [("forkjoin", ""), ("tasks", "--batch-subsize 1"), ("taskiter", "--batch-subsize 1")]:
         one, many = run_medians[(variant, 1, extra)], run_medians[(variant, top, extra)]
-        text = ratio_verdict(one, many, 1.85, below_is_good=False, strict=False)
+        text = ratio_verdict(one, many, lambda r: r >= 1.85)
         print(f"{variant} speedup at {top} threads over its own 1 thread: {text}  (target >= 1.85 at 2)")
         print(f"  per repetition: {per_rep(one, many)}")
     known = [x for v in steals.values() for x in v if x is not None]

@@ -16,24 +16,24 @@ def scaled(factor):
 
 
 def test_ratio_clearly_below_an_upper_limit_is_met():
-    assert bench.ratio_verdict(scaled(0.90), BASE, 1.0, below_is_good=True, strict=True).endswith("-> met")
+    assert bench.ratio_verdict(scaled(0.90), BASE, lambda r: r < 1).endswith("-> met")
 
 
 def test_ratio_clearly_above_an_upper_limit_is_missed():
-    assert bench.ratio_verdict(scaled(1.20), BASE, 1.05, below_is_good=True, strict=False).endswith("-> missed")
+    assert bench.ratio_verdict(scaled(1.20), BASE, lambda r: r <= 1.05).endswith("-> missed")
 
 
 def test_ratio_whose_interval_spans_the_limit_is_undecided():
-    text = bench.ratio_verdict(scaled(1.00), BASE, 1.0, below_is_good=True, strict=True)
+    text = bench.ratio_verdict(scaled(1.00), BASE, lambda r: r < 1)
     assert text.endswith("-> undecided")
 
 
 def test_speedup_target_is_a_lower_limit():
     fast = scaled(0.5)  # twice as fast: speedup 2.0
-    assert bench.ratio_verdict(BASE, fast, 1.85, below_is_good=False, strict=False).endswith("-> met")
-    assert bench.ratio_verdict(BASE, scaled(0.7), 1.85, below_is_good=False, strict=False).endswith("-> missed")
+    assert bench.ratio_verdict(BASE, fast, lambda r: r >= 1.85).endswith("-> met")
+    assert bench.ratio_verdict(BASE, scaled(0.7), lambda r: r >= 1.85).endswith("-> missed")
 
 
 def test_too_few_runs_give_no_verdict():
-    text = bench.ratio_verdict([1.0, 1.1, 0.9], [1.0, 1.2, 1.1], 1.0, below_is_good=True, strict=True)
+    text = bench.ratio_verdict([1.0, 1.1, 0.9], [1.0, 1.2, 1.1], lambda r: r < 1)
     assert "too few runs" in text and "->" not in text
