@@ -16,12 +16,17 @@ count also holds idle time, and is labelled so.
 On a shared machine single runs scatter by more than the gaps the targets are
 about, so each ratio comes with a 95% interval and a verdict. One sample is
 one run (the median of its measured steps: steps of one process are not
-independent draws); the interval is the Hodges-Lehmann one of the regression
-check (harness/pstudy/compare.py), distribution-free. A target is "met" when
-the whole interval satisfies it, "missed" when none of it does, and
-"undecided" otherwise: more repetitions would tell. The per-repetition ratios
-(runs of one repetition are minutes apart) and the hypervisor's steal time
-during each run are printed beside them.
+independent draws). The ratios are paired: a repetition runs every point once,
+the points each target compares next to each other, and the order is reversed
+in every other repetition, so the machine's drift between repetitions (larger
+than the gaps) cancels in each repetition's ratio and a linear drift within
+one cancels over two. The interval is the Hodges-Lehmann one for paired
+samples (Walsh averages of the log ratios, exact Wilcoxon signed-rank null;
+harness/pstudy/compare.py), distribution-free; it needs 6 repetitions. A
+target is "met" when the whole interval satisfies it, "missed" when none of it
+does, and "undecided" otherwise: more repetitions would tell. The
+per-repetition ratios and the hypervisor's steal time during each run are
+printed beside them.
 """
 import argparse
 import csv
@@ -36,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
 from pstudy.ceilings import cpu_times, steal_fraction  # noqa: E402
-from pstudy.compare import hl_ratio_ci  # noqa: E402
+from pstudy.compare import hl_paired_ratio_ci  # noqa: E402
 
 CONFIDENCE = 0.95
 
@@ -59,10 +64,10 @@ def run(binary, args, threads, trace=None):
 
 
 def ratio_verdict(samples_a, samples_b, target):
-    """median(a) / median(b) and its verdict against `target` (a test a ratio passes, such as
-    `lambda r: r <= 1.05`, true on one side of a limit), from one sample per run."""
-    _, lo, hi = hl_ratio_ci(samples_b, samples_a, CONFIDENCE)
-    point = statistics.median(samples_a) / statistics.median(samples_b)
+    """The ratio a / b and its verdict against `target` (a test a ratio passes, such as
+    `lambda r: r <= 1.05`, true on one side of a limit), from one sample per run, a[i] and b[i]
+    from the same repetition."""
+    point, lo, hi = hl_paired_ratio_ci(samples_b, samples_a, CONFIDENCE)
     if lo != lo:  # NaN: too few runs for an interval
         return f"{point:.3f}  (too few runs for a {CONFIDENCE:.0%} interval)"
     verdict = "met" if target(lo) and target(hi) else "missed" if not (target(lo) or target(hi)) else "undecided"
@@ -84,9 +89,9 @@ def main(argv=None):
     ap.add_argument("--config", default="d12")
     ap.add_argument("-B", type=int, default=4)
     ap.add_argument("-T", type=int, default=64)
-    ap.add_argument("--steps", type=int, default=4, help="steps per run; the first is discarded as warm-up")
-    ap.add_argument("--repetitions", type=int, default=4,
-                    help="runs per point, interleaved; 4 is the fewest that give a 95%% interval")
+    ap.add_argument("--steps", type=int, default=6, help="steps per run; the first is discarded as warm-up")
+    ap.add_argument("--repetitions", type=int, default=6,
+                    help="runs per point, interleaved; 6 is the fewest that give a paired 95%% interval")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--compiler", default="gcc")
     ap.add_argument("--kernels", default="fast")
@@ -97,29 +102,35 @@ def main(argv=None):
     model = ["--config", args.config, "-B", str(args.B), "-T", str(args.T), "--steps", str(args.steps)]
     points = [("seq", 1, [])]
     for t in threads:
-        points += [("forkjoin", t, []), ("tasks", t, ["--batch-subsize", "1"]), ("tasks", t, ["--batch-subsize", "4"]),
-                   ("taskiter", t, ["--batch-subsize", "1"])]
+        points += [("forkjoin", t, []), ("tasks", t, ["--batch-subsize", "1"]), ("taskiter", t, ["--batch-subsize", "1"]),
+                   ("tasks", t, ["--batch-subsize", "4"])]
     run_medians = {}  # key -> one median step time per repetition
     steals = {}
     info_of = {}
     overhead = {}
     tmp = Path(tempfile.mkdtemp(prefix="bench-variants-"))
     for rep in range(args.repetitions):
-        for variant, t, extra in points:
+        for variant, t, extra in points if rep % 2 == 0 else points[::-1]:
             key = (variant, t, " ".join(extra))
-            trace = tmp / "trace.csv" if variant in ("tasks", "taskiter") and rep == 0 else None
-            info, steps, steal = run(build / f"gpt2-{variant}", model + extra, t, trace)
+            info, steps, steal = run(build / f"gpt2-{variant}", model + extra, t)
             info_of[key] = info
             measured = steps[1:]
             run_medians.setdefault(key, []).append(statistics.median(s["step_s"] for s in measured))
             steals.setdefault(key, []).append(steal)
-            if trace:
-                busy = chunk_seconds(trace, [s["step"] for s in measured])
-                per_task = [(t * s["step_s"] - busy[s["step"]]) / info["tasks_per_step"] for s in measured]
-                overhead[key] = statistics.median(per_task)
             print(f"  rep {rep}: {variant:8s} threads={t} {' '.join(extra):18s} "
                   f"median step {run_medians[key][-1]:.3f} s"
                   f"{'' if steal is None else f', steal {steal:.1%}'}", file=sys.stderr)
+    # Per-task overhead from one traced run per task point, outside the repetitions, so that
+    # tracing's own cost stays out of the paired ratios.
+    for variant, t, extra in points:
+        if variant not in ("tasks", "taskiter"):
+            continue
+        trace = tmp / "trace.csv"
+        info, steps, _ = run(build / f"gpt2-{variant}", model + extra, t, trace)
+        measured = steps[1:]
+        busy = chunk_seconds(trace, [s["step"] for s in measured])
+        per_task = [(t * s["step_s"] - busy[s["step"]]) / info["tasks_per_step"] for s in measured]
+        overhead[(variant, t, " ".join(extra))] = statistics.median(per_task)
     # the cost of tracing: forkjoin at the largest thread count, with and without
     trace_cost = []
     for rep in range(args.repetitions):
@@ -147,7 +158,8 @@ def main(argv=None):
     fj = run_medians[("forkjoin", top, "")]
     tk = run_medians[("tasks", top, "--batch-subsize 1")]
     ti = run_medians[("taskiter", top, "--batch-subsize 1")]
-    print(f"\nratios from one median per run ({args.repetitions} runs per point), Hodges-Lehmann intervals")
+    print(f"\nratios from one median per run ({args.repetitions} runs per point), paired by repetition, "
+          f"Hodges-Lehmann intervals")
 
     def per_rep(a, b):
         return " ".join(f"{x / y:.2f}" for x, y in zip(a, b))

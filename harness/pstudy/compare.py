@@ -38,6 +38,7 @@ from pstudy.errors import StudyError
 PHASES = ("step", "forward", "backward", "update")
 KEYS = resultsdir.KEYS
 EXACT_MAX_PAIRS = 2500  # n*m up to which the exact null distribution of U is computed
+EXACT_MAX_SIGNED_RANKS = 200  # pairs up to which the signed-rank null distribution is exact
 METHOD = {
     "ratio": "median(candidate) / median(base) of the samples",
     "ci": "Hodges-Lehmann interval for the ratio: exp of the shift of log times not rejected by a two-sided "
@@ -164,6 +165,58 @@ def hl_ratio_ci(base, candidate, confidence):
         return estimate, math.nan, math.nan
     return estimate, math.exp(diffs[k - 1]), math.exp(diffs[pairs - k])
 
+
+
+@functools.lru_cache(maxsize=64)
+def signed_rank_null_pmf(n):
+    """Exact distribution of the Wilcoxon signed-rank statistic T+ for n nonzero differences
+    without ties: under the null each rank r = 1..n counts towards T+ with probability 1/2,
+    independently, so the distribution is that of a sum of independent coin-flip ranks."""
+    import numpy as np
+
+    size = n * (n + 1) // 2 + 1
+    counts = np.zeros(size)
+    counts[0] = 1.0
+    for r in range(1, n + 1):
+        with_r = np.zeros(size)
+        with_r[r:] = counts[:size - r]
+        counts = counts + with_r
+    pmf = counts / counts.sum()
+    pmf.flags.writeable = False  # cached: shared by every caller
+    return pmf
+
+
+def hl_paired_ratio_ci(base, candidate, confidence):
+    """(Hodges-Lehmann ratio estimate, low, high) for candidate / base from paired samples:
+    base[i] and candidate[i] were measured side by side (one repetition), so drift of the
+    machine between repetitions cancels in their ratio.
+
+    With d_i = log(candidate[i] / base[i]), the Walsh averages (d_i + d_j) / 2, i <= j, sorted,
+    give the interval [W_(k), W_(N+1-k)] (N = n(n+1)/2) with k the largest rank such that
+    P(T+ <= k - 1) <= (1 - confidence) / 2 under the signed-rank null: the shifts not rejected by
+    a two-sided Wilcoxon signed-rank test. The estimate is the median Walsh average. NaN bounds
+    when there are too few pairs for any such k (fewer than 6 at 95%)."""
+    import numpy as np
+
+    if len(base) != len(candidate):
+        raise ValueError("paired samples must have the same length")
+    d = np.log(np.asarray(candidate, dtype=float)) - np.log(np.asarray(base, dtype=float))
+    n = len(d)
+    i, j = np.triu_indices(n)
+    walsh = np.sort((d[i] + d[j]) / 2)
+    estimate = math.exp(float(np.median(walsh)))
+    tail = (1 - confidence) / 2
+    total = len(walsh)
+    if n <= EXACT_MAX_SIGNED_RANKS:
+        cdf = np.cumsum(signed_rank_null_pmf(n))
+        k = int(np.searchsorted(cdf, tail * (1 + 1e-12), side="right"))  # P(T+ <= k-1) <= tail
+    else:
+        from scipy.stats import norm
+        sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
+        k = int(math.floor(total / 2 - norm.ppf(1 - tail) * sd))
+    if k < 1:
+        return estimate, math.nan, math.nan
+    return estimate, math.exp(walsh[k - 1]), math.exp(walsh[total - k])
 
 def one_sided_p(base, candidate):
     """p of the one-sided Mann-Whitney U test 'candidate slower than base' (scipy)."""

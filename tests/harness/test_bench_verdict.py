@@ -24,8 +24,19 @@ def test_ratio_clearly_above_an_upper_limit_is_missed():
 
 
 def test_ratio_whose_interval_spans_the_limit_is_undecided():
-    text = bench.ratio_verdict(scaled(1.00), BASE, lambda r: r < 1)
+    jittered = [x * f for x, f in zip(BASE, [1.02, 0.97, 1.01, 0.99, 1.03, 0.98])]
+    text = bench.ratio_verdict(jittered, BASE, lambda r: r < 1)
     assert text.endswith("-> undecided")
+
+
+def test_ratios_are_paired_by_repetition():
+    # the machine drifts by 30% between repetitions; each repetition's pair is 10% apart
+    drift = [1.0, 1.3, 0.8, 1.2, 0.9, 1.1]
+    base = [d * x for d, x in zip(drift, BASE)]
+    candidate = [1.1 * b * f for b, f in zip(base, [1.01, 0.99, 1.0, 1.02, 0.98, 1.0])]
+    assert bench.ratio_verdict(candidate, base, lambda r: r > 1.05).endswith("-> met")
+    # shuffled across repetitions the same samples no longer decide it
+    assert bench.ratio_verdict(candidate[::-1], base, lambda r: r > 1.05).endswith("-> undecided")
 
 
 def test_speedup_target_is_a_lower_limit():
@@ -35,5 +46,5 @@ def test_speedup_target_is_a_lower_limit():
 
 
 def test_too_few_runs_give_no_verdict():
-    text = bench.ratio_verdict([1.0, 1.1, 0.9], [1.0, 1.2, 1.1], lambda r: r < 1)
+    text = bench.ratio_verdict([1.0, 1.1, 0.9, 1.0, 1.05], [1.0, 1.2, 1.1, 1.1, 1.1], lambda r: r < 1)
     assert "too few runs" in text and "->" not in text

@@ -4,6 +4,7 @@ Most tests run the fake variant (fast, controlled slowdowns); one uses the real 
 they are built, confining the candidate's runs to one CPU with taskset.
 """
 
+import itertools
 import math
 import os
 import shutil
@@ -12,7 +13,7 @@ import subprocess
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import mannwhitneyu
+from scipy.stats import mannwhitneyu, wilcoxon
 
 from conftest import FAKE, REPO
 from pstudy import compare
@@ -85,6 +86,58 @@ def test_ratio_interval_covers_a_known_ratio():
     _, lo, hi = compare.hl_ratio_ci([1.0, 1.1, 0.9], [1.0, 1.2, 1.1], 0.95)  # 3 vs 3: no 95% interval
     assert math.isnan(lo) and math.isnan(hi)
 
+
+
+@pytest.mark.parametrize("n", [1, 4, 7, 10])
+def test_signed_rank_null_distribution_by_enumeration(n):
+    # every assignment of signs to the ranks 1..n is equally likely under the null
+    counts = np.zeros(n * (n + 1) // 2 + 1)
+    for signs in itertools.product((0, 1), repeat=n):
+        counts[sum(r for r, s in zip(range(1, n + 1), signs) if s)] += 1
+    assert np.allclose(compare.signed_rank_null_pmf(n), counts / 2 ** n)
+
+
+def test_paired_interval_is_where_scipys_wilcoxon_test_does_not_reject():
+    rng = np.random.default_rng(5)
+    base = rng.lognormal(0.0, 0.1, size=9)
+    cand = base * rng.lognormal(math.log(1.05), 0.03, size=9)
+    estimate, lo, hi = compare.hl_paired_ratio_ci(base, cand, 0.95)
+    assert lo < estimate < hi
+    d = np.log(cand / base)
+
+    def p_at(ratio):
+        return wilcoxon(d - math.log(ratio), method="exact").pvalue
+
+    # the ends are Walsh averages: the test rejects just outside them and not just inside
+    assert p_at(lo * 0.9999) <= 0.05 and p_at(hi * 1.0001) <= 0.05
+    assert p_at(lo * 1.0001) > 0.05 and p_at(hi * 0.9999) > 0.05
+
+
+def test_paired_interval_covers_a_known_ratio_despite_drift():
+    rng = np.random.default_rng(12)
+    hits = widths_paired = widths_unpaired = 0
+    trials = 300
+    for _ in range(trials):
+        drift = rng.lognormal(0.0, 0.1, size=8)  # the machine's speed, shared by a pair
+        base = drift * rng.lognormal(0.0, 0.02, size=8)
+        cand = 1.1 * drift * rng.lognormal(0.0, 0.02, size=8)
+        _, lo, hi = compare.hl_paired_ratio_ci(base, cand, 0.95)
+        hits += lo <= 1.1 <= hi
+        widths_paired += hi / lo
+        _, lo, hi = compare.hl_ratio_ci(base, cand, 0.95)
+        widths_unpaired += hi / lo
+    assert hits / trials >= 0.93
+    assert widths_paired < widths_unpaired  # pairing cancels the drift the two-sample interval carries
+
+
+def test_paired_interval_needs_six_pairs_at_95_percent():
+    _, lo, hi = compare.hl_paired_ratio_ci([1.0] * 5, [1.1, 1.2, 1.0, 1.3, 1.15], 0.95)
+    assert math.isnan(lo) and math.isnan(hi)
+    ratios = [1.1, 1.2, 1.0, 1.3, 1.15, 1.05]
+    _, lo, hi = compare.hl_paired_ratio_ci([1.0] * 6, ratios, 0.95)  # P(T+ = 0) = 1/64: [min, max]
+    assert lo == pytest.approx(min(ratios)) and hi == pytest.approx(max(ratios))
+    with pytest.raises(ValueError):
+        compare.hl_paired_ratio_ci([1.0] * 6, ratios[:5], 0.95)
 
 def synthetic(seed, runs=8, run_noise=0.03, slowdown=None):
     """{(point, phase): per-run samples} for base and candidate with log-normal run-level noise;
