@@ -97,9 +97,22 @@ def main(argv=None):
     ap.add_argument("--compiler", default="gcc")
     ap.add_argument("--kernels", default="fast")
     args = ap.parse_args(argv)
-    threads = [int(t) for t in args.threads.split(",")]
+    if args.repetitions < 1:
+        ap.error(f"--repetitions {args.repetitions}: must be at least 1")
+    if args.steps < 2:
+        ap.error(f"--steps {args.steps}: must be at least 2 (the first is a warm-up)")
+    try:
+        threads = [int(t) for t in args.threads.split(",")]
+    except ValueError:
+        threads = []
+    if not threads or min(threads) < 1 or 1 not in threads:
+        ap.error(f"--threads {args.threads}: must be a comma-separated list of positive counts including 1")
     top = max(threads)
     build = ROOT / "build" / args.compiler / args.kernels
+    missing = [v for v in ("seq", "forkjoin", "tasks", "taskiter") if not (build / f"gpt2-{v}").exists()]
+    if missing:
+        sys.exit(f"bench/variants.py: {build}: no gpt2-{missing[0]} (build it with make, "
+                 f"or check --compiler/--kernels)")
     model = ["--config", args.config, "-B", str(args.B), "-T", str(args.T), "--steps", str(args.steps)]
     points = [("seq", 1, [])]
     for t in threads:

@@ -2,6 +2,8 @@
 
 import importlib.util
 
+import pytest
+
 from conftest import REPO
 
 spec = importlib.util.spec_from_file_location("bench_variants", REPO / "bench" / "variants.py")
@@ -48,3 +50,23 @@ def test_speedup_target_is_a_lower_limit():
 def test_too_few_runs_give_no_verdict():
     text = bench.ratio_verdict([1.0, 1.1, 0.9, 1.0, 1.05], [1.0, 1.2, 1.1, 1.1, 1.1], lambda r: r < 1)
     assert "too few runs" in text and "->" not in text
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--repetitions", "0"], "--repetitions 0: must be at least 1"),
+    (["--steps", "1"], "--steps 1: must be at least 2"),
+    (["--threads", "2,x"], "--threads 2,x: must be"),
+    (["--threads", "2"], "including 1"),
+])
+def test_bad_options_get_a_one_line_error(args, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(args)
+    assert exit_info.value.code != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1]
+
+
+def test_missing_build_is_named(tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--compiler", "nosuchcompiler"])
+    assert "build/nosuchcompiler/fast: no gpt2-seq" in str(exit_info.value.code)
