@@ -28,9 +28,15 @@ target is "met" when the whole interval satisfies it, "missed" when none of it
 does, and "undecided" otherwise: more repetitions would tell. The
 per-repetition ratios and the hypervisor's steal time during each run are
 printed beside them.
+
+Every measured step is saved as it is measured, in a new directory
+results/bench-variants/<date>-<commit>/ (steps.csv, meta.json, summary.txt; an
+earlier one is never overwritten), and `--from DIR` prints the summary of a
+saved directory again.
 """
 import argparse
 import csv
+import datetime
 import json
 import os
 import statistics
@@ -41,10 +47,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
+from pstudy import machine, resultsdir  # noqa: E402
 from pstudy.ceilings import cpu_times, steal_fraction  # noqa: E402
 from pstudy.compare import hl_paired_ratio_ci  # noqa: E402
+from pstudy.errors import StudyError  # noqa: E402
 
 CONFIDENCE = 0.95
+# One row per measured step. purpose: "point" (the repetitions the table and ratios come from),
+# "overhead" (one traced run per task point, for the per-task overhead) or "trace_cost" (forkjoin
+# with and without --trace). slot: the run's position in its repetition. busy_s: the sum of the
+# step's chunk times (traced runs only). steal: the hypervisor's share of CPU time during the run.
+COLUMNS = ["purpose", "repetition", "slot", "variant", "threads", "chunking", "traced", "step", "step_s",
+           "busy_s", "tasks_per_step", "steal"]
 
 
 def run(binary, args, threads, trace=None):
@@ -85,6 +99,167 @@ def chunk_seconds(trace, iterations):
     return total
 
 
+def new_directory(root, git):
+    """A new results/bench-variants/<date>-<commit>[-dirty] directory (a suffix when taken)."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    name = f"{stamp}-{git['commit']}{'-dirty' if git['dirty'] else ''}"
+    root.mkdir(parents=True, exist_ok=True)
+    for n in range(1000):
+        path = root / (name if n == 0 else f"{name}-{n}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    sys.exit(f"bench/variants.py: {root}: no free directory name for {name}")
+
+
+def measure(args, threads, build, out):
+    """Runs the benchmark, appending each run's measured steps to out/steps.csv as they come."""
+    model = ["--config", args.config, "-B", str(args.B), "-T", str(args.T), "--steps", str(args.steps)]
+    points = [("seq", 1, [])]
+    for t in threads:
+        points += [("forkjoin", t, []), ("tasks", t, ["--batch-subsize", "1"]), ("taskiter", t, ["--batch-subsize", "1"]),
+                   ("tasks", t, ["--batch-subsize", "4"])]
+    top = max(threads)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-variants-"))
+    infos = {}
+    with open(out / "steps.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, COLUMNS)
+        writer.writeheader()
+
+        def one_run(purpose, rep, slot, variant, t, extra, traced=False):
+            trace = tmp / "trace.csv" if traced else None
+            info, steps, steal = run(build / f"gpt2-{variant}", model + extra, t, trace)
+            infos.setdefault(f"{variant} threads={t} {' '.join(extra)}".strip(), info)
+            measured = steps[1:]
+            busy = chunk_seconds(trace, [s["step"] for s in measured]) if traced else {}
+            for s in measured:
+                writer.writerow({"purpose": purpose, "repetition": rep, "slot": slot, "variant": variant,
+                                 "threads": t, "chunking": " ".join(extra), "traced": int(traced),
+                                 "step": s["step"], "step_s": s["step_s"], "busy_s": busy.get(s["step"], "NA"),
+                                 "tasks_per_step": info.get("tasks_per_step", "NA"),
+                                 "steal": "NA" if steal is None else steal})
+            f.flush()
+            return statistics.median(s["step_s"] for s in measured), steal
+
+        for rep in range(args.repetitions):
+            order = points if rep % 2 == 0 else points[::-1]
+            for slot, (variant, t, extra) in enumerate(order):
+                median, steal = one_run("point", rep, slot, variant, t, extra)
+                print(f"  rep {rep}: {variant:8s} threads={t} {' '.join(extra):18s} median step {median:.3f} s"
+                      f"{'' if steal is None else f', steal {steal:.1%}'}", file=sys.stderr)
+        # Per-task overhead from one traced run per task point, outside the repetitions, so that
+        # tracing's own cost stays out of the paired ratios.
+        for slot, (variant, t, extra) in enumerate(points):
+            if variant in ("tasks", "taskiter"):
+                one_run("overhead", 0, slot, variant, t, extra, traced=True)
+        # the cost of tracing: forkjoin at the largest thread count, with and without, paired
+        # like the points (the order alternates between repetitions)
+        for rep in range(args.repetitions):
+            for slot, traced in enumerate((False, True) if rep % 2 == 0 else (True, False)):
+                one_run("trace_cost", rep, slot, "forkjoin", top, [], traced)
+    return infos
+
+
+def run_medians(steps, purpose):
+    """{(variant, threads, chunking, traced): [median step time of each repetition's run]}."""
+    out = {}
+    runs = steps[steps.purpose == purpose].groupby(["variant", "threads", "chunking", "traced", "repetition"],
+                                                   sort=False).step_s.median()
+    for (variant, t, chunking, traced, _), median in runs.items():
+        out.setdefault((variant, int(t), chunking, int(traced)), []).append(float(median))
+    return out
+
+
+def summary(steps, meta):
+    """The benchmark's report, from its steps.csv rows and meta.json."""
+    a = meta["args"]
+    lines = []
+    say = lines.append
+    medians = run_medians(steps, "point")
+    if not medians:
+        raise StudyError("steps.csv: no measured runs of the points")
+    top = max(t for (_, t, _, _) in medians)
+    reps = max(len(v) for v in medians.values())
+    say(f"variants: {a['config']} B={a['B']} T={a['T']}, {a['compiler']}/{a['kernels']}, "
+        f"{reps} runs x {a['steps'] - 1} measured steps per point, median of the runs' medians")
+    say(f"{'variant':10s} {'chunking':18s} {'threads':>7s} {'step s':>8s} {'speedup/self1':>13s} "
+        f"{'tasks/step':>10s} {'overhead/task':>14s} {'steal':>6s}")
+    traced = steps[steps.purpose == "overhead"]
+    for (variant, t, chunking, _), v in medians.items():
+        med = statistics.median(v)
+        self1 = medians.get((variant, 1, chunking, 0))
+        speedup = f"{statistics.median(self1) / med:.2f}x" if self1 else "-"
+        rows = steps[(steps.purpose == "point") & (steps.variant == variant) & (steps.threads == t) &
+                     (steps.chunking == chunking)]
+        ntasks = int(rows.tasks_per_step.iloc[0]) if variant in ("tasks", "taskiter") else "-"
+        mine = traced[(traced.variant == variant) & (traced.threads == t) & (traced.chunking == chunking)]
+        if len(mine):
+            per_task = ((t * mine.step_s - mine.busy_s) / mine.tasks_per_step).median()
+            oh_text = f"{per_task * 1e6:.1f} us" + ("" if t == 1 else " (+idle)")
+        else:
+            oh_text = "-"
+        run_steal = rows.groupby("repetition").steal.first().dropna()
+        steal_text = f"{run_steal.median():.1%}" if len(run_steal) else "-"
+        say(f"{variant:10s} {chunking or '-':18s} {t:7d} {med:8.3f} {speedup:>13s} {ntasks!s:>10s} "
+            f"{oh_text:>14s} {steal_text:>6s}")
+
+    def per_rep(x, y):
+        return " ".join(f"{p / q:.2f}" for p, q in zip(x, y))
+
+    def target(name, x, y, test, limit_text):
+        say(f"{name}: {ratio_verdict(x, y, test)}  (target {limit_text})")
+        say(f"  per repetition: {per_rep(x, y)}")
+
+    fj = medians[("forkjoin", top, "", 0)]
+    say(f"\nratios from one median per run ({reps} runs per point), paired by repetition, "
+        f"Hodges-Lehmann intervals")
+    target(f"tasks(BATCH_SUBSIZE=1) / forkjoin at {top} threads", medians[("tasks", top, "--batch-subsize 1", 0)],
+           fj, lambda r: r <= 1.05, "<= 1.05")
+    target(f"taskiter / forkjoin at {top} threads", medians[("taskiter", top, "--batch-subsize 1", 0)], fj,
+           lambda r: r < 1, "< 1")
+    for variant, chunking in [("forkjoin", ""), ("tasks", "--batch-subsize 1"), ("taskiter", "--batch-subsize 1")]:
+        one, many = medians[(variant, 1, chunking, 0)], medians[(variant, top, chunking, 0)]
+        target(f"{variant} speedup at {top} threads over its own 1 thread", one, many, lambda r: r >= 1.85,
+               ">= 1.85 at 2")
+    known = steps.groupby(["purpose", "repetition", "slot"]).steal.first().dropna()
+    if len(known):
+        say(f"hypervisor steal during the runs: median {known.median():.1%}, largest {known.max():.1%} of CPU time")
+    cost = run_medians(steps, "trace_cost")
+    plain, with_trace = cost.get(("forkjoin", top, "", 0)), cost.get(("forkjoin", top, "", 1))
+    if plain and with_trace:
+        target(f"with --trace / without (forkjoin, {top} threads)", with_trace, plain, lambda r: r < 1.02, "< 1.02")
+    return "\n".join(lines) + "\n"
+
+
+def load(directory):
+    """steps.csv and meta.json of a saved benchmark directory."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise StudyError(f"{directory}: no such directory")
+    steps = resultsdir.read_csv(directory / "steps.csv", COLUMNS, what="bench/variants.py steps")
+    try:
+        with open(directory / "meta.json") as f:
+            meta = json.load(f)
+        meta["args"]["config"]
+    except FileNotFoundError:
+        raise StudyError(f"{directory / 'meta.json'}: no such file") from None
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise StudyError(f"{directory / 'meta.json'}: unreadable: {type(err).__name__} {err}") from None
+    import pandas as pd
+
+    for col in ("repetition", "slot", "threads", "traced", "step", "step_s", "busy_s", "tasks_per_step", "steal"):
+        values = pd.to_numeric(steps[col], errors="coerce")
+        bad = values.isna() & steps[col].notna()
+        if bad.any() or (col in ("repetition", "slot", "threads", "traced", "step", "step_s") and values.isna().any()):
+            row = int((bad | values.isna()).to_numpy().argmax()) + 2  # header is line 1
+            raise StudyError(f"{directory / 'steps.csv'}: line {row}: {col} is not a number")
+        steps[col] = values
+    steps["chunking"] = steps["chunking"].fillna("").astype(str)
+    return steps, meta
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="d12")
@@ -96,7 +271,22 @@ def main(argv=None):
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--compiler", default="gcc")
     ap.add_argument("--kernels", default="fast")
+    ap.add_argument("--out", default=str(ROOT / "results" / "bench-variants"),
+                    help="where the new results directory is made")
+    ap.add_argument("--from", dest="source", metavar="DIR",
+                    help="print the summary of a saved results directory instead of measuring")
     args = ap.parse_args(argv)
+    if args.source:
+        try:
+            steps, meta = load(args.source)
+            sys.stdout.write(summary(steps, meta))
+        except StudyError as err:
+            sys.exit(f"bench/variants.py: {err}")
+        except KeyError as err:
+            variant, threads, chunking, _ = err.args[0]
+            sys.exit(f"bench/variants.py: {Path(args.source) / 'steps.csv'}: incomplete: no runs of {variant} "
+                     f"at {threads} threads{' with ' + chunking if chunking else ''}")
+        return 0
     if args.repetitions < 1:
         ap.error(f"--repetitions {args.repetitions}: must be at least 1")
     if args.steps < 2:
@@ -107,95 +297,29 @@ def main(argv=None):
         threads = []
     if not threads or min(threads) < 1 or 1 not in threads:
         ap.error(f"--threads {args.threads}: must be a comma-separated list of positive counts including 1")
-    top = max(threads)
     build = ROOT / "build" / args.compiler / args.kernels
     missing = [v for v in ("seq", "forkjoin", "tasks", "taskiter") if not (build / f"gpt2-{v}").exists()]
     if missing:
         sys.exit(f"bench/variants.py: {build}: no gpt2-{missing[0]} (build it with make, "
                  f"or check --compiler/--kernels)")
-    model = ["--config", args.config, "-B", str(args.B), "-T", str(args.T), "--steps", str(args.steps)]
-    points = [("seq", 1, [])]
-    for t in threads:
-        points += [("forkjoin", t, []), ("tasks", t, ["--batch-subsize", "1"]), ("taskiter", t, ["--batch-subsize", "1"]),
-                   ("tasks", t, ["--batch-subsize", "4"])]
-    run_medians = {}  # key -> one median step time per repetition
-    steals = {}
-    info_of = {}
-    overhead = {}
-    tmp = Path(tempfile.mkdtemp(prefix="bench-variants-"))
-    for rep in range(args.repetitions):
-        for variant, t, extra in points if rep % 2 == 0 else points[::-1]:
-            key = (variant, t, " ".join(extra))
-            info, steps, steal = run(build / f"gpt2-{variant}", model + extra, t)
-            info_of[key] = info
-            measured = steps[1:]
-            run_medians.setdefault(key, []).append(statistics.median(s["step_s"] for s in measured))
-            steals.setdefault(key, []).append(steal)
-            print(f"  rep {rep}: {variant:8s} threads={t} {' '.join(extra):18s} "
-                  f"median step {run_medians[key][-1]:.3f} s"
-                  f"{'' if steal is None else f', steal {steal:.1%}'}", file=sys.stderr)
-    # Per-task overhead from one traced run per task point, outside the repetitions, so that
-    # tracing's own cost stays out of the paired ratios.
-    for variant, t, extra in points:
-        if variant not in ("tasks", "taskiter"):
-            continue
-        trace = tmp / "trace.csv"
-        info, steps, _ = run(build / f"gpt2-{variant}", model + extra, t, trace)
-        measured = steps[1:]
-        busy = chunk_seconds(trace, [s["step"] for s in measured])
-        per_task = [(t * s["step_s"] - busy[s["step"]]) / info["tasks_per_step"] for s in measured]
-        overhead[(variant, t, " ".join(extra))] = statistics.median(per_task)
-    # the cost of tracing: forkjoin at the largest thread count, with and without, paired
-    # like the points (the order alternates between repetitions)
-    plain_runs, traced_runs = [], []
-    for rep in range(args.repetitions):
-        for traced in (False, True) if rep % 2 == 0 else (True, False):
-            _, steps, _ = run(build / "gpt2-forkjoin", model, top, tmp / "t.csv" if traced else None)
-            (traced_runs if traced else plain_runs).append(statistics.median(s["step_s"] for s in steps[1:]))
-
-    med = {k: statistics.median(v) for k, v in run_medians.items()}
-    print(f"\nvariants: {args.config} B={args.B} T={args.T}, {args.compiler}/{args.kernels}, "
-          f"{args.repetitions} runs x {args.steps - 1} measured steps per point, median of the runs' medians")
-    print(f"{'variant':10s} {'chunking':18s} {'threads':>7s} {'step s':>8s} {'speedup/self1':>13s} "
-          f"{'tasks/step':>10s} {'overhead/task':>14s} {'steal':>6s}")
-    for (variant, t, extra), v in med.items():
-        self1 = med.get((variant, 1, extra))
-        speedup = f"{self1 / v:.2f}x" if self1 else "-"
-        info = info_of[(variant, t, extra)]
-        ntasks = info["tasks_per_step"] if variant in ("tasks", "taskiter") else "-"
-        oh = overhead.get((variant, t, extra))
-        oh_text = "-" if oh is None else (f"{oh * 1e6:.1f} us" + ("" if t == 1 else " (+idle)"))
-        known = [x for x in steals[(variant, t, extra)] if x is not None]
-        steal_text = f"{statistics.median(known):.1%}" if known else "-"
-        print(f"{variant:10s} {extra or '-':18s} {t:7d} {v:8.3f} {speedup:>13s} {ntasks!s:>10s} {oh_text:>14s} "
-              f"{steal_text:>6s}")
-    fj = run_medians[("forkjoin", top, "")]
-    tk = run_medians[("tasks", top, "--batch-subsize 1")]
-    ti = run_medians[("taskiter", top, "--batch-subsize 1")]
-    print(f"\nratios from one median per run ({args.repetitions} runs per point), paired by repetition, "
-          f"Hodges-Lehmann intervals")
-
-    def per_rep(a, b):
-        return " ".join(f"{x / y:.2f}" for x, y in zip(a, b))
-
-    text = ratio_verdict(tk, fj, lambda r: r <= 1.05)
-    print(f"tasks(BATCH_SUBSIZE=1) / forkjoin at {top} threads: {text}  (target <= 1.05)")
-    print(f"  per repetition: {per_rep(tk, fj)}")
-    text = ratio_verdict(ti, fj, lambda r: r < 1)
-    print(f"taskiter / forkjoin at {top} threads: {text}  (target < 1)")
-    print(f"  per repetition: {per_rep(ti, fj)}")
-    for variant, extra in [("forkjoin", ""), ("tasks", "--batch-subsize 1"), ("taskiter", "--batch-subsize 1")]:
-        one, many = run_medians[(variant, 1, extra)], run_medians[(variant, top, extra)]
-        text = ratio_verdict(one, many, lambda r: r >= 1.85)
-        print(f"{variant} speedup at {top} threads over its own 1 thread: {text}  (target >= 1.85 at 2)")
-        print(f"  per repetition: {per_rep(one, many)}")
-    known = [x for v in steals.values() for x in v if x is not None]
-    if known:
-        print(f"hypervisor steal during the runs: median {statistics.median(known):.1%}, "
-              f"largest {max(known):.1%} of CPU time")
-    text = ratio_verdict(traced_runs, plain_runs, lambda r: r < 1.02)
-    print(f"with --trace / without (forkjoin, {top} threads): {text}  (target < 1.02)")
-    print(f"  per repetition: {per_rep(traced_runs, plain_runs)}")
+    git = machine.git_state(ROOT)
+    out = new_directory(Path(args.out), git)
+    meta = {"benchmark": "bench/variants.py", "command": [sys.executable] + sys.argv,
+            "args": {k: v for k, v in vars(args).items() if k != "source"}, "threads": threads,
+            "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "git": git, "cpu": machine.cpu(), "system": machine.system(), "software": machine.software(),
+            "env": {k: os.environ.get(k, d) for k, d in (("OMP_PROC_BIND", "close"), ("OMP_PLACES", "cores"))}}
+    resultsdir.write_json(out / "meta.json", meta)
+    print(f"bench/variants.py: writing {out}", file=sys.stderr)
+    # what each binary reported about itself (compiler, OpenMP runtime, placement, chunking)
+    meta["runs_info"] = measure(args, threads, build, out)
+    meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    resultsdir.write_json(out / "meta.json", meta)
+    steps, meta = load(out)
+    text = summary(steps, meta)
+    resultsdir.atomic_write(out / "summary.txt", text)
+    sys.stdout.write("\n" + text)
+    print(f"\nbench/variants.py: saved in {out}", file=sys.stderr)
     return 0
 
 

@@ -70,3 +70,38 @@ def test_missing_build_is_named(tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--compiler", "nosuchcompiler"])
     assert "build/nosuchcompiler/fast: no gpt2-seq" in str(exit_info.value.code)
+
+
+def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(tmp_path, capsys):
+    # real binaries (make test builds them), the tiny model: a few seconds
+    args = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "2", "--out", str(tmp_path)]
+    for _ in range(2):
+        assert bench.main(args + ["--repetitions", "6"]) == 0
+    first, second = sorted(tmp_path.iterdir())
+    assert first != second  # an earlier run is never overwritten
+    capsys.readouterr()
+    assert bench.main(["--from", str(first)]) == 0
+    printed = capsys.readouterr().out
+    assert printed == (first / "summary.txt").read_text()
+    assert "taskiter / forkjoin at 2 threads:" in printed and "-> " in printed
+    steps, meta = bench.load(first)
+    assert meta["args"]["config"] == "tiny" and meta["git"]["commit"]
+    points = steps[steps.purpose == "point"]
+    # one row per measured step: 9 points x 6 repetitions x 1 measured step
+    assert len(points) == 9 * 6 and set(points.repetition) == set(range(6))
+    # every other repetition runs the points in reverse order
+    order = [points[points.repetition == r].sort_values("slot").variant.tolist() for r in (0, 1)]
+    assert order[0] == order[1][::-1]
+    traced = steps[steps.purpose == "overhead"]
+    assert len(traced) == 6 and traced.busy_s.gt(0).all()
+
+
+def test_a_damaged_saved_directory_gets_a_one_line_error(tmp_path):
+    (tmp_path / "meta.json").write_text('{"args": {"config": "tiny"}}')
+    (tmp_path / "steps.csv").write_text(",".join(bench.COLUMNS) + "\npoint,0,0,seq,1,,0,1,fast,NA,88,0.0\n")
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--from", str(tmp_path)])
+    assert str(exit_info.value.code) == f"bench/variants.py: {tmp_path / 'steps.csv'}: line 2: step_s is not a number"
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--from", str(tmp_path / "nothing")])
+    assert "no such directory" in str(exit_info.value.code)
