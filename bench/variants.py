@@ -102,16 +102,10 @@ def chunk_seconds(trace, iterations):
 def new_directory(root, git):
     """A new results/bench-variants/<date>-<commit>[-dirty] directory (a suffix when taken)."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    name = f"{stamp}-{git['commit']}{'-dirty' if git['dirty'] else ''}"
-    root.mkdir(parents=True, exist_ok=True)
-    for n in range(1000):
-        path = root / (name if n == 0 else f"{name}-{n}")
-        try:
-            path.mkdir()
-            return path
-        except FileExistsError:
-            continue
-    sys.exit(f"bench/variants.py: {root}: no free directory name for {name}")
+    try:
+        return resultsdir.new_directory(root, f"{stamp}-{git['commit']}{'-dirty' if git['dirty'] else ''}")
+    except (StudyError, OSError) as err:
+        sys.exit(f"bench/variants.py: {root}: cannot make a results directory: {err}")
 
 
 def measure(args, threads, build, out):

@@ -367,17 +367,8 @@ def measure(study, sides, binaries, points, seed, session, names, repo):
 # the subcommand
 
 def new_session(results_root, base, cand):
-    root = Path(results_root) / "regress"
-    root.mkdir(parents=True, exist_ok=True)
     stem = f"{datetime.date.today().isoformat()}-{base.short()}-vs-{cand.short()}{'+dirty' if cand.dirty else ''}"
-    for n in range(1, 10000):
-        path = root / (stem if n == 1 else f"{stem}-{n}")
-        try:
-            path.mkdir()
-            return path
-        except FileExistsError:
-            continue
-    raise StudyError(f"{root}: too many sessions named {stem}-N")
+    return resultsdir.new_directory(Path(results_root) / "regress", stem)
 
 
 def check_config(study, phases, alpha, uses_git):

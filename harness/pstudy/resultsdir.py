@@ -81,6 +81,21 @@ def identity(study, git):
             "dirty": git["dirty"], "changes_digest": git["changes_digest"]}
 
 
+def new_directory(root, stem):
+    """A new directory root/stem, or root/stem-2, -3, ... when taken: mkdir is atomic, so two
+    processes never get the same one and an earlier one is never reused."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10000):
+        path = root / (stem if n == 1 else f"{stem}-{n}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise StudyError(f"{root}: too many directories named {stem}-N")
+
+
 def find_or_create(results_root, study, git, fresh=False):
     """The directory for this sweep: a matching earlier one (resume) or a new one (never reused).
 
@@ -99,16 +114,9 @@ def find_or_create(results_root, study, git, fresh=False):
                 continue
             if meta.get("identity") == want:
                 return d, True
-    base = f"{datetime.date.today().isoformat()}-{stem}"
-    for n in range(1, 10000):
-        name = base if n == 1 else f"{base}-{n}"
-        try:
-            (root / name).mkdir()  # atomic: two sweeps never get the same directory
-        except FileExistsError:
-            continue
-        (root / name / "runs").mkdir()
-        return root / name, False
-    raise StudyError(f"{root}: too many results directories named {base}-N")
+    path = new_directory(root, f"{datetime.date.today().isoformat()}-{stem}")
+    (path / "runs").mkdir()
+    return path, False
 
 
 class Journal:
