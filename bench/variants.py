@@ -53,6 +53,8 @@ from pstudy.compare import hl_paired_ratio_ci  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
 
 CONFIDENCE = 0.95
+# thread placement of every run unless the environment sets it
+OMP_DEFAULTS = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
 # One row per measured step. purpose: "point" (the repetitions the table and ratios come from),
 # "overhead" (one traced run per task point, for the per-task overhead) or "trace_cost" (forkjoin
 # with and without --trace). slot: the run's position in its repetition. busy_s: the sum of the
@@ -67,8 +69,7 @@ def run(binary, args, threads, trace=None):
         cmd += ["--threads", str(threads)]
     if trace:
         cmd += ["--trace", str(trace)]
-    env = dict(os.environ, OMP_PROC_BIND=os.environ.get("OMP_PROC_BIND", "close"),
-               OMP_PLACES=os.environ.get("OMP_PLACES", "cores"))
+    env = {**OMP_DEFAULTS, **os.environ}
     before = cpu_times()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     steal = steal_fraction(before, cpu_times())
@@ -116,9 +117,9 @@ def measure(args, threads, build, out):
         points += [("forkjoin", t, []), ("tasks", t, ["--batch-subsize", "1"]), ("taskiter", t, ["--batch-subsize", "1"]),
                    ("tasks", t, ["--batch-subsize", "4"])]
     top = max(threads)
-    tmp = Path(tempfile.mkdtemp(prefix="bench-variants-"))
     infos = {}
-    with open(out / "steps.csv", "w", newline="") as f:
+    with tempfile.TemporaryDirectory(prefix="bench-variants-") as tmp, open(out / "steps.csv", "w", newline="") as f:
+        tmp = Path(tmp)
         writer = csv.DictWriter(f, COLUMNS)
         writer.writeheader()
 
@@ -236,19 +237,24 @@ def load(directory):
     try:
         with open(directory / "meta.json") as f:
             meta = json.load(f)
-        meta["args"]["config"]
     except FileNotFoundError:
         raise StudyError(f"{directory / 'meta.json'}: no such file") from None
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (OSError, ValueError) as err:
         raise StudyError(f"{directory / 'meta.json'}: unreadable: {type(err).__name__} {err}") from None
+    args = meta.get("args") if isinstance(meta, dict) else None
+    lacking = [k for k in ("config", "B", "T", "steps", "compiler", "kernels")
+               if not isinstance(args, dict) or k not in args]
+    if lacking:
+        raise StudyError(f"{directory / 'meta.json'}: no args.{lacking[0]}")
     import pandas as pd
 
+    # NA is allowed where a run has no such figure (untraced, untasked, no /proc/stat)
     for col in ("repetition", "slot", "threads", "traced", "step", "step_s", "busy_s", "tasks_per_step", "steal"):
         values = pd.to_numeric(steps[col], errors="coerce")
-        bad = values.isna() & steps[col].notna()
-        if bad.any() or (col in ("repetition", "slot", "threads", "traced", "step", "step_s") and values.isna().any()):
-            row = int((bad | values.isna()).to_numpy().argmax()) + 2  # header is line 1
-            raise StudyError(f"{directory / 'steps.csv'}: line {row}: {col} is not a number")
+        bad = values.isna() & (steps[col].notna() | (col not in ("busy_s", "tasks_per_step", "steal")))
+        if bad.any():
+            line = int(bad.to_numpy().argmax()) + 2  # the header is line 1
+            raise StudyError(f"{directory / 'steps.csv'}: line {line}: {col} is not a number")
         steps[col] = values
     steps["chunking"] = steps["chunking"].fillna("").astype(str)
     return steps, meta
@@ -302,7 +308,7 @@ def main(argv=None):
             "args": {k: v for k, v in vars(args).items() if k != "source"}, "threads": threads,
             "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "git": git, "cpu": machine.cpu(), "system": machine.system(), "software": machine.software(),
-            "env": {k: os.environ.get(k, d) for k, d in (("OMP_PROC_BIND", "close"), ("OMP_PLACES", "cores"))}}
+            "env": {k: os.environ.get(k, d) for k, d in OMP_DEFAULTS.items()}}
     resultsdir.write_json(out / "meta.json", meta)
     print(f"bench/variants.py: writing {out}", file=sys.stderr)
     # what each binary reported about itself (compiler, OpenMP runtime, placement, chunking)

@@ -140,6 +140,20 @@ def smallest_p(n, m):
     return 1.0 / math.comb(n + m, n)
 
 
+def interval_rank(null_pmf, total, null_sd, confidence):
+    """The rank k of the sorted candidate shifts (total of them) that bounds a two-sided interval
+    at `confidence`: the largest k with P(S <= k - 1) <= (1 - confidence) / 2 for a rank statistic
+    S symmetric about total / 2. From its exact null distribution `null_pmf` where given, else
+    from the normal approximation with standard deviation `null_sd`. Below 1: no interval."""
+    import numpy as np
+
+    tail = (1 - confidence) / 2
+    if null_pmf is not None:
+        return int(np.searchsorted(np.cumsum(null_pmf), tail * (1 + 1e-12), side="right"))
+    from scipy.stats import norm
+    return int(math.floor(total / 2 - norm.ppf(1 - tail) * null_sd))
+
+
 def hl_ratio_ci(base, candidate, confidence):
     """(Hodges-Lehmann ratio estimate, low, high) for candidate / base, from log times.
 
@@ -152,19 +166,13 @@ def hl_ratio_ci(base, candidate, confidence):
     n, m = len(lb), len(lc)
     diffs = np.sort((lc[:, None] - lb[None, :]).ravel())
     estimate = math.exp(float(np.median(diffs)))
-    tail = (1 - confidence) / 2
     pairs = n * m
-    if pairs <= EXACT_MAX_PAIRS:
-        cdf = np.cumsum(mwu_null_pmf(n, m))
-        k = int(np.searchsorted(cdf, tail * (1 + 1e-12), side="right"))  # P(U <= k-1) <= tail
-    else:
-        from scipy.stats import norm
-        sd = math.sqrt(pairs * (n + m + 1) / 12)
-        k = int(math.floor(pairs / 2 - norm.ppf(1 - tail) * sd))
+    exact = pairs <= EXACT_MAX_PAIRS
+    k = interval_rank(mwu_null_pmf(n, m) if exact else None, pairs, math.sqrt(pairs * (n + m + 1) / 12),
+                      confidence)
     if k < 1:
         return estimate, math.nan, math.nan
     return estimate, math.exp(diffs[k - 1]), math.exp(diffs[pairs - k])
-
 
 
 @functools.lru_cache(maxsize=64)
@@ -205,18 +213,14 @@ def hl_paired_ratio_ci(base, candidate, confidence):
     i, j = np.triu_indices(n)
     walsh = np.sort((d[i] + d[j]) / 2)
     estimate = math.exp(float(np.median(walsh)))
-    tail = (1 - confidence) / 2
     total = len(walsh)
-    if n <= EXACT_MAX_SIGNED_RANKS:
-        cdf = np.cumsum(signed_rank_null_pmf(n))
-        k = int(np.searchsorted(cdf, tail * (1 + 1e-12), side="right"))  # P(T+ <= k-1) <= tail
-    else:
-        from scipy.stats import norm
-        sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
-        k = int(math.floor(total / 2 - norm.ppf(1 - tail) * sd))
+    exact = n <= EXACT_MAX_SIGNED_RANKS
+    k = interval_rank(signed_rank_null_pmf(n) if exact else None, total,
+                      math.sqrt(n * (n + 1) * (2 * n + 1) / 24), confidence)
     if k < 1:
         return estimate, math.nan, math.nan
     return estimate, math.exp(walsh[k - 1]), math.exp(walsh[total - k])
+
 
 def one_sided_p(base, candidate):
     """p of the one-sided Mann-Whitney U test 'candidate slower than base' (scipy)."""

@@ -1,6 +1,7 @@
 """The verdicts bench/variants.py states for its targets (met, missed, undecided)."""
 
 import importlib.util
+import json
 
 import pytest
 
@@ -97,7 +98,8 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
 
 
 def test_a_damaged_saved_directory_gets_a_one_line_error(tmp_path):
-    (tmp_path / "meta.json").write_text('{"args": {"config": "tiny"}}')
+    args = {"config": "tiny", "B": 2, "T": 8, "steps": 2, "compiler": "gcc", "kernels": "fast"}
+    (tmp_path / "meta.json").write_text(json.dumps({"args": args}))
     (tmp_path / "steps.csv").write_text(",".join(bench.COLUMNS) + "\npoint,0,0,seq,1,,0,1,fast,NA,88,0.0\n")
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--from", str(tmp_path)])
@@ -105,3 +107,11 @@ def test_a_damaged_saved_directory_gets_a_one_line_error(tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--from", str(tmp_path / "nothing")])
     assert "no such directory" in str(exit_info.value.code)
+
+
+def test_a_saved_meta_without_the_run_options_is_named(tmp_path):
+    (tmp_path / "meta.json").write_text('{"args": {"config": "tiny"}}')
+    (tmp_path / "steps.csv").write_text(",".join(bench.COLUMNS) + "\npoint,0,0,seq,1,,0,1,0.5,NA,88,0.0\n")
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--from", str(tmp_path)])
+    assert str(exit_info.value.code) == f"bench/variants.py: {tmp_path / 'meta.json'}: no args.B"
