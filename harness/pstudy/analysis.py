@@ -9,21 +9,19 @@ The traces (traces/*.csv) are written by the runs themselves (--trace).
 `perfstudy report` then calls pstudy.roofline on the directory.
 """
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from pstudy import runner
+from pstudy import common, resultsdir, runner
 
 
 def describe_ops(study, directory, binaries, root):
     """Writes ops/<variant>_<compiler>_<kernels>.json for every binary of the sweep; returns None or
     a note saying why not."""
-    ops_dir = Path(directory) / "ops"
-    ops_dir.mkdir(exist_ok=True)
     for (compiler, kernels, variant), binary in sorted(binaries.items()):
-        path = ops_dir / f"{variant}_{compiler}_{kernels}.json"
+        path = resultsdir.ops_path(directory, variant, compiler, kernels)
+        path.parent.mkdir(exist_ok=True)
         if path.exists():
             continue
         cmd = [str(binary), "--json", "--describe"] + runner.model_args(study, root)
@@ -40,11 +38,10 @@ def measure_ceilings(study, directory, root):
     """Writes ceilings.json at the sweep's thread counts unless it is there already; returns None or a
     note saying why not."""
     from pstudy import ceilings
-    path = Path(directory) / "ceilings.json"
+    path = resultsdir.ceilings_path(directory)
     if path.exists():
         return None
-    build_dir = Path(os.environ.get("PERFSTUDY_BUILD_DIR") or study.run["build_dir"])
-    bench = (build_dir if build_dir.is_absolute() else Path(root) / build_dir) / "bench"
+    bench = common.bench_dir(study, root)
     if not (bench / "stream").exists() or not (bench / "peakflops").exists():
         return f"ceilings not measured: {bench}: stream and peakflops are not built (run `make`)"
     sys.stderr.write(f"perfstudy run: measuring ceilings (STREAM, peak FLOP/s) at threads "
@@ -84,17 +81,15 @@ def collect_counters(study, directory, points, root, detection):
     backend = detection.get("backend")
     if backend is None:
         return None
-    cdir = Path(directory) / "counters"
-    cdir.mkdir(exist_ok=True)
-    build_dir = Path(os.environ.get("PERFSTUDY_BUILD_DIR") or study.run["build_dir"])
-    build_dir = build_dir if build_dir.is_absolute() else Path(root) / build_dir
+    (Path(directory) / resultsdir.COUNTERS_DIR).mkdir(exist_ok=True)
+    build_dir = common.build_dir(study, root)
     groups = []
     if backend == "likwid":
         listing = subprocess.run(["likwid-perfctr", "-a"], capture_output=True, text=True).stdout
         groups = counters.likwid_memory_groups(counters.likwid_groups(listing))
     notes = []
     for point in points:
-        stem = runner.trace_name(point, 0)[:-len(".csv")]
+        stem = resultsdir.run_stem(point, 0)
         binary = build_dir / point.compiler / f"{point.kernels}-{backend}" / f"gpt2-{point.variant}"
         if backend in ("likwid", "papi") and not binary.exists():
             return (f"counters ({backend}) not collected: {binary} is missing "
@@ -103,7 +98,7 @@ def collect_counters(study, directory, points, root, detection):
         if backend == "likwid":
             cpus = list(range(point.threads))
             for group in groups:
-                out = cdir / f"{stem}.{group}.csv"
+                out = resultsdir.counters_path(directory, point, 0, f"{group}.csv")
                 if out.exists():
                     continue
                 argv = counters.likwid_command(runner.command(study, point, str(binary), root), group, cpus, out)
@@ -111,14 +106,14 @@ def collect_counters(study, directory, points, root, detection):
                 if r.returncode != 0:
                     notes.append(f"{stem} {group}: likwid-perfctr exit {r.returncode}")
         elif backend == "papi":
-            out = cdir / f"{stem}.papi.txt"
+            out = resultsdir.counters_path(directory, point, 0, "papi.txt")
             if out.exists():
                 continue
             r = subprocess.run(runner.command(study, point, str(binary), root), capture_output=True, text=True,
                                env=env, timeout=study.run["timeout_s"])
             out.write_text("".join(line + "\n" for line in r.stderr.splitlines() if line.startswith("papi ")))
         elif backend == "perf":
-            out = cdir / f"{stem}.perf.csv"
+            out = resultsdir.counters_path(directory, point, 0, "perf.csv")
             if out.exists():
                 continue
             binary = runner.binary_path(study, point, root)

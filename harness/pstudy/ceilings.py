@@ -39,7 +39,6 @@ GB/s and GFLOP/s are 1e9 units. load_ceilings() checks all of this and
 raises CeilingsError naming the file and the key that is wrong.
 """
 
-import argparse
 import datetime
 import json
 import os
@@ -48,7 +47,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 SCHEMA = "pstudy-ceilings/1"
@@ -334,36 +332,3 @@ def ceiling_for(data, threads):
             return entry
     measured = ", ".join(str(e["threads"]) for e in data["per_threads"])
     raise CeilingsError(f"ceilings: no measurement at {threads} threads (measured: {measured})")
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="pstudy.ceilings", description="Measure STREAM and peak-FLOP/s ceilings.")
-    parser.add_argument("--build-dir", default="build/bench", help="directory with stream and peakflops")
-    parser.add_argument("--threads", default="1", help="comma-separated thread counts, e.g. 1,2")
-    parser.add_argument("--out", default="results/ceilings.json")
-    parser.add_argument("--no-likwid-bench", action="store_true")
-    args = parser.parse_args(argv)
-    try:
-        counts = [int(t) for t in args.threads.split(",")]
-    except ValueError:
-        print(f"pstudy.ceilings: --threads: expected comma-separated integers, got {args.threads!r}", file=sys.stderr)
-        return 2
-    try:
-        data = measure_ceilings(args.build_dir, counts, args.out,
-                                likwid_bench=False if args.no_likwid_bench else None)
-    except CeilingsError as err:
-        print(f"pstudy.ceilings: {err}", file=sys.stderr)
-        return 2
-    for e in data["per_threads"]:
-        s = e["stream_GBs"]
-        print(f"{e['threads']} threads: copy {s['copy']:.1f} scale {s['scale']:.1f} add {s['add']:.1f} "
-              f"triad {s['triad']:.1f} GB/s; " +
-              ", ".join(f"{isa} {g:.1f}" for isa, g in e["peak_gflops"].items()) + " GFLOP/s" +
-              (f"; likwid-bench {e['likwid_bench']}" if "likwid_bench" in e else "") +
-              f"; steal {e['cpu_steal_fraction']}")
-    print(f"wrote {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,9 +1,8 @@
 """Subcommand dispatch for harness/perfstudy.
 
-Each subcommand is a module in this package with two functions:
+Each subcommand is a module in pstudy/commands/ with two functions:
     add_arguments(parser)   adds its options to an argparse parser
     main(args) -> int       runs it and returns the exit status
-or, for a module that parses its own options, just main(argv) -> int.
 and a one-line docstring used in the overview. Only the chosen module is imported, so a
 subcommand that needs heavy libraries costs nothing to the others. To add one, write the
 module and add a line to SUBCOMMANDS.
@@ -16,16 +15,8 @@ import sys
 from pstudy.errors import StudyError
 
 # name on the command line -> module in pstudy/
-SUBCOMMANDS = {
-    "run": "pstudy.run",
-    "report": "pstudy.report",
-    "list": "pstudy.listing",
-    "ceilings": "pstudy.ceilings",
-    "roofline": "pstudy.roofline",
-    "compare": "pstudy.compare",
-    "regress": "pstudy.regress",
-    "history": "pstudy.history",
-}
+SUBCOMMANDS = {name: f"pstudy.commands.{name}" for name in
+               ("run", "report", "list", "ceilings", "roofline", "compare", "regress", "history")}
 
 USAGE = """usage: perfstudy SUBCOMMAND [options]   (perfstudy SUBCOMMAND --help for its options)
 
@@ -51,14 +42,11 @@ def main(argv):
     if name not in SUBCOMMANDS:
         sys.stderr.write(f"perfstudy: unknown subcommand '{name}' (known: {', '.join(SUBCOMMANDS)})\n")
         return 2
-    module = importlib.import_module(SUBCOMMANDS[name])
-    if not hasattr(module, "add_arguments"):
-        # a module with its own parser: main(argv) -> exit status
-        try:
-            return module.main(argv[1:])
-        except KeyboardInterrupt:
-            sys.stderr.write(f"\nperfstudy {name}: interrupted\n")
-            return 130
+    try:
+        module = importlib.import_module(SUBCOMMANDS[name])
+    except StudyError as err:  # the variant registry is read on import
+        sys.stderr.write(f"perfstudy {name}: {err}\n")
+        return 2
     summary = (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else None
     parser = argparse.ArgumentParser(prog=f"perfstudy {name}", description=summary)
     module.add_arguments(parser)

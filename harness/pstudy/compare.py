@@ -1,4 +1,7 @@
-"""compare two results directories point by point: ratio of medians, CI, one-sided test, Holm.
+"""Comparing two sets of measurements point by point: ratio of medians, CI, one-sided test, Holm.
+
+The statistics of `perfstudy compare` and `perfstudy regress` (and the paired intervals of the
+benchmarks).
 
 A point is (variant, compiler, kernels, threads, batch_subsize, k) and a phase (step, forward,
 backward, update). For each point and phase measured in both directories:
@@ -22,21 +25,16 @@ backward, update). For each point and phase measured in both directories:
             which keeps the chance of any false flag at most alpha (family-wise).
   status    REGRESSED when p_holm < alpha and ratio > 1 + threshold: a slowdown must be both
             statistically significant and large enough to matter.
-
-Exit status: 1 when any point regressed, 0 otherwise, 2 on bad input.
 """
 
 import functools
 import math
-import os
-import sys
-from pathlib import Path
 
-from pstudy import resultsdir
+from pstudy import vocabulary
 from pstudy.errors import StudyError
 
-PHASES = ("step", "forward", "backward", "update")
-KEYS = resultsdir.KEYS
+PHASES = vocabulary.PHASES
+KEYS = vocabulary.POINT_KEYS
 EXACT_MAX_PAIRS = 2500  # n*m up to which the exact null distribution of U is computed
 EXACT_MAX_SIGNED_RANKS = 200  # pairs up to which the signed-rank null distribution is exact
 METHOD = {
@@ -49,15 +47,6 @@ METHOD = {
 }
 UNIT_TEXT = {"run": "one sample per run: the median of its measured steps",
              "step": "every measured step pooled (steps of one run are correlated: p-values are optimistic)"}
-
-
-def add_arguments(parser):
-    parser.add_argument("base", help="results directory of the base (a path, a name in results/, or \"latest\")")
-    parser.add_argument("candidate", help="results directory of the candidate")
-    add_test_options(parser)
-    parser.add_argument("--unit", choices=("run", "step"), default="run",
-                        help="one sample per run (its median step, default) or every measured step pooled")
-    parser.add_argument("--csv", help="write the table here (default: <results root>/compare/<base>--<candidate>.csv)")
 
 
 def add_test_options(parser):
@@ -78,11 +67,8 @@ def check_test_options(args):
         raise StudyError(f"--alpha: expected a level between 0 and 1, got {args.alpha}")
     if not 0 < args.confidence < 1:
         raise StudyError(f"--confidence: expected a level between 0 and 1, got {args.confidence}")
-    phases = [p.strip() for p in args.phases.split(",") if p.strip()]
-    bad = [p for p in phases if p not in PHASES]
-    if bad or not phases:
-        raise StudyError(f"--phases: unknown phase {', '.join(bad) or '(none)'} (known: {', '.join(PHASES)})")
-    return phases
+    from pstudy import common
+    return common.choices(args.phases, PHASES, "--phases")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,29 +223,6 @@ def one_sided_p(base, candidate):
 # ---------------------------------------------------------------------------------------------
 # samples and the comparison table
 
-def point_key(row):
-    """A hashable point identity with None for the NA chunking of seq and forkjoin."""
-    out = []
-    for col in KEYS:
-        v = row[col]
-        out.append(None if v is None or (not isinstance(v, str) and _isna(v)) else
-                   (v if isinstance(v, str) else int(v)))
-    return tuple(out)
-
-
-def _isna(v):
-    import pandas as pd
-    return bool(pd.isna(v))
-
-
-def point_label(key):
-    variant, compiler, kernels, threads, bs, k = key
-    text = f"{variant} {compiler}/{kernels} t={threads}"
-    if bs is not None:
-        text += f" bs={bs} k={k}"
-    return text
-
-
 def samples(steps, unit, phases):
     """{(point key, phase): array of samples} from a steps.csv frame (warm-up steps left out)."""
     import numpy as np
@@ -269,7 +232,7 @@ def samples(steps, unit, phases):
     if steps.empty:
         return out
     for key, group in steps.groupby(KEYS, dropna=False, sort=True):
-        pkey = point_key(dict(zip(KEYS, key)))
+        pkey = vocabulary.point_key(dict(zip(KEYS, key)))
         for phase in phases:
             col = f"{phase}_s"
             if unit == "run":
@@ -319,7 +282,7 @@ def compare_samples(base, candidate, threshold=0.05, alpha=0.05, confidence=0.95
 
 def sort_key(pair):
     pkey, phase = pair
-    return tuple((0, "") if v is None else (1, v) for v in pkey) + (PHASES.index(phase),)
+    return vocabulary.point_sort_key(pkey) + (PHASES.index(phase),)
 
 
 def status(row, threshold, alpha):
@@ -339,7 +302,7 @@ def regressed_pairs(table):
     """The (point key, phase) pairs flagged REGRESSED in a comparison table."""
     out = []
     for _, r in table[table["status"] == "REGRESSED"].iterrows():
-        out.append((point_key(r), r["phase"]))
+        out.append((vocabulary.point_key(r), r["phase"]))
     return out
 
 
@@ -354,7 +317,7 @@ def format_table(table, confidence):
     pct = f"{confidence * 100:g}%"
     for _, r in table.iterrows():
         rows.append({
-            "point": point_label(point_key(r)), "phase": r["phase"],
+            "point": vocabulary.point_label(vocabulary.point_key(r)), "phase": r["phase"],
             "n b/c": f"{r['n_base']}/{r['n_candidate']}",
             "base s": num(r["base_median_s"], ".4g"), "cand s": num(r["candidate_median_s"], ".4g"),
             "ratio": num(r["ratio"], ".3f"),
@@ -375,15 +338,7 @@ def method_lines(unit, threshold, alpha, confidence, n_tests):
 
 
 # ---------------------------------------------------------------------------------------------
-# the subcommand
-
-def locate(arg):
-    from pstudy import report
-    directory = report.locate(arg)
-    if not (directory / resultsdir.META).is_file():
-        raise StudyError(f"{arg}: not a results directory (no {resultsdir.META})")
-    return directory
-
+# what makes two sweeps comparable
 
 def comparable(base_meta, cand_meta, base_dir, cand_dir):
     """Both sweeps must have measured the same workload with the same placement."""
@@ -410,46 +365,3 @@ def check_power(base, candidate, unit, alpha, source):
         raise StudyError(f"{source}: with {fewest} {unit}s on a side the smallest possible p is {worst:.2g}, "
                          f"not below alpha / tests = {alpha:g} / {n_tests}: no regression could be detected "
                          f"(need {hint})")
-
-
-def main(args):
-    import pandas as pd
-
-    phases = check_test_options(args)
-    base_dir, cand_dir = locate(args.base), locate(args.candidate)
-    base_meta, cand_meta = resultsdir.read_meta(base_dir), resultsdir.read_meta(cand_dir)
-    comparable(base_meta, cand_meta, base_dir, cand_dir)
-    base = samples(resultsdir.read_steps(base_dir), args.unit, phases)
-    cand = samples(resultsdir.read_steps(cand_dir), args.unit, phases)
-    base_points = {p for p, _ in base}
-    cand_points = {p for p, _ in cand}
-    common = base_points & cand_points
-    if not common:
-        raise StudyError(f"{cand_dir}: no point in common with {base_dir} "
-                         f"({len(base_points)} and {len(cand_points)} points measured)")
-    for side, only, directory in (("base", base_points - cand_points, base_dir),
-                                  ("candidate", cand_points - base_points, cand_dir)):
-        if only:
-            sys.stderr.write(f"perfstudy compare: note: {len(only)} point(s) only in the {side} ({directory}), "
-                             f"not compared: {', '.join(point_label(p) for p in sorted(only, key=str)[:5])}\n")
-    check_power(base, cand, args.unit, args.alpha, f"{base_dir} vs {cand_dir}")
-    table = compare_samples(base, cand, args.threshold, args.alpha, args.confidence)
-
-    out = sys.stdout
-    out.write(f"base      {base_dir} (commit {base_meta.get('git', {}).get('commit')})\n"
-              f"candidate {cand_dir} (commit {cand_meta.get('git', {}).get('commit')})\n")
-    out.write("\n".join(method_lines(args.unit, args.threshold, args.alpha, args.confidence, len(table))) + "\n\n")
-    with pd.option_context("display.width", 250):
-        out.write(format_table(table, args.confidence) + "\n")
-    regressed = table[table["status"] == "REGRESSED"]
-    csv = Path(args.csv) if args.csv else default_csv(base_dir, cand_dir)
-    csv.parent.mkdir(parents=True, exist_ok=True)
-    table.insert(len(KEYS) + 1, "unit", args.unit)
-    resultsdir.write_csv(csv, table)
-    out.write(f"\n{len(regressed)} of {len(table)} (point, phase) pairs regressed; table in {csv}\n")
-    return 1 if len(regressed) else 0
-
-
-def default_csv(base_dir, cand_dir):
-    root = Path(os.environ.get("PERFSTUDY_RESULTS") or Path(__file__).resolve().parents[2] / "results")
-    return root / "compare" / f"{base_dir.name}--{cand_dir.name}.csv"

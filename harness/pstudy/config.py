@@ -13,12 +13,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pstudy import vocabulary
 from pstudy.errors import StudyError
 
-VARIANTS = ("seq", "forkjoin", "tasks", "taskiter")
-CHUNKED_VARIANTS = ("tasks", "taskiter")  # only these take --batch-subsize / --token-chunk
-COMPILERS = ("gcc", "clang")
-KERNELS = ("fast", "reference")
 COUNTER_BACKENDS = ("auto", "likwid", "papi", "perf", "none")
 PROC_BIND_VALUES = ("", "false", "true", "close", "spread", "master", "primary")
 ABSTRACT_PLACES = ("threads", "cores", "sockets", "ll_caches", "numa_domains")
@@ -45,7 +42,7 @@ SCHEMA = {
         "binary": ("str", DEFAULT_BINARY),
     },
     "sweep": {
-        "variants": ("variants", list(VARIANTS)),
+        "variants": ("variants", list(vocabulary.VARIANTS)),
         "compilers": ("compilers", ["gcc"]),
         "kernels": ("kernels", ["fast"]),
         "threads": ("threads", [1]),
@@ -197,7 +194,8 @@ def check(kind, value, path, name, cpu_count):
             raise bad("a positive integer or a non-empty list of them")
         return sorted(set(items))
     if kind in ("variants", "compilers", "kernels"):
-        allowed = {"variants": VARIANTS, "compilers": COMPILERS, "kernels": KERNELS}[kind]
+        allowed = {"variants": vocabulary.VARIANTS, "compilers": vocabulary.COMPILERS,
+                   "kernels": vocabulary.KERNEL_SETS}[kind]
         items = value if isinstance(value, list) else [value]
         if not items or not all(isinstance(v, str) for v in items):
             raise bad(f"a non-empty list of {', '.join(allowed)}")

@@ -1,4 +1,4 @@
-"""the trend of every point over the regress runs, detected regressions marked.
+"""The regression history: results/history.csv, its reader, its appender and its figures.
 
 results/history.csv gets one row per (point, phase) for every `perfstudy regress` whose candidate
 is a commit (not a --candidate-build, not a --wrap-candidate calibration run):
@@ -18,28 +18,13 @@ and the figures keep them apart.
 
 import fcntl
 import math
-import os
-import sys
 from pathlib import Path
 
-from pstudy import resultsdir
-from pstudy.errors import StudyError
-
-HARNESS_REPO = Path(__file__).resolve().parents[2]
+from pstudy import resultsdir, vocabulary
 COLUMNS = (["date", "commit", "commit_short", "dirty", "base_commit", "config", "config_digest", "host"]
            + resultsdir.KEYS + ["phase", "median_s", "base_median_s", "ratio", "ci_low", "ci_high", "p_holm",
                                 "ratio_to_previous", "regressed", "session"])
 SERIES = ["config", "config_digest", "host"] + resultsdir.KEYS + ["phase"]
-
-
-def add_arguments(parser):
-    parser.add_argument("--history", help="history file (default: $PERFSTUDY_RESULTS/history.csv or "
-                        "<repo>/results/history.csv)")
-    parser.add_argument("--plots-root", default=os.environ.get("PERFSTUDY_PLOTS"),
-                        help="figures go to PLOTS_ROOT/history/ (default: $PERFSTUDY_PLOTS or <repo>/plots)")
-    parser.add_argument("--phases", default="step",
-                        help="comma-separated phases to plot (default step; also forward, backward, update)")
-    parser.add_argument("--formats", default="png,svg", help="comma-separated figure formats (default png,svg)")
 
 
 def read(path):
@@ -51,31 +36,24 @@ def read(path):
 
 def series_key(row):
     """What makes two rows the same series: config, host, point and phase."""
+    head = tuple(None if _missing(row[c]) else str(row[c]) for c in ("config", "config_digest", "host"))
+    return head + vocabulary.point_key(row) + (str(row["phase"]),)
+
+
+def _missing(v):
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def append(path, table, *, date, commit, dirty, base_commit, config, config_digest, host, session, confirmed):
+    """Append one row per (point, phase) of a comparison table (pstudy.compare) under a lock.
+    The other arguments are the plain facts of the session: the candidate's commit and whether
+    its tree was dirty, the base's commit (or build), the config's name and digest, the host, the
+    session directory and the confirmed (point key, phase) pairs."""
     import pandas as pd
-
-    out = []
-    for col in SERIES:
-        v = row[col]
-        if v is None or (not isinstance(v, str) and pd.isna(v)):
-            out.append(None)
-        elif col in ("threads", "batch_subsize", "k"):
-            out.append(int(v))
-        else:
-            out.append(str(v))
-    return tuple(out)
-
-
-def append(path, table, study, base, cand, session, confirmed):
-    """Append one row per (point, phase) of a regress comparison table (under a lock)."""
-    import pandas as pd
-
-    from pstudy import compare as cmp
-    from pstudy import machine, regress
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     confirmed = set(confirmed)
-    host = machine.system()["hostname"]
     with open(path.with_name(path.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two sessions appending at once must not lose rows
         previous = {}
@@ -85,16 +63,15 @@ def append(path, table, study, base, cand, session, confirmed):
                 previous[series_key(r)] = r["median_s"]  # rows are in time order: the last one wins
             text = path.read_text()
         else:
-            old, text = None, ""
+            text = ""
         rows = []
         for _, r in table.iterrows():
-            row = {"date": regress.now(), "commit": cand.history_commit, "commit_short": cand.history_commit[:7],
-                   "dirty": cand.dirty, "base_commit": base.commit or f"build:{base.build_dir}",
-                   "config": study.name, "config_digest": study.digest(), "host": host,
+            row = {"date": date, "commit": commit, "commit_short": commit[:7], "dirty": dirty,
+                   "base_commit": base_commit, "config": config, "config_digest": config_digest, "host": host,
                    **{c: r[c] for c in resultsdir.KEYS}, "phase": r["phase"],
                    "median_s": r["candidate_median_s"], "base_median_s": r["base_median_s"],
                    "ratio": r["ratio"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "p_holm": r["p_holm"],
-                   "regressed": (cmp.point_key(r), r["phase"]) in confirmed, "session": str(session)}
+                   "regressed": (vocabulary.point_key(r), r["phase"]) in confirmed, "session": str(session)}
             prev = previous.get(series_key(row))
             row["ratio_to_previous"] = row["median_s"] / prev if prev and not math.isnan(prev) else math.nan
             rows.append(row)
@@ -105,47 +82,12 @@ def append(path, table, study, base, cand, session, confirmed):
         resultsdir.atomic_write(path, text + body)
 
 
-def main(args):
-    path = Path(args.history) if args.history else \
-        Path(os.environ.get("PERFSTUDY_RESULTS") or HARNESS_REPO / "results") / "history.csv"
-    frame = read(path)
-    phases = [p.strip() for p in args.phases.split(",") if p.strip()]
-    bad = [p for p in phases if p not in ("step", "forward", "backward", "update")]
-    if bad or not phases:
-        raise StudyError(f"--phases: unknown phase {', '.join(bad) or '(none)'} (step, forward, backward, update)")
-    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
-    if not formats or any(f not in ("png", "svg", "pdf") for f in formats):
-        raise StudyError(f"--formats: expected a list of png, svg, pdf, got \"{args.formats}\"")
-    if frame.empty:
-        raise StudyError(f"{path}: the history has no rows yet")
-    outdir = Path(args.plots_root or HARNESS_REPO / "plots") / "history"
-    outdir.mkdir(parents=True, exist_ok=True)
-    written = draw(frame, phases, outdir, formats)
-    out = sys.stdout
-    sessions = frame["session"].nunique()
-    out.write(f"{path}: {len(frame)} rows from {sessions} regress session(s), "
-              f"{frame['commit'].nunique()} commit(s)\n")
-    hits = frame[frame["regressed"]]
-    if len(hits):
-        out.write(f"{len(hits)} confirmed regression(s):\n")
-        for _, r in hits.iterrows():
-            from pstudy import compare as cmp
-            out.write(f"  {r['commit_short']} {r['date']} {cmp.point_label(cmp.point_key(r))} {r['phase']}: "
-                      f"x{r['ratio']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] vs base {str(r['base_commit'])[:7]}\n")
-    else:
-        out.write("no confirmed regression in the history\n")
-    out.write(f"{len(written)} figure files in {outdir}\n")
-    return 0
-
-
 def draw(frame, phases, outdir, formats):
     """One figure per config, host, build and phase: median time per regress session, one line per
     point, red rings where a confirmed regression was reported. Returns the files written."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from pstudy import compare as cmp
 
     written = []
     frame = frame.reset_index(drop=True)
@@ -166,7 +108,7 @@ def draw(frame, phases, outdir, formats):
         for pkey, line in group.groupby(resultsdir.KEYS, dropna=False, sort=True):
             line = line.sort_values("_order")
             xs = [x_of[s] for s in line["session"]]
-            label = cmp.point_label(cmp.point_key(dict(zip(resultsdir.KEYS, pkey))))
+            label = vocabulary.point_label(vocabulary.point_key(dict(zip(resultsdir.KEYS, pkey))))
             ax.plot(xs, line["median_s"], marker="o", markersize=3, linewidth=1.2, label=label)
             hit = line[line["regressed"]]
             if len(hit):

@@ -58,16 +58,13 @@ def cpu():
     return info
 
 
-def compilers(study, root):
-    """Per compiler/kernels build: the build's own buildinfo.json when present (flags included),
-    else the compiler's --version, with a note that the flags are unknown."""
-    build_dir = os.environ.get("PERFSTUDY_BUILD_DIR") or study.run["build_dir"]
-    if not os.path.isabs(build_dir):
-        build_dir = os.path.join(root, build_dir)
+def compilers(study, build_dir):
+    """Per compiler/kernels build of the tree `build_dir`: the build's own buildinfo.json when present
+    (flags included), else the compiler's --version, with a note that the flags are unknown."""
     out = {}
     for compiler in study.sweep["compilers"]:
         for kernels in study.sweep["kernels"]:
-            path = os.path.join(build_dir, compiler, kernels, "buildinfo.json")
+            path = os.path.join(str(build_dir), compiler, kernels, "buildinfo.json")
             entry = {"buildinfo": path}
             try:
                 with open(path) as f:

@@ -20,12 +20,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
+from pstudy import vocabulary  # noqa: E402
 from pstudy.stats import speedup_prefix  # noqa: E402
 
 PHASES = ("step", "forward", "backward")
-COLORS = {"seq": "black", "forkjoin": "tab:blue", "tasks": "tab:orange", "taskiter": "tab:green"}
 LINESTYLES = ["-", "--", "-.", ":"]
-MARKERS = {"seq": "s", "forkjoin": "o", "tasks": "^", "taskiter": "v"}
+SEQ, FORKJOIN, CHUNKED = vocabulary.BASELINE, vocabulary.FORKJOIN, list(vocabulary.CHUNKED_VARIANTS)
 CI_NOTE = ("points (shifted sideways a little to keep them apart): medians of the measured steps of all repetitions; error bars: 95% order-statistic "
            "CI of the median (ratios: interval arithmetic on the two CIs)")
 
@@ -43,15 +43,15 @@ def draw_all(summary, meta, outdir, formats=("png", "svg")):
     summary = summary[summary["n_steps"].fillna(0) > 0]
     for (compiler, kernels), build in summary.groupby(["compiler", "kernels"], sort=True):
         tag = f"{compiler}-{kernels}"
-        has_seq = ((build["variant"] == "seq") & (build["threads"] == 1)).any()
-        has_forkjoin = (build["variant"] == "forkjoin").any()
-        has_chunked = build["variant"].isin(["tasks", "taskiter"]).any()
+        has_seq = ((build["variant"] == SEQ) & (build["threads"] == 1)).any()
+        has_forkjoin = (build["variant"] == FORKJOIN).any()
+        has_chunked = build["variant"].isin(CHUNKED).any()
         for phase in PHASES:
             kinds = ["runtime", "speedup-vs-self1", "efficiency-vs-self1"]
             if has_seq:
                 kinds += ["speedup-vs-seq", "efficiency-vs-seq"]
             elif phase == "step":
-                notes.append(f"{compiler}/{kernels}: no seq run at 1 thread, so no figures against seq")
+                notes.append(f"{compiler}/{kernels}: no {SEQ} run at 1 thread, so no figures against {SEQ}")
             if has_forkjoin and has_chunked:
                 kinds.append("vs-forkjoin")
             for kind in kinds:
@@ -66,9 +66,9 @@ def draw_all(summary, meta, outdir, formats=("png", "svg")):
 
 def series(build):
     """(label, variant, k, rows) for each line of a panel, per batch_subsize panel."""
-    chunked = build[build["variant"].isin(["tasks", "taskiter"])]
+    chunked = build[build["variant"].isin(CHUNKED)]
     subsizes = sorted(chunked["batch_subsize"].dropna().unique()) or [None]
-    plain = build[~build["variant"].isin(["tasks", "taskiter"])]
+    plain = build[~build["variant"].isin(CHUNKED)]
     panels = []
     for bs in subsizes:
         lines = []
@@ -78,8 +78,7 @@ def series(build):
             rows_bs = chunked[chunked["batch_subsize"] == bs]
             for (variant, k), rows in rows_bs.groupby(["variant", "k"], sort=True):
                 lines.append((f"{variant} k={k}", variant, k, rows.sort_values("threads")))
-        order = {"seq": 0, "forkjoin": 1, "tasks": 2, "taskiter": 3}
-        lines.sort(key=lambda line: (order[line[1]], line[2] or 0))
+        lines.sort(key=lambda line: (vocabulary.variant_order(line[1]), line[2] or 0))
         panels.append((bs, lines))
     return panels
 
@@ -97,14 +96,15 @@ def figure(kind, phase, build, meta, compiler, kernels):
             x, y, lo, hi, label = values(kind, phase, rows, label, build)
             if x is None or len(x) == 0 or np.all(np.isnan(y)):
                 continue
-            if variant == "seq" and kind == "runtime":
-                ax.axhline(y[0], color=COLORS["seq"], linestyle=":", linewidth=1,
-                           label=f"seq, 1 thread ({fmt_s(y[0])})")
+            color, marker = vocabulary.variant_style(variant)
+            if variant == SEQ and kind == "runtime":
+                ax.axhline(y[0], color=color, linestyle=":", linewidth=1,
+                           label=f"{SEQ}, 1 thread ({fmt_s(y[0])})")
                 continue
             yerr = np.vstack([np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)])
             yerr = np.nan_to_num(yerr)
             dodge = (i - (len(lines) - 1) / 2) * 0.015 * max_threads  # keep error bars apart
-            ax.errorbar(x + dodge, y, yerr=yerr, label=label, color=COLORS[variant], marker=MARKERS[variant],
+            ax.errorbar(x + dodge, y, yerr=yerr, label=label, color=color, marker=marker,
                         linestyle=style_of_k.get(k, "-"), capsize=3, markersize=5, linewidth=1.3)
         if kind.startswith("speedup"):
             ideal = np.arange(1, max_threads + 1)
@@ -112,15 +112,16 @@ def figure(kind, phase, build, meta, compiler, kernels):
         if kind.startswith("efficiency"):
             ax.axhline(1.0, color="grey", linestyle="--", linewidth=1, label="ideal (1.0)")
         if kind == "vs-forkjoin":
-            ax.axhline(1.0, color=COLORS["forkjoin"], linestyle="--", linewidth=1, label="same as forkjoin")
+            ax.axhline(1.0, color=vocabulary.variant_style(FORKJOIN)[0], linestyle="--", linewidth=1,
+                       label=f"same as {FORKJOIN}")
         ax.set_xlabel("threads")
         ax.set_xticks(range(1, max_threads + 1) if max_threads <= 16 else
                       sorted(build["threads"].unique()))
         ax.grid(True, alpha=0.3)
         if len(panels) > 1 or bs is not None:
-            ax.set_title(f"BATCH_SUBSIZE = {bs}" + ("  (seq, forkjoin: not chunked)"
-                                                     if (build["variant"].isin(["seq", "forkjoin"])).any() else ""),
-                         fontsize=9)
+            unchunked = sorted(set(build["variant"]) - set(CHUNKED), key=vocabulary.variant_order)
+            ax.set_title(f"BATCH_SUBSIZE = {bs}" + (f"  ({', '.join(unchunked)}: not chunked)"
+                                                     if unchunked else ""), fontsize=9)
         # a fixed corner: loc="best" costs more than the rest of the figure together
         corner = {"runtime": "upper right", "vs-forkjoin": "lower left"}.get(
             kind, "upper left" if kind.startswith("speedup") else "lower left")
@@ -141,9 +142,9 @@ def values(kind, phase, rows, label, build):
         return x, y, lo, hi, label
     if kind == "vs-forkjoin":
         variant = rows["variant"].iloc[0]
-        if variant not in ("tasks", "taskiter"):
+        if variant not in CHUNKED:
             return None, None, None, None, label
-        fj = build[build["variant"] == "forkjoin"].set_index("threads")
+        fj = build[build["variant"] == FORKJOIN].set_index("threads")
         fj_med = rows["threads"].map(fj[f"{phase}_median_s"]).to_numpy(dtype=float)
         fj_lo = rows["threads"].map(fj[f"{phase}_ci_low_s"]).to_numpy(dtype=float)
         fj_hi = rows["threads"].map(fj[f"{phase}_ci_high_s"]).to_numpy(dtype=float)
@@ -165,7 +166,7 @@ def title(kind, phase):
             "speedup-vs-self1": f"{phase} speedup vs the same variant on 1 thread",
             "efficiency-vs-seq": f"{phase} parallel efficiency vs sequential",
             "efficiency-vs-self1": f"{phase} parallel efficiency vs the same variant on 1 thread",
-            "vs-forkjoin": f"{phase}: tasks/taskiter relative to fork-join"}[kind]
+            "vs-forkjoin": f"{phase}: {'/'.join(CHUNKED)} relative to {FORKJOIN}"}[kind]
 
 
 def ylabel(kind, phase):
@@ -178,20 +179,20 @@ def ylabel(kind, phase):
 
 
 def base_description(kind, phase, build, compiler, kernels):
-    seq = build[(build["variant"] == "seq") & (build["threads"] == 1)]
+    seq = build[(build["variant"] == SEQ) & (build["threads"] == 1)]
     if len(seq):
         r = seq.iloc[0]
-        seq_text = (f"seq {compiler}/{kernels}, 1 thread: median {phase} {fmt_s(r[f'{phase}_median_s'])} "
+        seq_text = (f"{SEQ} {compiler}/{kernels}, 1 thread: median {phase} {fmt_s(r[f'{phase}_median_s'])} "
                     f"[{fmt_s(r[f'{phase}_ci_low_s'])}, {fmt_s(r[f'{phase}_ci_high_s'])}]")
     else:
-        seq_text = "no seq run"
+        seq_text = f"no {SEQ} run"
     if kind.endswith("vs-seq"):
         return f"base: {seq_text}"
     if kind.endswith("vs-self1"):
         return ("base: each line's own variant and chunking on 1 thread (its time in the legend); "
                 f"for reference, {seq_text}")
     if kind == "vs-forkjoin":
-        fj = build[build["variant"] == "forkjoin"].sort_values("threads")
+        fj = build[build["variant"] == FORKJOIN].sort_values("threads")
         times = ", ".join(f"{int(t)} thr {fmt_s(v)}" for t, v in zip(fj["threads"], fj[f"{phase}_median_s"]))
-        return f"base: forkjoin at the same thread count (median {phase}: {times})"
+        return f"base: {FORKJOIN} at the same thread count (median {phase}: {times})"
     return f"reference: {seq_text}"

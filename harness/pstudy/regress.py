@@ -1,4 +1,4 @@
-"""build two commits, run them interleaved, compare, confirm regressions, keep a history.
+"""Regression sessions: build two commits, run them interleaved, compare, confirm regressions.
 
 Steps:
  1. Resolve the base and the candidate. Candidate: --candidate REV (default HEAD); the special
@@ -25,12 +25,10 @@ or a run failed (nothing can be said about this commit), 130 interrupted.
 """
 
 import datetime
-import json
 import os
 import random
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -38,12 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from pstudy import common, machine, resultsdir, runner, sweep, vocabulary
 from pstudy import compare as cmp
-from pstudy import config as configmod
-from pstudy import machine, resultsdir, runner, sweep
 from pstudy.errors import StudyError
-
-HARNESS_REPO = Path(__file__).resolve().parents[2]
 WORKTREE = "WORKTREE"
 SKIP = 125  # git bisect run: this commit cannot be tested
 ORDER_POLICY = ("interleaved: in each repetition the points are shuffled by random.Random(seed); each point "
@@ -69,41 +64,8 @@ class Side:
         return self.commit[:7] if self.commit else "build"
 
 
-def add_arguments(parser):
-    parser.add_argument("--base", help="base revision (default: merge base with the main branch, or the "
-                        "candidate's parent when the candidate is on the main branch)")
-    parser.add_argument("--candidate", default="HEAD",
-                        help=f"candidate revision (default HEAD; {WORKTREE}: the working tree with its "
-                        "uncommitted changes to tracked files)")
-    parser.add_argument("--config", default="regression",
-                        help="TOML config, or the name of one in configs/ (default: regression)")
-    parser.add_argument("--repo", help="the git repository (default: the one containing the current directory)")
-    parser.add_argument("--main-branch", default="main", help="branch the default base is taken from (default main)")
-    parser.add_argument("--base-build", help="use this existing build tree as the base instead of building a commit")
-    parser.add_argument("--candidate-build", help="use this existing build tree as the candidate")
-    parser.add_argument("--wrap-candidate", default="",
-                        help="prefix every candidate run with this command, e.g. 'taskset -c 0', to check "
-                        "that a known slowdown is detected (such runs are not added to the history)")
-    cmp.add_test_options(parser)
-    parser.add_argument("--no-confirm", action="store_true",
-                        help="report first-pass regressions without re-running them")
-    parser.add_argument("--seed", type=int, help="seed of the run order (default: random, recorded)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="make -j for the builds")
-    parser.add_argument("--keep-worktrees", action="store_true",
-                        help="leave the git worktrees and their builds under <results root>/.regress-work")
-    parser.add_argument("--results-root", default=os.environ.get("PERFSTUDY_RESULTS"),
-                        help="where the session directory goes (default: $PERFSTUDY_RESULTS or <repo>/results)")
-    parser.add_argument("--history", help="history file (default: <results root>/history.csv)")
-    parser.add_argument("--no-history", action="store_true", help="do not append to the history")
-
-
 def say(text):
-    sys.stderr.write(f"perfstudy regress: {text}\n")
-    sys.stderr.flush()
-
-
-def now():
-    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    common.say("regress", text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,7 +88,7 @@ def find_repo(arg):
     done = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True)
     if done.returncode == 0:
         return Path(done.stdout.strip())
-    return HARNESS_REPO
+    return common.REPO_ROOT
 
 
 def commit_of(repo, rev, option):
@@ -239,27 +201,10 @@ def binaries_of(study, side, repo):
         key = (p.compiler, p.kernels, p.variant)
         if key in out:
             continue
-        text = study.run["binary"].format(build_dir=str(side.build_dir), compiler=p.compiler,
-                                          kernels=p.kernels, variant=p.variant)
-        path = Path(os.path.expanduser(text))
-        if not path.is_absolute():
-            path = repo / path
-        if not (path.is_file() and os.access(path, os.X_OK)):
+        path = runner.binary_path(study, p, str(repo), build_dir=side.build_dir)
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
             raise CannotMeasure(f"{side.role} {side.short()}: no executable {path} for {'/'.join(key)}")
-        out[key] = str(path)
-    return out
-
-
-def buildinfo(study, build_dir):
-    out = {}
-    for compiler in study.sweep["compilers"]:
-        for kernels in study.sweep["kernels"]:
-            path = Path(build_dir) / compiler / kernels / "buildinfo.json"
-            try:
-                out[f"{compiler}/{kernels}"] = {"buildinfo": str(path), "build": json.loads(path.read_text())}
-            except (OSError, ValueError):
-                out[f"{compiler}/{kernels}"] = {"buildinfo": str(path), "build": None,
-                                                "note": "no readable buildinfo.json; flags unknown"}
+        out[key] = path
     return out
 
 
@@ -291,47 +236,34 @@ def interleaved(points, repetitions, seed):
 
 
 def side_meta(study, side, directory, seed, binaries, total, session):
-    return {
-        "name": f"{session.name}/{directory.name}", "role": side.role, "regress_session": str(session),
-        "git": {"commit": side.short(), "commit_full": side.commit, "dirty": side.dirty, "changes_digest": None},
-        "describe": side.describe, "build_dir": str(side.build_dir), "wrapper": side.prefix,
-        "started": now(), "finished": None, "status": "running", "runs_total": total,
-        "command": ["perfstudy"] + sys.argv[1:], "config_file": str(study.path), "config": study.as_dict(),
-        "seed": seed, "order": ORDER_POLICY,
-        "warmup": "warm-up steps are kept in steps.csv with warmup=true and left out of every statistic",
-        "statistics": {"centre": "median of the measured steps of all repetitions, pooled",
-                       "ci": "95% distribution-free order-statistic (binomial) interval for the median",
-                       "speedup_ci": "interval arithmetic on the CIs of base and point medians"},
-        "placement": {"OMP_PROC_BIND": study.placement["proc_bind"] or "(unset)",
-                      "OMP_PLACES": study.placement["places"] or "(unset)"},
-        "counters": {"backend": study.counters["backend"], "status": "none"},
-        "binaries": {"/".join(k): v for k, v in binaries.items()},
-        "compilers": buildinfo(study, side.build_dir), "omp_runtime": {},
-        "cpu": machine.cpu(), "system": machine.system(), "software": machine.software(),
-        "load_average": list(os.getloadavg()), "config_text": study.text,
-    }
+    return resultsdir.new_meta(
+        f"{session.name}/{directory.name}", study,
+        {"commit": side.short(), "commit_full": side.commit, "dirty": side.dirty, "changes_digest": None},
+        seed, binaries, machine.compilers(study, side.build_dir), ORDER_POLICY, ["perfstudy"] + sys.argv[1:],
+        common.now(), role=side.role, regress_session=str(session), describe=side.describe,
+        build_dir=str(side.build_dir), wrapper=side.prefix, runs_total=total,
+        counters={"backend": study.counters["backend"], "status": "none"},
+        load_average=list(os.getloadavg()))
 
 
 def measure(study, sides, binaries, points, seed, session, names, repo):
     """Run `points` for both sides, interleaved; returns the two results directories.
 
     CannotMeasure when a run failed; KeyboardInterrupt after marking both directories interrupted."""
-    from pstudy import run as runmod
-
     order = interleaved(points, study.run["repetitions"], seed)
     dirs = []
     for side, name in zip(sides, names):
         d = session / name
         (d / "runs").mkdir(parents=True)
-        resultsdir.atomic_write(d / "config.toml", study.text)
+        resultsdir.atomic_write(d / resultsdir.CONFIG_COPY, study.text)
         dirs.append(d)
     metas = [side_meta(study, s, d, seed, b, len(order) // 2, session) for s, d, b in zip(sides, dirs, binaries)]
     for d, m in zip(dirs, metas):
-        resultsdir.write_json(d / resultsdir.META, m)
+        resultsdir.write_meta(d, m)
     journals = [resultsdir.Journal(d) for d in dirs]
     for j in journals:
         j.append("begin", resumed=False, total_runs=len(order) // 2, already_done=0, seed=seed)
-    progress = runmod.Progress(len(order), {})
+    progress = common.Progress(len(order), {})
     failed = []
     try:
         for i, (s, run) in enumerate(order):
@@ -351,12 +283,12 @@ def measure(study, sides, binaries, points, seed, session, names, repo):
         progress.close()
         for d, m, j in zip(dirs, metas, journals):
             j.append("interrupted")
-            runmod.finish(d, m, "interrupted")
+            resultsdir.tabulate(d, m, "interrupted", common.now())
         raise
     progress.close()
     for d, m, j in zip(dirs, metas, journals):
         j.append("end")
-        runmod.finish(d, m, "complete")
+        resultsdir.tabulate(d, m, "complete", common.now())
     if failed:
         raise CannotMeasure(f"{len(failed)} run(s) failed, first: {failed[0]} (see {dirs[0]}/failures.csv "
                             f"and {dirs[1]}/failures.csv)")
@@ -384,64 +316,6 @@ def check_config(study, phases, alpha, uses_git):
     return n_tests
 
 
-def main(args):
-    phases = cmp.check_test_options(args)
-    if args.candidate_build and args.candidate != "HEAD":
-        raise StudyError("--candidate-build: give either --candidate REV or --candidate-build DIR")
-    if args.base_build and args.base:
-        raise StudyError("--base-build: give either --base REV or --base-build DIR")
-    path = configmod.resolve_path(args.config, HARNESS_REPO / "configs")
-    study = configmod.load(path)
-    check_config(study, phases, args.alpha, not (args.base_build and args.candidate_build))
-    repo = find_repo(args.repo)
-    for key in ("checkpoint", "data"):
-        value = runner.model_path(study.model[key], str(repo))
-        if value is not None and not os.path.isfile(value):
-            raise StudyError(f"{study.path}: model.{key}: no such file {value}")
-    base, cand = resolve_sides(args, repo)
-    results_root = Path(args.results_root or repo / "results")
-    session = new_session(results_root, base, cand)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 31)
-    say(f"base {base.describe}; candidate {cand.describe}"
-        + (f", wrapped in '{args.wrap_candidate}'" if cand.prefix else ""))
-    say(f"session {session}")
-    load1 = os.getloadavg()[0]
-    if load1 > 0.5:
-        say(f"note: load average {load1:.1f} on {os.cpu_count()} CPUs before starting: other work may add noise")
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, interrupt)
-    worktrees = {}
-    try:
-        for side in (base, cand):
-            if side.build_dir is not None:
-                continue
-            if side.commit not in worktrees:
-                wt = make_worktree(repo, side.commit, results_root / ".regress-work")
-                worktrees[side.commit] = wt
-                say(f"building {side.commit[:7]} in {wt}")
-                build(wt, study, args.jobs, session / f"build-{side.commit[:12]}.log")
-            side.worktree = worktrees[side.commit]
-            side.build_dir = side.worktree / study.run["build_dir"]
-        binaries = [binaries_of(study, s, repo) for s in (base, cand)]
-        return evaluate(args, study, phases, (base, cand), binaries, session, seed, repo)
-    except CannotMeasure as err:
-        say(f"cannot measure: {err}")
-        say(f"exit {SKIP}: nothing can be said about this commit (git bisect: skip)")
-        return SKIP
-    except KeyboardInterrupt:
-        say(f"interrupted; what was measured is in {session}")
-        return 130
-    finally:
-        if not args.keep_worktrees:
-            for wt in worktrees.values():
-                remove_worktree(repo, wt)
-
-
-def interrupt(signum, frame):
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
 def evaluate(args, study, phases, sides, binaries, session, seed, repo):
     import pandas as pd
 
@@ -463,7 +337,7 @@ def evaluate(args, study, phases, sides, binaries, session, seed, repo):
     table["verdict"] = table["status"]
     confirmed = list(flagged)
     if flagged and not args.no_confirm:
-        again = sorted({p for p, _ in flagged}, key=lambda p: tuple((0, "") if v is None else (1, v) for v in p))
+        again = sorted({p for p, _ in flagged}, key=vocabulary.point_sort_key)
         say(f"confirmation: {len(flagged)} (point, phase) pairs regressed; measuring {len(again)} points again "
             "with fresh runs")
         dirs = measure(study, sides, binaries, [sweep.Point(*p) for p in again], seed + 1, session,
@@ -474,9 +348,9 @@ def evaluate(args, study, phases, sides, binaries, session, seed, repo):
             out.write("\nconfirmation (fresh runs, Holm over the re-tested pairs):\n"
                       + cmp.format_table(table2, args.confidence) + "\n")
         confirmed = cmp.regressed_pairs(table2)
-        second = {(cmp.point_key(r), r["phase"]): r for _, r in table2.iterrows()}
+        second = {(vocabulary.point_key(r), r["phase"]): r for _, r in table2.iterrows()}
         for i, r in table.iterrows():
-            pair = (cmp.point_key(r), r["phase"])
+            pair = (vocabulary.point_key(r), r["phase"])
             if pair in second:
                 s = second[pair]
                 for col in ("ratio", "ci_low", "ci_high", "p_holm"):
@@ -487,9 +361,12 @@ def evaluate(args, study, phases, sides, binaries, session, seed, repo):
     if not args.no_history and cand.history_commit and not cand.prefix:
         from pstudy import history
         history_path = Path(args.history) if args.history else session.parent.parent / "history.csv"
-        history.append(history_path, table, study, base, cand, session, confirmed)
+        history.append(history_path, table, date=common.now(), commit=cand.history_commit, dirty=cand.dirty,
+                       base_commit=base.commit or f"build:{base.build_dir}", config=study.name,
+                       config_digest=study.digest(), host=machine.system()["hostname"], session=session,
+                       confirmed=confirmed)
         say(f"history: {history_path}")
-    verdict = [f"{cmp.point_label(p)} {phase}" for p, phase in confirmed]
+    verdict = [f"{vocabulary.point_label(p)} {phase}" for p, phase in confirmed]
     if verdict:
         out.write(f"\nREGRESSION ({len(verdict)} confirmed): {'; '.join(verdict)}\n")
     elif flagged:

@@ -1,30 +1,251 @@
-"""A results directory: its name, its journal, its per-run records and the tables built from them.
+"""The results layout, owned here: every file name, path and format of a results directory.
 
 Layout of results/<date>-<commit>-<config>[-N]/:
-    meta.json       the machine, code, build and config of the sweep (written at start, updated at end)
+    meta.json       the machine, code, build and config of the sweep (written at start, updated at end);
+                    versioned ("schema"), built by new_meta() and read through Meta's accessors
     config.toml     the config file's text as run
     journal.jsonl   one JSON line per event: begin, run (one per finished run), interrupted, end
-    runs/ID.json    everything one run produced (point, status, error, info line, steps, stderr tail)
+    runs/STEM.json  everything one run produced (point, status, error, info line, steps, stderr tail)
+    traces/STEM.csv per-kernel records of a run made with --trace
+    ops/VARIANT_COMPILER_KERNELS.json   a binary's --describe output (FLOPs and bytes per operation)
+    counters/STEM.GROUP.csv             hardware-counter runs (likwid; .papi.txt, .perf.csv)
+    ceilings.json   STREAM and peak-FLOP/s ceilings measured with the sweep (pstudy.ceilings' format)
     steps.csv       one row per step of every successful run (warm-up steps flagged, see README)
     runs.csv        one row per run, failed ones included
     failures.csv    the failed runs with their errors
-    summary.csv     one row per point: medians, CIs, speedups, efficiencies
+    summary.csv     one row per point: medians, CIs, speedups, efficiencies (a cache: `report`
+                    recomputes it from steps.csv and runs.csv, the source of truth)
+STEM is a run's file stem, run_stem(point, repetition):
+    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>_r<repetition>
 Every file is written to a temporary name and renamed into place, so a crash never leaves a half
-file under a real name. A run counts as done only when its runs/ID.json exists and the journal
+file under a real name. A run counts as done only when its runs/STEM.json exists and the journal
 says so; anything else is redone on resume.
 """
 
 import datetime
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
+from pstudy import vocabulary
 from pstudy.errors import StudyError
 
 JOURNAL = "journal.jsonl"
 META = "meta.json"
-KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k"]
+CONFIG_COPY = "config.toml"
+CEILINGS = "ceilings.json"
+RUNS_DIR, TRACES_DIR, OPS_DIR, COUNTERS_DIR = "runs", "traces", "ops", "counters"
+STEPS_CSV, RUNS_CSV, FAILURES_CSV, SUMMARY_CSV = "steps.csv", "runs.csv", "failures.csv", "summary.csv"
+KEYS = vocabulary.POINT_KEYS
+
+
+# ---------------------------------------------------------------------------------------------
+# names
+
+def point_stem(point):
+    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA> of a point (any object with the
+    point's attributes, or a point key tuple)."""
+    variant, compiler, kernels, threads, bs, k = tuple(point)
+    return (f"{variant}_{compiler}_{kernels}_t{threads}_bs{'NA' if bs is None else bs}"
+            f"_k{'NA' if k is None else k}")
+
+
+def run_stem(point, repetition):
+    """The file stem of one run: its record, its trace and its counter files share it."""
+    return f"{point_stem(point)}_r{repetition}"
+
+
+RUN_STEM = re.compile(r"(?P<variant>[a-z][a-z0-9]*)_(?P<compiler>[a-z0-9]+)_(?P<kernels>[a-z0-9]+)"
+                      r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA)_k(?P<k>\d+|NA)_r(?P<rep>\d+)")
+
+
+def parse_run_stem(stem):
+    """(point key, repetition) of a run stem, or None when the name is not one."""
+    m = RUN_STEM.fullmatch(stem)
+    if not m:
+        return None
+    d = m.groupdict()
+    key = (d["variant"], d["compiler"], d["kernels"], int(d["threads"]),
+           None if d["bs"] == "NA" else int(d["bs"]), None if d["k"] == "NA" else int(d["k"]))
+    return key, int(d["rep"])
+
+
+def ops_stem(variant, compiler, kernels):
+    return f"{variant}_{compiler}_{kernels}"
+
+
+# ---------------------------------------------------------------------------------------------
+# paths
+
+def run_record_path(directory, point, repetition):
+    return Path(directory) / RUNS_DIR / f"{run_stem(point, repetition)}.json"
+
+
+def trace_path(directory, point, repetition):
+    return Path(directory) / TRACES_DIR / f"{run_stem(point, repetition)}.csv"
+
+
+def ops_path(directory, variant, compiler, kernels):
+    return Path(directory) / OPS_DIR / f"{ops_stem(variant, compiler, kernels)}.json"
+
+
+def counters_path(directory, point, repetition, suffix):
+    """counters/<run stem>.<suffix>: suffix is GROUP.csv (likwid), papi.txt or perf.csv."""
+    return Path(directory) / COUNTERS_DIR / f"{run_stem(point, repetition)}.{suffix}"
+
+
+def counter_files(directory, point):
+    """[(repetition, group, path)] of the likwid counter files of a point."""
+    cdir = Path(directory) / COUNTERS_DIR
+    out = []
+    if cdir.is_dir():
+        prefix = point_stem(point)
+        for path in sorted(cdir.glob(f"{prefix}_r*.*.csv")):
+            m = re.fullmatch(re.escape(prefix) + r"_r(\d+)\.([A-Z0-9]+)\.csv", path.name)
+            if m:
+                out.append((int(m.group(1)), m.group(2), path))
+    return out
+
+
+def ceilings_path(directory):
+    return Path(directory) / CEILINGS
+
+
+def traces(directory):
+    """[(path, point key, repetition)] of the trace files of a results directory, in name order;
+    StudyError naming a file whose name is not a run stem."""
+    tdir = Path(directory) / TRACES_DIR
+    found = []
+    if tdir.is_dir():
+        for path in sorted(tdir.glob("*.csv")):
+            parsed = parse_run_stem(path.stem)
+            if parsed is None:
+                raise StudyError(f"{path}: name does not follow "
+                                 "<variant>_<compiler>_<kernels>_t<threads>_bs<bs>_k<k>_r<rep>.csv")
+            found.append((path, *parsed))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# meta.json
+
+META_SCHEMA = 2  # directories written before the field existed read as schema 1 (same keys)
+STATISTICS = {"centre": "median of the measured steps of all repetitions, pooled",
+              "ci": "95% distribution-free order-statistic (binomial) interval for the median; "
+                    "exact coverage in summary.csv column ci_coverage",
+              "speedup_ci": "interval arithmetic on the CIs of base and point medians"}
+WARMUP_POLICY = ("warm-up steps are kept in steps.csv with warmup=true and left out of every statistic; "
+                 "measured steps have warmup=false")
+
+
+def new_meta(name, study, git, seed, binaries, compilers, order, command, started, **extra):
+    """meta.json of a new results directory: what makes the sweep reproducible. `extra` adds the
+    fields of one kind of directory (a sweep's identity and counters, a regress side's role)."""
+    from pstudy import machine
+
+    return {
+        "schema": META_SCHEMA,
+        "name": name,
+        "git": git,
+        "started": started,
+        "finished": None,
+        "status": "running",
+        "command": command,
+        "config_file": str(study.path),
+        "config": study.as_dict(),
+        "seed": seed,
+        "order": order,
+        "warmup": WARMUP_POLICY,
+        "statistics": STATISTICS,
+        "placement": {"OMP_PROC_BIND": study.placement["proc_bind"] or "(unset)",
+                      "OMP_PLACES": study.placement["places"] or "(unset)"},
+        "binaries": {"/".join(k): v for k, v in binaries.items()},
+        "compilers": compilers,
+        "omp_runtime": {},
+        "cpu": machine.cpu(),
+        "system": machine.system(),
+        "software": machine.software(),
+        "config_text": study.text,
+        **extra,
+    }
+
+
+class Meta(dict):
+    """A meta.json as read back: the dict itself, plus typed accessors for what readers need, so
+    that no reader guesses key paths. Accessors raise StudyError naming the file and the key."""
+
+    def __init__(self, data, path):
+        super().__init__(data)
+        self.path = Path(path)
+
+    def _table(self, *keys):
+        value = self
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+            if value is None:
+                return {}
+        if not isinstance(value, dict):
+            raise StudyError(f"{self.path}: {'.'.join(keys)}: expected a table, got {value!r}")
+        return value
+
+    @property
+    def schema(self):
+        return self.get("schema", 1)
+
+    @property
+    def config(self):
+        """The config as run (every key resolved)."""
+        return self._table("config")
+
+    @property
+    def model(self):
+        return self._table("config", "model")
+
+    @property
+    def run_settings(self):
+        return self._table("config", "run")
+
+    @property
+    def sweep(self):
+        return self._table("config", "sweep")
+
+    @property
+    def analysis(self):
+        return self._table("config", "analysis")
+
+    @property
+    def warmup(self):
+        """Warm-up steps of every run (config.run.warmup; the config's default, 1, when absent)."""
+        value = self.run_settings.get("warmup", 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise StudyError(f"{self.path}: config.run.warmup: expected a non-negative integer, got {value!r}")
+        return value
+
+    @property
+    def commit(self):
+        return self._table("git").get("commit")
+
+    @property
+    def dirty(self):
+        return bool(self._table("git").get("dirty"))
+
+    @property
+    def machine(self):
+        """{"cpu": ..., "system": ...} as recorded when the directory was made."""
+        return {"cpu": self._table("cpu"), "system": self._table("system")}
+
+    @property
+    def status(self):
+        return self.get("status")
+
+    def display_name(self, directory):
+        return self.get("name") or Path(directory).name
+
+
+def write_meta(directory, meta):
+    write_json(Path(directory) / META, dict(meta))
 STEP_COLUMNS = KEYS + ["repetition", "step", "warmup", "forward_s", "backward_s", "update_s", "step_s", "loss"]
 RUN_COLUMNS = KEYS + ["repetition", "order", "status", "error", "exit_code", "wall_s", "omp_runtime",
                       "proc_bind", "places", "tasks_per_step", "num_parameters"]
@@ -68,11 +289,17 @@ def read_meta(directory):
     path = Path(directory) / META
     try:
         with open(path) as f:
-            return json.load(f)
+            data = json.load(f)
     except FileNotFoundError:
         raise StudyError(f"{directory}: not a results directory (no {META})") from None
     except (OSError, ValueError) as err:
         raise StudyError(f"{path}: unreadable: {err}") from None
+    if not isinstance(data, dict):
+        raise StudyError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    schema = data.get("schema", 1)
+    if not isinstance(schema, int) or schema > META_SCHEMA:
+        raise StudyError(f"{path}: schema {schema!r} is newer than this harness reads ({META_SCHEMA})")
+    return Meta(data, path)
 
 
 def identity(study, git):
@@ -115,7 +342,7 @@ def find_or_create(results_root, study, git, fresh=False):
             if meta.get("identity") == want:
                 return d, True
     path = new_directory(root, f"{datetime.date.today().isoformat()}-{stem}")
-    (path / "runs").mkdir()
+    (path / RUNS_DIR).mkdir()
     return path, False
 
 
@@ -148,7 +375,7 @@ class Journal:
 def completed_runs(directory, retry_failed=False):
     """run_id -> status for the runs that are done: journalled and with a readable record."""
     directory = Path(directory)
-    for stale in (directory / "runs").glob(".*.tmp"):  # a run record that was being written
+    for stale in (directory / RUNS_DIR).glob(".*.tmp"):  # a run record that was being written
         stale.unlink()
     done = {}
     for event in Journal(directory).events():
@@ -166,7 +393,7 @@ def completed_runs(directory, retry_failed=False):
 
 def load_run(directory, run_id):
     try:
-        with open(Path(directory) / "runs" / f"{run_id}.json") as f:
+        with open(Path(directory) / RUNS_DIR / f"{run_id}.json") as f:
             return json.load(f)
     except (OSError, ValueError, TypeError):
         return None
@@ -174,13 +401,12 @@ def load_run(directory, run_id):
 
 def save_run(directory, run, order, outcome, command):
     p = run.point
-    record = {"run_id": run.run_id(), "variant": p.variant, "compiler": p.compiler, "kernels": p.kernels,
-              "threads": p.threads, "batch_subsize": p.batch_subsize, "k": p.k,
+    record = {"run_id": run.run_id(), **dict(zip(KEYS, p)),
               "repetition": run.repetition, "order": order, "status": outcome.status,
               "error": outcome.error, "exit_code": outcome.exit_code, "wall_s": round(outcome.wall_s, 6),
               "command": command, "info": outcome.info, "steps": outcome.steps,
               "stderr_tail": outcome.stderr_tail}
-    write_json(Path(directory) / "runs" / f"{run.run_id()}.json", record)
+    write_json(run_record_path(directory, p, run.repetition), record)
 
 
 def records(directory):
@@ -221,6 +447,43 @@ def tables(directory):
     return steps, runs, failures
 
 
+def tabulate(directory, meta, status, finished):
+    """Writes the tables of a directory (steps, runs, failures, summary) from its run records and the
+    final meta.json with `status`; returns the number of failed runs."""
+    from pstudy import stats
+
+    directory = Path(directory)
+    steps, runs, failures = tables(directory)
+    write_csv(directory / STEPS_CSV, steps)
+    write_csv(directory / RUNS_CSV, runs)
+    write_csv(directory / FAILURES_CSV, failures)
+    write_csv(directory / SUMMARY_CSV, stats.point_summary(steps, runs))
+    runtimes = {}
+    for _, r in runs.dropna(subset=["omp_runtime"]).iterrows():
+        runtimes.setdefault(f"{r['compiler']}/{r['kernels']}", set()).add(str(r["omp_runtime"]))
+    meta["omp_runtime"] = {k: sorted(v) for k, v in runtimes.items()}
+    meta["status"] = status
+    meta["finished"] = finished
+    meta["runs_done"] = int(len(runs))
+    meta["runs_ok"] = int((runs["status"] == "ok").sum())
+    meta["runs_failed"] = int((runs["status"] != "ok").sum())
+    write_meta(directory, meta)
+    return meta["runs_failed"]
+
+
+def read_summary(directory):
+    """The per-point summary, recomputed from steps.csv (and runs.csv, for the run counts): the
+    tidy data is the source of truth, and a summary.csv cached by an older harness is never shown."""
+    from pstudy import stats
+
+    directory = Path(directory)
+    steps = read_steps(directory)
+    runs_path = directory / RUNS_CSV
+    if not runs_path.exists():
+        return stats.summarise(steps)
+    return stats.point_summary(steps, read_csv(runs_path))
+
+
 def read_csv(path, columns=(), what="", absent=None):
     """A CSV written by write_csv (NA for missing values), with the point's
     integer keys typed. Raises StudyError naming the file when it is absent
@@ -245,7 +508,7 @@ def read_csv(path, columns=(), what="", absent=None):
 
 def read_steps(directory):
     """steps.csv of a results directory, with the key columns typed."""
-    steps = read_csv(Path(directory) / "steps.csv", STEP_COLUMNS,
+    steps = read_csv(Path(directory) / STEPS_CSV, STEP_COLUMNS,
                      absent=f"{directory}: no steps.csv (the sweep wrote no results yet)")
     steps["warmup"] = steps["warmup"].astype(str).str.lower().isin(["true", "1"])
     return steps

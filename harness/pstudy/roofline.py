@@ -10,16 +10,17 @@ Inputs, in a results directory RESULTS_DIR:
   traces/<variant>_<compiler>_<kernels>_t<threads>_bs<bs>_k<k>_r<rep>.csv
                                     `--trace` output (one row per chunk); bs and k are NA for
                                     seq and forkjoin
-  meta.json                         optional; meta["config"]["warmup"] warm-up steps to skip
+  meta.json                         the warm-up steps to skip (config.run.warmup, read through
+                                    resultsdir.Meta.warmup; 1 when the directory has no meta.json)
   counters/                         optional, measured bytes (see "Hardware counters" below)
 
 Time of an operation: in each kept iteration of a run, its wall span, from its
 first chunk's start to its last chunk's end (all threads); the operation's time
 is the median of those spans over iterations and repetitions. Warm-up
-iterations (meta.json's config.warmup; iteration 0 when no warmup is given) are
-not used. A kernel's time is the sum over its operations (layers). Shares are
+iterations (meta.json's config.run.warmup, the same steps the tables leave out)
+are not used. A kernel's time is the sum over its operations (layers). Shares are
 of the sum of all operations' times: the step time where operations do not
-overlap (seq, forkjoin); with tasks and taskiter, operations overlap and the
+overlap (seq, forkjoin); with the chunked variants, operations overlap and the
 shares are of summed operation spans.
 
 Rates: GFLOP/s = FLOPs / time, GB/s = bytes / time, FLOPs and bytes from the
@@ -45,11 +46,8 @@ replaces the modelled bytes of the kernels it covers (measured_kernel_bytes);
 the figure and table say which source each kernel's bytes come from.
 """
 
-import argparse
 import json
 import math
-import re
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -60,6 +58,8 @@ import pandas as pd  # noqa: E402
 
 from pstudy import ceilings as ceil_mod  # noqa: E402
 from pstudy import counters as counters_mod  # noqa: E402
+from pstudy import resultsdir, vocabulary  # noqa: E402
+from pstudy.errors import StudyError  # noqa: E402
 
 STEP_RULE = "memory bound when memory-bound kernels take more than half of the step time"
 MEMORY_SHARE_THRESHOLD = 0.5
@@ -67,8 +67,6 @@ TIME_NOTE = "time: median over iterations and repetitions of each op's wall span
 MODEL_NOTE = "traffic model (no hardware counters)"
 BANDWIDTH_KERNELS = 8  # memory-bound kernels drawn against thread count, longest first
 
-TRACE_NAME = re.compile(r"(?P<variant>[a-z0-9]+)_(?P<compiler>[a-z0-9]+)_(?P<kernels>[a-z0-9]+)"
-                        r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA)_k(?P<k>\d+|NA)_r(?P<rep>\d+)\.csv")
 TRACE_COLUMNS = ("iteration", "op", "kernel", "start_s", "end_s")
 OP_KEYS = ("op", "kernel", "label", "flops", "bytes")
 
@@ -134,36 +132,24 @@ def load_trace(path):
 
 
 def warmup_steps(results_dir):
-    """Warm-up iterations to skip: meta.json's config.warmup, else 1 (iteration 0)."""
-    path = Path(results_dir) / "meta.json"
-    if not path.exists():
+    """Warm-up iterations to skip: the run's own warm-up steps (meta.json, config.run.warmup)."""
+    if not (Path(results_dir) / resultsdir.META).exists():
         return 1
     try:
-        meta = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise RooflineError(f"{path}: not JSON: {err.msg} at line {err.lineno}") from None
-    warmup = meta.get("config", {}).get("warmup") if isinstance(meta, dict) else None
-    if warmup is None:
-        return 1
-    if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
-        raise RooflineError(f"{path}: config.warmup: expected a non-negative integer, got {warmup!r}")
-    return warmup
+        return resultsdir.read_meta(results_dir).warmup
+    except StudyError as err:
+        raise RooflineError(str(err)) from None
 
 
 def find_traces(results_dir):
-    """[(path, {variant, compiler, kernels, threads, bs, k, rep})] of RESULTS_DIR/traces."""
-    tdir = Path(results_dir) / "traces"
+    """[(path, point key, repetition)] of RESULTS_DIR/traces."""
+    tdir = Path(results_dir) / resultsdir.TRACES_DIR
     if not tdir.is_dir():
         raise RooflineError(f"{tdir}: not found (expected trace CSVs of the runs)")
-    found = []
-    for path in sorted(tdir.glob("*.csv")):
-        m = TRACE_NAME.fullmatch(path.name)
-        if not m:
-            raise RooflineError(f"{path}: name does not follow "
-                                "<variant>_<compiler>_<kernels>_t<threads>_bs<bs>_k<k>_r<rep>.csv")
-        d = m.groupdict()
-        d["threads"], d["rep"] = int(d["threads"]), int(d["rep"])
-        found.append((path, d))
+    try:
+        found = resultsdir.traces(results_dir)
+    except StudyError as err:
+        raise RooflineError(str(err)) from None
     if not found:
         raise RooflineError(f"{tdir}: no trace CSVs")
     return found
@@ -288,26 +274,23 @@ def _region_kernel(region):
     return region.replace("_forward", "_fwd").replace("_backward", "_bwd")
 
 
-def measured_kernel_bytes(results_dir, stem_prefix, steps_per_run):
-    """{kernel: DRAM bytes per step} from RESULTS_DIR/counters/<stem_prefix>*_r<rep>.<GROUP>.csv, or None.
+def measured_kernel_bytes(results_dir, point, steps_per_run):
+    """{kernel: DRAM bytes per step} from the likwid counter files of a point
+    (resultsdir.counter_files: counters/<run stem>.<GROUP>.csv), or None.
 
     Groups MEM1 and MEM2 of one repetition are added (Zen 3: each sees half the channels);
     MEM alone is used as is. The counters cover every step of the run, warm-up included,
     so volume / steps_per_run is per step. Repetitions are averaged.
     """
-    cdir = Path(results_dir) / "counters"
-    if not cdir.is_dir():
-        return None
+    cdir = Path(results_dir) / resultsdir.COUNTERS_DIR
     by_rep = {}
-    for path in sorted(cdir.glob(f"{stem_prefix}_r*.*.csv")):
-        m = re.fullmatch(re.escape(stem_prefix) + r"_r(\d+)\.([A-Z0-9]+)\.csv", path.name)
-        if not m:
-            continue
+    for rep, group, path in resultsdir.counter_files(results_dir, point):
         try:
             parsed = counters_mod.parse_likwid_csv(path.read_text(), source=str(path))
         except counters_mod.CountersFormatError as err:
             raise RooflineError(str(err)) from None
-        by_rep.setdefault(int(m.group(1)), {})[m.group(2)] = counters_mod.region_summary(parsed)
+        by_rep.setdefault(rep, {})[group] = counters_mod.region_summary(parsed)
+    stem_prefix = resultsdir.point_stem(point)
     if not by_rep:
         return None
     per_rep = []
@@ -425,7 +408,7 @@ def bandwidth_figure(series, ceilings, title, note, path):
 def _config_label(key):
     variant, compiler, kernels, threads, bs, k = key
     label = f"{variant} ({compiler}/{kernels}) {threads} thread{'s' if threads != 1 else ''}"
-    if bs != "NA" or k != "NA":
+    if bs is not None or k is not None:
         label += f" bs={bs} k={k}"
     return label
 
@@ -442,35 +425,33 @@ def _pick(configs, variant, threads, compiler, kernels):
 def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figures=True):
     """Runs the analysis; writes figures (unless figures=False) and tables under out_dir; returns a summary dict.
 
-    at: [(variant, threads)] to analyse; default [("seq", 1), ("forkjoin", largest thread count)]
+    at: [(variant, threads)] to analyse; default [(vocabulary.BASELINE, 1), (vocabulary.FORKJOIN,
+    largest thread count)]
     (another variant at that count when the preferred one is absent). Raises RooflineError.
     """
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     try:
-        ceilings = ceil_mod.load_ceilings(results_dir / "ceilings.json")
+        ceilings = ceil_mod.load_ceilings(resultsdir.ceilings_path(results_dir))
     except ceil_mod.CeilingsError as err:
         raise RooflineError(str(err)) from None
     warmup = warmup_steps(results_dir)
     ops_cache, runs = {}, {}
-    for path, d in find_traces(results_dir):
-        ops_key = f"{d['variant']}_{d['compiler']}_{d['kernels']}"
-        if ops_key not in ops_cache:
-            ops_cache[ops_key] = load_ops(results_dir / "ops" / f"{ops_key}.json")
-        key = (d["variant"], d["compiler"], d["kernels"], d["threads"], d["bs"], d["k"])
+    for path, key, _rep in find_traces(results_dir):
+        if key[:3] not in ops_cache:
+            ops_cache[key[:3]] = load_ops(resultsdir.ops_path(results_dir, *key[:3]))
         runs.setdefault(key, []).append((path, load_trace(path)))
 
     configs = {}
     for key, rs in runs.items():
-        ops_key = "_".join(key[:3])
-        table, step_s, samples = config_timings(rs, ops_cache[ops_key], warmup,
-                                                results_dir / "ops" / f"{ops_key}.json")
+        table, step_s, samples = config_timings(rs, ops_cache[key[:3]], warmup,
+                                                resultsdir.ops_path(results_dir, *key[:3]))
         configs[key] = {"per_op": table, "step_s": step_s, "samples": samples, "reps": len(rs)}
 
     thread_counts = sorted({key[3] for key in configs})
     if at is None:
-        at = [("seq", 1)] if 1 in thread_counts else []
+        at = [(vocabulary.BASELINE, 1)] if 1 in thread_counts else []
         if not at or thread_counts[-1] != 1:
-            at.append(("forkjoin", thread_counts[-1]))
+            at.append((vocabulary.FORKJOIN, thread_counts[-1]))
     out_dir.mkdir(parents=True, exist_ok=True)
 
     summary = {"results_dir": str(results_dir), "warmup_skipped": warmup, "rule": STEP_RULE,
@@ -478,16 +459,15 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
     for variant, threads in at:
         key = _pick(configs, variant, threads, compiler, kernels)
         if key is None:
-            raise RooflineError(f"{results_dir / 'traces'}: no run at {threads} threads "
+            raise RooflineError(f"{results_dir / resultsdir.TRACES_DIR}: no run at {threads} threads "
                                 f"(thread counts present: {', '.join(map(str, thread_counts))})")
         try:
             roof = roofs(ceil_mod.ceiling_for(ceilings, threads))
         except ceil_mod.CeilingsError as err:
-            raise RooflineError(f"{results_dir / 'ceilings.json'}: {err}") from None
+            raise RooflineError(f"{resultsdir.ceilings_path(results_dir)}: {err}") from None
         cfg = configs[key]
-        stem = "{}_{}_{}_t{}_bs{}_k{}".format(*key)
         n_iter = max(int(t["iteration"].max()) + 1 for _, t in runs[key])
-        measured = measured_kernel_bytes(results_dir, stem, n_iter)
+        measured = measured_kernel_bytes(results_dir, key, n_iter)
         note = MODEL_NOTE if not measured else \
             f"likwid DRAM volume for {', '.join(sorted(measured))}; traffic model for the rest"
         per_op = classify(cfg["per_op"], roof)
@@ -521,7 +501,7 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
     series, used = {}, []
     for threads in thread_counts:
         key = _pick(configs, scaling_variant, threads, compiler, kernels)
-        if key[0] != scaling_variant and not (threads == 1 and key[0] == "seq"):
+        if key[0] != scaling_variant and not (threads == 1 and key[0] == vocabulary.BASELINE):
             continue
         try:
             roof = roofs(ceil_mod.ceiling_for(ceilings, threads))
@@ -556,36 +536,6 @@ def format_table(records):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="pstudy roofline", description=__doc__.split("\n")[0])
-    parser.add_argument("results_dir", help="results directory (ceilings.json, ops/, traces/, meta.json)")
-    parser.add_argument("--out", help="output directory (default RESULTS_DIR/roofline)")
-    parser.add_argument("--at", action="append", metavar="VARIANT:THREADS",
-                        help="configuration to analyse, repeatable (default seq:1 and forkjoin:<largest>)")
-    parser.add_argument("--compiler", default="gcc")
-    parser.add_argument("--kernels", default="fast")
-    args = parser.parse_args(argv)
-    at = None
-    if args.at:
-        at = []
-        for item in args.at:
-            m = re.fullmatch(r"([a-z0-9]+):(\d+)", item)
-            if not m or int(m.group(2)) < 1:
-                print(f"pstudy roofline: --at: expected VARIANT:THREADS like forkjoin:2, got {item!r}",
-                      file=sys.stderr)
-                return 2
-            at.append((m.group(1), int(m.group(2))))
-    out = Path(args.out) if args.out else Path(args.results_dir) / "roofline"
-    try:
-        summary = analyse(args.results_dir, out, at=at, compiler=args.compiler, kernels=args.kernels)
-    except RooflineError as err:
-        print(f"pstudy roofline: {err}", file=sys.stderr)
-        return 2
-    print(format_summary(summary))
-    print(f"wrote {out}")
-    return 0
-
-
 def format_summary(summary):
     """The verdict tables and lines of an analysis, as text."""
     lines = []
@@ -598,6 +548,3 @@ def format_summary(summary):
     lines.extend(summary["verdicts"])
     return "\n".join(lines)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

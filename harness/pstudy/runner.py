@@ -1,6 +1,6 @@
 """Running one measurement: one process of a variant binary with --json, checked line by line.
 
-Contract (common.md): stdout carries one JSON object per line, first {"info": {...}}, then one
+Contract (the front end's --json, variants/main.c): stdout carries one JSON object per line, first {"info": {...}}, then one
 object per training step with step, loss, forward_s, backward_s, update_s, step_s. Anything else
 is a failed run whose error says what was wrong; the sweep goes on.
 """
@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from pstudy.config import CHUNKED_VARIANTS
+from pstudy import common, vocabulary
 
 STEP_FIELDS = ("loss", "forward_s", "backward_s", "update_s", "step_s")
 TERM_GRACE_S = 2.0  # after SIGTERM to a timed-out process group, wait this long before SIGKILL
@@ -34,10 +34,11 @@ class Outcome:
     stderr_tail: list = field(default_factory=list)
 
 
-def binary_path(study, point, root):
-    """Where the binary of a point lives: run.binary with build_dir (PERFSTUDY_BUILD_DIR wins)."""
-    build_dir = os.environ.get("PERFSTUDY_BUILD_DIR") or study.run["build_dir"]
-    text = study.run["binary"].format(build_dir=build_dir, compiler=point.compiler,
+def binary_path(study, point, root, build_dir=None):
+    """Where the binary of a point lives: run.binary filled in with the build tree (`build_dir`, or
+    common.build_dir: PERFSTUDY_BUILD_DIR, else run.build_dir)."""
+    tree = build_dir if build_dir is not None else common.build_dir(study, root)
+    text = study.run["binary"].format(build_dir=str(tree), compiler=point.compiler,
                                       kernels=point.kernels, variant=point.variant)
     path = os.path.expanduser(text)
     return path if os.path.isabs(path) else os.path.join(root, path)
@@ -48,15 +49,6 @@ def model_path(value, root):
         return None
     value = os.path.expanduser(value)
     return value if os.path.isabs(value) else os.path.join(root, value)
-
-
-def trace_name(point, repetition):
-    """File name of a run's per-kernel trace, as pstudy.roofline expects it."""
-    chunked = point.variant in CHUNKED_VARIANTS
-    bs = point.batch_subsize if chunked else "NA"
-    k = point.k if chunked else "NA"
-    return (f"{point.variant}_{point.compiler}_{point.kernels}_t{point.threads}_bs{bs}_k{k}"
-            f"_r{repetition}.csv")
 
 
 def model_args(study, root, steps=None):
@@ -78,9 +70,9 @@ def command(study, point, binary, root, trace=None, prefix=()):
     cmd = [*prefix, binary, "--json"] + model_args(study, root, steps=r["warmup"] + r["steps"])
     if m["data"] is not None:
         cmd += ["--data", model_path(m["data"], root)]
-    if point.variant != "seq":
+    if not vocabulary.is_sequential(point.variant):
         cmd += ["--threads", str(point.threads)]
-    if point.variant in CHUNKED_VARIANTS:
+    if vocabulary.is_chunked(point.variant):
         cmd += ["--batch-subsize", str(point.batch_subsize), "--token-chunk", str(point.k)]
     if trace is not None:
         cmd += ["--trace", str(trace)]

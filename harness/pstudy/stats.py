@@ -22,8 +22,11 @@ import math
 import numpy as np
 import pandas as pd
 
-PHASES = ("step", "forward", "backward", "update")
-KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k"]
+from pstudy import vocabulary
+
+PHASES = vocabulary.PHASES
+KEYS = vocabulary.POINT_KEYS
+SEQ = vocabulary.BASELINE
 CONFIDENCE = 0.95
 
 
@@ -91,14 +94,14 @@ def summarise(steps):
 def add_speedups(summary):
     """Speedup/efficiency columns against seq@1 and self@1 (see the module comment)."""
     s = summary.copy()
-    # seq and forkjoin have no chunking (NA); join on a plain string so NA matches NA
+    # unchunked variants have no chunking (NA); join on a plain string so NA matches NA
     s["_chunk"] = [f"{b}/{k}" for b, k in zip(s["batch_subsize"].astype(object), s["k"].astype(object))]
     bases = {
-        "seq": (s[(s["variant"] == "seq") & (s["threads"] == 1)], ["compiler", "kernels"]),
+        "seq": (s[(s["variant"] == SEQ) & (s["threads"] == 1)], ["compiler", "kernels"]),
         "self1": (s[s["threads"] == 1], ["variant", "compiler", "kernels", "_chunk"]),
     }
     threads = s["threads"].to_numpy(dtype=float)
-    is_own_base = {"seq": ((s["variant"] == "seq") & (s["threads"] == 1)).to_numpy(),
+    is_own_base = {"seq": ((s["variant"] == SEQ) & (s["threads"] == 1)).to_numpy(),
                    "self1": (s["threads"] == 1).to_numpy()}
     for base_name, (base_rows, on) in bases.items():
         cols = [f"{p}_{q}" for p in PHASES for q in ("median_s", "ci_low_s", "ci_high_s")]
@@ -145,8 +148,7 @@ def point_summary(steps, runs):
         merged[col] = merged[col].round().astype("Int64")
     merged["n_reps"] = merged["n_reps"].fillna(0)
     merged["n_steps"] = merged["n_steps"].fillna(0)
-    order = {v: i for i, v in enumerate(("seq", "forkjoin", "tasks", "taskiter"))}
-    merged["_v"] = merged["variant"].map(order)
+    merged["_v"] = merged["variant"].map(vocabulary.variant_order)
     merged = merged.sort_values(["compiler", "kernels", "_v", "batch_subsize", "k", "threads"],
                                 na_position="first")
     return merged.drop(columns="_v").reset_index(drop=True)

@@ -10,51 +10,44 @@ machine (thermal, a neighbour's load) spread over all points instead of biasing 
 """
 
 import random
-from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
-from pstudy.config import CHUNKED_VARIANTS
+from pstudy import resultsdir, vocabulary
 
 
-@dataclass(frozen=True)
-class Point:
+class Point(NamedTuple):
+    """A point; as a tuple it is the point key (vocabulary.point_key) of the CSV files."""
     variant: str
     compiler: str
     kernels: str
     threads: int
-    batch_subsize: Optional[int]  # None for seq and forkjoin: they do not chunk
+    batch_subsize: Optional[int]  # None for unchunked variants
     k: Optional[int]              # token chunk; None likewise
 
     def label(self):
-        text = f"{self.variant} {self.compiler}/{self.kernels} t={self.threads}"
-        if self.batch_subsize is not None:
-            text += f" bs={self.batch_subsize} k={self.k}"
-        return text
+        return vocabulary.point_label(self)
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     point: Point
     repetition: int  # 0-based
 
     def run_id(self):
-        """A file-name-safe identity, stable across resumes."""
-        p = self.point
-        bs = "NA" if p.batch_subsize is None else p.batch_subsize
-        k = "NA" if p.k is None else p.k
-        return (f"{p.variant}_{p.compiler}_{p.kernels}_t{p.threads}_bs{bs}_k{k}_r{self.repetition}")
+        """A file-name-safe identity, stable across resumes (the run's file stem)."""
+        return resultsdir.run_stem(self.point, self.repetition)
 
 
 def points(study):
-    """Every point of the study. seq runs at 1 thread only; only tasks/taskiter are chunked."""
+    """Every point of the study. Sequential variants run at 1 thread only; only chunked variants
+    take a chunking."""
     sweep = study.sweep
     out = []
     for compiler in sweep["compilers"]:
         for kernels in sweep["kernels"]:
             for variant in sweep["variants"]:
-                threads_list = [1] if variant == "seq" else sweep["threads"]
+                threads_list = [1] if vocabulary.is_sequential(variant) else sweep["threads"]
                 for threads in threads_list:
-                    if variant in CHUNKED_VARIANTS:
+                    if vocabulary.is_chunked(variant):
                         for bs in sweep["batch_subsize"]:
                             for k in sweep["token_chunk"]:
                                 out.append(Point(variant, compiler, kernels, threads, bs, k))

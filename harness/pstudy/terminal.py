@@ -6,6 +6,10 @@ import subprocess
 
 import pandas as pd
 
+from pstudy import vocabulary
+
+SEQ = vocabulary.BASELINE
+
 
 def seconds(v):
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
@@ -21,14 +25,14 @@ def ratio(v, lo, hi):
 def base_lines(summary):
     lines = []
     for (compiler, kernels), build in summary.groupby(["compiler", "kernels"], sort=True):
-        seq = build[(build["variant"] == "seq") & (build["threads"] == 1)]
+        seq = build[(build["variant"] == SEQ) & (build["threads"] == 1)]
         if len(seq) and not pd.isna(seq.iloc[0]["step_median_s"]):
             r = seq.iloc[0]
-            lines.append(f"  vs_seq base, {compiler}/{kernels}: seq on 1 thread, median step "
+            lines.append(f"  vs_seq base, {compiler}/{kernels}: {SEQ} on 1 thread, median step "
                          f"{seconds(r['step_median_s'])} s [{seconds(r['step_ci_low_s'])}, "
                          f"{seconds(r['step_ci_high_s'])}] (95% CI)")
         else:
-            lines.append(f"  vs_seq base, {compiler}/{kernels}: none (no successful seq run)")
+            lines.append(f"  vs_seq base, {compiler}/{kernels}: none (no successful {SEQ} run)")
     lines.append("  vs_self1 base: the same variant, build and chunking on 1 thread (column self1 s)")
     return lines
 
@@ -71,7 +75,7 @@ def gnuplot_chart(summary, width=100, height=28):
         return None, "gnuplot not found: terminal chart skipped"
     charts = []
     for (compiler, kernels), build in summary.groupby(["compiler", "kernels"], sort=True):
-        seq = build[(build["variant"] == "seq") & (build["threads"] == 1)].dropna(subset=["step_median_s"])
+        seq = build[(build["variant"] == SEQ) & (build["threads"] == 1)].dropna(subset=["step_median_s"])
         if len(seq):
             column = "speedup_vs_seq"
             base = f"seq on 1 thread, median step {seconds(seq.iloc[0]['step_median_s'])} s"
@@ -82,7 +86,7 @@ def gnuplot_chart(summary, width=100, height=28):
         if build["threads"].nunique() < 2:
             continue
         blocks, plots = [], ["x title 'ideal' with lines dashtype 2"]
-        for i, (key, rows) in enumerate(build[build["variant"] != "seq"].groupby(
+        for i, (key, rows) in enumerate(build[build["variant"] != SEQ].groupby(
                 ["variant", "batch_subsize", "k"], dropna=False, sort=False)):
             variant, bs, k = key
             name = variant if pd.isna(bs) else f"{variant} bs={int(bs)} k={int(k)}"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from pstudy import cli
 from pstudy import roofline as rl
 
 REPO = Path(__file__).resolve().parents[2]
@@ -178,10 +179,10 @@ def test_warmup_from_meta(tmp_path):
                 [(0, 0, "k", 0, 0.0, 5.0), (1, 0, "k", 0, 5.0, 7.0), (2, 0, "k", 0, 7.0, 7.5)])
     k = rl.analyse(d, tmp_path / "o1", at=[("seq", 1)], figures=False)["analyses"][0]["by_kernel"][0]
     assert k["time_s"] == pytest.approx(1.25)  # iteration 0 skipped without meta.json
-    (d / "meta.json").write_text(json.dumps({"config": {"warmup": 2}}))
+    (d / "meta.json").write_text(json.dumps({"config": {"run": {"warmup": 2}}}))
     k = rl.analyse(d, tmp_path / "o2", at=[("seq", 1)], figures=False)["analyses"][0]["by_kernel"][0]
     assert k["time_s"] == pytest.approx(0.5)
-    (d / "meta.json").write_text(json.dumps({"config": {"warmup": 0}}))
+    (d / "meta.json").write_text(json.dumps({"config": {"run": {"warmup": 0}}}))
     k = rl.analyse(d, tmp_path / "o3", at=[("seq", 1)], figures=False)["analyses"][0]["by_kernel"][0]
     assert k["time_s"] == pytest.approx(2.0)
 
@@ -204,7 +205,7 @@ def test_figures_are_png(tmp_path):
 def test_main_prints_table_and_verdict(tmp_path, capsys):
     ops = [("matmul_fwd", "mm", 10**10, 10**8), ("gelu_fwd", "g", 10**7, 10**8)]
     d = results_dir(tmp_path / "r", ops, [0.5, 0.05])
-    assert rl.main([str(d), "--out", str(tmp_path / "out"), "--at", "seq:1"]) == 0
+    assert cli.main(["roofline", str(d), "--out", str(tmp_path / "out"), "--at", "seq:1"]) == 0
     out = capsys.readouterr().out
     assert "matmul_fwd" in out and "compute" in out and "memory" in out
     assert "memory-bound kernels take 9% of the step" in out  # 0.05 / 0.55
@@ -234,7 +235,7 @@ def test_counters_with_one_channel_group_is_an_error(tmp_path, capsys):
     (d / "counters").mkdir()
     shutil.copy(COUNTERS_DATA / "zen3_mem1_2regions_2threads.csv",
                 d / "counters" / "forkjoin_gcc_fast_t2_bsNA_kNA_r0.MEM1.csv")
-    assert rl.main([str(d), "--at", "forkjoin:2"]) == 2
+    assert cli.main(["roofline", str(d), "--at", "forkjoin:2"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "counters" in err and "MEM1 and MEM2" in err
 
@@ -246,7 +247,7 @@ def good(tmp_path):
 
 
 def expect_error(argv, capsys, *fragments):
-    assert rl.main([str(a) for a in argv]) == 2
+    assert cli.main(["roofline"] + [str(a) for a in argv]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err, err
     for f in fragments:
@@ -322,13 +323,13 @@ def test_trace_kernel_mismatch(tmp_path, capsys):
 
 def test_only_warmup_iterations(tmp_path, capsys):
     d = good(tmp_path)
-    (d / "meta.json").write_text(json.dumps({"config": {"warmup": 5}}))
+    (d / "meta.json").write_text(json.dumps({"config": {"run": {"warmup": 5}}}))
     expect_error([d], capsys, "seq_gcc_fast_t1_bsNA_kNA_r0.csv", "warm-up")
 
 
 def test_bad_meta(tmp_path, capsys):
     d = good(tmp_path)
-    (d / "meta.json").write_text(json.dumps({"config": {"warmup": "two"}}))
+    (d / "meta.json").write_text(json.dumps({"config": {"run": {"warmup": "two"}}}))
     expect_error([d], capsys, str(d / "meta.json"), "warmup")
 
 

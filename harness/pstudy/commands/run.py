@@ -1,23 +1,17 @@
 """run a sweep from a TOML config: every point a separate process, results in results/."""
 
-import datetime
 import os
 import random
-import signal
 import sys
-import time
-from pathlib import Path
 
-from pstudy import analysis, config as configmod
+from pstudy import analysis, common
+from pstudy import config as configmod
 from pstudy import machine, resultsdir, runner, sweep
+from pstudy.common import REPO_ROOT
 from pstudy.errors import StudyError
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 ORDER_POLICY = ("repetition-major: every point once per repetition, the points shuffled in each "
                 "repetition by random.Random(seed)")
-WARMUP_POLICY = ("warm-up steps are kept in steps.csv with warmup=true and left out of every statistic; "
-                 "measured steps have warmup=false")
 
 
 def add_arguments(parser):
@@ -33,7 +27,7 @@ def add_arguments(parser):
 
 
 def main(args):
-    path = configmod.resolve_path(args.config, REPO_ROOT / "configs")
+    path = configmod.resolve_path(args.config, common.CONFIGS_DIR)
     study = configmod.load(path)
     if args.dry_run:  # no checks: this may well come before the build
         seed = study.run["seed"] or 0
@@ -46,21 +40,21 @@ def main(args):
         return 0
     binaries = check_inputs(study, sweep.schedule(study, seed=0))
 
-    results_root = Path(args.results_root or REPO_ROOT / "results")
+    results_root = common.results_root(args.results_root)
     git = machine.git_state(str(REPO_ROOT))
     directory, resumed = resultsdir.find_or_create(results_root, study, git, fresh=args.fresh)
     journal = resultsdir.Journal(directory)
     if resumed:
         meta = resultsdir.read_meta(directory)
         seed = meta["seed"]
-        meta.setdefault("resumed", []).append(now())
+        meta.setdefault("resumed", []).append(common.now())
     else:
         seed = study.run["seed"] if study.run["seed"] is not None else random.SystemRandom().randrange(2**31)
         meta = initial_meta(study, git, directory, seed, binaries)
-        resultsdir.atomic_write(directory / "config.toml", study.text)
+        resultsdir.atomic_write(directory / resultsdir.CONFIG_COPY, study.text)
     meta["status"] = "running"
     meta["runs_total"] = len(sweep.schedule(study, seed))
-    resultsdir.write_json(directory / resultsdir.META, meta)
+    resultsdir.write_meta(directory, meta)
 
     order = sweep.schedule(study, seed)
     done = resultsdir.completed_runs(directory, retry_failed=args.retry_failed)
@@ -72,11 +66,8 @@ def main(args):
     if study.run["steps"] * study.run["repetitions"] < 6:
         say("note: fewer than 6 measured steps per point (steps x repetitions): medians get no 95% "
             "confidence interval")
-    progress = Progress(len(order), done)
-    # a kill or hang-up ends the sweep like Ctrl-C: the running binary, in its own process group,
-    # would otherwise be left behind
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, interrupt)
+    progress = common.Progress(len(order), done)
+    common.end_like_ctrl_c()
     try:
         for i, run in enumerate(order):
             if run.run_id() in done:
@@ -85,8 +76,8 @@ def main(args):
             binary = binaries[binary_key(run.point)]
             trace = None
             if study.analysis["trace"]:
-                (directory / "traces").mkdir(exist_ok=True)
-                trace = directory / "traces" / runner.trace_name(run.point, run.repetition)
+                trace = resultsdir.trace_path(directory, run.point, run.repetition)
+                trace.parent.mkdir(exist_ok=True)
             outcome = runner.execute(study, run.point, binary, str(REPO_ROOT), trace)
             resultsdir.save_run(directory, run, i, outcome,
                                 runner.command(study, run.point, binary, str(REPO_ROOT), trace))
@@ -95,7 +86,7 @@ def main(args):
     except KeyboardInterrupt:
         progress.close()
         journal.append("interrupted")
-        finish(directory, meta, "interrupted")
+        resultsdir.tabulate(directory, meta, "interrupted", common.now())
         say(f"interrupted; the runs finished so far are in {directory}; run the same command again to resume")
         return 130
     progress.close()
@@ -111,14 +102,10 @@ def main(args):
         say(note)
         meta.setdefault("analysis_notes", []).append(note)
     journal.append("end")
-    n_failed = finish(directory, meta, "complete")
+    n_failed = resultsdir.tabulate(directory, meta, "complete", common.now())
     say(f"done: {directory}" + (f" ({n_failed} failed runs, see failures.csv)" if n_failed else ""))
     print(directory)  # the one line on stdout, for scripts: perfstudy report "$(perfstudy run ...)"
     return 1 if (args.strict and n_failed) else 0
-
-
-def interrupt(signum, frame):
-    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def binary_key(point):
@@ -143,12 +130,8 @@ def check_inputs(study, order):
     return binaries
 
 
-def now():
-    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-
-
 def say(text):
-    sys.stderr.write(f"perfstudy run: {text}\n")
+    common.say("run", text)
 
 
 def counters_status(backend):
@@ -165,105 +148,8 @@ def counters_status(backend):
 
 
 def initial_meta(study, git, directory, seed, binaries):
-    return {
-        "name": directory.name,
-        "identity": resultsdir.identity(study, git),
-        "git": git,
-        "started": now(),
-        "finished": None,
-        "status": "running",
-        "command": ["perfstudy"] + sys.argv[1:],
-        "build_dir_env": os.environ.get("PERFSTUDY_BUILD_DIR"),
-        "config_file": str(study.path),
-        "config": study.as_dict(),
-        "seed": seed,
-        "order": ORDER_POLICY,
-        "warmup": WARMUP_POLICY,
-        "statistics": {"centre": "median of the measured steps of all repetitions, pooled",
-                       "ci": "95% distribution-free order-statistic (binomial) interval for the median; "
-                             "exact coverage in summary.csv column ci_coverage",
-                       "speedup_ci": "interval arithmetic on the CIs of base and point medians"},
-        "placement": {"OMP_PROC_BIND": study.placement["proc_bind"] or "(unset)",
-                      "OMP_PLACES": study.placement["places"] or "(unset)"},
-        "counters": {"requested": study.counters["backend"], **counters_status(study.counters["backend"])},
-        "binaries": {"/".join(k): v for k, v in binaries.items()},
-        "compilers": machine.compilers(study, str(REPO_ROOT)),
-        "omp_runtime": {},
-        "cpu": machine.cpu(),
-        "system": machine.system(),
-        "software": machine.software(),
-        "config_text": study.text,
-    }
-
-
-def finish(directory, meta, status):
-    """Write the tables and the final meta.json; returns the number of failed runs."""
-    from pstudy import stats
-
-    steps, runs, failures = resultsdir.tables(directory)
-    resultsdir.write_csv(directory / "steps.csv", steps)
-    resultsdir.write_csv(directory / "runs.csv", runs)
-    resultsdir.write_csv(directory / "failures.csv", failures)
-    resultsdir.write_csv(directory / "summary.csv", stats.point_summary(steps, runs))
-    runtimes = {}
-    for _, r in runs.dropna(subset=["omp_runtime"]).iterrows():
-        runtimes.setdefault(f"{r['compiler']}/{r['kernels']}", set()).add(str(r["omp_runtime"]))
-    meta["omp_runtime"] = {k: sorted(v) for k, v in runtimes.items()}
-    meta["status"] = status
-    meta["finished"] = now()
-    meta["runs_done"] = int(len(runs))
-    meta["runs_ok"] = int((runs["status"] == "ok").sum())
-    meta["runs_failed"] = int((runs["status"] != "ok").sum())
-    resultsdir.write_json(directory / resultsdir.META, meta)
-    return meta["runs_failed"]
-
-
-class Progress:
-    """One status line on stderr: runs done/total, failures, elapsed, ETA, the run in progress."""
-
-    def __init__(self, total, done):
-        self.total, self.done = total, len(done)
-        self.failed = sum(1 for s in done.values() if s != "ok")
-        self.start = time.monotonic()
-        self.ran = 0
-        self.tty = sys.stderr.isatty()
-
-    def line(self, text):
-        if self.tty:
-            sys.stderr.write("\r\033[K" + text)
-        else:
-            sys.stderr.write(text + "\n")
-        sys.stderr.flush()
-
-    def starting(self, run):
-        if self.tty:
-            self.line(self.status() + f" | running {run.point.label()} rep {run.repetition}")
-
-    def finished(self, run, outcome):
-        self.done += 1
-        self.ran += 1
-        if outcome.status != "ok":
-            self.failed += 1
-            self.line(f"FAILED {run.point.label()} rep {run.repetition}: {outcome.status}: {outcome.error}")
-            if self.tty:
-                sys.stderr.write("\n")
-        if not self.tty or outcome.status == "ok":
-            self.line(self.status() + f" | {run.point.label()} rep {run.repetition} {outcome.wall_s:.1f} s")
-
-    def status(self):
-        elapsed = time.monotonic() - self.start
-        remaining = self.total - self.done
-        eta = elapsed / self.ran * remaining if self.ran else float("nan")
-        return (f"[{self.done}/{self.total}] failed {self.failed} | elapsed {clock(elapsed)} "
-                f"ETA {clock(eta)}")
-
-    def close(self):
-        if self.tty:
-            sys.stderr.write("\n")
-
-
-def clock(seconds):
-    if seconds != seconds:  # NaN: nothing measured yet
-        return "?"
-    seconds = int(round(seconds))
-    return f"{seconds // 60}:{seconds % 60:02d}"
+    return resultsdir.new_meta(
+        directory.name, study, git, seed, binaries, machine.compilers(study, common.build_dir(study)),
+        ORDER_POLICY, ["perfstudy"] + sys.argv[1:], common.now(),
+        identity=resultsdir.identity(study, git), build_dir_env=os.environ.get("PERFSTUDY_BUILD_DIR"),
+        counters={"requested": study.counters["backend"], **counters_status(study.counters["backend"])})

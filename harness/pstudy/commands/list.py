@@ -1,10 +1,9 @@
 """list past results directories: date, commit, config, status, runs."""
 
-import json
 import os
-from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from pstudy import common, resultsdir
+from pstudy.errors import StudyError
 
 
 def add_arguments(parser):
@@ -13,23 +12,21 @@ def add_arguments(parser):
 
 
 def main(args):
-    root = Path(args.results_root or REPO_ROOT / "results")
+    root = common.results_root(args.results_root)
     rows = []
     if root.is_dir():
         for d in sorted(root.iterdir()):
-            meta_path = d / "meta.json"
-            if not meta_path.is_file():
+            if not (d / resultsdir.META).is_file():
                 continue
             try:
-                meta = json.loads(meta_path.read_text())
-            except (OSError, ValueError):
+                meta = resultsdir.read_meta(d)
+                commit = (meta.commit or "?") + ("+dirty" if meta.dirty else "")
+                runs = (f"{meta.get('runs_ok', 0)} ok, {meta.get('runs_failed', 0)} failed / "
+                        f"{meta.get('runs_total', '?')}")
+                rows.append((d.name, str(meta.get("started") or "?")[:16], commit,
+                             meta.run_settings.get("name", "?"), meta.status or "?", runs))
+            except StudyError:
                 rows.append((d.name, "?", "?", "?", "unreadable meta.json", ""))
-                continue
-            git = meta.get("git", {})
-            commit = (git.get("commit") or "?") + ("+dirty" if git.get("dirty") else "")
-            runs = f"{meta.get('runs_ok', 0)} ok, {meta.get('runs_failed', 0)} failed / {meta.get('runs_total', '?')}"
-            rows.append((d.name, (meta.get("started") or "?")[:16], commit,
-                         meta.get("config", {}).get("run", {}).get("name", "?"), meta.get("status", "?"), runs))
     if not rows:
         print(f"no results in {root}")
         return 0

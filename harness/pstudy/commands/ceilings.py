@@ -1,0 +1,32 @@
+"""measure STREAM bandwidth and peak FLOP/s ceilings of this machine into a ceilings.json."""
+
+from pstudy import ceilings
+from pstudy.errors import StudyError
+
+
+def add_arguments(parser):
+    parser.add_argument("--build-dir", default="build/bench", help="directory with stream and peakflops")
+    parser.add_argument("--threads", default="1", help="comma-separated thread counts, e.g. 1,2")
+    parser.add_argument("--out", default="results/ceilings.json")
+    parser.add_argument("--no-likwid-bench", action="store_true")
+
+
+def main(args):
+    try:
+        counts = [int(t) for t in args.threads.split(",")]
+    except ValueError:
+        raise StudyError(f"--threads: expected comma-separated integers, got {args.threads!r}") from None
+    try:
+        data = ceilings.measure_ceilings(args.build_dir, counts, args.out,
+                                         likwid_bench=False if args.no_likwid_bench else None)
+    except ceilings.CeilingsError as err:
+        raise StudyError(str(err)) from None
+    for e in data["per_threads"]:
+        s = e["stream_GBs"]
+        print(f"{e['threads']} threads: copy {s['copy']:.1f} scale {s['scale']:.1f} add {s['add']:.1f} "
+              f"triad {s['triad']:.1f} GB/s; " +
+              ", ".join(f"{isa} {g:.1f}" for isa, g in e["peak_gflops"].items()) + " GFLOP/s" +
+              (f"; likwid-bench {e['likwid_bench']}" if "likwid_bench" in e else "") +
+              f"; steal {e['cpu_steal_fraction']}")
+    print(f"wrote {args.out}")
+    return 0

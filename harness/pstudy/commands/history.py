@@ -1,0 +1,47 @@
+"""the trend of every point over the regress runs, detected regressions marked.
+
+The file and its columns are pstudy.history's (its module comment).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+from pstudy import common, history, vocabulary
+from pstudy.errors import StudyError
+
+
+def add_arguments(parser):
+    parser.add_argument("--history", help="history file (default: $PERFSTUDY_RESULTS/history.csv or "
+                        "<repo>/results/history.csv)")
+    parser.add_argument("--plots-root", default=os.environ.get("PERFSTUDY_PLOTS"),
+                        help="figures go to PLOTS_ROOT/history/ (default: $PERFSTUDY_PLOTS or <repo>/plots)")
+    parser.add_argument("--phases", default="step",
+                        help="comma-separated phases to plot (default step; also forward, backward, update)")
+    parser.add_argument("--formats", default="png,svg", help="comma-separated figure formats (default png,svg)")
+
+
+def main(args):
+    path = Path(args.history) if args.history else common.results_root() / "history.csv"
+    phases = common.choices(args.phases, vocabulary.PHASES, "--phases")
+    formats = common.choices(args.formats, common.FIGURE_FORMATS, "--formats")
+    frame = history.read(path)
+    if frame.empty:
+        raise StudyError(f"{path}: the history has no rows yet")
+    outdir = common.plots_root(args.plots_root) / "history"
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = history.draw(frame, phases, outdir, formats)
+    out = sys.stdout
+    out.write(f"{path}: {len(frame)} rows from {frame['session'].nunique()} regress session(s), "
+              f"{frame['commit'].nunique()} commit(s)\n")
+    hits = frame[frame["regressed"]]
+    if len(hits):
+        out.write(f"{len(hits)} confirmed regression(s):\n")
+        for _, r in hits.iterrows():
+            out.write(f"  {r['commit_short']} {r['date']} {vocabulary.point_label(vocabulary.point_key(r))} "
+                      f"{r['phase']}: x{r['ratio']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] "
+                      f"vs base {str(r['base_commit'])[:7]}\n")
+    else:
+        out.write("no confirmed regression in the history\n")
+    out.write(f"{len(written)} figure files in {outdir}\n")
+    return 0

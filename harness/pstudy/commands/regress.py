@@ -1,0 +1,96 @@
+"""build two commits, run them interleaved, compare, confirm regressions, keep a history.
+
+The steps and exit statuses are pstudy.regress's (its module comment): 0 no confirmed regression,
+1 a confirmed regression, 2 bad input, 125 a build or a run failed (git bisect: skip), 130
+interrupted.
+"""
+
+import os
+import random
+from pathlib import Path
+
+from pstudy import common, regress, runner
+from pstudy import compare as cmp
+from pstudy import config as configmod
+from pstudy.errors import StudyError
+
+
+def add_arguments(parser):
+    parser.add_argument("--base", help="base revision (default: merge base with the main branch, or the "
+                        "candidate's parent when the candidate is on the main branch)")
+    parser.add_argument("--candidate", default="HEAD",
+                        help=f"candidate revision (default HEAD; {regress.WORKTREE}: the working tree with its "
+                        "uncommitted changes to tracked files)")
+    parser.add_argument("--config", default="regression",
+                        help="TOML config, or the name of one in configs/ (default: regression)")
+    parser.add_argument("--repo", help="the git repository (default: the one containing the current directory)")
+    parser.add_argument("--main-branch", default="main", help="branch the default base is taken from (default main)")
+    parser.add_argument("--base-build", help="use this existing build tree as the base instead of building a commit")
+    parser.add_argument("--candidate-build", help="use this existing build tree as the candidate")
+    parser.add_argument("--wrap-candidate", default="",
+                        help="prefix every candidate run with this command, e.g. 'taskset -c 0', to check "
+                        "that a known slowdown is detected (such runs are not added to the history)")
+    cmp.add_test_options(parser)
+    parser.add_argument("--no-confirm", action="store_true",
+                        help="report first-pass regressions without re-running them")
+    parser.add_argument("--seed", type=int, help="seed of the run order (default: random, recorded)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="make -j for the builds")
+    parser.add_argument("--keep-worktrees", action="store_true",
+                        help="leave the git worktrees and their builds under <results root>/.regress-work")
+    parser.add_argument("--results-root", default=os.environ.get("PERFSTUDY_RESULTS"),
+                        help="where the session directory goes (default: $PERFSTUDY_RESULTS or <repo>/results)")
+    parser.add_argument("--history", help="history file (default: <results root>/history.csv)")
+    parser.add_argument("--no-history", action="store_true", help="do not append to the history")
+
+
+def main(args):
+    phases = cmp.check_test_options(args)
+    if args.candidate_build and args.candidate != "HEAD":
+        raise StudyError("--candidate-build: give either --candidate REV or --candidate-build DIR")
+    if args.base_build and args.base:
+        raise StudyError("--base-build: give either --base REV or --base-build DIR")
+    path = configmod.resolve_path(args.config, common.CONFIGS_DIR)
+    study = configmod.load(path)
+    regress.check_config(study, phases, args.alpha, not (args.base_build and args.candidate_build))
+    repo = regress.find_repo(args.repo)
+    for key in ("checkpoint", "data"):
+        value = runner.model_path(study.model[key], str(repo))
+        if value is not None and not os.path.isfile(value):
+            raise StudyError(f"{study.path}: model.{key}: no such file {value}")
+    base, cand = regress.resolve_sides(args, repo)
+    results_root = Path(args.results_root or os.environ.get("PERFSTUDY_RESULTS") or repo / "results")
+    session = regress.new_session(results_root, base, cand)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 31)
+    regress.say(f"base {base.describe}; candidate {cand.describe}"
+        + (f", wrapped in '{args.wrap_candidate}'" if cand.prefix else ""))
+    regress.say(f"session {session}")
+    load1 = os.getloadavg()[0]
+    if load1 > 0.5:
+        regress.say(f"note: load average {load1:.1f} on {os.cpu_count()} CPUs before starting: other work may add noise")
+
+    common.end_like_ctrl_c()
+    worktrees = {}
+    try:
+        for side in (base, cand):
+            if side.build_dir is not None:
+                continue
+            if side.commit not in worktrees:
+                wt = regress.make_worktree(repo, side.commit, results_root / ".regress-work")
+                worktrees[side.commit] = wt
+                regress.say(f"building {side.commit[:7]} in {wt}")
+                regress.build(wt, study, args.jobs, session / f"build-{side.commit[:12]}.log")
+            side.worktree = worktrees[side.commit]
+            side.build_dir = side.worktree / study.run["build_dir"]
+        binaries = [regress.binaries_of(study, s, repo) for s in (base, cand)]
+        return regress.evaluate(args, study, phases, (base, cand), binaries, session, seed, repo)
+    except regress.CannotMeasure as err:
+        regress.say(f"cannot measure: {err}")
+        regress.say(f"exit {regress.SKIP}: nothing can be said about this commit (git bisect: skip)")
+        return regress.SKIP
+    except KeyboardInterrupt:
+        regress.say(f"interrupted; what was measured is in {session}")
+        return 130
+    finally:
+        if not args.keep_worktrees:
+            for wt in worktrees.values():
+                regress.remove_worktree(repo, wt)

@@ -1,0 +1,164 @@
+"""What every subcommand shares: where things are (repository, results, plots, builds), the time
+stamps, messages, interrupt handling and the progress line. Subcommands import this and the
+library modules, never each other.
+"""
+
+import datetime
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from pstudy import resultsdir
+from pstudy.errors import StudyError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONFIGS_DIR = REPO_ROOT / "configs"
+
+
+def now():
+    """Local time with its UTC offset, to the second: how meta.json and the history stamp events."""
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def say(command, text):
+    """One line on stderr, prefixed with the subcommand: `perfstudy run: ...`."""
+    sys.stderr.write(f"perfstudy {command}: {text}\n")
+    sys.stderr.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# where things are
+
+def results_root(arg=None):
+    """--results-root, else $PERFSTUDY_RESULTS, else <repo>/results."""
+    return Path(arg or os.environ.get("PERFSTUDY_RESULTS") or REPO_ROOT / "results")
+
+
+def plots_root(arg=None):
+    """--plots-root, else $PERFSTUDY_PLOTS, else <repo>/plots."""
+    return Path(arg or os.environ.get("PERFSTUDY_PLOTS") or REPO_ROOT / "plots")
+
+
+def build_dir(study, root=REPO_ROOT):
+    """The build tree the binaries of a study come from: $PERFSTUDY_BUILD_DIR, else run.build_dir,
+    relative to `root` (the repository) unless absolute."""
+    path = Path(os.path.expanduser(os.environ.get("PERFSTUDY_BUILD_DIR") or study.run["build_dir"]))
+    return path if path.is_absolute() else Path(root) / path
+
+
+def bench_dir(study, root=REPO_ROOT):
+    """Where the ceiling benchmarks (stream, peakflops) are built."""
+    return build_dir(study, root) / "bench"
+
+
+def locate(arg):
+    """A results directory from a path, a name in the results root, or "latest" (the most recently
+    started sweep there); StudyError when it is none of these or has no meta.json."""
+    path = Path(arg)
+    root = results_root()
+    if arg == "latest" and not path.exists():
+        found = sorted((d for d in root.glob("*") if (d / resultsdir.META).is_file()), key=_started)
+        if not found:
+            raise StudyError(f"{root}: no results directories yet")
+        return found[-1]
+    if not path.exists() and os.sep not in arg and (root / arg).exists():
+        path = root / arg
+    if not path.is_dir():
+        raise StudyError(f"{arg}: no such results directory")
+    if not (path / resultsdir.META).is_file():
+        raise StudyError(f"{arg}: not a results directory (no {resultsdir.META})")
+    return path
+
+
+def _started(directory):
+    try:
+        return resultsdir.read_meta(directory).get("started") or ""
+    except StudyError:
+        return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# interrupts
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def end_like_ctrl_c():
+    """A kill or hang-up ends the work like Ctrl-C does: the running binary, in its own process
+    group, would otherwise be left behind, and the directory would not say it was interrupted."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupt)
+
+
+# ---------------------------------------------------------------------------------------------
+# progress
+
+class Progress:
+    """One status line on stderr: runs done/total, failures, elapsed, ETA, the run in progress.
+    `label` of a run is what it shows (run.point.label() by default)."""
+
+    def __init__(self, total, done, label=lambda run: run.point.label()):
+        self.total, self.done = total, len(done)
+        self.failed = sum(1 for s in done.values() if s != "ok")
+        self.start = time.monotonic()
+        self.ran = 0
+        self.tty = sys.stderr.isatty()
+        self.label = label
+
+    def line(self, text):
+        if self.tty:
+            sys.stderr.write("\r\033[K" + text)
+        else:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+    def starting(self, run):
+        if self.tty:
+            self.line(self.status() + f" | running {self.label(run)} rep {run.repetition}")
+
+    def finished(self, run, outcome):
+        self.done += 1
+        self.ran += 1
+        if outcome.status != "ok":
+            self.failed += 1
+            self.line(f"FAILED {self.label(run)} rep {run.repetition}: {outcome.status}: {outcome.error}")
+            if self.tty:
+                sys.stderr.write("\n")
+        if not self.tty or outcome.status == "ok":
+            self.line(self.status() + f" | {self.label(run)} rep {run.repetition} {outcome.wall_s:.1f} s")
+
+    def status(self):
+        elapsed = time.monotonic() - self.start
+        remaining = self.total - self.done
+        eta = elapsed / self.ran * remaining if self.ran else float("nan")
+        return (f"[{self.done}/{self.total}] failed {self.failed} | elapsed {clock(elapsed)} "
+                f"ETA {clock(eta)}")
+
+    def close(self):
+        if self.tty:
+            sys.stderr.write("\n")
+
+
+def clock(seconds):
+    if seconds != seconds:  # NaN: nothing measured yet
+        return "?"
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+# ---------------------------------------------------------------------------------------------
+# option values
+
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def choices(text, allowed, option):
+    """A comma-separated option value as a list, each item one of `allowed`; StudyError otherwise."""
+    items = [item.strip() for item in str(text).split(",") if item.strip()]
+    bad = [item for item in items if item not in allowed]
+    if bad or not items:
+        raise StudyError(f"{option}: unknown value {', '.join(bad) or '(none)'} (known: {', '.join(allowed)})")
+    return items
