@@ -40,21 +40,26 @@ import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
-from pstudy import machine, resultsdir  # noqa: E402
+from pstudy import config as configmod  # noqa: E402
+from pstudy import machine, resultsdir, runner, vocabulary  # noqa: E402
 from pstudy.ceilings import cpu_times, steal_fraction  # noqa: E402
 from pstudy.compare import hl_paired_ratio_ci  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
+from pstudy.sweep import Point  # noqa: E402
 
 CONFIDENCE = 0.95
 # thread placement of every run unless the environment sets it
 OMP_DEFAULTS = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
+SEQ, FORKJOIN = vocabulary.BASELINE, vocabulary.FORKJOIN
+# Every registered variant is measured, the chunked ones with one sequence per chunk
+# (BATCH_SUBSIZE=1); these chunked variants also with the reference study's BATCH_SUBSIZE=4.
+ALSO_CHUNKED_BY_4 = ("tasks",)
 # One row per measured step. purpose: "point" (the repetitions the table and ratios come from),
 # "overhead" (one traced run per task point, for the per-task overhead) or "trace_cost" (forkjoin
 # with and without --trace). slot: the run's position in its repetition. busy_s: the sum of the
@@ -63,20 +68,32 @@ COLUMNS = ["purpose", "repetition", "slot", "variant", "threads", "chunking", "t
            "busy_s", "tasks_per_step", "steal"]
 
 
-def run(binary, args, threads, trace=None):
-    cmd = [str(binary)] + args + ["--json"]
-    if "seq" not in binary.name:
-        cmd += ["--threads", str(threads)]
-    if trace:
-        cmd += ["--trace", str(trace)]
-    env = {**OMP_DEFAULTS, **os.environ}
+def study_for(args):
+    """The benchmark's runs as a harness study: the runner then builds their command lines, sets
+    their placement and checks their output as it does for a sweep's."""
+    return configmod.from_dict({
+        "model": {"config": args.config, "B": args.B, "T": args.T},
+        "run": {"steps": args.steps - 1, "warmup": 1, "repetitions": args.repetitions, "timeout_s": 3600},
+        "sweep": {"compilers": [args.compiler], "kernels": [args.kernels]},
+        "placement": {"proc_bind": os.environ.get("OMP_PROC_BIND", OMP_DEFAULTS["OMP_PROC_BIND"]),
+                      "places": os.environ.get("OMP_PLACES", OMP_DEFAULTS["OMP_PLACES"])},
+    }, "bench/variants.py")
+
+
+def chunking_text(point):
+    return "" if point.batch_subsize is None else f"--batch-subsize {point.batch_subsize}"
+
+
+def run(study, point, trace=None):
+    """One run of a point: its info line, its measured steps and the hypervisor's steal meanwhile."""
+    binary = runner.binary_path(study, point, str(ROOT))
     before = cpu_times()
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    outcome = runner.execute(study, point, binary, str(ROOT), trace)
     steal = steal_fraction(before, cpu_times())
-    if r.returncode != 0:
-        sys.exit(f"bench/variants.py: {' '.join(cmd)} failed: {r.stderr.strip()}")
-    lines = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
-    return lines[0]["info"], [x for x in lines if "step" in x], steal
+    if outcome.status != runner.OK:
+        sys.exit(f"bench/variants.py: {' '.join(runner.command(study, point, binary, str(ROOT), trace))}: "
+                 f"{outcome.status}: {outcome.error}")
+    return outcome.info, [s for s in outcome.steps if not s["warmup"]], steal
 
 
 def ratio_verdict(samples_a, samples_b, target):
@@ -109,13 +126,23 @@ def new_directory(root, git):
         sys.exit(f"bench/variants.py: {root}: cannot make a results directory: {err}")
 
 
-def measure(args, threads, build, out):
-    """Runs the benchmark, appending each run's measured steps to out/steps.csv as they come."""
-    model = ["--config", args.config, "-B", str(args.B), "-T", str(args.T), "--steps", str(args.steps)]
-    points = [("seq", 1, [])]
+def points_of(study, threads):
+    """The benchmark's points, in the order a repetition runs them: the points each target compares
+    next to each other (the unchunked variants, then the chunked ones, at each thread count)."""
+    compiler, kernels, T = study.sweep["compilers"][0], study.sweep["kernels"][0], study.model["T"]
+    points = [Point(v, compiler, kernels, 1, None, None) for v in vocabulary.SEQUENTIAL_VARIANTS]
     for t in threads:
-        points += [("forkjoin", t, []), ("tasks", t, ["--batch-subsize", "1"]), ("taskiter", t, ["--batch-subsize", "1"]),
-                   ("tasks", t, ["--batch-subsize", "4"])]
+        points += [Point(v, compiler, kernels, t, None, None) for v in vocabulary.VARIANTS
+                   if vocabulary.REGISTERED[v] == vocabulary.THREADS]
+        points += [Point(v, compiler, kernels, t, 1, T) for v in vocabulary.CHUNKED_VARIANTS]
+        points += [Point(v, compiler, kernels, t, study.model["B"], T) for v in ALSO_CHUNKED_BY_4
+                   if v in vocabulary.CHUNKED_VARIANTS and study.model["B"] > 1]
+    return points
+
+
+def measure(study, threads, out):
+    """Runs the benchmark, appending each run's measured steps to out/steps.csv as they come."""
+    points = points_of(study, threads)
     top = max(threads)
     infos = {}
     with tempfile.TemporaryDirectory(prefix="bench-variants-") as tmp, open(out / "steps.csv", "w", newline="") as f:
@@ -123,38 +150,44 @@ def measure(args, threads, build, out):
         writer = csv.DictWriter(f, COLUMNS)
         writer.writeheader()
 
-        def one_run(purpose, rep, slot, variant, t, extra, traced=False):
+        def one_run(purpose, rep, slot, point, traced=False):
             trace = tmp / "trace.csv" if traced else None
-            info, steps, steal = run(build / f"gpt2-{variant}", model + extra, t, trace)
-            infos.setdefault(f"{variant} threads={t} {' '.join(extra)}".strip(), info)
-            measured = steps[1:]
+            info, measured, steal = run(study, point, trace)
+            infos.setdefault(f"{point.variant} threads={point.threads} {chunking_text(point)}".strip(), info)
             busy = chunk_seconds(trace, [s["step"] for s in measured]) if traced else {}
             for s in measured:
-                writer.writerow({"purpose": purpose, "repetition": rep, "slot": slot, "variant": variant,
-                                 "threads": t, "chunking": " ".join(extra), "traced": int(traced),
-                                 "step": s["step"], "step_s": s["step_s"], "busy_s": busy.get(s["step"], "NA"),
+                writer.writerow({"purpose": purpose, "repetition": rep, "slot": slot, "variant": point.variant,
+                                 "threads": point.threads, "chunking": chunking_text(point),
+                                 "traced": int(traced), "step": s["step"], "step_s": s["step_s"],
+                                 "busy_s": busy.get(s["step"], "NA"),
                                  "tasks_per_step": info.get("tasks_per_step", "NA"),
                                  "steal": "NA" if steal is None else steal})
             f.flush()
             return statistics.median(s["step_s"] for s in measured), steal
 
-        for rep in range(args.repetitions):
+        for rep in range(study.run["repetitions"]):
             order = points if rep % 2 == 0 else points[::-1]
-            for slot, (variant, t, extra) in enumerate(order):
-                median, steal = one_run("point", rep, slot, variant, t, extra)
-                print(f"  rep {rep}: {variant:8s} threads={t} {' '.join(extra):18s} median step {median:.3f} s"
-                      f"{'' if steal is None else f', steal {steal:.1%}'}", file=sys.stderr)
+            for slot, point in enumerate(order):
+                median, steal = one_run("point", rep, slot, point)
+                print(f"  rep {rep}: {point.variant:8s} threads={point.threads} {chunking_text(point):18s} "
+                      f"median step {median:.3f} s{'' if steal is None else f', steal {steal:.1%}'}",
+                      file=sys.stderr)
         # Per-task overhead from one traced run per task point, outside the repetitions, so that
         # tracing's own cost stays out of the paired ratios.
-        for slot, (variant, t, extra) in enumerate(points):
-            if variant in ("tasks", "taskiter"):
-                one_run("overhead", 0, slot, variant, t, extra, traced=True)
+        for slot, point in enumerate(points):
+            if vocabulary.is_chunked(point.variant):
+                one_run("overhead", 0, slot, point, traced=True)
         # the cost of tracing: forkjoin at the largest thread count, with and without, paired
         # like the points (the order alternates between repetitions)
-        for rep in range(args.repetitions):
+        fj = next(p for p in points if p.variant == FORKJOIN and p.threads == top)
+        for rep in range(study.run["repetitions"]):
             for slot, traced in enumerate((False, True) if rep % 2 == 0 else (True, False)):
-                one_run("trace_cost", rep, slot, "forkjoin", top, [], traced)
+                one_run("trace_cost", rep, slot, fj, traced)
     return infos
+
+
+# the targets the chunked variants are held to against fork-join (variant, test on the ratio, text)
+TARGETS_AGAINST_FORKJOIN = [("tasks", lambda r: r <= 1.05, "<= 1.05"), ("taskiter", lambda r: r < 1, "< 1")]
 
 
 def run_medians(steps, purpose):
@@ -188,7 +221,7 @@ def summary(steps, meta):
         speedup = f"{statistics.median(self1) / med:.2f}x" if self1 else "-"
         rows = steps[(steps.purpose == "point") & (steps.variant == variant) & (steps.threads == t) &
                      (steps.chunking == chunking)]
-        ntasks = int(rows.tasks_per_step.iloc[0]) if variant in ("tasks", "taskiter") else "-"
+        ntasks = int(rows.tasks_per_step.iloc[0]) if vocabulary.is_chunked(variant) else "-"
         mine = traced[(traced.variant == variant) & (traced.threads == t) & (traced.chunking == chunking)]
         if len(mine):
             per_task = ((t * mine.step_s - mine.busy_s) / mine.tasks_per_step).median()
@@ -207,24 +240,25 @@ def summary(steps, meta):
         say(f"{name}: {ratio_verdict(x, y, test)}  (target {limit_text})")
         say(f"  per repetition: {per_rep(x, y)}")
 
-    fj = medians[("forkjoin", top, "", 0)]
+    fj = medians[(FORKJOIN, top, "", 0)]
     say(f"\nratios from one median per run ({reps} runs per point), paired by repetition, "
         f"Hodges-Lehmann intervals")
-    target(f"tasks(BATCH_SUBSIZE=1) / forkjoin at {top} threads", medians[("tasks", top, "--batch-subsize 1", 0)],
-           fj, lambda r: r <= 1.05, "<= 1.05")
-    target(f"taskiter / forkjoin at {top} threads", medians[("taskiter", top, "--batch-subsize 1", 0)], fj,
-           lambda r: r < 1, "< 1")
-    for variant, chunking in [("forkjoin", ""), ("tasks", "--batch-subsize 1"), ("taskiter", "--batch-subsize 1")]:
-        one, many = medians[(variant, 1, chunking, 0)], medians[(variant, top, chunking, 0)]
-        target(f"{variant} speedup at {top} threads over its own 1 thread", one, many, lambda r: r >= 1.85,
-               ">= 1.85 at 2")
+    for variant, test, limit_text in TARGETS_AGAINST_FORKJOIN:
+        if (variant, top, "--batch-subsize 1", 0) in medians:
+            target(f"{variant}(BATCH_SUBSIZE=1) / {FORKJOIN} at {top} threads",
+                   medians[(variant, top, "--batch-subsize 1", 0)], fj, test, limit_text)
+    for (variant, t, chunking, traced) in medians:
+        if t == top and top > 1 and not traced and chunking in ("", "--batch-subsize 1"):
+            one, many = medians[(variant, 1, chunking, 0)], medians[(variant, top, chunking, 0)]
+            target(f"{variant} speedup at {top} threads over its own 1 thread", one, many, lambda r: r >= 1.85,
+                   ">= 1.85 at 2")
     known = steps.groupby(["purpose", "repetition", "slot"]).steal.first().dropna()
     if len(known):
         say(f"hypervisor steal during the runs: median {known.median():.1%}, largest {known.max():.1%} of CPU time")
     cost = run_medians(steps, "trace_cost")
-    plain, with_trace = cost.get(("forkjoin", top, "", 0)), cost.get(("forkjoin", top, "", 1))
+    plain, with_trace = cost.get((FORKJOIN, top, "", 0)), cost.get((FORKJOIN, top, "", 1))
     if plain and with_trace:
-        target(f"with --trace / without (forkjoin, {top} threads)", with_trace, plain, lambda r: r < 1.02, "< 1.02")
+        target(f"with --trace / without ({FORKJOIN}, {top} threads)", with_trace, plain, lambda r: r < 1.02, "< 1.02")
     return "\n".join(lines) + "\n"
 
 
@@ -297,11 +331,19 @@ def main(argv=None):
         threads = []
     if not threads or min(threads) < 1 or 1 not in threads:
         ap.error(f"--threads {args.threads}: must be a comma-separated list of positive counts including 1")
-    build = ROOT / "build" / args.compiler / args.kernels
-    missing = [v for v in ("seq", "forkjoin", "tasks", "taskiter") if not (build / f"gpt2-{v}").exists()]
-    if missing:
-        sys.exit(f"bench/variants.py: {build}: no gpt2-{missing[0]} (build it with make, "
-                 f"or check --compiler/--kernels)")
+    for option, value, known in (("--compiler", args.compiler, vocabulary.COMPILERS),
+                                 ("--kernels", args.kernels, vocabulary.KERNEL_SETS)):
+        if value not in known:
+            ap.error(f"{option} {value}: unknown value (known: {', '.join(known)})")
+    try:
+        study = study_for(args)
+    except StudyError as err:
+        ap.error(str(err))
+    for point in points_of(study, threads):
+        binary = Path(runner.binary_path(study, point, str(ROOT)))
+        if not binary.exists():
+            sys.exit(f"bench/variants.py: {binary.parent}: no {binary.name} (build it with make, "
+                     f"or check --compiler/--kernels)")
     git = machine.git_state(ROOT)
     out = new_directory(Path(args.out), git)
     meta = {"benchmark": "bench/variants.py", "command": [sys.executable] + sys.argv,
@@ -312,7 +354,7 @@ def main(argv=None):
     resultsdir.write_json(out / "meta.json", meta)
     print(f"bench/variants.py: writing {out}", file=sys.stderr)
     # what each binary reported about itself (compiler, OpenMP runtime, placement, chunking)
-    meta["runs_info"] = measure(args, threads, build, out)
+    meta["runs_info"] = measure(study, threads, out)
     meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     resultsdir.write_json(out / "meta.json", meta)
     steps, meta = load(out)

@@ -67,10 +67,18 @@ def test_bad_options_get_a_one_line_error(args, message, capsys):
     assert message in err[-1]
 
 
-def test_missing_build_is_named(tmp_path):
+def test_missing_build_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFSTUDY_BUILD_DIR", str(tmp_path / "build"))
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main([])
+    assert f"{tmp_path}/build/gcc/fast: no gpt2-seq" in str(exit_info.value.code)
+
+
+def test_unknown_compiler_is_named(capsys):
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--compiler", "nosuchcompiler"])
-    assert "build/nosuchcompiler/fast: no gpt2-seq" in str(exit_info.value.code)
+    assert exit_info.value.code == 2
+    assert "--compiler nosuchcompiler: unknown value" in capsys.readouterr().err.strip().splitlines()[-1]
 
 
 def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(tmp_path, capsys):
@@ -84,7 +92,7 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
     assert bench.main(["--from", str(first)]) == 0
     printed = capsys.readouterr().out
     assert printed == (first / "summary.txt").read_text()
-    assert "taskiter / forkjoin at 2 threads:" in printed and "-> " in printed
+    assert "taskiter(BATCH_SUBSIZE=1) / forkjoin at 2 threads:" in printed and "-> " in printed
     steps, meta = bench.load(first)
     assert meta["args"]["config"] == "tiny" and meta["git"]["commit"]
     points = steps[steps.purpose == "point"]
