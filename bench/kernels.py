@@ -14,8 +14,15 @@
    (target: >= 45% for `fast`, seq on 1 thread and forkjoin on 2).
 
 Memory: peak resident set size of the seq run (target <= 2.5 GB for d12).
+
+Everything measured is saved in a new directory results/bench-kernels/<date>-<commit>/
+(gemm.csv, peaks.csv, steps.csv, meta.json, summary.txt; an earlier one is never
+overwritten), and `--from DIR` prints the summary of a saved directory again. The
+summary is always computed from the saved rows.
 """
 import argparse
+import csv
+import datetime
 import json
 import os
 import resource
@@ -25,6 +32,17 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "harness"))
+from pstudy import config as configmod  # noqa: E402
+from pstudy import machine, resultsdir, runner, vocabulary  # noqa: E402
+from pstudy.errors import StudyError  # noqa: E402
+from pstudy.sweep import Point  # noqa: E402
+
+GEMM_COLUMNS = ["layer", "product", "M", "N", "K", "gemm_gflops", "openblas_gflops", "ratio", "median_ratio"]
+PEAK_COLUMNS = ["threads", "gflops", "isa"]
+STEP_COLUMNS = ["kernels", "variant", "threads", "step", "step_s", "flops", "peak_rss_bytes"]
+# the make target that builds each binary the benchmark needs
+BUILT_BY = {"gemm_bench": "make build/bench/gemm_bench (or make bench)", "peakflops": "make"}
 
 
 def json_lines(text):
@@ -32,6 +50,9 @@ def json_lines(text):
 
 
 def run(cmd, env=None):
+    binary = Path(str(cmd[0]))
+    if not binary.exists():
+        sys.exit(f"bench/kernels.py: {binary}: not built (build it with {BUILT_BY.get(binary.name, 'make')})")
     r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.exit(f"bench/kernels.py: {' '.join(map(str, cmd))} failed: {r.stderr.strip()[-500:]}")
@@ -44,6 +65,117 @@ def peak_gflops(threads):
     return best["gflops"], best["isa"]
 
 
+def study_for(args, kernels):
+    """A step run of the benchmark as a harness study, so that the runner checks its output."""
+    return configmod.from_dict({
+        "model": {"config": args.config, "B": args.B, "T": args.T},
+        "run": {"steps": args.steps - 1, "warmup": 1, "repetitions": 1, "timeout_s": 3600},
+        "sweep": {"kernels": [kernels]},
+        "placement": {"proc_bind": "close", "places": "cores"}}, "bench/kernels.py")
+
+
+def write_csv(path, columns, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def measure(args, threads, out, env):
+    """Runs the benchmark into out/: gemm.csv, peaks.csv, steps.csv (each written when complete)."""
+    if not args.skip_gemm:
+        rows = args.B * args.T
+        text = run([ROOT / "build/bench/gemm_bench", "--json", "--rows", rows, "--reps", 15], env).stdout
+        shapes = [s for s in json_lines(text) if "ratio" in s and "layer" in s]
+        write_csv(out / "gemm.csv", GEMM_COLUMNS, [{c: s[c] for c in GEMM_COLUMNS} for s in shapes])
+    write_csv(out / "peaks.csv", PEAK_COLUMNS,
+              [dict(zip(PEAK_COLUMNS, (t, *peak_gflops(t)))) for t in threads])
+    step_rows = []
+    for kernels in args.kernels.split(","):
+        study = study_for(args, kernels)
+        describe = runner.binary_path(study, Point(vocabulary.BASELINE, "gcc", kernels, 1, None, None), str(ROOT))
+        ops = json_lines(run([describe, "--json", "--describe"] + runner.model_args(study, str(ROOT))).stdout)
+        flops = sum(o["flops"] for o in ops if "flops" in o)
+        for variant in args.variants.split(","):
+            for t in ([1] if vocabulary.is_sequential(variant) else threads):
+                chunk = (1, args.T) if vocabulary.is_chunked(variant) else (None, None)
+                point = Point(variant, "gcc", kernels, t, *chunk)
+                binary = runner.binary_path(study, point, str(ROOT))
+                if not os.path.exists(binary):
+                    sys.exit(f"bench/kernels.py: {binary}: not built (build it with make)")
+                before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+                outcome = runner.execute(study, point, binary, str(ROOT))
+                if outcome.status != runner.OK:
+                    sys.exit(f"bench/kernels.py: {point.label()}: {outcome.status}: {outcome.error}")
+                rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+                for s in outcome.steps:
+                    if not s["warmup"]:
+                        step_rows.append({"kernels": kernels, "variant": variant, "threads": t, "step": s["step"],
+                                          "step_s": s["step_s"], "flops": flops,
+                                          "peak_rss_bytes": rss * 1024 if rss > before else "NA"})
+                print(f"  {kernels} {variant} t={t} done", file=sys.stderr, flush=True)
+    write_csv(out / "steps.csv", STEP_COLUMNS, step_rows)
+
+
+def summary(directory, meta):
+    """The benchmark's report, from the saved rows of `directory`."""
+    lines = []
+    say = lines.append
+    a = meta["args"]
+    gemm_path = directory / "gemm.csv"
+    if gemm_path.exists():
+        shapes = resultsdir.read_csv(gemm_path, GEMM_COLUMNS, what="bench/kernels.py gemm.csv").to_dict("records")
+        say(f"matrix products, rows = B*T = {a['B'] * a['T']}, 1 thread, best of 15 with the two libraries "
+            f"alternating (OPENBLAS_CORETYPE={meta['env'].get('OPENBLAS_CORETYPE') or 'auto'}); ratio = project / "
+            "OpenBLAS GFLOP/s of the bests, median = of the per-repetition ratios")
+        say(f"{'layer':8s} {'product':16s} {'M':>6s} {'N':>6s} {'K':>6s} {'project':>9s} {'OpenBLAS':>9s} "
+            f"{'ratio':>6s} {'median':>6s}")
+        for s in shapes:
+            flag = "" if s["ratio"] >= 0.9 else "  < 0.9"
+            say(f"{s['layer']:8s} {s['product']:16s} {s['M']:6d} {s['N']:6d} {s['K']:6d} "
+                f"{s['gemm_gflops']:9.1f} {s['openblas_gflops']:9.1f} {s['ratio']:6.2f} {s['median_ratio']:6.2f}{flag}")
+        if shapes:
+            worst = min(shapes, key=lambda s: s["ratio"])
+            say(f"lowest ratio {worst['ratio']:.2f} ({worst['layer']} {worst['product']}); "
+                f"{sum(s['ratio'] >= 0.9 for s in shapes)} of {len(shapes)} shapes at >= 0.9x OpenBLAS\n")
+    peaks = {int(r["threads"]): (r["gflops"], r["isa"]) for r in
+             resultsdir.read_csv(directory / "peaks.csv", PEAK_COLUMNS, what="bench/kernels.py peaks.csv")
+             .to_dict("records")}
+    for t, (g, isa) in peaks.items():
+        say(f"measured peak, {t} thread(s): {g:.1f} GFLOP/s ({isa} FMA)")
+    steps = resultsdir.read_csv(directory / "steps.csv", STEP_COLUMNS, what="bench/kernels.py steps.csv")
+    say(f"\ntraining step, {a['config']} B={a['B']} T={a['T']}, median of {a['steps'] - 1} steps after 1 warm-up")
+    say(f"{'kernels':10s} {'variant':9s} {'threads':>7s} {'GFLOP':>7s} {'step s':>8s} {'GFLOP/s':>8s} {'of peak':>8s}")
+    for (kernels, variant, t), rows in steps.groupby(["kernels", "variant", "threads"], sort=False):
+        if int(t) not in peaks:
+            raise StudyError(f"{directory / 'peaks.csv'}: no peak at {t} threads")
+        sec = statistics.median(rows["step_s"])
+        flops = float(rows["flops"].iloc[0])
+        rate = flops / sec / 1e9
+        rss = rows["peak_rss_bytes"].dropna()
+        mem = f"  peak RSS {rss.iloc[0] / 1e9:.2f} GB" if vocabulary.is_sequential(variant) and len(rss) else ""
+        say(f"{kernels:10s} {variant:9s} {int(t):7d} {flops / 1e9:7.1f} {sec:8.3f} {rate:8.1f} "
+            f"{rate / peaks[int(t)][0]:8.1%}{mem}")
+    return "\n".join(lines) + "\n"
+
+
+def load_meta(directory):
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise StudyError(f"{directory}: no such directory")
+    try:
+        meta = json.loads((directory / "meta.json").read_text())
+    except FileNotFoundError:
+        raise StudyError(f"{directory / 'meta.json'}: no such file") from None
+    except (OSError, ValueError) as err:
+        raise StudyError(f"{directory / 'meta.json'}: unreadable: {err}") from None
+    args = meta.get("args") if isinstance(meta, dict) else None
+    lacking = [k for k in ("config", "B", "T", "steps") if not isinstance(args, dict) or k not in args]
+    if lacking or not isinstance(meta.get("env"), dict):
+        raise StudyError(f"{directory / 'meta.json'}: no {'args.' + lacking[0] if lacking else 'env'}")
+    return directory, meta
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="d12")
@@ -52,57 +184,58 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=4, help="steps per run; the first is warm-up")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--kernels", default="fast,reference")
-    ap.add_argument("--variants", default="seq,forkjoin,tasks,taskiter")
+    ap.add_argument("--variants", default=",".join(vocabulary.VARIANTS))
     ap.add_argument("--skip-gemm", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "results" / "bench-kernels"),
+                    help="where the new results directory is made")
+    ap.add_argument("--from", dest="source", metavar="DIR",
+                    help="print the summary of a saved results directory instead of measuring")
     args = ap.parse_args(argv)
-    threads = [int(t) for t in args.threads.split(",")]
+    if args.source:
+        try:
+            sys.stdout.write(summary(*load_meta(args.source)))
+        except StudyError as err:
+            sys.exit(f"bench/kernels.py: {err}")
+        return 0
+    try:
+        threads = [int(t) for t in args.threads.split(",")]
+    except ValueError:
+        ap.error(f"--threads {args.threads}: expected comma-separated thread counts")
+    for option, value, known in (("--kernels", args.kernels, vocabulary.KERNEL_SETS),
+                                 ("--variants", args.variants, vocabulary.VARIANTS)):
+        bad = [v for v in value.split(",") if v not in known]
+        if bad:
+            ap.error(f"{option} {value}: unknown {bad[0]} (known: {', '.join(known)})")
+    if args.steps < 2:
+        ap.error(f"--steps {args.steps}: must be at least 2 (the first is a warm-up)")
     env = dict(os.environ, OMP_PROC_BIND="close", OMP_PLACES="cores")
     # OpenBLAS picks its kernels by CPU; on AMD Zen its Zen kernels, elsewhere its own detection
     env.setdefault("OPENBLAS_CORETYPE", "Zen" if "AuthenticAMD" in Path("/proc/cpuinfo").read_text() else "")
     if not env["OPENBLAS_CORETYPE"]:
         del env["OPENBLAS_CORETYPE"]
-
-    if not args.skip_gemm:
-        rows = args.B * args.T
-        out = run([ROOT / "build/bench/gemm_bench", "--json", "--rows", rows, "--reps", 15], env).stdout
-        shapes = [s for s in json_lines(out) if "ratio" in s and "layer" in s]
-        print(f"matrix products, rows = B*T = {rows}, 1 thread, best of 15 with the two libraries alternating "
-              f"(OPENBLAS_CORETYPE={env.get('OPENBLAS_CORETYPE', 'auto')}); ratio = project / OpenBLAS "
-              "GFLOP/s of the bests, median = of the per-repetition ratios")
-        print(f"{'layer':8s} {'product':16s} {'M':>6s} {'N':>6s} {'K':>6s} {'project':>9s} {'OpenBLAS':>9s} "
-              f"{'ratio':>6s} {'median':>6s}")
-        for s in shapes:
-            flag = "" if s["ratio"] >= 0.9 else "  < 0.9"
-            print(f"{s['layer']:8s} {s['product']:16s} {s['M']:6d} {s['N']:6d} {s['K']:6d} "
-                  f"{s['gemm_gflops']:9.1f} {s['openblas_gflops']:9.1f} {s['ratio']:6.2f} "
-                  f"{s['median_ratio']:6.2f}{flag}")
-        worst = min(shapes, key=lambda s: s["ratio"])
-        print(f"lowest ratio {worst['ratio']:.2f} ({worst['layer']} {worst['product']}); "
-              f"{sum(s['ratio'] >= 0.9 for s in shapes)} of {len(shapes)} shapes at >= 0.9x OpenBLAS\n")
-
-    peaks = {t: peak_gflops(t) for t in threads}
-    for t, (g, isa) in peaks.items():
-        print(f"measured peak, {t} thread(s): {g:.1f} GFLOP/s ({isa} FMA)")
-    model = ["--config", args.config, "-B", args.B, "-T", args.T]
-    print(f"\ntraining step, {args.config} B={args.B} T={args.T}, median of {args.steps - 1} steps after 1 warm-up")
-    print(f"{'kernels':10s} {'variant':9s} {'threads':>7s} {'GFLOP':>7s} {'step s':>8s} {'GFLOP/s':>8s} {'of peak':>8s}")
-    for kernels in args.kernels.split(","):
-        build = ROOT / "build" / "gcc" / kernels
-        ops = json_lines(run([build / "gpt2-seq", "--json", "--describe"] + model).stdout)
-        flops = sum(o["flops"] for o in ops if "flops" in o)
-        for variant in args.variants.split(","):
-            for t in ([1] if variant == "seq" else threads):
-                cmd = [build / f"gpt2-{variant}", "--json", "--steps", args.steps] + model
-                if variant != "seq":
-                    cmd += ["--threads", t]
-                before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-                steps = [r for r in json_lines(run(cmd, env).stdout) if "step" in r][1:]
-                rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-                sec = statistics.median(s["step_s"] for s in steps)
-                rate = flops / sec / 1e9
-                mem = f"  peak RSS {rss / 1e6:.2f} GB" if variant == "seq" and rss > before else ""
-                print(f"{kernels:10s} {variant:9s} {t:7d} {flops / 1e9:7.1f} {sec:8.3f} {rate:8.1f} "
-                      f"{rate / peaks[t][0]:8.1%}{mem}", flush=True)
+    git = machine.git_state(ROOT)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    try:
+        out = resultsdir.new_directory(Path(args.out), f"{stamp}-{git['commit']}{'-dirty' if git['dirty'] else ''}")
+    except (StudyError, OSError) as err:
+        sys.exit(f"bench/kernels.py: {args.out}: cannot make a results directory: {err}")
+    meta = {"benchmark": "bench/kernels.py", "command": [sys.executable] + sys.argv,
+            "args": {k: v for k, v in vars(args).items() if k != "source"}, "threads": threads,
+            "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "git": git, "cpu": machine.cpu(), "system": machine.system(), "software": machine.software(),
+            "env": {k: env.get(k) for k in ("OMP_PROC_BIND", "OMP_PLACES", "OPENBLAS_CORETYPE")}}
+    resultsdir.write_json(out / "meta.json", meta)
+    print(f"bench/kernels.py: writing {out}", file=sys.stderr)
+    measure(args, threads, out, env)
+    meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    resultsdir.write_json(out / "meta.json", meta)
+    try:
+        text = summary(*load_meta(out))
+    except StudyError as err:
+        sys.exit(f"bench/kernels.py: {err}")
+    resultsdir.atomic_write(out / "summary.txt", text)
+    sys.stdout.write(text)
+    print(f"\nbench/kernels.py: saved in {out}", file=sys.stderr)
     return 0
 
 

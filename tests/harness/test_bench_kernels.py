@@ -1,0 +1,53 @@
+"""bench/kernels.py keeps what it measures: a new directory per run, its summary re-printable
+with --from and computed from the saved rows; a missing benchmark binary is named with the
+make target that builds it."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("bench_kernels", REPO / "bench" / "kernels.py")
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+
+def test_a_run_is_saved_and_its_summary_printed_again(tmp_path, capsys):
+    args = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "2", "--kernels", "fast", "--skip-gemm",
+            "--out", str(tmp_path)]
+    for _ in range(2):
+        assert bench.main(args) == 0
+    first, second = sorted(tmp_path.iterdir())
+    assert first != second
+    for name in ("meta.json", "peaks.csv", "steps.csv", "summary.txt"):
+        assert (first / name).is_file(), name
+    capsys.readouterr()
+    assert bench.main(["--from", str(first)]) == 0
+    printed = capsys.readouterr().out
+    assert printed == (first / "summary.txt").read_text()
+    for variant in ("seq", "forkjoin", "tasks", "taskiter"):
+        assert f"fast       {variant}" in printed
+    # the summary is computed from the saved rows: change them and the report follows
+    import pandas as pd
+    steps = pd.read_csv(first / "steps.csv")
+    steps.loc[steps["variant"] == "seq", "step_s"] = 7.25
+    steps.to_csv(first / "steps.csv", index=False)
+    assert bench.main(["--from", str(first)]) == 0
+    seq_line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("fast       seq"))
+    assert "   7.250 " in seq_line
+
+
+def test_missing_gemm_bench_names_its_make_target(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "ROOT", tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--config", "tiny", "--out", str(tmp_path / "out")])
+    assert str(exit_info.value.code).endswith("gemm_bench: not built (build it with make build/bench/gemm_bench "
+                                              "(or make bench))")
+
+
+def test_damaged_saved_directory_gets_one_line(tmp_path):
+    (tmp_path / "meta.json").write_text('{"args": {"config": "tiny"}}')
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--from", str(tmp_path)])
+    assert str(exit_info.value.code) == f"bench/kernels.py: {tmp_path / 'meta.json'}: no args.B"
