@@ -152,7 +152,7 @@ def summary(directory, meta):
         sec = statistics.median(rows["step_s"])
         flops = float(rows["flops"].iloc[0])
         rate = flops / sec / 1e9
-        rss = rows["peak_rss_bytes"].dropna()
+        rss = rows["peak_rss_bytes"].apply(lambda v: v if isinstance(v, (int, float)) else float("nan")).dropna()
         mem = f"  peak RSS {rss.iloc[0] / 1e9:.2f} GB" if vocabulary.is_sequential(variant) and len(rss) else ""
         say(f"{kernels:10s} {variant:9s} {int(t):7d} {flops / 1e9:7.1f} {sec:8.3f} {rate:8.1f} "
             f"{rate / peaks[int(t)][0]:8.1%}{mem}")

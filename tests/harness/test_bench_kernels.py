@@ -32,7 +32,7 @@ def test_a_run_is_saved_and_its_summary_printed_again(tmp_path, capsys):
     import pandas as pd
     steps = pd.read_csv(first / "steps.csv")
     steps.loc[steps["variant"] == "seq", "step_s"] = 7.25
-    steps.to_csv(first / "steps.csv", index=False)
+    steps.to_csv(first / "steps.csv", index=False, na_rep="NA")
     assert bench.main(["--from", str(first)]) == 0
     seq_line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("fast       seq"))
     assert "   7.250 " in seq_line
