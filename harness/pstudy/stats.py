@@ -97,11 +97,11 @@ def add_speedups(summary):
     # unchunked variants have no chunking (NA); join on a plain string so NA matches NA
     s["_chunk"] = [f"{b}/{k}" for b, k in zip(s["batch_subsize"].astype(object), s["k"].astype(object))]
     bases = {
-        "seq": (s[(s["variant"] == SEQ) & (s["threads"] == 1)], ["compiler", "kernels"]),
+        SEQ: (s[(s["variant"] == SEQ) & (s["threads"] == 1)], ["compiler", "kernels"]),
         "self1": (s[s["threads"] == 1], ["variant", "compiler", "kernels", "_chunk"]),
     }
     threads = s["threads"].to_numpy(dtype=float)
-    is_own_base = {"seq": ((s["variant"] == SEQ) & (s["threads"] == 1)).to_numpy(),
+    is_own_base = {SEQ: ((s["variant"] == SEQ) & (s["threads"] == 1)).to_numpy(),
                    "self1": (s["threads"] == 1).to_numpy()}
     for base_name, (base_rows, on) in bases.items():
         cols = [f"{p}_{q}" for p in PHASES for q in ("median_s", "ci_low_s", "ci_high_s")]

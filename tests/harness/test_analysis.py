@@ -47,3 +47,22 @@ def test_analysis_keys_are_checked(study):
     r = study.perfstudy("run", path)
     assert r.returncode == 2
     assert "analysis.trace" in r.stderr and "true or false" in r.stderr
+
+
+def test_roofline_skips_the_warmup_steps_the_run_recorded(study):
+    """The roofline reads the warm-up from the meta.json that `run` writes (config.run.warmup)."""
+    from pstudy import roofline, resultsdir
+    from test_roofline import ceilings
+
+    text = study.config(steps=3, repetitions=1).read_text().replace("warmup = 1", "warmup = 2")
+    path = study.tmp / "warm2.toml"
+    path.write_text(text)
+    r = study.perfstudy("run", path)
+    assert r.returncode == 0, r.stderr
+    d = study.result_dirs()[0]
+    assert resultsdir.read_meta(d).warmup == 2
+    (d / "ceilings.json").write_text(json.dumps(ceilings()))
+    summary = roofline.analyse(d, study.tmp / "roofline", at=[("seq", 1)], figures=False)
+    assert summary["warmup_skipped"] == 2
+    # 5 iterations per run (2 warm-up + 3 measured), one repetition: 3 samples per operation
+    assert summary["analyses"][0]["samples_per_op"] == 3

@@ -92,3 +92,15 @@ def test_list_shows_past_results(study, finished):
     done = study.perfstudy("list")
     assert done.returncode == 0, done.stderr
     assert finished.name in done.stdout and "complete" in done.stdout and "22 ok, 0 failed / 22" in done.stdout
+
+
+def test_report_never_shows_a_cached_summary(study, finished):
+    """summary.csv is a cache: report recomputes from steps.csv, so a stale or foreign one is not shown."""
+    import pandas as pd
+
+    stale = pd.read_csv(finished / "summary.csv")
+    stale["step_median_s"] = 987.654
+    stale.to_csv(finished / "summary.csv", index=False)
+    done = study.perfstudy("report", finished, "--no-figures", "--no-chart")
+    assert done.returncode == 0, done.stderr
+    assert "987.7" not in done.stdout and "forkjoin gcc/fast    2" in done.stdout
