@@ -199,21 +199,11 @@ class Meta(dict):
         """The config as run (every key resolved)."""
         return self._table("config")
 
-    @property
-    def model(self):
-        return self._table("config", "model")
-
-    @property
-    def run_settings(self):
-        return self._table("config", "run")
-
-    @property
-    def sweep(self):
-        return self._table("config", "sweep")
-
-    @property
-    def analysis(self):
-        return self._table("config", "analysis")
+    # the tables of the config as run
+    model = property(lambda self: self._table("config", "model"))
+    run_settings = property(lambda self: self._table("config", "run"))
+    sweep = property(lambda self: self._table("config", "sweep"))
+    analysis = property(lambda self: self._table("config", "analysis"))
 
     @property
     def warmup(self):
