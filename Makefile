@@ -9,7 +9,10 @@
 
 KERNELS   ?= fast
 COMPILERS ?= gcc clang
-VARIANTS  := seq forkjoin tasks taskiter
+# the variants and their kinds: one line each in variants/LIST (the harness reads it too);
+# sequential ones are linked without OpenMP
+VARIANTS            := $(shell sed -e 's/\#.*//' variants/LIST | awk 'NF {print $$1}')
+SEQUENTIAL_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "sequential" {print $$1}')
 PYTHON    := $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
 
 CFLAGS_COMMON := -std=c11 -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -g
@@ -41,7 +44,7 @@ build/$(1)/$(2)/obj/exec-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
 	$(1) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 build/$(1)/$(2)/obj:
 	mkdir -p $$@
-build/$(1)/$(2)/gpt2-seq: build/$(1)/$(2)/obj/main-seq.o build/$(1)/$(2)/obj/exec-seq.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+$(patsubst %,build/$(1)/$(2)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-seq.o build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(1) $(CFLAGS_COMMON) $$^ -o $$@ $(LDLIBS)
 build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-omp.o build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(1) $(CFLAGS_COMMON) -fopenmp $$^ -o $$@ $(LDLIBS)
@@ -56,9 +59,9 @@ COUNTERS ?= likwid
 COUNTERS_PKG_likwid := likwid
 COUNTERS_PKG_papi   := libpapi-dev papi-tools
 define COUNTERS_TREE
-build/$(1)/$(2)-$(3)/gpt2-seq: variants/main.c variants/seq.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
+$(patsubst %,build/$(1)/$(2)-$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)-$(3)/gpt2-%: variants/main.c variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
 	@mkdir -p $$(@D)
-	$(1) $(CFLAGS_COMMON) -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c variants/seq.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
+	$(1) $(CFLAGS_COMMON) -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
 build/$(1)/$(2)-$(3)/gpt2-%: variants/main.c variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
 	@mkdir -p $$(@D)
 	$(1) $(CFLAGS_COMMON) -fopenmp -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
@@ -136,9 +139,9 @@ clean:
 ASAN_FLAGS := -std=c11 -O1 -g -march=native -ffp-contract=off -fno-omit-frame-pointer -fsanitize=address,undefined -Wall -Wextra
 .PHONY: asan
 asan: $(patsubst %,build/asan/gpt2-%,$(BUILT_NAMES))
-build/asan/gpt2-seq: variants/main.c variants/seq.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
+$(patsubst %,build/asan/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/asan/gpt2-%: variants/main.c variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
 	@mkdir -p build/asan
-	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' variants/main.c variants/seq.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
+	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' variants/main.c variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
 build/asan/gpt2-%: variants/main.c variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
 	@mkdir -p build/asan
 	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' variants/main.c variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
