@@ -120,13 +120,15 @@ build/bench/gemm_bench: bench/gemm_bench.c core/gemm.c core/gemm.h
 	@mkdir -p build/bench
 	gcc $(UNIT_CFLAGS) -march=native -I$(OPENBLAS_INC) -o $@ bench/gemm_bench.c core/gemm.c \
 	    -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lm
-.PHONY: bench bench-variants
+.PHONY: bench bench-variants bench-harness
 bench: deps
 	@$(MAKE) --no-print-directory build build/bench/gemm_bench
 	$(PYTHON) bench/kernels.py
 bench-variants: deps
 	@$(MAKE) --no-print-directory build
 	$(PYTHON) bench/variants.py
+bench-harness: deps
+	$(PYTHON) bench/harness_scaling.py
 
 print-flags:
 	@echo "$(CFLAGS_COMMON)"

@@ -37,6 +37,7 @@ PHASES = vocabulary.PHASES
 KEYS = vocabulary.POINT_KEYS
 EXACT_MAX_PAIRS = 2500  # n*m up to which the exact null distribution of U is computed
 EXACT_MAX_SIGNED_RANKS = 200  # pairs up to which the signed-rank null distribution is exact
+ALL_PAIRS_MAX = 1_000_000  # n*m up to which every pairwise difference is formed and sorted
 METHOD = {
     "ratio": "median(candidate) / median(base) of the samples",
     "ci": "Hodges-Lehmann interval for the ratio: exp of the shift of log times not rejected by a two-sided "
@@ -122,8 +123,9 @@ def mwu_null_pmf(n, m):
 
 
 def smallest_p(n, m):
-    """The smallest one-sided p-value a Mann-Whitney test on n and m samples can give."""
-    return 1.0 / math.comb(n + m, n)
+    """The smallest one-sided p-value a Mann-Whitney test on n and m samples can give, 1 / C(n+m, n)
+    (through log-gamma: the binomial coefficient itself overflows a float from about 500 a side)."""
+    return math.exp(math.lgamma(n + 1) + math.lgamma(m + 1) - math.lgamma(n + m + 1))
 
 
 def interval_rank(null_pmf, total, null_sd, confidence):
@@ -145,20 +147,57 @@ def hl_ratio_ci(base, candidate, confidence):
 
     The pairwise differences D = log(c_j) - log(b_i), sorted, give the interval [D_(k), D_(nm+1-k)]
     with k the largest rank such that P(U <= k - 1) <= (1 - confidence) / 2 under the null; NaN
-    bounds when the samples are too small for any such k."""
+    bounds when the samples are too small for any such k. Up to ALL_PAIRS_MAX pairs the differences
+    are formed and sorted; beyond, each order statistic is found by bisection on its value with a
+    count of the differences below it (pairwise_order_statistic): O((n + m) log) instead of O(nm)."""
     import numpy as np
 
-    lb, lc = np.log(np.asarray(base, dtype=float)), np.log(np.asarray(candidate, dtype=float))
+    lb, lc = np.sort(np.log(np.asarray(base, dtype=float))), np.sort(np.log(np.asarray(candidate, dtype=float)))
     n, m = len(lb), len(lc)
-    diffs = np.sort((lc[:, None] - lb[None, :]).ravel())
-    estimate = math.exp(float(np.median(diffs)))
     pairs = n * m
+    if pairs <= ALL_PAIRS_MAX:
+        diffs = np.sort((lc[:, None] - lb[None, :]).ravel())
+
+        def order(rank):  # 1-based
+            return float(diffs[rank - 1])
+        estimate = math.exp(float(np.median(diffs)))
+    else:
+        def order(rank):
+            return pairwise_order_statistic(lb, lc, rank)
+        half = (pairs + 1) / 2
+        estimate = math.exp((order(math.floor(half)) + order(math.ceil(half))) / 2)
     exact = pairs <= EXACT_MAX_PAIRS
     k = interval_rank(mwu_null_pmf(n, m) if exact else None, pairs, math.sqrt(pairs * (n + m + 1) / 12),
                       confidence)
     if k < 1:
         return estimate, math.nan, math.nan
-    return estimate, math.exp(diffs[k - 1]), math.exp(diffs[pairs - k])
+    return estimate, math.exp(order(k)), math.exp(order(pairs + 1 - k))
+
+
+def pairwise_order_statistic(lb, lc, rank):
+    """The rank-th smallest (1-based) of the differences lc[j] - lb[i], from the sorted arrays lb
+    and lc without forming the n*m differences: bisection on the value t, counting the pairs with
+    lc[j] - lb[i] <= t by binary search, until the bracket is as narrow as doubles allow. The
+    result is the difference itself to within a few units in the last place."""
+    import numpy as np
+
+    n = len(lb)
+
+    def below(t):  # how many differences are <= t
+        return int(np.sum(n - np.searchsorted(lb, lc - t, side="left")))
+
+    lo, hi = float(lc[0] - lb[-1]), float(lc[-1] - lb[0])
+    if below(lo) >= rank:
+        return lo
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mid <= lo or mid >= hi:
+            break
+        if below(mid) >= rank:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 @functools.lru_cache(maxsize=64)

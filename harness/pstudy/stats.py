@@ -37,25 +37,25 @@ def speedup_prefix(phase):
 
 
 def median_ci(values, confidence=CONFIDENCE):
-    """(median, low, high, coverage) with the order-statistic interval described above."""
+    """(median, low, high, coverage) with the order-statistic interval described above.
+
+    The coverage of [x(l), x(n+1-l)] is P(l <= Bin(n, 1/2) <= n - l), from scipy's binomial
+    distribution for every l at once: one sort and O(n) arithmetic, whatever n."""
+    from scipy.stats import binom
+
     x = np.sort(np.asarray(values, dtype=float))
     n = len(x)
     if n == 0:
         return math.nan, math.nan, math.nan, math.nan
     med = float(np.median(x))
-    best = None
-    # exact binomial(n, 1/2) probabilities in integers: P(l <= #below median <= n-l) = sum C(n,i) / 2^n
-    for lo in range(1, n // 2 + 1):         # 1-based rank of the lower bound; upper is n+1-lo
-        hi = n + 1 - lo
-        coverage = sum(math.comb(n, i) for i in range(lo, hi)) / 2 ** n
-        if coverage >= confidence:
-            best = (lo, hi, coverage)       # larger lo -> narrower; keep the last that qualifies
-        else:
-            break
-    if best is None:
+    lo = np.arange(1, n // 2 + 1)                # 1-based rank of the lower bound; upper is n+1-lo
+    coverage = binom.cdf(n - lo, n, 0.5) - binom.cdf(lo - 1, n, 0.5)   # decreasing in lo
+    ok = np.flatnonzero(coverage >= confidence)
+    if len(ok) == 0:
         return med, math.nan, math.nan, math.nan
-    lo, hi, coverage = best
-    return med, float(x[lo - 1]), float(x[hi - 1]), float(coverage)
+    best = int(ok[-1])                           # the largest lo that qualifies: the narrowest
+    low_rank, high_rank = int(lo[best]), n + 1 - int(lo[best])
+    return med, float(x[low_rank - 1]), float(x[high_rank - 1]), float(coverage[best])
 
 
 def measured(steps):

@@ -455,3 +455,34 @@ def test_regress_real_binaries_with_a_busy_cpu_is_flagged(study):
     [session] = list((study.results / "regress").iterdir())
     table = pd.read_csv(session / "regress.csv", na_values=["NA"], keep_default_na=False)
     assert table.set_index("threads").loc[2, "verdict"] == "REGRESSED"
+
+
+def test_order_statistics_of_pairwise_differences_without_forming_them():
+    """Large samples: the bisection gives the same order statistics as sorting every difference."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    lb, lc = np.sort(rng.normal(size=300)), np.sort(rng.normal(0.1, 1.2, size=250))
+    diffs = np.sort((lc[:, None] - lb[None, :]).ravel())
+    for rank in (1, 2, 17, 3000, 37500, 74999, 75000):
+        assert compare.pairwise_order_statistic(lb, lc, rank) == pytest.approx(diffs[rank - 1], abs=1e-12)
+
+
+def test_large_samples_per_side_compare_without_overflow():
+    """About 500 samples a side overflowed 1 / comb(n + m, n); 1,500 a side (2.25M pairs) now takes the
+    bisection path and agrees with forming every difference."""
+    import numpy as np
+
+    rng = np.random.default_rng(12)
+    base, cand = rng.lognormal(0, 0.05, 1500), rng.lognormal(0.02, 0.05, 1500)
+    assert compare.smallest_p(1500, 1500) == 0.0 or compare.smallest_p(1500, 1500) < 1e-300
+    assert compare.smallest_p(3, 4) == pytest.approx(1 / 35)
+    est, lo, hi = compare.hl_ratio_ci(base, cand, 0.95)
+    old_limit = compare.ALL_PAIRS_MAX
+    try:
+        compare.ALL_PAIRS_MAX = 10 ** 7
+        est2, lo2, hi2 = compare.hl_ratio_ci(base, cand, 0.95)
+    finally:
+        compare.ALL_PAIRS_MAX = old_limit
+    assert (est, lo, hi) == pytest.approx((est2, lo2, hi2), rel=1e-12)
+    assert lo < math.exp(0.02) < hi

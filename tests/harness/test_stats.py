@@ -103,3 +103,19 @@ def test_no_seq_gives_nan_not_a_wrong_base():
     s = stats.summarise(steps_frame({("forkjoin", 1, None, None): 8.0, ("forkjoin", 2, None, None): 4.0}))
     assert s["speedup_vs_seq"].isna().all()
     assert s.set_index("threads").loc[2, "speedup_vs_self1"] == pytest.approx(2.0)
+
+
+def test_median_ci_large_samples_match_the_binomial_definition():
+    """The vectorised interval: same rule as the exact integer sum, and usable at 1e5 samples."""
+    import math
+    rng = np.random.default_rng(5)
+    for n in (6, 7, 40, 301):
+        x = rng.lognormal(size=n)
+        med, lo, hi, cov = stats.median_ci(x)
+        exact = [(lo_rank, sum(math.comb(n, i) for i in range(lo_rank, n + 1 - lo_rank)) / 2 ** n)
+                 for lo_rank in range(1, n // 2 + 1)]
+        best = max(r for r, c in exact if c >= 0.95)
+        xs = np.sort(x)
+        assert (lo, hi) == (xs[best - 1], xs[n - best]) and cov == pytest.approx(dict(exact)[best], rel=1e-12)
+    med, lo, hi, cov = stats.median_ci(rng.lognormal(size=100_000))
+    assert lo < med < hi and 0.95 <= cov < 0.96
