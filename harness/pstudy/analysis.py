@@ -28,9 +28,7 @@ def describe_ops(study, directory, binaries, root):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
             return f"operation costs not written: {binary} --describe failed: {r.stderr.strip()}"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(r.stdout)
-        tmp.replace(path)
+        resultsdir.atomic_write(path, r.stdout)
     return None
 
 
@@ -111,7 +109,8 @@ def collect_counters(study, directory, points, root, detection):
                 continue
             r = subprocess.run(runner.command(study, point, str(binary), root), capture_output=True, text=True,
                                env=env, timeout=study.run["timeout_s"])
-            out.write_text("".join(line + "\n" for line in r.stderr.splitlines() if line.startswith("papi ")))
+            resultsdir.atomic_write(out, "".join(line + "\n" for line in r.stderr.splitlines()
+                                                 if line.startswith("papi ")))
         elif backend == "perf":
             out = resultsdir.counters_path(directory, point, 0, "perf.csv")
             if out.exists():

@@ -49,6 +49,8 @@ import socket
 import subprocess
 from pathlib import Path
 
+from pstudy import resultsdir
+
 SCHEMA = "pstudy-ceilings/1"
 STREAM_KERNELS = ("copy", "scale", "add", "triad")
 ISAS = ("avx512", "avx2", "sse", "scalar")
@@ -233,9 +235,7 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
     validate_ceilings(data, str(out_path))
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(out_path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    tmp.replace(out_path)
+    resultsdir.atomic_write(out_path, json.dumps(data, indent=2) + "\n")
     return data
 
 

@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-from pstudy.errors import StudyError
+from pstudy.errors import StudyError, os_error_message
 
 # name on the command line -> module in pstudy/
 SUBCOMMANDS = {name: f"pstudy.commands.{name}" for name in
@@ -55,6 +55,9 @@ def main(argv):
         return module.main(args)
     except StudyError as err:
         sys.stderr.write(f"perfstudy {name}: {err}\n")
+        return 2
+    except OSError as err:  # a full disk, a read-only or unwritable root, a path under a file
+        sys.stderr.write(f"perfstudy {name}: {os_error_message(err)}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write(f"\nperfstudy {name}: interrupted\n")

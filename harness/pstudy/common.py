@@ -3,7 +3,9 @@ stamps, messages, interrupt handling and the progress line. Subcommands import t
 library modules, never each other.
 """
 
+import contextlib
 import datetime
+import fcntl
 import os
 import signal
 import sys
@@ -41,6 +43,16 @@ def plots_root(arg=None):
     return Path(arg or os.environ.get("PERFSTUDY_PLOTS") or REPO_ROOT / "plots")
 
 
+def plots_dir(root, directory):
+    """Where `report` writes the figures of a results directory: <plots root>/<its name>. Both are
+    resolved first, and a directory that would land outside the plots root is refused."""
+    root = Path(root).resolve()
+    out = (root / Path(directory).resolve().name).resolve()
+    if out.parent != root:
+        raise StudyError(f"{directory}: its figures would go to {out}, outside the plots root {root}")
+    return out
+
+
 def build_dir(study, root=REPO_ROOT):
     """The build tree the binaries of a study come from: $PERFSTUDY_BUILD_DIR, else run.build_dir,
     relative to `root` (the repository) unless absolute."""
@@ -69,7 +81,7 @@ def locate(arg):
         raise StudyError(f"{arg}: no such results directory")
     if not (path / resultsdir.META).is_file():
         raise StudyError(f"{arg}: not a results directory (no {resultsdir.META})")
-    return path
+    return path.resolve()  # "results/X/runs/.." is X, and its name is "X", not ".."
 
 
 def _started(directory):
@@ -77,6 +89,37 @@ def _started(directory):
         return resultsdir.read_meta(directory).get("started") or ""
     except StudyError:
         return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# ownership of a directory
+
+@contextlib.contextmanager
+def owning(lock_path, what, wait=False, command="run"):
+    """Hold an advisory lock (fcntl.flock on `lock_path`) for the duration of the block, so that two
+    processes never write one results or plots directory at once. The lock file names its holder.
+    When another process holds it: StudyError naming that process (exit 2), or, with `wait`, a
+    message and a wait until it is released. The kernel releases the lock when the holder dies,
+    so a killed sweep never leaves its directory locked."""
+    lock_path = Path(lock_path)
+    f = open(lock_path, "a+")
+    try:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            if not wait:
+                raise StudyError(f"{what}: in use by {holder} (--wait waits for it)") from None
+            say(command, f"{what}: in use by {holder}; waiting for it")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        f.truncate()
+        f.write(f"process {os.getpid()} ({' '.join(['perfstudy'] + sys.argv[1:])}, since {now()})\n")
+        f.flush()
+        yield
+    finally:
+        f.close()
 
 
 # ---------------------------------------------------------------------------------------------

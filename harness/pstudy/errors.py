@@ -7,3 +7,13 @@ class StudyError(Exception):
     The message should name the file and, where there is one, the key: "FILE: KEY: problem".
     """
 
+
+
+def os_error_message(err):
+    """An OSError as the one line the user sees: "PATH: problem" (both paths for a rename)."""
+    text = err.strerror or str(err)
+    if err.filename is not None and err.filename2 is not None:
+        return f"{err.filename} -> {err.filename2}: {text}"
+    if err.filename is not None:
+        return f"{err.filename}: {text}"
+    return text

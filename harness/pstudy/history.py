@@ -133,7 +133,7 @@ def draw(frame, phases, outdir, formats):
         stem = f"history_{config}_{host}_{phase}_{compiler}-{kernels}"
         for fmt in formats:
             target = outdir / f"{stem}.{fmt}"
-            fig.savefig(target)
+            resultsdir.atomic_savefig(fig, target)
             written.append(target)
         plt.close(fig)
     return written

@@ -20,9 +20,17 @@ def sh(cmd, cwd=None, timeout=20):
 
 def git_state(root):
     """commit (short), full hash, dirty flag and a digest of the uncommitted changes."""
-    full = sh(["git", "rev-parse", "HEAD"], cwd=root)
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=20)
+        full = done.stdout if done.returncode == 0 else None
+        problem = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[0]
+    except (OSError, subprocess.TimeoutExpired) as err:
+        full, problem = None, str(err)
     if full is None:
-        return {"commit": "nogit", "commit_full": None, "dirty": None, "changes_digest": None}
+        # "problem" says why (not a checkout, git missing, "detected dubious ownership"...): run
+        # warns with it, since a directory without its commit is never resumed by commit
+        return {"commit": "nogit", "commit_full": None, "dirty": None, "changes_digest": None,
+                "problem": problem}
     status = sh(["git", "status", "--porcelain"], cwd=root) or ""
     diff = sh(["git", "diff", "HEAD"], cwd=root) or ""
     dirty = bool(status.strip())

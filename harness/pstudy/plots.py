@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
-from pstudy import vocabulary  # noqa: E402
+from pstudy import resultsdir, vocabulary  # noqa: E402
 from pstudy.stats import speedup_prefix  # noqa: E402
 
 PHASES = ("step", "forward", "backward")
@@ -58,7 +58,7 @@ def draw_all(summary, meta, outdir, formats=("png", "svg")):
                 fig = figure(kind, phase, build, meta, compiler, kernels)
                 for ext in formats:
                     path = outdir / f"{kind}_{phase}_{tag}.{ext}"
-                    fig.savefig(path, dpi=110)
+                    resultsdir.atomic_savefig(fig, path, dpi=110)
                     written.append(path)
                 plt.close(fig)
     return written, notes

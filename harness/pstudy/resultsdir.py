@@ -15,6 +15,7 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     failures.csv    the failed runs with their errors
     summary.csv     one row per point: medians, CIs, speedups, efficiencies (a cache: `report`
                     recomputes it from steps.csv and runs.csv, the source of truth)
+    .lock           held (fcntl.flock) by the process sweeping the directory; names that process
 STEM is a run's file stem, run_stem(point, repetition):
     <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>_r<repetition>
 Every file is written to a temporary name and renamed into place, so a crash never leaves a half
@@ -33,6 +34,7 @@ from pstudy import vocabulary
 from pstudy.errors import StudyError
 
 JOURNAL = "journal.jsonl"
+LOCK = ".lock"
 META = "meta.json"
 CONFIG_COPY = "config.toml"
 CEILINGS = "ceilings.json"
@@ -252,14 +254,31 @@ FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp's files are pri
 
 
 def atomic_write(path, text):
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "w") as f:
+    """Write `text` to `path` through a temporary file renamed into place."""
+    def write(tmp):
+        with open(tmp, "w") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+    atomic_output(path, write)
+
+
+def atomic_savefig(fig, path, **options):
+    """fig.savefig(path) through a temporary file renamed into place: an interrupted `report`
+    never leaves a truncated figure under its final name."""
+    fmt = Path(path).suffix.lstrip(".")
+    atomic_output(path, lambda tmp: fig.savefig(tmp, format=fmt, **options))
+
+
+def atomic_output(path, write):
+    """Call write(tmp) on a temporary name beside `path`, then rename it to `path`; on any failure
+    (an interrupt included) the temporary file is removed and `path` is untouched."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.close(fd)
+        os.chmod(tmp, FILE_MODE)
+        write(tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -373,7 +373,7 @@ def roofline_figure(kernels, roof, title, note, path):
         foot += f"; not drawn (no FLOPs): {', '.join(hidden)}"
     fig.text(0.01, 0.01, foot + "\n" + TIME_NOTE, fontsize=7, va="bottom")
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.savefig(path, dpi=120)
+    resultsdir.atomic_savefig(fig, path, dpi=120)
     plt.close(fig)
 
 
@@ -399,7 +399,7 @@ def bandwidth_figure(series, ceilings, title, note, path):
     ax.legend(fontsize=7, loc="best")
     fig.text(0.01, 0.01, f"bytes: {note}\n{TIME_NOTE}", fontsize=7, va="bottom")
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.savefig(path, dpi=120)
+    resultsdir.atomic_savefig(fig, path, dpi=120)
     plt.close(fig)
 
 
@@ -481,8 +481,10 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
             roofline_figure(ktab, roof, f"Roofline: {label}, {cfg['reps']} rep(s), "
                             f"{cfg['samples']} samples per op", note, fig_path)
         ktab_out = ktab.reset_index().rename(columns={"index": "kernel"})
-        ktab_out.to_csv(out_dir / f"roofline_kernels_{name}.csv", index=False, float_format="%.6g")
-        per_op.reset_index().to_csv(out_dir / f"roofline_ops_{name}.csv", index=False, float_format="%.6g")
+        resultsdir.atomic_write(out_dir / f"roofline_kernels_{name}.csv",
+                                ktab_out.to_csv(index=False, float_format="%.6g"))
+        resultsdir.atomic_write(out_dir / f"roofline_ops_{name}.csv",
+                                per_op.reset_index().to_csv(index=False, float_format="%.6g"))
         summary["analyses"].append({
             "variant": key[0], "compiler": key[1], "kernels": key[2], "threads": threads, "batch_subsize": key[4],
             "token_chunk": key[5], "reps": cfg["reps"], "samples_per_op": cfg["samples"],
@@ -519,8 +521,8 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
     summary["bandwidth_figure"] = str(bw_path) if figures else None
     summary["bandwidth_series"] = {k: sorted(v) for k, v in series.items()}
     summary["verdicts"] = [a["line"] for a in summary["analyses"]]
-    (out_dir / "roofline_verdict.txt").write_text("\n".join(summary["verdicts"]) + "\n")
-    (out_dir / "roofline.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
+    resultsdir.atomic_write(out_dir / "roofline_verdict.txt", "\n".join(summary["verdicts"]) + "\n")
+    resultsdir.atomic_write(out_dir / "roofline.json", json.dumps(summary, indent=2, default=float) + "\n")
     return summary
 
 

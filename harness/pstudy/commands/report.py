@@ -14,6 +14,8 @@ def add_arguments(parser):
     parser.add_argument("--formats", default="png,svg", help="comma-separated figure formats (default png,svg)")
     parser.add_argument("--no-figures", action="store_true", help="print the table only")
     parser.add_argument("--no-chart", action="store_true", help="skip the gnuplot terminal chart")
+    parser.add_argument("--wait", action="store_true",
+                        help="when another report is writing the same plots directory, wait for it (default: exit 2)")
 
 
 def main(args):
@@ -23,7 +25,7 @@ def main(args):
 
     import pandas as pd
 
-    from pstudy import plots, terminal
+    from pstudy import terminal
 
     summary = resultsdir.read_summary(directory)
     if summary.empty:
@@ -56,9 +58,19 @@ def main(args):
             out.write("\n" + chart + "\n")
         else:
             sys.stderr.write(f"perfstudy report: {note}\n")
-    plots_root = common.plots_root(args.plots_root)
+    outdir = common.plots_dir(common.plots_root(args.plots_root), directory)
+    if args.no_figures and not meta.analysis.get("roofline", True):
+        return 0
+    outdir.mkdir(parents=True, exist_ok=True)
+    with common.owning(outdir / resultsdir.LOCK, str(outdir), wait=args.wait, command="report"):
+        write_figures(args, directory, meta, summary, formats, outdir, out)
+    return 0
+
+
+def write_figures(args, directory, meta, summary, formats, outdir, out):
+    """The figures and the roofline, into `outdir` (which this process owns)."""
     if not args.no_figures:
-        outdir = plots_root / directory.name
+        from pstudy import plots
         written, notes = plots.draw_all(summary, meta, outdir, formats)
         for note in notes:
             sys.stderr.write(f"perfstudy report: {note}\n")
@@ -70,12 +82,11 @@ def main(args):
         kernel_sets = meta.sweep.get("kernels") or ["fast"]
         for kernels in kernel_sets:
             # one kernel set: plots/<name>/roofline/; several: plots/<name>/roofline/<kernels>/
-            outdir = plots_root / directory.name / "roofline"
+            roof_dir = outdir / "roofline"
             if len(kernel_sets) > 1:
-                outdir = outdir / kernels
-            result, why = analysis.roofline_report(directory, outdir, kernels=kernels, compiler=compiler)
+                roof_dir = roof_dir / kernels
+            result, why = analysis.roofline_report(directory, roof_dir, kernels=kernels, compiler=compiler)
             if why:
                 sys.stderr.write(f"perfstudy report: {why}\n")
             else:
                 out.write("\n" + roofline.format_summary(result) + "\n")
-    return 0

@@ -8,7 +8,7 @@ from pstudy import analysis, common
 from pstudy import config as configmod
 from pstudy import machine, resultsdir, runner, sweep
 from pstudy.common import REPO_ROOT
-from pstudy.errors import StudyError
+from pstudy.errors import StudyError, os_error_message
 
 ORDER_POLICY = ("repetition-major: every point once per repetition, the points shuffled in each "
                 "repetition by random.Random(seed)")
@@ -24,6 +24,8 @@ def add_arguments(parser):
                         help="on resume, run again the runs that failed (default: keep their failure)")
     parser.add_argument("--strict", action="store_true", help="exit 1 if any run failed")
     parser.add_argument("--dry-run", action="store_true", help="print the runs in order and stop")
+    parser.add_argument("--wait", action="store_true",
+                        help="when another process is sweeping the same directory, wait for it (default: exit 2)")
 
 
 def main(args):
@@ -42,7 +44,16 @@ def main(args):
 
     results_root = common.results_root(args.results_root)
     git = machine.git_state(str(REPO_ROOT))
+    if git.get("problem"):
+        say(f"warning: the code's commit is unknown (git: {git['problem']}); the directory is named "
+            "'nogit' and an interrupted sweep is resumed only while the config is unchanged")
     directory, resumed = resultsdir.find_or_create(results_root, study, git, fresh=args.fresh)
+    with common.owning(directory / resultsdir.LOCK, str(directory), wait=args.wait):
+        return sweep_into(directory, resumed, study, git, binaries, args)
+
+
+def sweep_into(directory, resumed, study, git, binaries, args):
+    """The sweep proper, in a directory this process owns (a second sweep of it waits or stops)."""
     journal = resultsdir.Journal(directory)
     if resumed:
         meta = resultsdir.read_meta(directory)
@@ -83,29 +94,52 @@ def main(args):
                                 runner.command(study, run.point, binary, str(REPO_ROOT), trace))
             journal.append("run", run_id=run.run_id(), status=outcome.status)
             progress.finished(run, outcome)
+        progress.close()
+        # inside the interrupt handling: a Ctrl-C while the ceilings are measured still tabulates
+        # every run measured, and the status says interrupted
+        for note in filter(None, analyse(study, directory, binaries, meta)):
+            say(note)
+            meta.setdefault("analysis_notes", []).append(note)
     except KeyboardInterrupt:
         progress.close()
         journal.append("interrupted")
         resultsdir.tabulate(directory, meta, "interrupted", common.now())
         say(f"interrupted; the runs finished so far are in {directory}; run the same command again to resume")
         return 130
-    progress.close()
-    notes = []
-    if study.analysis["trace"] or study.analysis["roofline"]:
-        notes.append(analysis.describe_ops(study, directory, binaries, str(REPO_ROOT)))
-    if study.analysis["ceilings"]:
-        notes.append(analysis.measure_ceilings(study, directory, str(REPO_ROOT)))
-    if meta.get("counters", {}).get("backend"):
-        notes.append(analysis.collect_counters(study, directory, sweep.points(study), str(REPO_ROOT),
-                                               meta["counters"]))
-    for note in filter(None, notes):
-        say(note)
-        meta.setdefault("analysis_notes", []).append(note)
+    except OSError as err:  # a full or read-only disk: record it where possible, keep what was written
+        record_failure(directory, meta, err)
+        raise
     journal.append("end")
     n_failed = resultsdir.tabulate(directory, meta, "complete", common.now())
     say(f"done: {directory}" + (f" ({n_failed} failed runs, see failures.csv)" if n_failed else ""))
     print(directory)  # the one line on stdout, for scripts: perfstudy report "$(perfstudy run ...)"
+    if n_failed and n_failed == meta["runs_done"]:
+        say("every run failed (see failures.csv)")
+        return 1
     return 1 if (args.strict and n_failed) else 0
+
+
+def analyse(study, directory, binaries, meta):
+    """The work after the runs (op descriptions, ceilings, counters); returns its notes."""
+    if study.analysis["trace"] or study.analysis["roofline"]:
+        yield analysis.describe_ops(study, directory, binaries, str(REPO_ROOT))
+    if study.analysis["ceilings"]:
+        yield analysis.measure_ceilings(study, directory, str(REPO_ROOT))
+    if meta.get("counters", {}).get("backend"):
+        yield analysis.collect_counters(study, directory, sweep.points(study), str(REPO_ROOT), meta["counters"])
+
+
+def record_failure(directory, meta, err):
+    """Status "failed" with the error, in the tables if they can be written, else in meta.json alone."""
+    meta["error"] = os_error_message(err)
+    try:
+        resultsdir.tabulate(directory, meta, "failed", common.now())
+    except OSError:
+        try:
+            meta["status"] = "failed"
+            resultsdir.write_meta(directory, meta)
+        except OSError:
+            pass  # nothing more can be written; the one-line error still reaches the user
 
 
 def binary_key(point):
