@@ -16,6 +16,7 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     summary.csv     one row per point: medians, CIs, speedups, efficiencies (a cache: `report`
                     recomputes it from steps.csv and runs.csv, the source of truth)
     .lock           held (fcntl.flock) by the process sweeping the directory; names that process
+    .reserve        space set aside while a sweep runs, freed to record "failed" when the disk fills
 STEM is a run's file stem, run_stem(point, repetition):
     <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>_r<repetition>
 Every file is written to a temporary name and renamed into place, so a crash never leaves a half
@@ -35,6 +36,8 @@ from pstudy.errors import StudyError
 
 JOURNAL = "journal.jsonl"
 LOCK = ".lock"
+RESERVE = ".reserve"
+RESERVE_BYTES = 256 * 1024  # room for meta.json with its error when the disk is full
 META = "meta.json"
 CONFIG_COPY = "config.toml"
 CEILINGS = "ceilings.json"
@@ -292,6 +295,22 @@ def write_json(path, obj):
 
 def write_csv(path, frame):
     atomic_write(path, frame.to_csv(index=False, na_rep="NA"))
+
+
+def reserve_space(directory):
+    """Set RESERVE_BYTES aside in the directory (allocated, not sparse) for release_space()."""
+    fd = os.open(Path(directory) / RESERVE, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+    try:
+        os.posix_fallocate(fd, 0, RESERVE_BYTES)
+    finally:
+        os.close(fd)
+
+
+def release_space(directory):
+    try:
+        os.unlink(Path(directory) / RESERVE)
+    except FileNotFoundError:
+        pass
 
 
 def read_meta(directory):

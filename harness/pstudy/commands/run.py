@@ -66,6 +66,7 @@ def sweep_into(directory, resumed, study, git, binaries, args):
     meta["status"] = "running"
     meta["runs_total"] = len(sweep.schedule(study, seed))
     resultsdir.write_meta(directory, meta)
+    resultsdir.reserve_space(directory)
 
     order = sweep.schedule(study, seed)
     done = resultsdir.completed_runs(directory, retry_failed=args.retry_failed)
@@ -102,13 +103,17 @@ def sweep_into(directory, resumed, study, git, binaries, args):
             meta.setdefault("analysis_notes", []).append(note)
     except KeyboardInterrupt:
         progress.close()
+        resultsdir.release_space(directory)
         journal.append("interrupted")
         resultsdir.tabulate(directory, meta, "interrupted", common.now())
         say(f"interrupted; the runs finished so far are in {directory}; run the same command again to resume")
         return 130
     except OSError as err:  # a full or read-only disk: record it where possible, keep what was written
+        if err.filename is None:  # a write to an open file names none: the directory is the place
+            err.filename = str(directory)
         record_failure(directory, meta, err)
         raise
+    resultsdir.release_space(directory)
     journal.append("end")
     n_failed = resultsdir.tabulate(directory, meta, "complete", common.now())
     say(f"done: {directory}" + (f" ({n_failed} failed runs, see failures.csv)" if n_failed else ""))
@@ -130,16 +135,16 @@ def analyse(study, directory, binaries, meta):
 
 
 def record_failure(directory, meta, err):
-    """Status "failed" with the error, in the tables if they can be written, else in meta.json alone."""
+    """Status "failed" with the error in meta.json first (a small file, the likeliest to fit on a full
+    disk), then the tables from the run records, if they can be written."""
     meta["error"] = os_error_message(err)
+    meta["status"] = "failed"
+    resultsdir.release_space(directory)
     try:
+        resultsdir.write_meta(directory, meta)
         resultsdir.tabulate(directory, meta, "failed", common.now())
     except OSError:
-        try:
-            meta["status"] = "failed"
-            resultsdir.write_meta(directory, meta)
-        except OSError:
-            pass  # nothing more can be written; the one-line error still reaches the user
+        pass  # nothing more can be written; the one-line error still reaches the user
 
 
 def binary_key(point):
