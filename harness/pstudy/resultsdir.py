@@ -26,6 +26,7 @@ says so; anything else is redone on resume.
 
 import datetime
 import json
+import math
 import os
 import re
 import tempfile
@@ -509,7 +510,7 @@ def read_summary(directory):
     runs_path = directory / RUNS_CSV
     if not runs_path.exists():
         return stats.summarise(steps)
-    return stats.point_summary(steps, read_csv(runs_path))
+    return stats.point_summary(steps, read_csv(runs_path, KEYS + ["repetition", "status"], what="not a runs table"))
 
 
 def read_csv(path, columns=(), what="", absent=None):
@@ -535,8 +536,29 @@ def read_csv(path, columns=(), what="", absent=None):
 
 
 def read_steps(directory):
-    """steps.csv of a results directory, with the key columns typed."""
-    steps = read_csv(Path(directory) / STEPS_CSV, STEP_COLUMNS,
-                     absent=f"{directory}: no steps.csv (the sweep wrote no results yet)")
+    """steps.csv of a results directory, with the key columns typed and every time checked: a
+    finite, non-negative number (the step's own time positive), else StudyError naming the file,
+    the row and the column."""
+    path = Path(directory) / STEPS_CSV
+    steps = read_csv(path, STEP_COLUMNS, absent=f"{directory}: no steps.csv (the sweep wrote no results yet)")
     steps["warmup"] = steps["warmup"].astype(str).str.lower().isin(["true", "1"])
+    for column in ("forward_s", "backward_s", "update_s", "step_s"):
+        steps[column] = checked_times(steps[column], path, column, positive=column == "step_s")
     return steps
+
+
+def checked_times(values, path, column, positive=False):
+    """A column of times as floats; StudyError at the first that is not a finite number >= 0 (> 0
+    when `positive`), naming the file, its row (as an editor numbers lines) and the column."""
+    import numpy as np
+    import pandas as pd
+
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = ~np.isfinite(numbers) | (numbers <= 0 if positive else numbers < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raw = values.iloc[i]
+        raw = "(empty)" if raw is None or (isinstance(raw, float) and math.isnan(raw)) or raw == "" else str(raw)
+        raise StudyError(f"{path}: row {i + 2}, column {column}: {raw} is not a "
+                         f"{'positive' if positive else 'non-negative'} finite time in seconds")
+    return numbers.astype(float)

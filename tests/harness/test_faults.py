@@ -231,3 +231,32 @@ def test_a_checkout_git_cannot_read_is_named_in_a_warning(study):
     done = study.perfstudy("run", study.config(steps=3, repetitions=1), GIT_DIR=study.tmp / "no-such-git")
     assert done.returncode == 0, done.stderr
     assert "warning: the code's commit is unknown (git:" in done.stderr
+
+
+@pytest.mark.parametrize("value, shown", [("nan", "nan"), ("inf", "inf"), ("-0.5", "-0.5"), ("fast", "fast"),
+                                          ("", "(empty)")])
+def test_step_times_read_back_are_checked(study, value, shown):
+    import pandas as pd
+
+    config = study.config(steps=3, repetitions=2)
+    assert study.perfstudy("run", config).returncode == 0
+    (base,) = study.result_dirs()
+    assert study.perfstudy("run", config, "--fresh").returncode == 0
+    candidate = [d for d in study.result_dirs() if d != base][0]
+    path = candidate / resultsdir.STEPS_CSV
+    steps = pd.read_csv(path, dtype=str, keep_default_na=False)
+    steps.loc[4, "step_s"] = value
+    steps.to_csv(path, index=False)
+    for args in (("report", candidate, "--no-chart"), ("compare", base, candidate)):
+        done = study.perfstudy(*args)
+        one_line_error(done, f"{path}: row 6, column step_s: {shown}")
+
+
+def test_a_comparison_where_nothing_could_be_tested_is_an_error(study):
+    config = study.config(steps=3, repetitions=1)
+    assert study.perfstudy("run", config).returncode == 0
+    assert study.perfstudy("run", config, "--fresh").returncode == 0
+    base, candidate = study.result_dirs()
+    done = study.perfstudy("compare", base, candidate)  # one run per point: no test can be made
+    line = one_line_error(done, str(base), str(candidate))
+    assert "could be tested" in line or "no regression could be detected" in line

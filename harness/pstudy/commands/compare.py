@@ -43,6 +43,9 @@ def main(args):
                        + ", ".join(vocabulary.point_label(p) for p in sorted(only, key=str)[:5]))
     cmp.check_power(base, cand, args.unit, args.alpha, f"{base_dir} vs {cand_dir}")
     table = cmp.compare_samples(base, cand, args.threshold, args.alpha, args.confidence)
+    if (table["status"] == "untested").all():  # "0 of N regressed" would read as a pass
+        raise StudyError(f"{base_dir} vs {cand_dir}: none of the {len(table)} (point, phase) pairs could be "
+                         "tested (too few samples on a side); nothing was compared")
 
     out = sys.stdout
     out.write(f"base      {base_dir} (commit {base_meta.commit})\n"
