@@ -145,11 +145,13 @@ static long long parse_positive(const char *option, const char *text, long long 
     return v;
 }
 
-// Best wall time over `reps` runs of the kernel on every thread at once.
+// Best wall time over `reps` runs of the kernel on every thread at once;
+// every run's time goes to times[0..reps-1], so that the harness can judge
+// the spread and use a statistic one outlier cannot move (pstudy/ceilings.py).
 // The first, untimed run brings the threads up and the clock out of idle.
 // *checksum receives the sum over threads of the last run's results.
 static double best_time(const struct isa_kernel *kernel, int threads, long long iterations,
-                        int reps, float seed, double *checksum) {
+                        int reps, float seed, double *checksum, double *times) {
     double best = INFINITY;
     for (int r = 0; r <= reps; r++) {
         double sum = 0.0;
@@ -157,7 +159,10 @@ static double best_time(const struct isa_kernel *kernel, int threads, long long 
         #pragma omp parallel num_threads(threads) reduction(+ : sum)
         sum += kernel->chains(seed, iterations);
         double t = omp_get_wtime() - t0;
-        if (r > 0 && t < best) best = t;
+        if (r > 0) {
+            times[r - 1] = t;
+            if (t < best) best = t;
+        }
         *checksum = sum;
     }
     return best;
@@ -189,14 +194,19 @@ int main(int argc, char **argv) {
 
     volatile float seed_source = 0.75f;
     const float seed = seed_source;
-    double gflops[NKERNELS], checksum[NKERNELS];
+    double gflops[NKERNELS], checksum[NKERNELS], flops[NKERNELS];
+    double *times = malloc(sizeof(double) * (size_t)NKERNELS * (size_t)reps);
+    if (!times) {
+        fprintf(stderr, "peakflops: out of memory for %d repetitions\n", reps);
+        return 1;
+    }
     double tick = omp_get_wtick();
     for (int k = 0; k < NKERNELS; k++) {
-        double t = best_time(&kernels[k], threads, iterations, reps, seed, &checksum[k]);
+        double t = best_time(&kernels[k], threads, iterations, reps, seed, &checksum[k], times + (size_t)k * reps);
         if (t < tick) t = tick;
         double lanes = kernels[k].vector_bits / 32;
-        double flops = 2.0 * NCHAINS * lanes * (double)iterations * threads;
-        gflops[k] = flops / t * 1e-9;
+        flops[k] = 2.0 * NCHAINS * lanes * (double)iterations * threads;
+        gflops[k] = flops[k] / t * 1e-9;
         if (!isfinite(checksum[k])) {
             fprintf(stderr, "peakflops: %s: checksum is not finite (%g)\n", kernels[k].isa, checksum[k]);
             return 1;
@@ -213,11 +223,19 @@ int main(int argc, char **argv) {
     if (json) {
         printf("{\"threads\":%d,\"chains\":%d,\"iterations\":%lld,\"reps\":%d,\"results\":[",
                threads, NCHAINS, iterations, reps);
-        for (int k = 0; k < NKERNELS; k++)
-            printf("%s{\"isa\":\"%s\",\"vector_bits\":%d,\"fma\":%s,\"gflops\":%.3f,\"checksum\":%.6f}",
+        for (int k = 0; k < NKERNELS; k++) {
+            printf("%s{\"isa\":\"%s\",\"vector_bits\":%d,\"fma\":%s,\"gflops\":%.3f,\"checksum\":%.6f,"
+                   "\"rep_gflops\":[",
                    k ? "," : "", kernels[k].isa, kernels[k].vector_bits,
                    kernels[k].fma ? "true" : "false", gflops[k], checksum[k]);
+            for (int r = 0; r < reps; r++) {
+                double t = times[(size_t)k * reps + r];
+                printf("%s%.3f", r ? "," : "", flops[k] / (t > tick ? t : tick) * 1e-9);
+            }
+            printf("]}");
+        }
         printf("]}\n");
     }
+    free(times);
     return 0;
 }

@@ -197,15 +197,23 @@ int main(int argc, char **argv) {
 
     for (int k = 0; k < NKERNELS; k++) timed_kernel(k, a, b, c, elements);  // warm-up pass
     double best[NKERNELS];
+    // every pass's time, for the harness's spread and outlier checks (pstudy/ceilings.py)
+    double *times = malloc(sizeof(double) * (size_t)NKERNELS * (size_t)reps);
+    if (!times) {
+        fprintf(stderr, "stream: out of memory for %d repetitions\n", reps);
+        return 1;
+    }
     for (int k = 0; k < NKERNELS; k++) best[k] = INFINITY;
     for (int r = 0; r < reps; r++) {
         for (int k = 0; k < NKERNELS; k++) {
             double t = timed_kernel(k, a, b, c, elements);
+            times[(size_t)k * reps + r] = t;
             if (t < best[k]) best[k] = t;
         }
     }
     int bad = validate(a, b, c, elements, reps + 1);
     free(a); free(b); free(c);
+    if (bad) free(times);
     if (bad) return 1;
 
     // A tiny array can finish below the clock's resolution; never divide by 0.
@@ -227,7 +235,16 @@ int main(int argc, char **argv) {
                "\"llc_bytes\":%llu,\"llc_source\":\"%s\",\"reps\":%d",
                threads, elements, bytes_per_array, llc, llc_source, reps);
         for (int k = 0; k < NKERNELS; k++) printf(",\"%s_GBs\":%.3f", kernel_names[k], gbs[k]);
+        for (int k = 0; k < NKERNELS; k++) {
+            printf(",\"%s_rep_GBs\":[", kernel_names[k]);
+            for (int r = 0; r < reps; r++) {
+                double t = times[(size_t)k * reps + r];
+                printf("%s%.3f", r ? "," : "", (double)arrays_moved[k] * (double)bytes_per_array / (t > tick ? t : tick) * 1e-9);
+            }
+            printf("]");
+        }
         printf("}\n");
     }
+    free(times);
     return 0;
 }

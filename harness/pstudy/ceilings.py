@@ -47,6 +47,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 from pstudy import resultsdir
@@ -60,6 +61,65 @@ RUN_TIMEOUT_S = 300
 _LIKWID_SUFFIX = {"avx512": "_avx512", "avx2": "_avx", "sse": "_sse", "scalar": ""}
 _LIKWID_PEAK = {"avx512": "peakflops_sp_avx512_fma", "avx2": "peakflops_sp_avx_fma",
                 "sse": "peakflops_sp_sse", "scalar": "peakflops_sp"}
+
+
+# Physical bounds: a measured ceiling above them is a timing glitch (a VM's clock, a lost
+# interrupt), never the machine. Per cycle and core, no x86 core has more than two FMA pipes of its
+# widest vector (2 pipes x lanes x 2 FLOP), nor more than two 64-byte loads and one 64-byte store
+# to L1 (192 B), a loose bound on any stream of memory.
+FLOP_PER_CYCLE = {"avx512": 64, "avx2": 32, "sse": 16, "scalar": 4}
+BYTES_PER_CYCLE = 192
+# When only the current clock is known (/proc/cpuinfo's "cpu MHz", a VM's nominal frequency),
+# turbo may run above it; this allowance keeps a true turbo figure (for example 178 GFLOP/s on a
+# 2.5 GHz Cascade Lake vCPU, 1.11 x nominal) while still rejecting a glitch (292, 1.83 x).
+NOMINAL_CLOCK_ALLOWANCE = 1.5
+STATISTIC = "second best of the repetitions (one outlier cannot move it)"
+
+
+def max_clock_ghz():
+    """(GHz, source) of the highest clock a core may reach, or (None, why) when unknown: cpufreq's
+    cpuinfo_max_freq, else lscpu's "CPU max MHz", else /proc/cpuinfo's MHz x the allowance above."""
+    freqs = []
+    for path in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/cpufreq/cpuinfo_max_freq"):
+        try:
+            freqs.append(int(path.read_text()) / 1e6)
+        except (OSError, ValueError):
+            pass
+    if freqs:
+        return max(freqs), "cpufreq cpuinfo_max_freq"
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+        mhz = re.search(r"^CPU max MHz:\s*([\d.]+)", out, re.M)
+        if mhz and float(mhz.group(1)) > 0:
+            return float(mhz.group(1)) / 1e3, "lscpu CPU max MHz"
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    try:
+        with open("/proc/cpuinfo") as f:
+            mhz = [float(line.split(":")[1]) for line in f if line.startswith("cpu MHz")]
+        if mhz:
+            return (max(mhz) / 1e3 * NOMINAL_CLOCK_ALLOWANCE,
+                    f"/proc/cpuinfo cpu MHz x {NOMINAL_CLOCK_ALLOWANCE} (turbo allowance)")
+    except (OSError, ValueError, IndexError):
+        pass
+    return None, "no clock frequency in cpufreq, lscpu or /proc/cpuinfo"
+
+
+def robust_ceiling(reps, bound, what, warnings):
+    """The ceiling from one binary's repetitions: those above the physical bound dropped with a
+    warning, then the second best of the rest (the best when one is left). Returns (value, spread)."""
+    kept = [r for r in reps if bound is None or r <= bound]
+    if len(kept) < len(reps):
+        warnings.append(f"{what}: rejected {len(reps) - len(kept)} repetition(s) above the physical bound "
+                        f"{bound:.1f} ({', '.join(f'{r:.1f}' for r in reps if r > bound)})")
+    if not kept:
+        raise CeilingsError(f"{what}: every repetition is above the physical bound {bound:.1f}")
+    ordered = sorted(kept, reverse=True)
+    value = ordered[1] if len(ordered) > 1 else ordered[0]
+    spread = {"used": value, "best": ordered[0], "median": ordered[len(ordered) // 2] if len(ordered) % 2 else
+              (ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2,
+              "worst": ordered[-1], "repetitions": len(reps), "rejected": len(reps) - len(kept), "bound": bound}
+    return value, spread
 
 
 class CeilingsError(Exception):
@@ -203,17 +263,30 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
                            env, "stream")
         peak = _run_json([str(build_dir / "peakflops"), "--threads", str(threads), "--json",
                           *map(str, peakflops_args)], env, "peakflops")
+        ghz, clock_source = max_clock_ghz()
         try:
-            entry = {"threads": threads,
-                     "stream_GBs": {k: stream[f"{k}_GBs"] for k in STREAM_KERNELS},
-                     "peak_gflops": {r["isa"]: r["gflops"] for r in peak["results"]}}
+            entry = {"threads": threads, "stream_GBs": {}, "peak_gflops": {}, "spread": {}, "warnings": []}
+            for k in STREAM_KERNELS:
+                bound = ghz * BYTES_PER_CYCLE * threads if ghz else None
+                reps = stream.get(f"{k}_rep_GBs") or [stream[f"{k}_GBs"]]
+                entry["stream_GBs"][k], entry["spread"][f"stream_{k}_GBs"] = robust_ceiling(
+                    reps, bound, f"STREAM {k} at {threads} threads [GB/s]", entry["warnings"])
+            for r in peak["results"]:
+                bound = ghz * FLOP_PER_CYCLE.get(r["isa"], 64) * threads if ghz else None
+                entry["peak_gflops"][r["isa"]], entry["spread"][f"peak_{r['isa']}_gflops"] = robust_ceiling(
+                    r.get("rep_gflops") or [r["gflops"]], bound, f"peak {r['isa']} at {threads} threads [GFLOP/s]",
+                    entry["warnings"])
+            entry["clock_bound"] = {"ghz": ghz, "source": clock_source}
             stream_src = {"binary": str(build_dir / "stream"), "array_type": stream.get("element_type", "double"),
                           "bytes": "STREAM counting: arrays named in the kernel, no write-allocate",
-                          "elements": stream["elements"], "llc_bytes": stream["llc_bytes"], "reps": stream["reps"]}
+                          "elements": stream["elements"], "llc_bytes": stream["llc_bytes"], "reps": stream["reps"],
+                          "statistic": STATISTIC}
             peak_src = {"binary": str(build_dir / "peakflops"), "precision": "single", "chains": peak["chains"],
-                        "iterations": peak["iterations"], "reps": peak["reps"]}
+                        "iterations": peak["iterations"], "reps": peak["reps"], "statistic": STATISTIC}
         except (KeyError, TypeError) as err:
             raise CeilingsError(f"{build_dir}: bench JSON lacks {err}") from None
+        for warning in entry["warnings"]:
+            sys.stderr.write(f"perfstudy ceilings: warning: {warning}\n")
         if not entry["peak_gflops"]:
             raise CeilingsError(f"{build_dir / 'peakflops'}: no ISA results")
         entry["best_isa"] = max(entry["peak_gflops"], key=entry["peak_gflops"].get)

@@ -13,6 +13,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pstudy import sweep as sweepmod
 from pstudy import vocabulary
 from pstudy.errors import StudyError
 
@@ -20,6 +21,9 @@ COUNTER_BACKENDS = ("auto", "likwid", "papi", "perf", "none")
 PROC_BIND_VALUES = ("", "false", "true", "close", "spread", "master", "primary")
 ABSTRACT_PLACES = ("threads", "cores", "sockets", "ll_caches", "numa_domains")
 DEFAULT_BINARY = "{build_dir}/{compiler}/{kernels}/gpt2-{variant}"
+MAX_THREADS = 4096  # above any node this study targets; a typo such as "1..5000000" stops here
+MAX_RUNS = 10_000   # runs in one sweep unless run.max_runs says otherwise
+UNMEASURED_KEYS = ("max_runs",)
 
 # table -> key -> (kind, default); a default of REQUIRED means the key must be given.
 REQUIRED = object()
@@ -40,6 +44,7 @@ SCHEMA = {
         "seed": ("nonnegint", None),
         "build_dir": ("str", "build"),
         "binary": ("str", DEFAULT_BINARY),
+        "max_runs": ("posint", MAX_RUNS),
     },
     "sweep": {
         "variants": ("variants", list(vocabulary.VARIANTS)),
@@ -82,8 +87,12 @@ class Study:
                 "placement": self.placement, "counters": self.counters, "analysis": self.analysis}
 
     def digest(self):
-        """Hash of the resolved config; a results directory is resumed only when it matches."""
-        blob = json.dumps(self.as_dict(), sort_keys=True).encode()
+        """Hash of the resolved config; a results directory is resumed only when it matches. Keys
+        that change no measurement (run.max_runs, a guard) are left out, so adding one does not
+        orphan the directories of earlier sweeps."""
+        resolved = self.as_dict()
+        resolved["run"] = {k: v for k, v in self.run.items() if k not in UNMEASURED_KEYS}
+        blob = json.dumps(resolved, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
 
@@ -159,9 +168,14 @@ def from_dict(raw, path, text="", cpu_count=1):
     if not re.fullmatch(r"[A-Za-z0-9._-]+", run["name"]):
         raise StudyError(f"{path}: run.name: \"{run['name']}\" must be letters, digits, '.', '_' or '-' "
                          "(it becomes part of a directory name)")
-    return Study(path=path, name=run["name"], model=model, run=run, sweep=sweep,
-                 placement=resolved["placement"], counters=resolved["counters"], analysis=resolved["analysis"],
-                 text=text)
+    study = Study(path=path, name=run["name"], model=model, run=run, sweep=sweep,
+                  placement=resolved["placement"], counters=resolved["counters"], analysis=resolved["analysis"],
+                  text=text)
+    runs = len(sweepmod.points(study)) * run["repetitions"]
+    if runs > run["max_runs"]:
+        raise StudyError(f"{path}: sweep: {runs} runs is more than run.max_runs = {run['max_runs']} "
+                         "(raise run.max_runs if this is meant)")
+    return study
 
 
 def check(kind, value, path, name, cpu_count):
@@ -238,11 +252,16 @@ def parse_threads(value, path, name, cpu_count):
         return StudyError(f"{path}: {name}: {why} (expected an integer, \"max\", a range like \"1..max\" "
                           "or \"1..8\", or a list of these)")
 
+    def within_limit(count):
+        if count > MAX_THREADS:
+            raise bad(f"thread count {count} is above the limit of {MAX_THREADS}")
+        return count
+
     def one(item):
         if isinstance(item, int) and not isinstance(item, bool):
             if item <= 0:
                 raise bad(f"thread count {item} is not positive")
-            return [item]
+            return [within_limit(item)]
         if not isinstance(item, str):
             raise bad(f"{item!r} is not a thread count")
         text = item.strip()
@@ -251,11 +270,11 @@ def parse_threads(value, path, name, cpu_count):
             lo, hi = (cpu_count if s == "max" else int(s) for s in m.groups())
             if lo <= 0 or hi < lo:
                 raise bad(f"empty or non-positive range \"{item}\"")
-            return list(range(lo, hi + 1))
+            return list(range(lo, within_limit(hi) + 1))
         if text == "max":
             return [cpu_count]
         if text.isdigit() and int(text) > 0:
-            return [int(text)]
+            return [within_limit(int(text))]
         raise bad(f"cannot read \"{item}\"")
 
     items = value if isinstance(value, list) else [value]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from pstudy import common, vocabulary
+from pstudy.errors import StudyError
 
 STEP_FIELDS = ("loss", "forward_s", "backward_s", "update_s", "step_s")
 TERM_GRACE_S = 2.0  # after SIGTERM to a timed-out process group, wait this long before SIGKILL
@@ -216,3 +217,18 @@ def check_info(info, point):
 def shorten(text, width=80):
     text = text.strip()
     return repr(text if len(text) <= width else text[:width] + "...")
+
+
+def named_configs(binary):
+    """The model configurations a binary has built in (its --list-configs, one name per line);
+    StudyError when it cannot say."""
+    try:
+        done = subprocess.run([str(binary), "--list-configs"], capture_output=True, text=True, timeout=30,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise StudyError(f"{binary}: cannot list its model configurations: {err}") from None
+    names = done.stdout.split()
+    if done.returncode != 0 or not names:
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise StudyError(f"{binary} --list-configs: {last} (a build older than the harness? rebuild with make)")
+    return names

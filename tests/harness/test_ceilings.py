@@ -197,3 +197,35 @@ def test_unreadable_files(tmp_path):
     arr.write_text("[]")
     with pytest.raises(ce.CeilingsError, match=r"arr.json: \(top level\): expected a JSON object"):
         ce.load_ceilings(arr)
+
+
+def test_robust_ceiling_takes_the_second_best_and_rejects_the_impossible():
+    warnings = []
+    value, spread = ce.robust_ceiling([150.0, 160.0, 292.0, 170.0, 155.0], 250.0, "peak avx512", warnings)
+    assert value == 160.0 and spread["best"] == 170.0 and spread["rejected"] == 1
+    assert warnings == ["peak avx512: rejected 1 repetition(s) above the physical bound 250.0 (292.0)"]
+    # without the bound, one outlier still cannot move the value: it is the second best
+    value, _ = ce.robust_ceiling([150.0, 160.0, 292.0, 170.0, 155.0], None, "peak", [])
+    assert value == 170.0
+    with pytest.raises(ce.CeilingsError, match="every repetition is above the physical bound"):
+        ce.robust_ceiling([300.0], 250.0, "peak", [])
+
+
+def test_a_glitched_repetition_is_rejected_by_measure_ceilings(tmp_path, monkeypatch):
+    """Bench binaries that report one impossible repetition (a VM timing glitch), with a 3 GHz clock."""
+    stream = {"threads": 1, "elements": 1000, "element_type": "double", "llc_bytes": 1, "llc_source": "x",
+              "reps": 3, **{f"{k}_GBs": 20.0 for k in ce.STREAM_KERNELS},
+              **{f"{k}_rep_GBs": [19.0, 20.0, 18.0] for k in ce.STREAM_KERNELS}}
+    peak = {"threads": 1, "chains": 12, "iterations": 1, "reps": 4, "results": [
+        {"isa": "avx512", "gflops": 292.0, "rep_gflops": [156.0, 292.0, 178.0, 170.0]},
+        {"isa": "scalar", "gflops": 9.0, "rep_gflops": [9.0, 8.5, 8.9, 8.0]}]}
+    for name, data in (("stream", stream), ("peakflops", peak)):
+        (tmp_path / name).write_text(f"#!/bin/sh\necho '{json.dumps(data)}'\n")
+        (tmp_path / name).chmod(0o755)
+    monkeypatch.setattr(ce, "max_clock_ghz", lambda: (3.0, "test"))
+    data = ce.measure_ceilings(tmp_path, [1], tmp_path / "c.json", likwid_bench=False)
+    entry = data["per_threads"][0]
+    assert entry["peak_gflops"]["avx512"] == 170.0  # 292 > 3 GHz x 64 = 192 dropped; second best of the rest
+    assert entry["spread"]["peak_avx512_gflops"]["rejected"] == 1
+    assert any("292.0" in w for w in entry["warnings"])
+    assert entry["stream_GBs"]["triad"] == 19.0

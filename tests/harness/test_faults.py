@@ -260,3 +260,39 @@ def test_a_comparison_where_nothing_could_be_tested_is_an_error(study):
     done = study.perfstudy("compare", base, candidate)  # one run per point: no test can be made
     line = one_line_error(done, str(base), str(candidate))
     assert "could be tested" in line or "no regression could be detected" in line
+
+
+def test_a_model_config_the_binaries_do_not_know_is_refused_before_any_run(study):
+    config = study.config(steps=3, repetitions=1)
+    for name in ("tinny", "tiny; touch x"):
+        config.write_text(config.read_text().replace('config = "tiny"', f'config = "{name}"'))
+        done = study.perfstudy("run", config)
+        line = one_line_error(done, "model.config", "unknown configuration", "knows: d12, d6, small, tiny")
+        assert name in line
+        config.write_text(config.read_text().replace(f'config = "{name}"', 'config = "tiny"'))
+    assert study.result_dirs() == []
+
+
+@pytest.mark.parametrize("threads", ['"1..5000000"', "[1, 70000]"])
+def test_thread_counts_are_bounded(study, threads):
+    config = study.config(steps=3, repetitions=1)
+    config.write_text(config.read_text().replace("threads = [1, 2]", f"threads = {threads}"))
+    start = time.monotonic()
+    done = study.perfstudy("run", config, "--dry-run")
+    one_line_error(done, "sweep.threads", "above the limit of 4096")
+    assert time.monotonic() - start < 20
+
+
+def test_the_size_of_a_sweep_is_bounded_and_the_bound_can_be_raised(study):
+    config = study.config(steps=3, repetitions=1)
+    config.write_text(config.read_text().replace("threads = [1, 2]", 'threads = "1..2000"'))
+    one_line_error(study.perfstudy("run", config, "--dry-run"), "runs is more than run.max_runs = 10000")
+    config.write_text(config.read_text().replace("seed = 7", "seed = 7\nmax_runs = 20000"))
+    done = study.perfstudy("run", config, "--dry-run")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_sweep_in_which_every_run_failed_exits_nonzero(study):
+    done = study.perfstudy("run", study.config(steps=3, repetitions=1), FAKE_MODE="crash")
+    assert done.returncode == 1
+    assert "every run failed" in done.stderr

@@ -28,5 +28,11 @@ def main(args):
               ", ".join(f"{isa} {g:.1f}" for isa, g in e["peak_gflops"].items()) + " GFLOP/s" +
               (f"; likwid-bench {e['likwid_bench']}" if "likwid_bench" in e else "") +
               f"; steal {e['cpu_steal_fraction']}")
+        for name in ("stream_triad_GBs", f"peak_{e['best_isa']}_gflops"):
+            sp = e["spread"][name]
+            print(f"  {name}: used {sp['used']:.1f}, best {sp['best']:.1f}, median {sp['median']:.1f}, "
+                  f"worst {sp['worst']:.1f} of {sp['repetitions']} repetitions"
+                  + (f", {sp['rejected']} rejected above the bound {sp['bound']:.1f}" if sp["rejected"] else ""))
+    print(f"values used: the {ceilings.STATISTIC}; physical bounds from {data['per_threads'][0]['clock_bound']['source']}")
     print(f"wrote {args.out}")
     return 0

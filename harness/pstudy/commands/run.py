@@ -162,6 +162,12 @@ def check_inputs(study, order):
                 raise StudyError(f"{study.path}: run.binary: no executable {path} for {'/'.join(key)} "
                                  "(build it first, or set run.build_dir / PERFSTUDY_BUILD_DIR)")
             binaries[key] = path
+    if study.model["config"] is not None:  # what the binaries accept, asked of them, not a copied list
+        for path in sorted(set(binaries.values())):
+            known = runner.named_configs(path)
+            if study.model["config"] not in known:
+                raise StudyError(f"{study.path}: model.config: unknown configuration \"{study.model['config']}\" "
+                                 f"({path} knows: {', '.join(known)})")
     for key in ("checkpoint", "data"):
         value = runner.model_path(study.model[key], str(REPO_ROOT))
         if value is not None and not os.path.isfile(value):
