@@ -38,6 +38,12 @@ KEYS = vocabulary.POINT_KEYS
 EXACT_MAX_PAIRS = 2500  # n*m up to which the exact null distribution of U is computed
 EXACT_MAX_SIGNED_RANKS = 200  # pairs up to which the signed-rank null distribution is exact
 ALL_PAIRS_MAX = 1_000_000  # n*m up to which every pairwise difference is formed and sorted
+# Timing floor: a phase this short, or a difference this small, is reported but never gates. Two
+# sweeps run one after the other on a shared VM differ by more than their own noise in short
+# phases (a 70-microsecond update phase of the tiny model was seen 10% slower, with a tight
+# interval, between two sweeps of one build): what the machine did between them, not the code.
+MIN_DURATION_S = 1e-3
+MIN_DIFFERENCE_S = 1e-4
 METHOD = {
     "ratio": "median(candidate) / median(base) of the samples",
     "ci": "Hodges-Lehmann interval for the ratio: exp of the shift of log times not rejected by a two-sided "
@@ -59,6 +65,12 @@ def add_test_options(parser):
                         help="level of the ratio's confidence interval (default 0.95)")
     parser.add_argument("--phases", default=",".join(PHASES),
                         help=f"comma-separated phases to compare (default {','.join(PHASES)})")
+    parser.add_argument("--min-duration", type=float, default=MIN_DURATION_S,
+                        help=f"a (point, phase) whose base median is shorter (seconds) is reported but never "
+                             f"flagged (default {MIN_DURATION_S:g})")
+    parser.add_argument("--min-difference", type=float, default=MIN_DIFFERENCE_S,
+                        help=f"a difference of medians smaller than this (seconds) is reported but never flagged "
+                             f"(default {MIN_DIFFERENCE_S:g})")
 
 
 def check_test_options(args):
@@ -68,6 +80,9 @@ def check_test_options(args):
         raise StudyError(f"--alpha: expected a level between 0 and 1, got {args.alpha}")
     if not 0 < args.confidence < 1:
         raise StudyError(f"--confidence: expected a level between 0 and 1, got {args.confidence}")
+    for option, value in (("--min-duration", args.min_duration), ("--min-difference", args.min_difference)):
+        if not 0 <= value < 3600:
+            raise StudyError(f"{option}: expected seconds >= 0, got {value}")
     from pstudy import common
     return common.choices(args.phases, PHASES, "--phases")
 
@@ -282,9 +297,11 @@ def samples(steps, unit, phases):
     return out
 
 
-def compare_samples(base, candidate, threshold=0.05, alpha=0.05, confidence=0.95, only=None):
+def compare_samples(base, candidate, threshold=0.05, alpha=0.05, confidence=0.95, only=None,
+                    min_duration=0.0, min_difference=0.0):
     """The comparison table (a DataFrame, one row per (point, phase) in both) from two
-    {(point, phase): samples} maps. `only` restricts it to the given (point, phase) pairs."""
+    {(point, phase): samples} maps. `only` restricts it to the given (point, phase) pairs; a pair
+    under the timing floor (min_duration, min_difference: see MIN_DURATION_S) never REGRESSES."""
     import numpy as np
     import pandas as pd
 
@@ -310,7 +327,7 @@ def compare_samples(base, candidate, threshold=0.05, alpha=0.05, confidence=0.95
                       "hl_ratio", "ci_low", "ci_high", "p_value", "p_holm", "status"]
     table = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_holm", "status")])
     table["p_holm"] = holm(table["p_value"].to_numpy(dtype=float)) if len(table) else []
-    table["status"] = [status(r, threshold, alpha) for _, r in table.iterrows()]
+    table["status"] = [status(r, threshold, alpha, min_duration, min_difference) for _, r in table.iterrows()]
     table["threshold"] = threshold
     table["alpha"] = alpha
     table["confidence"] = confidence
@@ -324,11 +341,15 @@ def sort_key(pair):
     return vocabulary.point_sort_key(pkey) + (PHASES.index(phase),)
 
 
-def status(row, threshold, alpha):
+def status(row, threshold, alpha, min_duration=0.0, min_difference=0.0):
     if math.isnan(row["p_holm"]):
         return "untested"
     significant = row["p_holm"] < alpha
     if significant and row["ratio"] > 1 + threshold:
+        if row["base_median_s"] < min_duration:
+            return "slower, too short to gate"
+        if row["candidate_median_s"] - row["base_median_s"] < min_difference:
+            return "slower, difference too small to gate"
         return "REGRESSED"
     if significant:
         return "slower, below threshold"
@@ -368,12 +389,41 @@ def format_table(table, confidence):
     return pd.DataFrame(rows).to_string(index=False)
 
 
-def method_lines(unit, threshold, alpha, confidence, n_tests):
+def method_lines(unit, threshold, alpha, confidence, n_tests, min_duration=0.0, min_difference=0.0):
     return [f"samples: {UNIT_TEXT[unit]}",
             f"ratio: {METHOD['ratio']}; above 1 is slower",
             f"CI ({confidence * 100:g}%): {METHOD['ci']}",
             f"test: {METHOD['test']}; {METHOD['correction']} ({n_tests} tests)",
-            f"decision: REGRESSED when p_holm < {alpha:g} and ratio > {1 + threshold:g}"]
+            f"decision: REGRESSED when p_holm < {alpha:g} and ratio > {1 + threshold:g}, the base median is at "
+            f"least {min_duration * 1e3:g} ms and the difference at least {min_difference * 1e6:g} us "
+            "(shorter ones are reported, not flagged)"]
+
+
+def measured_when(meta):
+    """(started, finished) of a sweep from its meta.json, as datetimes (None where unknown)."""
+    import datetime
+    out = []
+    for key in ("started", "finished"):
+        try:
+            out.append(datetime.datetime.fromisoformat(meta.get(key)))
+        except (TypeError, ValueError):
+            out.append(None)
+    return tuple(out)
+
+
+def interleaving_note(base_meta, cand_meta):
+    """A warning when the two sweeps ran one after the other (their times do not overlap), or None.
+    Drift of the machine between them then reads as a change of the code: `regress` interleaves."""
+    (b0, b1), (c0, c1) = measured_when(base_meta), measured_when(cand_meta)
+    if None in (b0, b1, c0, c1):
+        return ("warning: when the sweeps ran is not recorded in both meta.json files; if they ran one after "
+                "the other, a drift of the machine between them reads as a change (perfstudy regress interleaves)")
+    if b1 <= c0 or c1 <= b0:
+        gap = abs((c0 - b1) if b1 <= c0 else (b0 - c1))
+        return (f"warning: not interleaved: base ran {b0:%Y-%m-%d %H:%M:%S}..{b1:%H:%M:%S}, candidate "
+                f"{c0:%Y-%m-%d %H:%M:%S}..{c1:%H:%M:%S} ({gap.total_seconds():.0f} s apart): a drift of the "
+                "machine between them reads as a change; perfstudy regress interleaves the two builds")
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

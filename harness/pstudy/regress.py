@@ -324,11 +324,13 @@ def evaluate(args, study, phases, sides, binaries, session, seed, repo):
     say(f"first pass: {len(points)} points x {study.run['repetitions']} repetitions x 2 sides")
     first = measure(study, sides, binaries, points, seed, session, ("base", "candidate"), repo)
     samples = [cmp.samples(resultsdir.read_steps(d), "run", phases) for d in first]
-    table = cmp.compare_samples(*samples, args.threshold, args.alpha, args.confidence)
+    table = cmp.compare_samples(*samples, args.threshold, args.alpha, args.confidence,
+                                min_duration=args.min_duration, min_difference=args.min_difference)
     out = sys.stdout
     out.write(f"base      {base.describe}\ncandidate {cand.describe}"
               + (f" wrapped in '{args.wrap_candidate}'" if cand.prefix else "") + "\n")
-    out.write("\n".join(cmp.method_lines("run", args.threshold, args.alpha, args.confidence, len(table))) + "\n")
+    out.write("\n".join(cmp.method_lines("run", args.threshold, args.alpha, args.confidence, len(table),
+                                         args.min_duration, args.min_difference)) + "\n")
     with pd.option_context("display.width", 250):
         out.write("\nfirst pass:\n" + cmp.format_table(table, args.confidence) + "\n")
     flagged = cmp.regressed_pairs(table)
@@ -343,7 +345,8 @@ def evaluate(args, study, phases, sides, binaries, session, seed, repo):
         dirs = measure(study, sides, binaries, [sweep.Point(*p) for p in again], seed + 1, session,
                        ("confirm-base", "confirm-candidate"), repo)
         samples2 = [cmp.samples(resultsdir.read_steps(d), "run", phases) for d in dirs]
-        table2 = cmp.compare_samples(*samples2, args.threshold, args.alpha, args.confidence, only=flagged)
+        table2 = cmp.compare_samples(*samples2, args.threshold, args.alpha, args.confidence, only=flagged,
+                                     min_duration=args.min_duration, min_difference=args.min_difference)
         with pd.option_context("display.width", 250):
             out.write("\nconfirmation (fresh runs, Holm over the re-tested pairs):\n"
                       + cmp.format_table(table2, args.confidence) + "\n")

@@ -18,6 +18,9 @@ Misbehaviour, for testing the harness, chosen by environment variables:
   FAKE_NOISE           relative spread of the step-to-step noise (uniform +-, default 0.02)
   FAKE_RUN_NOISE       standard deviation of a per-process log-normal factor on all its steps (default
                        0): a run-level effect, as a real process gets from its memory layout and placement
+  FAKE_STEP_SCALE      multiplies every synthetic time (0.004: steps of a few ms, as the tiny model's)
+  FAKE_UPDATE_S        the update phase's own time in seconds (default: 10% of the step), to mimic a
+                       short phase that drifts on its own between sweeps
   FAKE_HONOUR_AFFINITY 1: the synthetic times use min(threads, CPUs this process may run on), so that
                        `taskset -c 0` makes a 2-thread run slower, as it would a real one
 A build tree can carry its own settings, as a commit carries its own code: a JSON object of FAKE_*
@@ -157,6 +160,8 @@ def main():
         scale = 1.0 + 0.5 * (threads - 1)
     if mode == "slowdown":
         scale *= 1.0 + float(os.environ.get("FAKE_SLOWDOWN", "0.1"))
+    scale *= float(os.environ.get("FAKE_STEP_SCALE", "1"))
+    update_s = os.environ.get("FAKE_UPDATE_S")
     spread = float(os.environ.get("FAKE_NOISE", "0.02"))
     scale *= rng.lognormvariate(0.0, float(os.environ.get("FAKE_RUN_NOISE", "0")))
     steps = args.steps - 1 if mode == "short" else args.steps
@@ -165,8 +170,9 @@ def main():
         warm = 1.5 if step == 0 else 1.0
         noise = 1.0 + rng.uniform(-spread, spread)
         total = BASE_STEP_S[variant] * scale * warm * noise
+        update = float(update_s) * noise if update_s else 0.10 * total
         record = {"step": step, "loss": 11.0 - 0.1 * step, "forward_s": 0.35 * total,
-                  "backward_s": 0.55 * total, "update_s": 0.10 * total, "step_s": total}
+                  "backward_s": 0.55 * total, "update_s": update, "step_s": 0.9 * total + update}
         if os.environ.get("FAKE_SLEEP_S"):
             time.sleep(float(os.environ["FAKE_SLEEP_S"]))
         print(json.dumps(record), flush=True)

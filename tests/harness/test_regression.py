@@ -486,3 +486,34 @@ def test_large_samples_per_side_compare_without_overflow():
         compare.ALL_PAIRS_MAX = old_limit
     assert (est, lo, hi) == pytest.approx((est2, lo2, hi2), rel=1e-12)
     assert lo < math.exp(0.02) < hi
+
+
+def test_ten_self_comparisons_of_separate_sweeps_flag_nothing(study):
+    """Eleven sweeps of one build, run one after the other as `perfstudy run --fresh` would run them,
+    each with its own drift of the machine: the whole step by a log-normal factor of 1%, and the
+    short update phase (70 us, as the tiny model's) by 8%, as seen on the shared VM. Comparing each
+    with the next must flag nothing: the long phases drift less than the threshold, the short one is
+    below the timing floor. The same sweeps with the floor off do flag the short phase, so the
+    floor is what holds, not luck."""
+    import random
+
+    text = (REPO / "configs" / "regression.toml").read_text()
+    config = study.config(name="regression", text=text)
+    rng = random.Random(2024)
+    dirs = []
+    for i in range(11):
+        drift = rng.lognormvariate(0, 0.01) - 1
+        update = 70e-6 * rng.lognormvariate(0, 0.08)
+        done = study.perfstudy("run", config, "--fresh", FAKE_MODE="slowdown", FAKE_SLOWDOWN=drift,
+                               FAKE_STEP_SCALE=0.004, FAKE_UPDATE_S=update, FAKE_NOISE=0.01, timeout=120)
+        assert done.returncode == 0, done.stderr
+        dirs.append(done.stdout.strip().splitlines()[-1])
+    flagged_without_floor = 0
+    for base, candidate in zip(dirs, dirs[1:]):
+        done = study.perfstudy("compare", base, candidate)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "0 of" in done.stdout.splitlines()[-1]
+        assert "not interleaved" in done.stderr
+        loose = study.perfstudy("compare", base, candidate, "--min-duration", 0, "--min-difference", 0)
+        flagged_without_floor += loose.returncode == 1
+    assert flagged_without_floor >= 3

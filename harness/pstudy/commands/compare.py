@@ -42,16 +42,22 @@ def main(args):
             common.say("compare", f"note: {len(only)} point(s) only in the {side} ({directory}), not compared: "
                        + ", ".join(vocabulary.point_label(p) for p in sorted(only, key=str)[:5]))
     cmp.check_power(base, cand, args.unit, args.alpha, f"{base_dir} vs {cand_dir}")
-    table = cmp.compare_samples(base, cand, args.threshold, args.alpha, args.confidence)
+    table = cmp.compare_samples(base, cand, args.threshold, args.alpha, args.confidence,
+                                min_duration=args.min_duration, min_difference=args.min_difference)
     if (table["status"] == "untested").all():  # "0 of N regressed" would read as a pass
         raise StudyError(f"{base_dir} vs {cand_dir}: none of the {len(table)} (point, phase) pairs could be "
                          "tested (too few samples on a side); nothing was compared")
 
     out = sys.stdout
-    out.write(f"base      {base_dir} (commit {base_meta.commit})\n"
-              f"candidate {cand_dir} (commit {cand_meta.commit})\n")
-    out.write("\n".join(cmp.method_lines(args.unit, args.threshold, args.alpha, args.confidence, len(table)))
-              + "\n\n")
+    out.write(f"base      {base_dir} (commit {base_meta.commit}, {base_meta.get('started')} .. "
+              f"{base_meta.get('finished')})\n"
+              f"candidate {cand_dir} (commit {cand_meta.commit}, {cand_meta.get('started')} .. "
+              f"{cand_meta.get('finished')})\n")
+    note = cmp.interleaving_note(base_meta, cand_meta)
+    if note:
+        common.say("compare", note)
+    out.write("\n".join(cmp.method_lines(args.unit, args.threshold, args.alpha, args.confidence, len(table),
+                                         args.min_duration, args.min_difference)) + "\n\n")
     with pd.option_context("display.width", 250):
         out.write(cmp.format_table(table, args.confidence) + "\n")
     regressed = table[table["status"] == "REGRESSED"]
