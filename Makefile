@@ -25,12 +25,15 @@ KERNEL_SRC_reference := core/kernels_reference.c
 GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
 HEADERS  := $(wildcard core/*.h variants/*.h)
 
-.PHONY: all build deps test run reference clean print-flags
+.PHONY: all build deps test run reference clean print-flags print-variants
 # keep object files that pattern rules produce on the way (make would delete them)
 .SECONDARY:
 
-include bench/Makefile.bench
+# the default goal, before any included rule: every variant, compiler and kernel set, and the
+# ceiling benchmarks (`build`)
 all: build
+include bench/Makefile.bench
+.DEFAULT_GOAL := all
 
 # one build tree per (compiler, kernels)
 define BUILD_TREE
@@ -132,6 +135,10 @@ bench-harness: deps
 
 print-flags:
 	@echo "$(CFLAGS_COMMON)"
+
+# the variant names of variants/LIST, one a line
+print-variants:
+	@printf '%s\n' $(VARIANTS)
 
 clean:
 	rm -rf build
