@@ -23,14 +23,19 @@ CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/filei
 KERNEL_SRC_fast      := core/gemm.c core/kernels_fast.c
 KERNEL_SRC_reference := core/kernels_reference.c
 GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
+# the command-line front besides variants/main.c (which is built with and without OpenMP)
+FRONT_SRC := variants/verify.c
 HEADERS  := $(wildcard core/*.h variants/*.h)
 
-.PHONY: all build deps test run reference clean print-flags
+.PHONY: all build deps test run reference clean print-flags print-variants
 # keep object files that pattern rules produce on the way (make would delete them)
 .SECONDARY:
 
-include bench/Makefile.bench
+# the default goal, before any included rule: every variant, compiler and kernel set, and the
+# ceiling benchmarks (`build`)
 all: build
+include bench/Makefile.bench
+.DEFAULT_GOAL := all
 
 # one build tree per (compiler, kernels)
 define BUILD_TREE
@@ -42,11 +47,13 @@ build/$(1)/$(2)/obj/main-seq.o: variants/main.c $(HEADERS) | build/$(1)/$(2)/obj
 	$(1) $(CFLAGS_COMMON) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 build/$(1)/$(2)/obj/exec-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
 	$(1) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(2)/obj/front-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
+	$(1) $(CFLAGS_COMMON) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 build/$(1)/$(2)/obj:
 	mkdir -p $$@
-$(patsubst %,build/$(1)/$(2)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-seq.o build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+$(patsubst %,build/$(1)/$(2)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-seq.o $(patsubst variants/%.c,build/$(1)/$(2)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(1) $(CFLAGS_COMMON) $$^ -o $$@ $(LDLIBS)
-build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-omp.o build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-omp.o $(patsubst variants/%.c,build/$(1)/$(2)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(1) $(CFLAGS_COMMON) -fopenmp $$^ -o $$@ $(LDLIBS)
 endef
 $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k)))))
@@ -59,12 +66,12 @@ COUNTERS ?= likwid
 COUNTERS_PKG_likwid := likwid
 COUNTERS_PKG_papi   := libpapi-dev papi-tools
 define COUNTERS_TREE
-$(patsubst %,build/$(1)/$(2)-$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)-$(3)/gpt2-%: variants/main.c variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
+$(patsubst %,build/$(1)/$(2)-$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)-$(3)/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
 	@mkdir -p $$(@D)
-	$(1) $(CFLAGS_COMMON) -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
-build/$(1)/$(2)-$(3)/gpt2-%: variants/main.c variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
+	$(1) $(CFLAGS_COMMON) -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
+build/$(1)/$(2)-$(3)/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
 	@mkdir -p $$(@D)
-	$(1) $(CFLAGS_COMMON) -fopenmp -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
+	$(1) $(CFLAGS_COMMON) -fopenmp -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
 endef
 $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(foreach b,likwid papi,$(eval $(call COUNTERS_TREE,$(c),$(k),$(b))))))
 .PHONY: counters
@@ -133,6 +140,10 @@ bench-harness: deps
 print-flags:
 	@echo "$(CFLAGS_COMMON)"
 
+# the variant names of variants/LIST, one a line
+print-variants:
+	@printf '%s\n' $(VARIANTS)
+
 clean:
 	rm -rf build
 
@@ -141,9 +152,9 @@ clean:
 ASAN_FLAGS := -std=c11 -O1 -g -march=native -ffp-contract=off -fno-omit-frame-pointer -fsanitize=address,undefined -Wall -Wextra
 .PHONY: asan
 asan: $(patsubst %,build/asan/gpt2-%,$(BUILT_NAMES))
-$(patsubst %,build/asan/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/asan/gpt2-%: variants/main.c variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
+$(patsubst %,build/asan/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/asan/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
 	@mkdir -p build/asan
-	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' variants/main.c variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
-build/asan/gpt2-%: variants/main.c variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
+	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' variants/main.c $(FRONT_SRC) variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
+build/asan/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
 	@mkdir -p build/asan
-	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' variants/main.c variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
+	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' variants/main.c $(FRONT_SRC) variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)

@@ -1,6 +1,33 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "data.h"
+
+#define MT_N 624
+#define MT_M 397
+
+void mt19937_seed(Mt19937 *mt, uint32_t seed) {
+    mt->state[0] = seed;
+    for (uint32_t i = 1; i < MT_N; i++)
+        mt->state[i] = 1812433253u * (mt->state[i - 1] ^ (mt->state[i - 1] >> 30)) + i;
+    mt->index = MT_N; // the first draw regenerates the whole state
+}
+
+uint32_t mt19937_next(Mt19937 *mt) {
+    if (mt->index >= MT_N) {
+        for (int i = 0; i < MT_N; i++) {
+            uint32_t y = (mt->state[i] & 0x80000000u) | (mt->state[(i + 1) % MT_N] & 0x7fffffffu);
+            mt->state[i] = mt->state[(i + MT_M) % MT_N] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+        }
+        mt->index = 0;
+    }
+    uint32_t y = mt->state[mt->index++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
 
 int batches_from_tokens(BatchSource *source, const char *path, int B, int T, int vocab_size, Error *err) {
     memset(source, 0, sizeof(*source));
@@ -16,7 +43,31 @@ int batches_from_tokens(BatchSource *source, const char *path, int B, int T, int
         tokens_free(&source->file);
         return -1;
     }
+    source->samples = (source->file.count - 1) / ((size_t)B * T); // llm.c's shard_num_samples
     return 0;
+}
+
+int batches_shuffle(BatchSource *source, uint32_t seed, Error *err) {
+    source->order = malloc(source->samples * sizeof(uint32_t));
+    if (!source->order) {
+        snprintf(err->message, sizeof(err->message), "out of memory for the order of %zu samples", source->samples);
+        return -1;
+    }
+    mt19937_seed(&source->shuffle_rng, seed);
+    source->sample = source->samples; // the first batch draws the first pass's permutation
+    return 0;
+}
+
+// A new pass over the samples: llm.c's random_permutation of the identity.
+static void shuffle_pass(BatchSource *s) {
+    for (size_t i = 0; i < s->samples; i++) s->order[i] = (uint32_t)i;
+    for (size_t i = s->samples - 1; i > 0; i--) {
+        size_t j = mt19937_next(&s->shuffle_rng) % (uint32_t)(i + 1);
+        uint32_t swap = s->order[i];
+        s->order[i] = s->order[j];
+        s->order[j] = swap;
+    }
+    s->sample = 0;
 }
 
 // A learnable synthetic language: each token follows from the previous one
@@ -52,20 +103,33 @@ void batches_fixed(BatchSource *source, int B, int T, const int *inputs, const i
 }
 
 void batches_free(BatchSource *source) {
-    if (source->kind == BATCHES_TOKENS) tokens_free(&source->file);
+    if (source->kind == BATCHES_TOKENS) {
+        tokens_free(&source->file);
+        free(source->order);
+        source->order = NULL;
+    }
 }
 
 void batch_source_next(BatchSource *s, int *inputs, int *targets) {
     size_t n = (size_t)s->B * s->T;
     switch (s->kind) {
-    case BATCHES_TOKENS:
-        if (s->position + n + 1 > s->file.count) s->position = 0;
-        for (size_t i = 0; i < n; i++) {
-            inputs[i] = s->file.tokens[s->position + i];
-            targets[i] = s->file.tokens[s->position + i + 1];
+    case BATCHES_TOKENS: {
+        size_t start;
+        if (s->order) {
+            if (s->sample == s->samples) shuffle_pass(s);
+            start = (size_t)s->order[s->sample++] * n;
+        } else {
+            if (s->position + n + 1 > s->file.count) s->position = 0;
+            start = s->position;
+            s->position += n;
         }
-        s->position += n;
+        for (size_t i = 0; i < n; i++) {
+            inputs[i] = s->file.tokens[start + i];
+            targets[i] = s->file.tokens[start + i + 1];
+        }
+        s->last_offset = start;
         break;
+    }
     case BATCHES_SYNTHETIC: {
         // consecutive batches continue the same stream, like a file would
         int current = s->previous;

@@ -35,7 +35,17 @@ int gpt2_named_config(const char *name, GPT2Config *config) {
     return -1;
 }
 
-const char *gpt2_named_config_list(void) { return "d12, d6, small, tiny"; }
+const char *gpt2_named_config_name(size_t i) { return i < NUM_NAMED_CONFIGS ? NAMED_CONFIGS[i].name : NULL; }
+
+const char *gpt2_named_config_list(void) {
+    static char list[256];
+    if (!list[0]) {
+        size_t used = 0;
+        for (size_t i = 0; i < NUM_NAMED_CONFIGS && used < sizeof(list); i++)
+            used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", NAMED_CONFIGS[i].name);
+    }
+    return list;
+}
 
 void gpt2_describe(GPT2 *model, GPT2Config config) {
     memset(model, 0, sizeof(*model));

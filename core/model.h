@@ -154,8 +154,11 @@ void gpt2_free(GPT2 *model);
 // scaled by 1/sqrt(2L), LayerNorm weights 1, biases 0, padded vocab rows 0).
 void gpt2_init_random(GPT2 *model, uint64_t seed);
 
-// Named configurations: d12 (GPT-2 124M), d6, d4, tiny, ... Returns 0 when found.
+// Named configurations: d12 (GPT-2 124M), d6, small, tiny. Returns 0 when found.
 int gpt2_named_config(const char *name, GPT2Config *config);
+// The i-th configuration's name, in the table's order; NULL when i is past the last.
+const char *gpt2_named_config_name(size_t i);
+// Every name, comma separated ("d12, d6, small, tiny").
 const char *gpt2_named_config_list(void);
 int gpt2_padded_vocab(int vocab_size);
 

@@ -151,3 +151,15 @@ def test_missing_option_value():
 
 def test_conflicting_options():
     check_error(run([binary("seq"), "--config", "tiny", "--model", MODEL]), "exclude")
+
+
+def test_value_given_to_a_flag():
+    check_error(run([binary("seq"), "--json=3"]), "--json", "takes no value")
+
+
+def test_unexpected_argument():
+    check_error(run([binary("seq"), "--config", "tiny", "extra"]), "unexpected argument 'extra'")
+
+
+def test_missing_short_option_value():
+    check_error(run([binary("seq"), "--config", "tiny", "-T"]), "-T", "missing value")

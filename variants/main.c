@@ -1,10 +1,12 @@
 // The command-line front shared by every variant: options, model and data
-// loading, the training loop's reporting (--json), verification against a
-// debug state (--verify) and per-kernel traces (--trace). The variant itself
-// is the executor linked in (seq.c, forkjoin.c, tasks.c or taskiter.c).
+// loading, the training loop's reporting (--json), per-kernel traces (--trace)
+// and checkpoints (--save); verification (--verify, --expect-losses) is in
+// verify.c. The variant itself is the executor linked in (seq.c, forkjoin.c,
+// tasks.c, taskiter.c: variants/LIST).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include "../core/trace.h"
 #include "../core/traffic.h"
 #include "executor.h"
+#include "verify.h"
 
 #ifndef KERNELS_NAME
 #define KERNELS_NAME "fast"
@@ -40,7 +43,10 @@ typedef struct {
     float lr, weight_decay, tolerance;
     long long seed;
     int json;
-    int describe; // print the step's operations with FLOPs and bytes instead of training
+    int describe;     // print the step's operations with FLOPs and bytes instead of training
+    int list_configs; // print the embedded configurations' names instead of training
+    int shuffle;      // llm.c's shuffled batch order (--data)
+    int data_order;   // print each step's batch offset instead of training (--data)
     ExecOptions exec;
 } Options;
 
@@ -61,8 +67,12 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: %s [options]\n"
             "  --config NAME        embedded model configuration (%s; default d12)\n"
+            "  --list-configs       print the embedded configurations' names, one per line\n"
             "  --model FILE         llm.c checkpoint (magic 20240326 v3) instead of --config\n"
             "  --data FILE          llm.c token file (magic 20240520 v1); default: synthetic stream\n"
+            "  --shuffle            with --data: llm.c's shuffled batch order (seed 42, reshuffled each pass)\n"
+            "  --data-order         with --data: print where each step's batch starts (token offset,\n"
+            "                       one per line) instead of training\n"
             "  -B N, -T N           batch size and sequence length (default 4 and 64)\n"
             "  --steps N            training steps (default 10)\n"
             "  --lr X, --wd X       AdamW learning rate and weight decay (default 1e-4 and 0)\n"
@@ -100,6 +110,52 @@ static float parse_float(const char *option, const char *text) {
     return v;
 }
 
+// getopt_long's codes of the options without a one-letter form
+enum {
+    OPT_CONFIG = 256, OPT_LIST_CONFIGS, OPT_MODEL, OPT_DATA, OPT_SHUFFLE, OPT_DATA_ORDER, OPT_STEPS, OPT_LR, OPT_WD,
+    OPT_SEED, OPT_THREADS, OPT_BATCH_SUBSIZE, OPT_TOKEN_CHUNK, OPT_CHANNEL_CHUNK, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
+    OPT_VERIFY, OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE,
+};
+
+static const struct option LONG_OPTIONS[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"list-configs", no_argument, NULL, OPT_LIST_CONFIGS},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"data", required_argument, NULL, OPT_DATA},
+    {"shuffle", no_argument, NULL, OPT_SHUFFLE},
+    {"data-order", no_argument, NULL, OPT_DATA_ORDER},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"lr", required_argument, NULL, OPT_LR},
+    {"wd", required_argument, NULL, OPT_WD},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"batch-subsize", required_argument, NULL, OPT_BATCH_SUBSIZE},
+    {"token-chunk", required_argument, NULL, OPT_TOKEN_CHUNK},
+    {"channel-chunk", required_argument, NULL, OPT_CHANNEL_CHUNK},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"describe", no_argument, NULL, OPT_DESCRIBE},
+    {"verify", required_argument, NULL, OPT_VERIFY},
+    {"expect-losses", required_argument, NULL, OPT_EXPECT_LOSSES},
+    {"tolerance", required_argument, NULL, OPT_TOLERANCE},
+    {"save", required_argument, NULL, OPT_SAVE},
+    {NULL, 0, NULL, 0},
+};
+#define SHORT_OPTIONS ":hB:T:" // leading ':': a missing value is told apart from an unknown option
+
+// The option of getopt_long code `code` as written on the command line ("-B", "--steps").
+static const char *option_name(int code) {
+    static char name[64];
+    if (code < 256) {
+        snprintf(name, sizeof(name), "-%c", code);
+        return name;
+    }
+    for (const struct option *o = LONG_OPTIONS; o->name; o++)
+        if (o->val == code) snprintf(name, sizeof(name), "--%s", o->name);
+    return name;
+}
+
 static Options parse_options(int argc, char **argv) {
     Options o = {0};
     o.B = 4;
@@ -110,57 +166,50 @@ static Options parse_options(int argc, char **argv) {
     o.tolerance = 1e-4f;
     o.seed = 1337;
     int B_given = 0, T_given = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
+    opterr = 0; // every message is ours: one line, then exit 2
+    int code;
+    while ((code = getopt_long(argc, argv, SHORT_OPTIONS, LONG_OPTIONS, NULL)) != -1) {
+        const char *name = option_name(code), *v = optarg;
+        switch (code) {
+        case 'h': usage(stdout); exit(0);
+        case OPT_CONFIG: o.config_name = v; break;
+        case OPT_LIST_CONFIGS: o.list_configs = 1; break;
+        case OPT_MODEL: o.model_path = v; break;
+        case OPT_DATA: o.data_path = v; break;
+        case OPT_SHUFFLE: o.shuffle = 1; break;
+        case OPT_DATA_ORDER: o.data_order = 1; break;
+        case 'B': o.B = (int)parse_int(name, v, 1, 1 << 20); B_given = 1; break;
+        case 'T': o.T = (int)parse_int(name, v, 1, 1 << 20); T_given = 1; break;
+        case OPT_STEPS: o.steps = (int)parse_int(name, v, 0, 1 << 24); break;
+        case OPT_LR: o.lr = parse_float(name, v); break;
+        case OPT_WD: o.weight_decay = parse_float(name, v); break;
+        case OPT_SEED: o.seed = parse_int(name, v, 0, (1ll << 62)); break;
+        case OPT_THREADS: o.exec.threads = (int)parse_int(name, v, 1, 4096); break;
+        case OPT_BATCH_SUBSIZE: o.exec.batch_subsize = (int)parse_int(name, v, 1, 1 << 20); break;
+        case OPT_TOKEN_CHUNK: o.exec.token_chunk = (int)parse_int(name, v, 1, 1 << 20); break;
+        case OPT_CHANNEL_CHUNK: o.exec.channel_chunk = (int)parse_int(name, v, 1, 1 << 24); break;
+        case OPT_JSON: o.json = 1; break;
+        case OPT_TRACE: o.trace_path = v; break;
+        case OPT_DESCRIBE: o.describe = 1; break;
+        case OPT_VERIFY: o.verify_path = v; break;
+        case OPT_EXPECT_LOSSES: o.expect_losses_path = v; break;
+        case OPT_TOLERANCE: o.tolerance = parse_float(name, v); break;
+        case OPT_SAVE: o.save_path = v; break;
+        case ':': die("%s: missing value", option_name(optopt));
+        default: // '?': an unknown option, or a value given to one that takes none (optopt names it)
+            if (optopt >= 256) die("%s: takes no value", option_name(optopt));
+            if (optopt > 0) die("unknown option '-%c' (see --help)", optopt);
+            die("unknown option '%s' (see --help)", argv[optind - 1]);
         }
-        if (!strcmp(a, "--json")) {
-            o.json = 1;
-            continue;
-        }
-        if (!strcmp(a, "--describe")) {
-            o.describe = 1;
-            continue;
-        }
-        if (a[0] != '-') die("unexpected argument '%s' (see --help)", a);
-        if (i + 1 >= argc) {
-            if (!strcmp(a, "--config") || !strcmp(a, "--model") || !strcmp(a, "--data") || !strcmp(a, "-B") ||
-                !strcmp(a, "-T") || !strcmp(a, "--steps") || !strcmp(a, "--lr") || !strcmp(a, "--wd") ||
-                !strcmp(a, "--seed") || !strcmp(a, "--threads") || !strcmp(a, "--batch-subsize") ||
-                !strcmp(a, "--token-chunk") || !strcmp(a, "--channel-chunk") || !strcmp(a, "--trace") ||
-                !strcmp(a, "--verify") || !strcmp(a, "--expect-losses") || !strcmp(a, "--tolerance") ||
-                !strcmp(a, "--save"))
-                die("%s: missing value", a);
-            die("unknown option '%s' (see --help)", a);
-        }
-        const char *v = argv[++i];
-        if (!strcmp(a, "--config")) o.config_name = v;
-        else if (!strcmp(a, "--model")) o.model_path = v;
-        else if (!strcmp(a, "--data")) o.data_path = v;
-        else if (!strcmp(a, "-B")) { o.B = (int)parse_int(a, v, 1, 1 << 20); B_given = 1; }
-        else if (!strcmp(a, "-T")) { o.T = (int)parse_int(a, v, 1, 1 << 20); T_given = 1; }
-        else if (!strcmp(a, "--steps")) o.steps = (int)parse_int(a, v, 0, 1 << 24);
-        else if (!strcmp(a, "--lr")) o.lr = parse_float(a, v);
-        else if (!strcmp(a, "--wd")) o.weight_decay = parse_float(a, v);
-        else if (!strcmp(a, "--seed")) o.seed = parse_int(a, v, 0, (1ll << 62));
-        else if (!strcmp(a, "--threads")) o.exec.threads = (int)parse_int(a, v, 1, 4096);
-        else if (!strcmp(a, "--batch-subsize")) o.exec.batch_subsize = (int)parse_int(a, v, 1, 1 << 20);
-        else if (!strcmp(a, "--token-chunk")) o.exec.token_chunk = (int)parse_int(a, v, 1, 1 << 20);
-        else if (!strcmp(a, "--channel-chunk")) o.exec.channel_chunk = (int)parse_int(a, v, 1, 1 << 24);
-        else if (!strcmp(a, "--trace")) o.trace_path = v;
-        else if (!strcmp(a, "--verify")) o.verify_path = v;
-        else if (!strcmp(a, "--expect-losses")) o.expect_losses_path = v;
-        else if (!strcmp(a, "--tolerance")) o.tolerance = parse_float(a, v);
-        else if (!strcmp(a, "--save")) o.save_path = v;
-        else die("unknown option '%s' (see --help)", a);
     }
+    if (optind < argc) die("unexpected argument '%s' (see --help)", argv[optind]);
     if (o.model_path && o.config_name) die("--model and --config exclude each other");
     if (!o.model_path && !o.config_name) o.config_name = "d12";
     if (o.verify_path && o.data_path) die("--verify trains on the debug state's batch; --data does not apply");
     if (o.expect_losses_path && !o.verify_path) die("--expect-losses needs --verify");
     if (o.verify_path && (B_given || T_given)) die("--verify takes B and T from the debug state; drop -B/-T");
+    if (o.shuffle && !o.data_path) die("--shuffle needs --data (it orders a token file's batches)");
+    if (o.data_order && !o.data_path) die("--data-order needs --data");
     return o;
 }
 
@@ -199,84 +248,6 @@ static void print_placement_json(FILE *out, int threads) {
     fprintf(out, "]");
 }
 
-static double max_abs_diff(const float *a, const float *b, size_t n, size_t *where) {
-    double worst = 0.0;
-    *where = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)a[i] - (double)b[i]);
-        if (d > worst || isnan(d)) {
-            worst = isnan(d) ? INFINITY : d;
-            *where = i;
-        }
-    }
-    return worst;
-}
-
-// Compares the state after one step's forward and backward with the debug
-// state; prints one line per tensor. Returns the number of failures.
-static int compare_with_state(const GPT2 *model, const DebugState *state, float loss, float tol, int json) {
-    int failures = 0;
-    int V = model->config.vocab_size, Vp = model->config.padded_vocab_size;
-    size_t BT = (size_t)state->B * state->T, where = 0;
-    double worst_logit = 0.0;
-    size_t worst_at = 0;
-    for (size_t r = 0; r < BT; r++) {
-        double d = max_abs_diff(model->acts.logits + r * Vp, state->logits + r * V, V, &where);
-        if (d > worst_logit) {
-            worst_logit = d;
-            worst_at = r * V + where;
-        }
-    }
-    double loss_diff = fabs((double)loss - state->loss);
-    FILE *out = json ? stdout : stderr;
-    if (json)
-        fprintf(out, "{\"verify\": \"logits\", \"max_abs_diff\": %.6g, \"at\": %zu, \"ok\": %s}\n", worst_logit,
-                worst_at, worst_logit <= tol ? "true" : "false");
-    else
-        fprintf(out, "verify %-10s max |diff| %.3e at %zu %s\n", "logits", worst_logit, worst_at,
-                worst_logit <= tol ? "ok" : "FAIL");
-    failures += !(worst_logit <= tol);
-    if (json)
-        fprintf(out, "{\"verify\": \"loss\", \"value\": %.9g, \"expected\": %.9g, \"max_abs_diff\": %.6g, \"ok\": %s}\n",
-                loss, state->loss, loss_diff, loss_diff <= tol ? "true" : "false");
-    else
-        fprintf(out, "verify %-10s %.7f expected %.7f |diff| %.3e %s\n", "loss", loss, state->loss, loss_diff,
-                loss_diff <= tol ? "ok" : "FAIL");
-    failures += !(loss_diff <= tol);
-    size_t offset = 0;
-    for (int t = 0; t < NUM_PARAM_TENSORS; t++) {
-        size_t n = model->param_sizes[t];
-        double d = max_abs_diff(model->grads.tensor[t], state->grads + offset, n, &where);
-        const char *name = model->param_shape[t].name;
-        if (json)
-            fprintf(out, "{\"verify\": \"grad %s\", \"max_abs_diff\": %.6g, \"at\": %zu, \"ok\": %s}\n", name, d,
-                    where, d <= tol ? "true" : "false");
-        else
-            fprintf(out, "verify grad %-8s max |diff| %.3e at %zu %s\n", name, d, where, d <= tol ? "ok" : "FAIL");
-        failures += !(d <= tol);
-        offset += n;
-    }
-    return failures;
-}
-
-static int read_expected_losses(const char *path, float *losses, int max) {
-    FILE *f = fopen(path, "r");
-    if (!f) die("%s: cannot open expected losses: %s", path, strerror(errno));
-    int n = 0;
-    char word[64];
-    while (n < max && fscanf(f, " %63[^ \t\r\n,]%*[ \t\r\n,]", word) == 1) {
-        char *end;
-        losses[n] = strtof(word, &end);
-        if (*end) {
-            fclose(f);
-            die("%s: '%s' is not a number", path, word);
-        }
-        n++;
-    }
-    fclose(f);
-    return n;
-}
-
 static void print_step(const Options *o, int step, const StepReport *r) {
     if (o->json)
         printf("{\"step\": %d, \"loss\": %.9g, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, "
@@ -306,158 +277,224 @@ static void train(Executor *ex, const Options *o, int first, int n, float *losse
     }
 }
 
-int main(int argc, char **argv) {
-    snprintf(program, sizeof(program), "gpt2-%s", EXECUTOR_NAME);
-    Options o = parse_options(argc, argv);
-    Error err = {{0}};
-
+// Everything one run holds, built up step by step by main().
+typedef struct {
     GPT2Config config;
-    if (o.model_path) {
-        if (checkpoint_read_config(o.model_path, &config, &err) != 0) die("%s", err.message);
-    } else if (gpt2_named_config(o.config_name, &config) != 0) {
-        die("--config: unknown configuration '%s' (known: %s)", o.config_name, gpt2_named_config_list());
-    }
     GPT2 model;
-    gpt2_describe(&model, config);
-
-    DebugState state = {0};
-    if (o.verify_path) {
-        if (debug_state_read(o.verify_path, &config, model.num_parameters, &state, &err) != 0) die("%s", err.message);
-        o.B = state.B;
-        o.T = state.T;
-    }
-    if (o.T > config.max_seq_len) die("-T: %d exceeds the model's max_seq_len %d", o.T, config.max_seq_len);
-
+    DebugState state;  // --verify
     BatchSource batches;
-    if (o.verify_path) batches_fixed(&batches, o.B, o.T, state.inputs, state.targets);
-    else if (o.data_path) {
-        if (batches_from_tokens(&batches, o.data_path, o.B, o.T, config.vocab_size, &err) != 0) die("%s", err.message);
-    } else batches_synthetic(&batches, o.B, o.T, config.vocab_size, (uint64_t)o.seed);
-
-    char alloc_err[256];
-    if (gpt2_allocate(&model, o.B, o.T, alloc_err, sizeof(alloc_err)) != 0) die("%s", alloc_err);
-    if (o.model_path) {
-        if (checkpoint_read_params(o.model_path, &model, &err) != 0) die("%s", err.message);
-    } else if (!o.describe) gpt2_init_random(&model, (uint64_t)o.seed); // --describe needs shapes only
-
-    AdamWSettings adamw = {o.lr, 0.9f, 0.999f, 1e-8f, o.weight_decay};
+    AdamWSettings adamw;
     StepDescription step;
-    if (step_describe(&step, &model, adamw, &batches) != 0) die("out of memory describing the step");
-    Executor *ex = executor_create(&step, &o.exec, &err);
-    if (!ex) die("%s", err.message);
+    Executor *ex;
     ExecutorInfo info;
-    executor_info(ex, &info);
+    float *losses;
+    StepReport *reports;
+    Trace trace;
+    int failures;      // verification comparisons beyond the tolerance
+} Run;
 
-    if (o.json) {
+static void list_configs(void) {
+    for (size_t i = 0; gpt2_named_config_name(i); i++) printf("%s\n", gpt2_named_config_name(i));
+    if (fflush(stdout) != 0) die("stdout: cannot write the configurations");
+}
+
+// The model's configuration and shapes (from --model or --config) and, with
+// --verify, the debug state, which sets B and T.
+static void load_model(Options *o, Run *run) {
+    Error err = {{0}};
+    if (o->model_path) {
+        if (checkpoint_read_config(o->model_path, &run->config, &err) != 0) die("%s", err.message);
+    } else if (gpt2_named_config(o->config_name, &run->config) != 0) {
+        die("--config: unknown configuration '%s' (known: %s)", o->config_name, gpt2_named_config_list());
+    }
+    gpt2_describe(&run->model, run->config);
+    if (o->verify_path) {
+        if (debug_state_read(o->verify_path, &run->config, run->model.num_parameters, &run->state, &err) != 0)
+            die("%s", err.message);
+        o->B = run->state.B;
+        o->T = run->state.T;
+    }
+    if (o->T > run->config.max_seq_len) die("-T: %d exceeds the model's max_seq_len %d", o->T, run->config.max_seq_len);
+}
+
+// Where the batches come from: the debug state's batch, a token file, or the synthetic stream.
+static void load_data(const Options *o, Run *run) {
+    Error err = {{0}};
+    if (o->verify_path) {
+        batches_fixed(&run->batches, o->B, o->T, run->state.inputs, run->state.targets);
+    } else if (o->data_path) {
+        if (batches_from_tokens(&run->batches, o->data_path, o->B, o->T, run->config.vocab_size, &err) != 0)
+            die("%s", err.message);
+        if (o->shuffle && batches_shuffle(&run->batches, LLMC_SHUFFLE_SEED, &err) != 0) die("%s", err.message);
+    } else {
+        batches_synthetic(&run->batches, o->B, o->T, run->config.vocab_size, (uint64_t)o->seed);
+    }
+}
+
+// --data-order: the token offset of each step's batch, one per line.
+static void print_data_order(const Options *o, Run *run) {
+    size_t n = (size_t)o->B * o->T;
+    int *inputs = malloc(n * sizeof(int)), *targets = malloc(n * sizeof(int));
+    if (!inputs || !targets) die("out of memory for a batch");
+    for (int i = 0; i < o->steps; i++) {
+        batch_source_next(&run->batches, inputs, targets);
+        printf("%zu\n", run->batches.last_offset);
+    }
+    free(inputs);
+    free(targets);
+    if (fflush(stdout) != 0) die("stdout: cannot write the data order");
+}
+
+// The parameters' memory, filled from the checkpoint or the seeded initialisation.
+static void load_parameters(const Options *o, Run *run) {
+    Error err = {{0}};
+    char alloc_err[256];
+    if (gpt2_allocate(&run->model, o->B, o->T, alloc_err, sizeof(alloc_err)) != 0) die("%s", alloc_err);
+    if (o->model_path) {
+        if (checkpoint_read_params(o->model_path, &run->model, &err) != 0) die("%s", err.message);
+    } else if (!o->describe) {
+        gpt2_init_random(&run->model, (uint64_t)o->seed); // --describe needs shapes only
+    }
+}
+
+static void print_info(const Options *o, const Run *run) {
+    const GPT2Config *c = &run->config;
+    const ExecutorInfo *info = &run->info;
+    const char *model = o->model_path ? o->model_path : o->config_name;
+    if (o->json) {
         printf("{\"info\": {\"variant\": \"%s\", \"compiler\": \"%s\", \"kernels\": \"%s\", \"threads\": %d, "
                "\"omp_runtime\": \"%s\", ",
-               EXECUTOR_NAME, COMPILER_NAME, KERNELS_NAME, info.threads, openmp_runtime());
-        print_placement_json(stdout, info.threads);
-        printf(", \"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, \"tasks_per_step\": %ld, "
-               "\"edges_per_step\": %ld, \"ops_per_step\": %d, \"config\": \"%s\", \"B\": %d, \"T\": %d, "
-               "\"L\": %d, \"NH\": %d, \"C\": %d, \"V\": %d, \"Vp\": %d, \"num_parameters\": %zu}}\n",
-               info.batch_subsize, info.token_chunk, info.channel_chunk, info.chunks_per_step, info.edges_per_step,
-               step.n_ops, o.model_path ? o.model_path : o.config_name, o.B, o.T, config.num_layers,
-               config.num_heads, config.channels, config.vocab_size, config.padded_vocab_size,
-               model.num_parameters);
+               EXECUTOR_NAME, COMPILER_NAME, KERNELS_NAME, info->threads, openmp_runtime());
+        print_placement_json(stdout, info->threads);
+        printf(", \"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, \"chunked\": %s, "
+               "\"tasks_per_step\": %ld, \"edges_per_step\": %ld, \"ops_per_step\": %d, \"config\": \"%s\", "
+               "\"B\": %d, \"T\": %d, \"L\": %d, \"NH\": %d, \"C\": %d, \"V\": %d, \"Vp\": %d, "
+               "\"num_parameters\": %zu}}\n",
+               info->batch_subsize, info->token_chunk, info->channel_chunk, info->batch_subsize > 0 ? "true" : "false",
+               info->chunks_per_step, info->edges_per_step, run->step.n_ops, model, o->B, o->T, c->num_layers,
+               c->num_heads, c->channels, c->vocab_size, c->padded_vocab_size, run->model.num_parameters);
         fflush(stdout);
     } else {
-        fprintf(stderr, "%s: %s, B=%d T=%d, %zu parameters, %d threads, %ld chunks per step\n", program,
-                o.model_path ? o.model_path : o.config_name, o.B, o.T, model.num_parameters, info.threads,
-                info.chunks_per_step);
+        fprintf(stderr, "%s: %s, B=%d T=%d, %zu parameters, %d threads, %ld chunks per step\n", program, model, o->B,
+                o->T, run->model.num_parameters, info->threads, info->chunks_per_step);
     }
+}
 
-    if (o.describe) {
-        int failed = traffic_write_json(&step, stdout) != 0 || fflush(stdout) != 0;
-        executor_destroy(ex);
-        step_free(&step);
-        batches_free(&batches);
-        debug_state_free(&state);
-        gpt2_free(&model);
-        if (failed) die("stdout: cannot write the step description");
-        return 0;
-    }
+// The step as data, the executor that runs it, and the info line.
+static void describe_step(const Options *o, Run *run) {
+    Error err = {{0}};
+    run->adamw = (AdamWSettings){o->lr, 0.9f, 0.999f, 1e-8f, o->weight_decay};
+    if (step_describe(&run->step, &run->model, run->adamw, &run->batches) != 0) die("out of memory describing the step");
+    run->ex = executor_create(&run->step, &o->exec, &err);
+    if (!run->ex) die("%s", err.message);
+    executor_info(run->ex, &run->info);
+    print_info(o, run);
+}
 
-    int total_steps = o.steps + (o.verify_path ? 1 : 0);
-    float *losses = calloc((size_t)total_steps + 1, sizeof(float));
-    StepReport *reports = calloc((size_t)total_steps + 1, sizeof(StepReport));
-    Trace trace;
-    size_t trace_capacity = o.trace_path ? (size_t)info.chunks_per_step * (size_t)(total_steps + 1) : 0;
-    if (!losses || !reports || trace_init(&trace, trace_capacity) != 0) die("out of memory for per-step records");
+// --describe: each operation with its FLOPs and compulsory bytes.
+static void print_step_description(const Run *run) {
+    if (traffic_write_json(&run->step, stdout) != 0 || fflush(stdout) != 0)
+        die("stdout: cannot write the step description");
+}
+
+// The training loop; with --verify, first a probe step checked against the debug state.
+static void run_training(const Options *o, Run *run) {
+    int total_steps = o->steps + (o->verify_path ? 1 : 0);
+    run->losses = calloc((size_t)total_steps + 1, sizeof(float));
+    run->reports = calloc((size_t)total_steps + 1, sizeof(StepReport));
+    size_t trace_capacity = o->trace_path ? (size_t)run->info.chunks_per_step * (size_t)(total_steps + 1) : 0;
+    if (!run->losses || !run->reports || trace_init(&run->trace, trace_capacity) != 0)
+        die("out of memory for per-step records");
 #if defined(USE_LIKWID) || defined(USE_PAPI)
     // kernel regions for hardware counters; failing to set them up is not fatal
-    struct counters counters;
-    if (counters_init(&counters, info.threads) == 0) {
+    static struct counters counters;
+    if (counters_init(&counters, run->info.threads) == 0) {
 #ifdef _OPENMP
-#pragma omp parallel num_threads(info.threads)
+#pragma omp parallel num_threads(run->info.threads)
 #endif
         counters_thread_init(&counters);
     }
-    trace.counters = &counters;
+    run->trace.counters = &counters;
 #endif
-
-    int failures = 0;
-    int first = 0;
-    if (o.verify_path) {
+    if (o->verify_path) {
         // A probe step with a zero learning rate leaves the parameters as they
         // were and the step-0 logits, loss and gradients in place; the moments
         // it touched are reset so that training starts from step 1.
-        step.adamw.lr = 0.0f;
-        step.adamw.weight_decay = 0.0f;
+        run->step.adamw.lr = 0.0f;
+        run->step.adamw.weight_decay = 0.0f;
         StepReport probe;
-        executor_train(ex, 0, 1, losses, &probe, NULL);
-        failures += compare_with_state(&model, &state, losses[0], o.tolerance, o.json);
-        memset(model.m_memory, 0, model.num_parameters * sizeof(float));
-        memset(model.v_memory, 0, model.num_parameters * sizeof(float));
-        step.adamw = adamw;
+        executor_train(run->ex, 0, 1, run->losses, &probe, NULL);
+        run->failures += verify_debug_state(&run->model, &run->state, run->losses[0], o->tolerance, o->json);
+        memset(run->model.m_memory, 0, run->model.num_parameters * sizeof(float));
+        memset(run->model.v_memory, 0, run->model.num_parameters * sizeof(float));
+        run->step.adamw = run->adamw;
     }
-    train(ex, &o, first, o.steps, losses, reports, &trace);
+    train(run->ex, o, 0, o->steps, run->losses, run->reports, &run->trace);
 #if defined(USE_LIKWID) || defined(USE_PAPI)
     counters_finish(&counters, stderr);
 #endif
+}
 
-    if (o.expect_losses_path) {
-        float expected[4096];
-        int n = read_expected_losses(o.expect_losses_path, expected, 4096);
-        if (n < o.steps)
-            die("%s: %d expected losses, fewer than the %d steps run", o.expect_losses_path, n, o.steps);
-        double worst = 0.0;
-        int worst_step = 0;
-        for (int i = 0; i < o.steps; i++) {
-            double d = fabs((double)losses[i] - expected[i]);
-            if (d > worst || isnan(d)) {
-                worst = isnan(d) ? INFINITY : d;
-                worst_step = i;
-            }
-        }
-        int ok = worst <= o.tolerance;
-        if (o.json)
-            printf("{\"verify\": \"losses\", \"max_abs_diff\": %.6g, \"at\": %d, \"ok\": %s}\n", worst, worst_step,
-                   ok ? "true" : "false");
-        else
-            fprintf(stderr, "verify %-10s max |diff| %.3e at step %d %s\n", "losses", worst, worst_step,
-                    ok ? "ok" : "FAIL");
-        failures += !ok;
-    }
-    if (o.trace_path) {
-        FILE *f = fopen(o.trace_path, "w");
-        if (!f || trace_write_csv(&trace, &step, f) != 0 || fclose(f) != 0)
-            die("%s: cannot write trace: %s", o.trace_path, strerror(errno));
-    }
-    if (o.save_path && checkpoint_write(o.save_path, &model, &err) != 0) die("%s", err.message);
+// --expect-losses: the losses of the steps run against the expected ones.
+static void verify(const Options *o, Run *run) {
+    if (!o->expect_losses_path) return;
+    Error err = {{0}};
+    int failed = verify_losses(o->expect_losses_path, run->losses, o->steps, o->tolerance, o->json, &err);
+    if (failed < 0) die("%s", err.message);
+    run->failures += failed;
+}
 
-    trace_free(&trace);
-    free(losses);
-    free(reports);
-    executor_destroy(ex);
-    step_free(&step);
-    batches_free(&batches);
-    debug_state_free(&state);
-    gpt2_free(&model);
-    if (failures) {
-        fprintf(stderr, "%s: verification failed: %d comparison(s) beyond tolerance %g\n", program, failures,
-                o.tolerance);
+// --trace and --save.
+static void save(const Options *o, Run *run) {
+    Error err = {{0}};
+    if (o->trace_path) {
+        FILE *f = fopen(o->trace_path, "w");
+        if (!f || trace_write_csv(&run->trace, &run->step, f) != 0 || fclose(f) != 0)
+            die("%s: cannot write trace: %s", o->trace_path, strerror(errno));
+    }
+    if (o->save_path && checkpoint_write(o->save_path, &run->model, &err) != 0) die("%s", err.message);
+}
+
+// Frees what the run holds; the exit status: 1 when a verification failed, else 0.
+static int report(const Options *o, Run *run) {
+    trace_free(&run->trace);
+    free(run->losses);
+    free(run->reports);
+    if (run->ex) executor_destroy(run->ex);
+    step_free(&run->step);
+    batches_free(&run->batches);
+    debug_state_free(&run->state);
+    gpt2_free(&run->model);
+    if (run->failures) {
+        fprintf(stderr, "%s: verification failed: %d comparison(s) beyond tolerance %g\n", program, run->failures,
+                o->tolerance);
         return 1;
     }
     return 0;
+}
+
+int main(int argc, char **argv) {
+    snprintf(program, sizeof(program), "gpt2-%s", EXECUTOR_NAME);
+    Options o = parse_options(argc, argv);
+    if (o.list_configs) {
+        list_configs();
+        return 0;
+    }
+    static Run run; // zeroed: what a step has not built yet frees as nothing
+    load_model(&o, &run);
+    load_data(&o, &run);
+    if (o.data_order) {
+        print_data_order(&o, &run);
+        return report(&o, &run);
+    }
+    load_parameters(&o, &run);
+    describe_step(&o, &run);
+    if (o.describe) {
+        print_step_description(&run);
+        return report(&o, &run);
+    }
+    run_training(&o, &run);
+    verify(&o, &run);
+    save(&o, &run);
+    return report(&o, &run);
 }

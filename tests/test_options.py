@@ -1,0 +1,47 @@
+"""The front's options beyond training: --list-configs (the harness validates configs with it),
+--help, and getopt_long's spellings of the options."""
+
+import json
+
+import pytest
+
+from variant_helpers import VARIANTS, binary, run
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_list_configs_one_name_per_line(variant):
+    r = run([binary(variant), "--list-configs"])
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout.splitlines() == ["d12", "d6", "small", "tiny"]
+    assert r.stdout.endswith("\n")
+
+
+def test_list_configs_is_the_list_config_checks_against():
+    names = run([binary("seq"), "--list-configs"]).stdout.split()
+    unknown = run([binary("seq"), "--config", "nope"])
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip().endswith("(known: " + ", ".join(names) + ")")
+    for name in names:  # each one is accepted (shapes only, nothing trained)
+        r = run([binary("seq"), "--config", name, "-T", "8", "--describe"])
+        assert r.returncode == 0, r.stderr
+
+
+def test_help():
+    r = run([binary("seq"), "--help"])
+    assert r.returncode == 0 and r.stdout.startswith("usage: gpt2-seq")
+    for option in ("--list-configs", "--shuffle", "--data-order", "--verify", "--expect-losses"):
+        assert option in r.stdout
+
+
+def test_option_spellings():
+    # --name=value and -Bvalue as getopt_long reads them; the info line reports what was read
+    r = run([binary("seq"), "--config=tiny", "-B2", "-T", "8", "--steps=1", "--json"])
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout.splitlines()[0])["info"]
+    assert (info["config"], info["B"], info["T"]) == ("tiny", 2, 8)
+    assert info["chunked"] is False
+
+
+def test_chunked_in_info():
+    r = run([binary("tasks"), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--json"])
+    assert json.loads(r.stdout.splitlines()[0])["info"]["chunked"] is True

@@ -1,0 +1,131 @@
+// --verify and --expect-losses: see verify.h.
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "verify.h"
+
+double max_abs_diff(const float *a, const float *b, size_t n, size_t *where) {
+    double worst = 0.0;
+    *where = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (d > worst || isnan(d)) {
+            worst = isnan(d) ? INFINITY : d;
+            *where = i;
+        }
+    }
+    return worst;
+}
+
+// One line per comparison: `label` names it in JSON, `text_label` (padded) in text.
+static int report(int json, const char *label, const char *text_label, double diff, size_t at, float tol) {
+    int ok = diff <= tol;
+    if (json)
+        printf("{\"verify\": \"%s\", \"max_abs_diff\": %.6g, \"at\": %zu, \"ok\": %s}\n", label, diff, at,
+               ok ? "true" : "false");
+    else
+        fprintf(stderr, "verify %s max |diff| %.3e at %zu %s\n", text_label, diff, at, ok ? "ok" : "FAIL");
+    return !ok;
+}
+
+int verify_debug_state(const GPT2 *model, const DebugState *state, float loss, float tol, int json) {
+    int failures = 0;
+    int V = model->config.vocab_size, Vp = model->config.padded_vocab_size;
+    size_t BT = (size_t)state->B * state->T, where = 0;
+
+    // logits: the model's rows are padded to Vp, the state's are not
+    double worst = 0.0;
+    size_t worst_at = 0;
+    for (size_t r = 0; r < BT; r++) {
+        double d = max_abs_diff(model->acts.logits + r * Vp, state->logits + r * V, V, &where);
+        if (d > worst) {
+            worst = d;
+            worst_at = r * V + where;
+        }
+    }
+    failures += report(json, "logits", "logits    ", worst, worst_at, tol);
+
+    double loss_diff = max_abs_diff(&loss, &state->loss, 1, &where);
+    int loss_ok = loss_diff <= tol;
+    if (json)
+        printf("{\"verify\": \"loss\", \"value\": %.9g, \"expected\": %.9g, \"max_abs_diff\": %.6g, \"ok\": %s}\n",
+               loss, state->loss, loss_diff, loss_ok ? "true" : "false");
+    else
+        fprintf(stderr, "verify %-10s %.7f expected %.7f |diff| %.3e %s\n", "loss", loss, state->loss, loss_diff,
+                loss_ok ? "ok" : "FAIL");
+    failures += !loss_ok;
+
+    size_t offset = 0;
+    for (int t = 0; t < NUM_PARAM_TENSORS; t++) {
+        size_t n = model->param_sizes[t];
+        double d = max_abs_diff(model->grads.tensor[t], state->grads + offset, n, &where);
+        char label[64], text_label[64];
+        snprintf(label, sizeof(label), "grad %s", model->param_shape[t].name);
+        snprintf(text_label, sizeof(text_label), "grad %-8s", model->param_shape[t].name);
+        failures += report(json, label, text_label, d, where, tol);
+        offset += n;
+    }
+    return failures;
+}
+
+// Reads every number of the file into *out (allocated); returns the count, or -1 with err set.
+static int read_numbers(const char *path, float **out, Error *err) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err->message, sizeof(err->message), "%s: cannot open expected losses: %s", path, strerror(errno));
+        return -1;
+    }
+    float *values = NULL;
+    int n = 0, capacity = 0;
+    char word[64];
+    while (fscanf(f, " %63[^ \t\r\n,]%*[ \t\r\n,]", word) == 1) {
+        char *end;
+        float v = strtof(word, &end);
+        if (*end) {
+            snprintf(err->message, sizeof(err->message), "%s: '%s' is not a number", path, word);
+            break;
+        }
+        if (n == capacity) {
+            capacity = capacity ? 2 * capacity : 64;
+            float *grown = realloc(values, (size_t)capacity * sizeof(float));
+            if (!grown) {
+                snprintf(err->message, sizeof(err->message), "%s: out of memory for expected losses", path);
+                break;
+            }
+            values = grown;
+        }
+        values[n++] = v;
+    }
+    fclose(f);
+    if (err->message[0]) {
+        free(values);
+        return -1;
+    }
+    *out = values;
+    return n;
+}
+
+int verify_losses(const char *path, const float *losses, int steps, float tol, int json, Error *err) {
+    float *expected = NULL;
+    err->message[0] = '\0';
+    int n = read_numbers(path, &expected, err);
+    if (n < 0) return -1;
+    if (n < steps) {
+        snprintf(err->message, sizeof(err->message), "%s: %d expected losses, fewer than the %d steps run", path, n,
+                 steps);
+        free(expected);
+        return -1;
+    }
+    size_t at = 0;
+    double worst = steps > 0 ? max_abs_diff(losses, expected, (size_t)steps, &at) : 0.0;
+    free(expected);
+    int ok = worst <= tol;
+    if (json)
+        printf("{\"verify\": \"losses\", \"max_abs_diff\": %.6g, \"at\": %zu, \"ok\": %s}\n", worst, at,
+               ok ? "true" : "false");
+    else
+        fprintf(stderr, "verify %-10s max |diff| %.3e at step %zu %s\n", "losses", worst, at, ok ? "ok" : "FAIL");
+    return !ok;
+}
