@@ -26,11 +26,11 @@ const char *split_name(SplitKind split) {
 // ----------------------------------------------------------------------------
 // building the description
 
-static int find_or_add_buffer(StepDescription *s, BufferKind kind, int tensor, int layer) {
-    for (int i = 0; i < s->n_buffers; i++) {
-        const Buffer *b = &s->buffers[i];
-        if (b->kind == kind && b->tensor == tensor && b->layer == layer) return i;
-    }
+// Adds the buffer of one layer (-1: none) of a tensor, or returns its id;
+// `slot` is its entry in the builder's index (-1 until it exists), so that
+// describing a step is linear in its layers.
+static int find_or_add_buffer(StepDescription *s, int *slot, BufferKind kind, int tensor, int layer) {
+    if (*slot >= 0) return *slot;
     if (s->n_buffers == s->cap_buffers) {
         int cap = s->cap_buffers ? 2 * s->cap_buffers : 64;
         Buffer *grown = realloc(s->buffers, cap * sizeof(Buffer));
@@ -66,10 +66,12 @@ static int find_or_add_buffer(StepDescription *s, BufferKind kind, int tensor, i
         b.dim[1] = s->T;
         break;
     case BUF_LOSS:
+    case NUM_BUFFER_KINDS:
         break;
     }
     if (b.col_block == 0) b.col_block = b.dim[2];
     s->buffers[s->n_buffers] = b;
+    *slot = s->n_buffers;
     return s->n_buffers++;
 }
 
@@ -107,6 +109,8 @@ static void access(Op *op, int buffer, int writes, RegionRule rule, int parts) {
 typedef struct {
     StepDescription *s;
     int failed;
+    int n_tensors;     // the largest tensor enum, for the buffer index
+    int *buffer_index; // (kind, tensor, layer + 1) -> buffer id, or -1
 } Builder;
 
 static int buf(Builder *b, BufferKind kind, int tensor, int layer) {
@@ -115,7 +119,9 @@ static int buf(Builder *b, BufferKind kind, int tensor, int layer) {
     if (kind == BUF_PARAM || kind == BUF_GRAD) per_layer = m->param_shape[tensor].per_layer;
     if (kind == BUF_ACT) per_layer = m->act_shape[tensor].per_layer;
     if (kind == BUF_DACT) per_layer = m->dact_shape[tensor].per_layer;
-    int id = find_or_add_buffer(b->s, kind, tensor, per_layer ? layer : -1);
+    if (!per_layer) layer = -1;
+    int *slot = &b->buffer_index[((size_t)kind * b->n_tensors + tensor) * (m->config.num_layers + 1) + layer + 1];
+    int id = find_or_add_buffer(b->s, slot, kind, tensor, layer);
     if (id < 0) b->failed = 1;
     return id < 0 ? 0 : id;
 }
@@ -274,6 +280,8 @@ static void rows_op(Builder *b, OpKind kind, Phase phase, int layer, const char 
     access(op, out.buffer, 1, REGION_ROWS, 1);
 }
 
+static int describe_ops(Builder *b);
+
 int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSource *batches) {
     memset(s, 0, sizeof(*s));
     s->model = model;
@@ -281,8 +289,21 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
     s->T = model->T;
     s->adamw = adamw;
     s->batches = batches;
-    Builder bld = {s, 0};
-    Builder *b = &bld;
+    Builder bld = {s, 0, NUM_PARAM_TENSORS, NULL};
+    if (NUM_ACT_TENSORS > bld.n_tensors) bld.n_tensors = NUM_ACT_TENSORS;
+    if (NUM_DACT_TENSORS > bld.n_tensors) bld.n_tensors = NUM_DACT_TENSORS;
+    size_t n_index = (size_t)NUM_BUFFER_KINDS * bld.n_tensors * (model->config.num_layers + 1);
+    bld.buffer_index = malloc(n_index * sizeof(int));
+    if (!bld.buffer_index) return -1;
+    for (size_t i = 0; i < n_index; i++) bld.buffer_index[i] = -1;
+    int rc = describe_ops(&bld);
+    free(bld.buffer_index);
+    return rc;
+}
+
+static int describe_ops(Builder *b) {
+    StepDescription *s = b->s;
+    GPT2 *model = s->model;
     const GPT2Config *c = &model->config;
     int L = c->num_layers, C = c->channels, V = c->vocab_size, Vp = c->padded_vocab_size;
     int inputs = buf(b, BUF_BATCH, 0, -1), targets = buf(b, BUF_BATCH, 1, -1);
@@ -446,7 +467,7 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
             access(op, param(b, t, l).buffer, 1, REGION_PARAM_ROWS, 1);
         }
     }
-    return bld.failed ? -1 : 0;
+    return b->failed ? -1 : 0;
 }
 
 void step_free(StepDescription *s) {

@@ -37,7 +37,7 @@ typedef struct {
 // Buffers that dependencies are tracked on. A buffer is one layer of one
 // tensor, viewed as a 3-D box (d0, d1, d2): (B, T, width) for activations and
 // their gradients, (1, rows, cols) for parameters and gradients of parameters.
-typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS } BufferKind;
+typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, NUM_BUFFER_KINDS } BufferKind;
 
 typedef struct {
     BufferKind kind;

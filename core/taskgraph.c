@@ -53,6 +53,7 @@ static void grid_for_buffer(const StepDescription *s, const Chunking *c, const B
         grid[2] = b->col_block > 0 ? b->col_block : chunking_channels(c, s->model->config.channels);
         break;
     case BUF_LOSS:
+    case NUM_BUFFER_KINDS:
         grid[0] = grid[1] = grid[2] = 1;
         break;
     }
