@@ -39,14 +39,12 @@ static int find_or_add_buffer(StepDescription *s, int *slot, BufferKind kind, in
         s->cap_buffers = cap;
     }
     const GPT2 *m = s->model;
-    Buffer b = {kind, tensor, layer, {1, 1, 1}, 0};
+    Buffer b = {kind, tensor, layer, {1, 1, 1}, COLUMNS_WHOLE, 0};
     switch (kind) {
     case BUF_PARAM:
     case BUF_GRAD:
         b.dim[1] = m->param_shape[tensor].rows;
         b.dim[2] = m->param_shape[tensor].cols;
-        // the encoder's backward pass writes column ranges of these gradients
-        if (kind == BUF_GRAD && (tensor == PARAM_WTE || tensor == PARAM_WPE)) b.col_block = -1;
         break;
     case BUF_ACT:
     case BUF_DACT: {
@@ -54,11 +52,6 @@ static int find_or_add_buffer(StepDescription *s, int *slot, BufferKind kind, in
         b.dim[0] = s->B;
         b.dim[1] = s->T;
         b.dim[2] = (int)shape->width;
-        // attention's backward pass writes one head's columns of the qkv gradient
-        if (kind == BUF_DACT && tensor == DACT_QKV) b.col_block = m->config.channels / m->config.num_heads;
-        // the language-model head writes column chunks of these (-1: the
-        // executor's chunk width for a product's columns)
-        if ((kind == BUF_ACT && tensor == ACT_LOGITS) || (kind == BUF_DACT && tensor == DACT_LNF)) b.col_block = -1;
         break;
     }
     case BUF_BATCH:
@@ -69,7 +62,6 @@ static int find_or_add_buffer(StepDescription *s, int *slot, BufferKind kind, in
     case NUM_BUFFER_KINDS:
         break;
     }
-    if (b.col_block == 0) b.col_block = b.dim[2];
     s->buffers[s->n_buffers] = b;
     *slot = s->n_buffers;
     return s->n_buffers++;
@@ -157,13 +149,14 @@ static void matmul_forward_op(Builder *b, int layer, const char *what, Ref out, 
     op->k = OC;
     if (by_columns) {
         op->extent = OC;
+        op->chunk_width = CHUNK_PRODUCT_COLUMNS;
         access(op, inp.buffer, 0, REGION_ALL, 1);
         access(op, w.buffer, 0, REGION_PARAM_ROWS, 1);
         if (bias) access(op, bias->buffer, 0, REGION_PARAM_ROWS, 1);
         access(op, out.buffer, 1, REGION_COLS, 1);
         return;
     }
-    op->columns = OC;
+    op->cut_columns = OC;
     access(op, inp.buffer, 0, REGION_ROWS, 1);
     access(op, w.buffer, 0, REGION_ALL, 1);
     if (bias) access(op, bias->buffer, 0, REGION_ALL, 1);
@@ -182,11 +175,12 @@ static void matmul_backward_ops(Builder *b, int layer, const char *what, Ref din
     op->k = OC;
     if (by_columns) {
         op->extent = IC;
+        op->chunk_width = CHUNK_PRODUCT_COLUMNS;
         access(op, dout.buffer, 0, REGION_ALL, 1);
         access(op, w.buffer, 0, REGION_COLS, 1);
         access(op, dinp.buffer, 1, REGION_COLS, 1);
     } else {
-        op->columns = IC;
+        op->cut_columns = IC;
         access(op, dout.buffer, 0, REGION_ROWS, 1);
         access(op, w.buffer, 0, REGION_ALL, 1);
         access(op, dinp.buffer, 1, REGION_ROWS, 1);
@@ -282,6 +276,34 @@ static void rows_op(Builder *b, OpKind kind, Phase phase, int layer, const char 
 
 static int describe_ops(Builder *b);
 
+// Dependency blocks cut a buffer's columns as its column-writing operations
+// do: per head (attention backward's qkv gradient), per channel chunk (the
+// encoder's backward pass into dwte and dwpe), per product column chunk (the
+// language-model head's logits and input gradient).
+static void derive_column_blocks(StepDescription *s) {
+    for (int i = 0; i < s->n_ops; i++) {
+        const Op *op = &s->ops[i];
+        for (int a = 0; a < op->n_access; a++) {
+            const Access *access = &op->access[a];
+            Buffer *buffer = &s->buffers[access->buffer];
+            if (!access->writes) continue;
+            switch (access->rule) {
+            case REGION_SEQ_HEADS:
+                buffer->column_blocks = COLUMNS_HEADS;
+                buffer->head_width = buffer->dim[2] / access->parts / s->model->config.num_heads;
+                break;
+            case REGION_COLS:
+            case REGION_WPE_ROWS:
+                buffer->column_blocks =
+                    op->chunk_width == CHUNK_PRODUCT_COLUMNS ? COLUMNS_PRODUCT_CHUNKS : COLUMNS_CHANNEL_CHUNKS;
+                break;
+            default:
+                break;
+            }
+        }
+    }
+}
+
 int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSource *batches) {
     memset(s, 0, sizeof(*s));
     s->model = model;
@@ -298,6 +320,7 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
     for (size_t i = 0; i < n_index; i++) bld.buffer_index[i] = -1;
     int rc = describe_ops(&bld);
     free(bld.buffer_index);
+    if (rc == 0) derive_column_blocks(s);
     return rc;
 }
 
@@ -338,6 +361,7 @@ static int describe_ops(Builder *b) {
                           param(b, PARAM_QKVW, l), &qkvb, C, 3 * C, 0);
         op = add_op(s, OP_ATTENTION_FWD, PHASE_FORWARD, l, SPLIT_ROWS, "causal");
         if (!op) return -1;
+        op->cyclic = 1;
         op->out[0] = act(b, ACT_ATTY, l).ptr;
         op->out[1] = act(b, ACT_ATT, l).ptr;
         op->in[0] = act(b, ACT_QKV, l).ptr;
@@ -425,6 +449,7 @@ static int describe_ops(Builder *b) {
                             param(b, PARAM_ATTPROJW, l), grad(b, PARAM_ATTPROJW, l), &dattprojb, C, C, 0);
         op = add_op(s, OP_ATTENTION_BWD, PHASE_BACKWARD, l, SPLIT_HEADS, "causal");
         if (!op) return -1;
+        op->cyclic = 1;
         op->out[0] = dact(b, DACT_QKV, l).ptr;
         op->in[0] = dact(b, DACT_ATTY, l).ptr;
         op->in[1] = act(b, ACT_QKV, l).ptr;

@@ -25,8 +25,8 @@ typedef enum {
 //                   language-model head's products: output columns, every row
 //   SPLIT_NONE      one indivisible piece
 // The forward and input-gradient matrix products may in addition be cut along
-// their output columns (Op.columns > 0: Range.c0, c1), which fork-join uses so
-// that threads share the packing of the weight rather than each packing all.
+// their output columns (Op.cut_columns > 0: Range.c0, c1), which fork-join uses
+// so that threads share the packing of the weight rather than each packing all.
 typedef enum { SPLIT_NONE, SPLIT_ROWS, SPLIT_HEADS, SPLIT_CHANNELS } SplitKind;
 
 typedef struct {
@@ -39,12 +39,23 @@ typedef struct {
 // their gradients, (1, rows, cols) for parameters and gradients of parameters.
 typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, NUM_BUFFER_KINDS } BufferKind;
 
+// How a chunked executor's dependency blocks cut a buffer's columns: as
+// finely as the operations that write column ranges of it cut them (derived
+// from the accesses when the step is described), whole rows otherwise.
+typedef enum {
+    COLUMNS_WHOLE,          // one block spans every column
+    COLUMNS_HEADS,          // one head's columns (Buffer.head_width; in each of q, k, v)
+    COLUMNS_CHANNEL_CHUNKS, // the executor's channel chunks (taskgraph.h: chunking_channels)
+    COLUMNS_PRODUCT_CHUNKS, // its chunks of a product's output columns (chunking_product_columns)
+} ColumnBlocks;
+
 typedef struct {
     BufferKind kind;
     int tensor;   // index in its kind's enum (BUF_BATCH: 0 inputs, 1 targets)
     int layer;    // -1 when the tensor is not per layer
     int dim[3];
-    int col_block; // columns per dependency block (a head's width for qkv gradients)
+    ColumnBlocks column_blocks;
+    int head_width; // COLUMNS_HEADS: columns of one head
 } Buffer;
 
 // How a chunk's range maps onto a buffer region.
@@ -68,13 +79,19 @@ typedef struct {
 
 #define MAX_ACCESSES 8
 
+// How executors that cut channel-split operations into chunks size them.
+typedef enum {
+    CHUNK_CHANNELS,        // Chunking.channel_chunk channels (taskgraph.h: chunking_channels)
+    CHUNK_PRODUCT_COLUMNS, // a product's output columns over every row: each chunk packs all of
+                           // its input, so at least 256 wide (chunking_product_columns)
+} ChunkWidth;
+
 typedef struct {
     OpKind kind;
     Phase phase;
     int layer;           // -1 outside the transformer blocks
     SplitKind split;
     int extent;          // SPLIT_CHANNELS: number of channels; others derive from B, T, NH
-    int columns;         // > 0: may also be cut along this many output columns
     int n_access;
     Access access[MAX_ACCESSES];
     // kernel arguments
@@ -82,6 +99,15 @@ typedef struct {
     const float *in[6];      // read tensors, likewise
     int param_tensor;    // OP_ADAMW: which tensor
     int n, k;            // widths: matmul IC (n) and OC (k); elementwise width (n)
+    // scheduling hints, set once with the operation; executors read these
+    // instead of testing kernel kinds
+    int cyclic;          // pieces differ in cost or disturb their neighbours (causal attention: a
+                         // row's cost grows with its token; attention backward: neighbouring heads
+                         // of one sequence write the same gradient rows): executors sharing the
+                         // finest pieces (single rows, (sequence, head) pairs) deal them round robin
+    int cut_columns;     // > 0: a row-split matrix product whose output columns (this many) may be
+                         // cut instead of its rows, so that each thread packs only its share of the weight
+    ChunkWidth chunk_width; // SPLIT_CHANNELS: how chunking executors size its chunks
     char label[48];      // e.g. "matmul_fwd qkv L3"
 } Op;
 
