@@ -14,9 +14,9 @@ Traffic op_traffic(const StepDescription *s, const Op *op, Range r) {
     const int64_t N = B * T;
     // a range's sizes under each split rule (step.h)
     const int64_t nb = r.b1 - r.b0, X = r.x1 - r.x0;
-    const int64_t R = nb * X;  // SPLIT_ROWS: rows of the range
-    const int64_t K = X;       // SPLIT_CHANNELS: channels (or parameter rows)
-    const int64_t W = op->width; // row kernels: floats per row; AdamW: per parameter row
+    const int64_t R = nb * X;     // SPLIT_ROWS: rows of the range
+    const int64_t K = X;          // SPLIT_CHANNELS: channels (or parameter rows)
+    const int64_t W = op->width;  // row kernels: floats per row; AdamW: per parameter row
     Traffic t = {0, 0, 0};
     switch (op->kind) {
     case OP_LOAD_BATCH:
