@@ -18,70 +18,132 @@ typedef enum {
     NUM_OP_KINDS
 } OpKind;
 
-// How an operation's work may be divided. A range is (b0, b1, x0, x1):
+// How an operation's work may be divided. A range names a piece of it along
+// two dimensions, b and x, whose meaning depends on the split (the trace's
+// b0, b1, x0, x1 columns are these fields):
 //   SPLIT_ROWS      sequences [b0,b1) x tokens [x0,x1) of the (B, T) rows
 //   SPLIT_HEADS     sequences [b0,b1) x heads [x0,x1)
-//   SPLIT_CHANNELS  output channels (or parameter rows) [x0,x1); b unused; for the
-//                   language-model head's products: output columns, every row
-//   SPLIT_NONE      one indivisible piece
-// The forward and input-gradient matrix products may in addition be cut along
-// their output columns (Op.columns > 0: Range.c0, c1), which fork-join uses so
-// that threads share the packing of the weight rather than each packing all.
+//   SPLIT_CHANNELS  channels [x0,x1): output channels, parameter rows, or for
+//                   the language-model head's products output columns over
+//                   every row; b is (0, 1), unused
+//   SPLIT_NONE      one indivisible piece, (0, 1, 0, 1)
+// A row-split matrix product may in addition be cut along its output columns
+// (Op.cut_columns > 0): Range.col0, col1.
 typedef enum { SPLIT_NONE, SPLIT_ROWS, SPLIT_HEADS, SPLIT_CHANNELS } SplitKind;
 
 typedef struct {
-    int b0, b1, x0, x1;
-    int c0, c1; // matrix products only: output columns [c0, c1); c1 == 0 means all
+    int b0, b1;     // first dimension of the split: sequences [b0, b1)
+    int x0, x1;     // second dimension: tokens, heads or channels [x0, x1)
+    int col0, col1; // row-split matrix products only: output columns [col0, col1);
+                    // col1 == 0 means every column (a zeroed pair is the whole width)
 } Range;
 
 // Buffers that dependencies are tracked on. A buffer is one layer of one
 // tensor, viewed as a 3-D box (d0, d1, d2): (B, T, width) for activations and
-// their gradients, (1, rows, cols) for parameters and gradients of parameters.
-typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS } BufferKind;
+// their gradients, (1, rows, cols) for parameters and gradients of parameters,
+// (B, T, 1) for the batch's token ids, (1, 1, 1) for the mean loss.
+typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, NUM_BUFFER_KINDS } BufferKind;
+
+// How a chunked executor's dependency blocks cut a buffer's columns: as
+// finely as the operations that write column ranges of it cut them (derived
+// from the accesses when the step is described), whole rows otherwise.
+typedef enum {
+    COLUMNS_WHOLE,          // one block spans every column
+    COLUMNS_HEADS,          // one head's columns (Buffer.head_width; in each of q, k, v)
+    COLUMNS_CHANNEL_CHUNKS, // the executor's channel chunks (taskgraph.h: chunking_channels)
+    COLUMNS_PRODUCT_CHUNKS, // its chunks of a product's output columns (chunking_product_columns)
+} ColumnBlocks;
 
 typedef struct {
     BufferKind kind;
     int tensor;   // index in its kind's enum (BUF_BATCH: 0 inputs, 1 targets)
     int layer;    // -1 when the tensor is not per layer
     int dim[3];
-    int col_block; // columns per dependency block (a head's width for qkv gradients)
+    ColumnBlocks column_blocks;
+    int head_width; // COLUMNS_HEADS: columns of one head
 } Buffer;
 
 // How a chunk's range maps onto a buffer region.
 typedef enum {
-    REGION_ALL,         // the whole buffer
-    REGION_ROWS,        // rows of the chunk, every column
-    REGION_ROWS_CAUSAL, // sequences of the chunk, tokens [0, x1): keys and values a causal chunk needs
-    REGION_SEQ_HEADS,   // every token of the chunk's sequences, the columns of heads [x0,x1)
-                        // in each of `parts` consecutive C-wide parts (q, k, v)
-    REGION_PARAM_ROWS,  // parameter rows [x0,x1) (dimension 1), every column
-    REGION_COLS,        // every row, columns [x0,x1)
-    REGION_WPE_ROWS,    // position-embedding rows [0,T), columns [x0,x1)
+    REGION_ALL,          // the whole buffer
+    REGION_ROWS,         // rows of the chunk, every column
+    REGION_ROWS_CAUSAL,  // sequences of the chunk, tokens [0, x1): keys and values a causal chunk needs
+    REGION_SEQ_HEADS,    // every token of the chunk's sequences, the columns of heads [x0,x1)
+    REGION_SEQ_HEADS_QKV,// the same in each of three C-wide parts (q, k, v)
+    REGION_PARAM_ROWS,   // parameter rows [x0,x1) (dimension 1), every column
+    REGION_COLS,         // every row, columns [x0,x1)
+    REGION_WPE_ROWS,     // position-embedding rows [0,T), columns [x0,x1)
 } RegionRule;
 
 typedef struct {
     int buffer;       // index into StepDescription.buffers
     int writes;       // 0: read only, 1: written (possibly also read)
     RegionRule rule;
-    int parts;        // REGION_SEQ_HEADS: how many C-wide parts (3 for qkv, 1 otherwise)
 } Access;
 
 #define MAX_ACCESSES 8
+#define MAX_ARGS 7
+
+// Argument slots: a kernel's tensor arguments are Op.arg[slot], named after
+// the kernel's parameters (kernels.h, gemm.h), outputs first. step.c binds
+// each slot together with the region of the buffer that a chunk touches
+// through it, so a kernel cannot see a tensor its accesses do not name.
+// encoder_forward, layernorm_forward, matmul_forward_block, attention_forward,
+// residual_forward, gelu_forward, crossentropy_softmax_forward, mean_loss
+enum { ENCODER_OUT, ENCODER_WTE, ENCODER_WPE };
+enum { LN_OUT, LN_MEAN, LN_RSTD, LN_INP, LN_WEIGHT, LN_BIAS };
+enum { MATMUL_OUT, MATMUL_INP, MATMUL_W, MATMUL_BIAS };
+enum { ATTENTION_OUT, ATTENTION_ATT, ATTENTION_QKV };
+enum { RESIDUAL_OUT, RESIDUAL_A, RESIDUAL_B };
+enum { GELU_OUT, GELU_INP };
+enum { CE_PROBS, CE_LOSSES, CE_LOGITS };
+enum { LOSS_LOSSES };
+// crossentropy_softmax_backward, matmul_backward_input_block,
+// matmul_backward_weight_channels, layernorm_backward_input,
+// layernorm_backward_params, gelu_backward, attention_backward, encoder_backward
+enum { CE_BWD_DLOGITS, CE_BWD_PROBS };
+enum { MATMUL_BWD_INPUT_DINP, MATMUL_BWD_INPUT_DOUT, MATMUL_BWD_INPUT_W };
+enum { MATMUL_BWD_WEIGHT_DW, MATMUL_BWD_WEIGHT_DBIAS, MATMUL_BWD_WEIGHT_DOUT, MATMUL_BWD_WEIGHT_INP };
+enum { LN_BWD_DINP, LN_BWD_DRESIDUAL, LN_BWD_DOUT, LN_BWD_INP, LN_BWD_WEIGHT, LN_BWD_MEAN, LN_BWD_RSTD };
+enum { LN_BWD_PARAMS_DWEIGHT, LN_BWD_PARAMS_DBIAS, LN_BWD_PARAMS_DOUT, LN_BWD_PARAMS_INP, LN_BWD_PARAMS_MEAN,
+       LN_BWD_PARAMS_RSTD };
+enum { GELU_BWD_DINP, GELU_BWD_INP, GELU_BWD_DOUT };
+enum { ATTENTION_BWD_DQKV, ATTENTION_BWD_DOUT, ATTENTION_BWD_QKV, ATTENTION_BWD_ATT };
+enum { ENCODER_BWD_DWTE, ENCODER_BWD_DWPE, ENCODER_BWD_DOUT };
+// adamw_update (m and v: the optimizer's moments, touched by this operation only)
+enum { ADAMW_PARAMS, ADAMW_GRADS, ADAMW_M, ADAMW_V };
+
+// How executors that cut channel-split operations into chunks size them.
+typedef enum {
+    CHUNK_CHANNELS,        // Chunking.channel_chunk channels (taskgraph.h: chunking_channels)
+    CHUNK_PRODUCT_COLUMNS, // a product's output columns over every row: each chunk packs all of
+                           // its input, so at least 256 wide (chunking_product_columns)
+} ChunkWidth;
 
 typedef struct {
     OpKind kind;
     Phase phase;
     int layer;           // -1 outside the transformer blocks
     SplitKind split;
-    int extent;          // SPLIT_CHANNELS: number of channels; others derive from B, T, NH
-    int columns;         // > 0: may also be cut along this many output columns
+    int split_channels;  // SPLIT_CHANNELS: how many channels the split covers; others derive from B, T, NH
     int n_access;
     Access access[MAX_ACCESSES];
-    // kernel arguments
-    float *out[3];           // written tensors, in the kernel's argument order
-    const float *in[6];      // read tensors, likewise
-    int param_tensor;    // OP_ADAMW: which tensor
-    int n, k;            // widths: matmul IC (n) and OC (k); elementwise width (n)
+    float *arg[MAX_ARGS];  // tensor arguments, by slot; NULL for an absent optional one (a bias)
+    // sizes the kernel is called with
+    int width;           // row kernels: floats per row (C; 4C for GELU); AdamW: per parameter row
+    int in_channels;     // matrix products: IC; the weight is (OC, IC)
+    int out_channels;    // matrix products: OC
+    int vocab;           // cross-entropy: V real entries per row of logits
+    int padded_vocab;    // cross-entropy: Vp stored entries per row
+    // scheduling hints, set once with the operation; executors read these
+    // instead of testing kernel kinds
+    int cyclic;          // pieces differ in cost or disturb their neighbours (causal attention: a
+                         // row's cost grows with its token; attention backward: neighbouring heads
+                         // of one sequence write the same gradient rows): executors sharing the
+                         // finest pieces (single rows, (sequence, head) pairs) deal them round robin
+    int cut_columns;     // > 0: a row-split matrix product whose output columns (this many) may be
+                         // cut instead of its rows, so that each thread packs only its share of the weight
+    ChunkWidth chunk_width; // SPLIT_CHANNELS: how chunking executors size its chunks
     char label[48];      // e.g. "matmul_fwd qkv L3"
 } Op;
 
@@ -106,7 +168,8 @@ typedef struct {
 } StepDescription;
 
 // Builds the description of one training step (batch load, forward, loss,
-// backward, AdamW) for the model's allocated batch shape. Returns 0 or -1 on
+// backward, AdamW) for the model's allocated batch shape, as llm.c's
+// gpt2_forward, gpt2_backward and gpt2_update run it. Returns 0 or -1 on
 // allocation failure.
 int step_describe(StepDescription *step, GPT2 *model, AdamWSettings adamw, BatchSource *batches);
 void step_free(StepDescription *step);
@@ -127,7 +190,7 @@ typedef struct {
 } Box;
 #define MAX_BOXES 3
 // Fills the boxes a chunk with this range touches through `access` and
-// returns how many (the q, k and v columns of a head are three boxes).
+// returns how many (REGION_SEQ_HEADS_QKV: a head's q, k and v columns are three boxes).
 int access_boxes(const StepDescription *step, const Access *access, Range range, Box boxes[MAX_BOXES]);
 
 const char *op_kind_name(OpKind kind);

@@ -37,24 +37,29 @@ int chunking_product_columns(const Chunking *c, int extent) {
 }
 
 // Block sizes of a buffer's grid, chosen to match the chunks that touch it.
-static void grid_for_buffer(const StepDescription *s, const Chunking *c, const Buffer *b, int grid[3]) {
+static void grid_for_buffer(const Chunking *c, const Buffer *b, int grid[3]) {
     switch (b->kind) {
     case BUF_ACT:
     case BUF_DACT:
     case BUF_BATCH:
         grid[0] = c->batch_subsize;
         grid[1] = c->token_chunk;
-        grid[2] = b->col_block > 0 ? b->col_block : chunking_product_columns(c, b->dim[2]);
         break;
     case BUF_PARAM:
     case BUF_GRAD:
         grid[0] = 1;
         grid[1] = chunking_channels(c, b->dim[1]);
-        grid[2] = b->col_block > 0 ? b->col_block : chunking_channels(c, s->model->config.channels);
         break;
     case BUF_LOSS:
-        grid[0] = grid[1] = grid[2] = 1;
+    case NUM_BUFFER_KINDS:
+        grid[0] = grid[1] = 1;
         break;
+    }
+    switch (b->column_blocks) {
+    case COLUMNS_WHOLE: grid[2] = b->dim[2]; break;
+    case COLUMNS_HEADS: grid[2] = b->head_width; break;
+    case COLUMNS_CHANNEL_CHUNKS: grid[2] = chunking_channels(c, b->dim[2]); break;
+    case COLUMNS_PRODUCT_CHUNKS: grid[2] = chunking_product_columns(c, b->dim[2]); break;
     }
     for (int d = 0; d < 3; d++) grid[d] = max_int(1, min_int(grid[d], b->dim[d]));
 }
@@ -92,8 +97,7 @@ static int op_chunks(const StepDescription *s, const Chunking *c, const Op *op, 
     case SPLIT_HEADS: step_b = c->batch_subsize; step_x = 1; break;
     case SPLIT_CHANNELS:
         step_b = 1;
-        step_x = op->kind == OP_MATMUL_FWD || op->kind == OP_MATMUL_BWD_INPUT ? chunking_product_columns(c, ex)
-                                                                              : chunking_channels(c, ex);
+        step_x = op->chunk_width == CHUNK_PRODUCT_COLUMNS ? chunking_product_columns(c, ex) : chunking_channels(c, ex);
         break;
     case SPLIT_NONE: step_b = 1; step_x = 1; break;
     }
@@ -150,7 +154,7 @@ int taskgraph_build(TaskGraph *g, const StepDescription *s, const Chunking *chun
     if (!g->buffer_first_block || !g->block_grid) return -1;
     long total = 0;
     for (int i = 0; i < s->n_buffers; i++) {
-        grid_for_buffer(s, chunking, &s->buffers[i], g->block_grid[i]);
+        grid_for_buffer(chunking, &s->buffers[i], g->block_grid[i]);
         g->buffer_first_block[i] = total;
         long n = 1;
         for (int d = 0; d < 3; d++) n *= ceil_div(s->buffers[i].dim[d], g->block_grid[i][d]);

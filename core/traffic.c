@@ -14,9 +14,9 @@ Traffic op_traffic(const StepDescription *s, const Op *op, Range r) {
     const int64_t N = B * T;
     // a range's sizes under each split rule (step.h)
     const int64_t nb = r.b1 - r.b0, X = r.x1 - r.x0;
-    const int64_t R = nb * X;  // SPLIT_ROWS: rows of the range
-    const int64_t K = X;       // SPLIT_CHANNELS: channels (or parameter rows)
-    const int64_t W = op->n;   // width of element-wise kernels, matmul IC
+    const int64_t R = nb * X;     // SPLIT_ROWS: rows of the range
+    const int64_t K = X;          // SPLIT_CHANNELS: channels (or parameter rows)
+    const int64_t W = op->width;  // row kernels: floats per row; AdamW: per parameter row
     Traffic t = {0, 0, 0};
     switch (op->kind) {
     case OP_LOAD_BATCH:
@@ -34,8 +34,8 @@ Traffic op_traffic(const StepDescription *s, const Op *op, Range r) {
         break;
     case OP_MATMUL_FWD: {
         // split along rows: R rows x all OC columns; along channels: all N rows x K columns
-        int64_t IC = op->n, bias = op->in[2] != NULL;
-        int64_t rows = op->split == SPLIT_CHANNELS ? N : R, OC = op->split == SPLIT_CHANNELS ? K : op->k;
+        int64_t IC = op->in_channels, bias = op->arg[MATMUL_BIAS] != NULL;
+        int64_t rows = op->split == SPLIT_CHANNELS ? N : R, OC = op->split == SPLIT_CHANNELS ? K : op->out_channels;
         t.flops = 2 * rows * IC * OC;
         t.bytes_read = (rows * IC + OC * IC + bias * OC) * F;
         t.bytes_written = rows * OC * F;
@@ -43,15 +43,15 @@ Traffic op_traffic(const StepDescription *s, const Op *op, Range r) {
     }
     case OP_MATMUL_BWD_INPUT: {
         // split along rows: R rows x all IC columns; along channels: all N rows x K columns
-        int64_t OC = op->k;
-        int64_t rows = op->split == SPLIT_CHANNELS ? N : R, IC = op->split == SPLIT_CHANNELS ? K : op->n;
+        int64_t OC = op->out_channels;
+        int64_t rows = op->split == SPLIT_CHANNELS ? N : R, IC = op->split == SPLIT_CHANNELS ? K : op->in_channels;
         t.flops = 2 * rows * IC * OC;
         t.bytes_read = (rows * OC + OC * IC) * F;
         t.bytes_written = rows * IC * F;
         break;
     }
     case OP_MATMUL_BWD_WEIGHT: {
-        int64_t IC = op->n, bias = op->out[1] != NULL;
+        int64_t IC = op->in_channels, bias = op->arg[MATMUL_BWD_WEIGHT_DBIAS] != NULL;
         t.flops = 2 * N * K * IC + bias * N * K;
         t.bytes_read = (N * K + N * IC) * F;
         t.bytes_written = (K * IC + bias * K) * F;
@@ -87,7 +87,7 @@ Traffic op_traffic(const StepDescription *s, const Op *op, Range r) {
         t.bytes_written = R * W * F;
         break;
     case OP_CROSSENTROPY_FWD: {
-        int64_t V = op->n, Vp = op->k;
+        int64_t V = op->vocab, Vp = op->padded_vocab;
         t.flops = R * (4 * V + 2);
         t.bytes_read = (R * V + R) * F;
         t.bytes_written = (R * Vp + R) * F;
@@ -99,14 +99,14 @@ Traffic op_traffic(const StepDescription *s, const Op *op, Range r) {
         t.bytes_written = F;
         break;
     case OP_CROSSENTROPY_BWD: {
-        int64_t V = op->n, Vp = op->k;
+        int64_t V = op->vocab, Vp = op->padded_vocab;
         t.flops = 2 * R * V;
         t.bytes_read = (R * V + R) * F;
         t.bytes_written = R * Vp * F;
         break;
     }
     case OP_LAYERNORM_BWD_INPUT: {
-        int64_t dres = op->in[5] != NULL;
+        int64_t dres = op->arg[LN_BWD_DRESIDUAL] != NULL;
         t.flops = R * (13 * C + 2) + dres * R * C;
         t.bytes_read = (2 * R * C + C + 2 * R + dres * R * C) * F;
         t.bytes_written = R * C * F;

@@ -2,9 +2,9 @@
 // configuration. Prints one line per failed check and "N passed, N failed"
 // last; exits 1 on any failure.
 //
-// Build (tests/test_traffic.py does this, with the gemm source the Makefile picks):
-//   gcc -std=c11 -O2 -Wall -Wextra tests/test_traffic.c core/traffic.c core/step.c core/model.c
-//       core/kernels.c core/data.c core/fileio.c core/gemm_naive.c core/gemm_oracle_link.c -lm
+// Build: `make unit-tests` (target build/tests/test_traffic-<compiler>: this
+// file, the core sources but core/taskgraph.c, and the fast kernel set);
+// tests/test_units.py runs it.
 //
 // Configuration: L=1, NH=2, C=8 (hs=4), V=16 (Vp=128), maxT=4, batch B=2, T=3,
 // so N = B*T = 6 rows. Floats and token ids are 4 bytes.

@@ -25,15 +25,15 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
 }
 
 // How many pieces the worksharing loop of an operation has: one per thread
-// for evenly divisible work; one per row for causal attention, whose cost
-// grows along the sequence, so that a cyclic schedule balances it; one per
-// (sequence, head) pair for attention's backward pass. Matrix products that
-// may be cut along their output columns are: each thread then packs only its
-// share of the weight instead of all of it.
+// for evenly divisible work; one per row for a row split marked cyclic
+// (causal attention, whose cost grows along the sequence), so that a cyclic
+// schedule balances it; one per (sequence, head) pair for a head split.
+// Matrix products that may be cut along their output columns (cut_columns)
+// are: each thread then packs only its share of the weight instead of all of it.
 static int pieces(const Executor *ex, const Op *op) {
     const StepDescription *s = ex->step;
     switch (op->split) {
-    case SPLIT_ROWS: return op->kind == OP_ATTENTION_FWD ? s->B * s->T : ex->threads;  // also column cuts
+    case SPLIT_ROWS: return op->cyclic ? s->B * s->T : ex->threads;  // also column cuts
     case SPLIT_HEADS: return s->B * s->model->config.num_heads;
     case SPLIT_CHANNELS: return ex->threads;
     case SPLIT_NONE: return 1;
@@ -46,7 +46,7 @@ void executor_info(const Executor *ex, ExecutorInfo *info) {
     for (int i = 0; i < ex->step->n_ops; i++) {
         const Op *op = &ex->step->ops[i];
         // an even share of rows can span up to three per-sequence ranges
-        chunks += (long)pieces(ex, op) * (op->split == SPLIT_ROWS && op->kind != OP_ATTENTION_FWD ? 3 : 1);
+        chunks += (long)pieces(ex, op) * (op->split == SPLIT_ROWS && !op->cyclic ? 3 : 1);
     }
     *info = (ExecutorInfo){ex->threads, 0, 0, 0, chunks, 0};
 }
@@ -67,16 +67,17 @@ static void run_piece(const StepDescription *s, int op_index, int p, int n, int 
     int thread = omp_get_thread_num();
     int eb, ex;
     op_extents(s, op, &eb, &ex);
-    if (op->columns > 0) {
+    if (op->cut_columns > 0) {
         int c0, c1;
-        share_of_16s(op->columns, p, n, &c0, &c1);
+        share_of_16s(op->cut_columns, p, n, &c0, &c1);
         Range all_rows = {0, s->B, 0, s->T, c0, c1};
         if (c0 < c1) run_chunk(s, op_index, all_rows, it, losses, trace, thread);
         return;
     }
     switch (op->split) {
     case SPLIT_ROWS: {
-        if (op->kind == OP_ATTENTION_FWD) {
+        if (op->cyclic) {
+            // single rows, dealt round robin
             run_chunk(s, op_index, (Range){p / s->T, p / s->T + 1, p % s->T, p % s->T + 1, 0, 0}, it, losses, trace, thread);
             break;
         }
@@ -130,7 +131,7 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
             double phase_start = step_start;
             for (int i = 0; i < s->n_ops; i++) {
                 int count = pieces(ex, &s->ops[i]);
-                if (s->ops[i].kind == OP_ATTENTION_FWD || s->ops[i].split == SPLIT_HEADS) {
+                if (s->ops[i].cyclic) {
 #pragma omp for schedule(static, 1)
                     for (int p = 0; p < count; p++) run_piece(s, i, p, count, it, losses, trace);
                 } else {
