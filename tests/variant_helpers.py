@@ -27,6 +27,19 @@ PARALLEL = [name for name, kind in registry() if kind in ("threads", "chunked")]
 COMPILERS = ["gcc", "clang"]
 
 
+def copy_sources(dest):
+    """The repository's files as git sees them (tracked, and untracked ones it does not ignore),
+    without any build tree, into `dest`: a checkout to build or break in a test."""
+    import shutil
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+
+
 def binary(variant, compiler="gcc", kernels="fast"):
     path = ROOT / "build" / compiler / kernels / f"gpt2-{variant}"
     if not path.exists():
