@@ -28,7 +28,10 @@ Per point (runs of the same variant, build, threads and chunking):
                             U_sum per step of this run (in-kernel slowdown from shared caches and
                             memory bandwidth; > 1 when kernels run faster with more threads)
   global efficiency       = PE x computation scalability
-  each factor: the mean over the point's runs with a 95% Student-t interval (n >= 2 runs).
+  each factor: the mean over the point's runs with a 95% Student-t interval (n >= 2 runs);
+  computation scalability is base / (mean useful time per step), exactly 1 on 1 thread, its
+  interval from the t-interval of the runs' useful times; global efficiency is the product of the
+  point's parallel efficiency and computation scalability, its interval the product of theirs.
 IPC and instruction scalability need hardware counters per kernel; they are not computed.
 """
 
@@ -187,8 +190,18 @@ def point_factors(runs):
     for key, group in runs.groupby(KEYS, dropna=False, sort=True):
         row = dict(zip(KEYS, key))
         row["n_runs"] = len(group)
-        for factor in FACTORS:
+        for factor in FACTORS[:6]:
             row[factor], row[f"{factor}_ci_low"], row[f"{factor}_ci_high"] = mean_ci(group[factor])
+        # computation scalability: base / mean useful time, so that a 1-thread point is exactly 1;
+        # its interval inverts the t-interval of the runs' useful time relative to the base
+        inverse = mean_ci(1 / group["computation_scalability"])
+        cs = (1 / inverse[0], 1 / inverse[2],  # an interval reaching 0 has no upper bound: inf
+              (1 / inverse[1] if inverse[1] > 0 else math.inf) if inverse[1] == inverse[1] else math.nan)
+        row["computation_scalability"], row["computation_scalability_ci_low"], \
+            row["computation_scalability_ci_high"] = cs
+        pe = (row["parallel_efficiency"], row["parallel_efficiency_ci_low"], row["parallel_efficiency_ci_high"])
+        row["global_efficiency"], row["global_efficiency_ci_low"], row["global_efficiency_ci_high"] = \
+            (p * c for p, c in zip(pe, cs))
         row["runtime_per_step_s"] = float((group["runtime_s"] / group["steps"]).mean())
         row["useful_per_step_s"] = float((group["useful_sum_s"] / group["steps"]).mean())
         rows.append(row)
@@ -218,3 +231,37 @@ def representative_runs(steps):
         best = distance.min()
         out[key] = int(min(r for r, d in distance.items() if d == best))
     return out
+
+
+def directory_factors(directory, warmup, ok_runs=None):
+    """(per-run table, per-point table) of the traces of a results directory; `ok_runs`, a set of
+    (point key, repetition), limits them to successful runs. StudyError naming a trace that cannot
+    be read or has no measured iteration."""
+    import pandas as pd
+
+    from pstudy import resultsdir, traceformats
+    from pstudy.errors import StudyError
+
+    rows = []
+    for path, key, rep in resultsdir.traces(directory):
+        if ok_runs is not None and (key, rep) not in ok_runs:
+            continue
+        chunks = traceformats.read_chunks(path)
+        try:
+            factors = run_factors(chunks, key[3], warmup)
+        except ValueError as err:
+            raise StudyError(f"{path}: {err}") from None
+        rows.append({**dict(zip(KEYS, key)), "repetition": rep, **factors})
+    if not rows:
+        return pd.DataFrame(), pd.DataFrame()
+    runs = pd.DataFrame(rows)
+    for col in ("batch_subsize", "k"):
+        runs[col] = runs[col].astype("Int64")
+    runs = with_scalability(runs)
+    return runs, point_factors(runs)
+
+
+def ok_runs(runs_table):
+    """{(point key, repetition)} of the successful runs of a runs table (runs.csv)."""
+    ok = runs_table[runs_table["status"] == "ok"]
+    return {(vocabulary.point_key(r), int(r["repetition"])) for _, r in ok.iterrows()}

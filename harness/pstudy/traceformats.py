@@ -525,3 +525,35 @@ def check_perfetto(path, max_start_us=10e6):
                                 f"the same thread (tid {tid}) ends at {ts0 + dur0} us")
                 break
     return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# exporting the runs of a results directory
+
+FORMATS = ("paraver", "perfetto")
+
+
+def export_run(trace_csv, point, repetition, fmt, outdir, node="node"):
+    """Exports the per-chunk CSV of one run (its point key and repetition) to `outdir` in `fmt`;
+    returns the written paths."""
+    from pstudy import resultsdir
+
+    chunks = read_chunks(trace_csv)
+    stem = resultsdir.run_stem(point, repetition)
+    title = f"{vocabulary.point_label(point)} rep {repetition}"
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    target = resultsdir.export_path(outdir, fmt, stem)
+    if fmt == "paraver":
+        return list(write_paraver(chunks, point[3], target, title=title, node=node))
+    return [write_perfetto(chunks, point[3], target, title=title)]
+
+
+def check(fmt, path):
+    """The problems of an exported file (Paraver: the stem or any of its three files)."""
+    if fmt == "paraver":
+        path = Path(path)
+        if path.suffix in PARAVER_SUFFIXES:
+            path = path.with_suffix("")
+        return check_paraver(path)
+    return check_perfetto(path)
