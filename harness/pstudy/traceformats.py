@@ -222,7 +222,7 @@ def paraver_row(threads, node, title=""):
 
 HEADER = re.compile(r"#Paraver \((?P<date>\d\d/\d\d/\d{4}) at (?P<time>\d\d:\d\d)\):(?P<dur>\d+)(?:_ns)?:"
                     r"(?P<resources>\d+\((?:\d+)(?:,\d+)*\)|0):(?P<appl>\d+):(?P<apps>.+)")
-APPL = re.compile(r"(?P<tasks>\d+)\((?P<threads>\d+:\d+(?:,\d+:\d+)*)\)")
+APPL = re.compile(r"(?P<ntasks>\d+)\((?P<threads>\d+:\d+(?:,\d+:\d+)*)\)")
 
 
 def _parse_pcf(text):
@@ -351,8 +351,8 @@ def check_paraver(stem):
         if not am:
             return problems + [f"{prv}:1: application {a}: expected <ntasks>(<nthreads>:<node>,...), got {spec!r}"]
         pairs = [p.split(":") for p in am["threads"].split(",")]
-        if len(pairs) != int(am["tasks"]):
-            problems.append(f"{prv}:1: application {a} declares {am['tasks']} tasks but lists {len(pairs)}")
+        if len(pairs) != int(am["ntasks"]):
+            problems.append(f"{prv}:1: application {a} declares {am["ntasks"]} tasks but lists {len(pairs)}")
         for t, (nthreads, node) in enumerate(pairs, 1):
             threads_of[(a, t)] = int(nthreads)
             if not 1 <= int(node) <= max(n_nodes, 1):
