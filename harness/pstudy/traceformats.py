@@ -352,7 +352,7 @@ def check_paraver(stem):
             return problems + [f"{prv}:1: application {a}: expected <ntasks>(<nthreads>:<node>,...), got {spec!r}"]
         pairs = [p.split(":") for p in am["threads"].split(",")]
         if len(pairs) != int(am["ntasks"]):
-            problems.append(f"{prv}:1: application {a} declares {am["ntasks"]} tasks but lists {len(pairs)}")
+            problems.append(f"{prv}:1: application {a} declares {am['ntasks']} tasks but lists {len(pairs)}")
         for t, (nthreads, node) in enumerate(pairs, 1):
             threads_of[(a, t)] = int(nthreads)
             if not 1 <= int(node) <= max(n_nodes, 1):
