@@ -15,6 +15,12 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     failures.csv    the failed runs with their errors
     summary.csv     one row per point: medians, CIs, speedups, efficiencies (a cache: `report`
                     recomputes it from steps.csv and runs.csv, the source of truth)
+    efficiency.csv  one row per point: POP efficiency factors from the traces (pstudy.efficiency),
+                    with efficiency_runs.csv, one row per traced run (`report` recomputes both)
+    exports/paraver/STEM.prv|.pcf|.row  the trace of a run in Paraver's format (pstudy.traceformats)
+    exports/perfetto/STEM.json          the same in Chrome JSON, for ui.perfetto.dev
+                    `run` exports one representative run per point (pstudy.efficiency.representative_runs),
+                    `perfstudy trace` any run
     .lock           held (fcntl.flock) by the process sweeping the directory; names that process
     .reserve        space set aside while a sweep runs, freed to record "failed" when the disk fills
 STEM is a run's file stem, run_stem(point, repetition):
@@ -44,6 +50,11 @@ CONFIG_COPY = "config.toml"
 CEILINGS = "ceilings.json"
 RUNS_DIR, TRACES_DIR, OPS_DIR, COUNTERS_DIR = "runs", "traces", "ops", "counters"
 STEPS_CSV, RUNS_CSV, FAILURES_CSV, SUMMARY_CSV = "steps.csv", "runs.csv", "failures.csv", "summary.csv"
+EFFICIENCY_CSV, EFFICIENCY_RUNS_CSV = "efficiency.csv", "efficiency_runs.csv"
+EXPORTS_DIR = "exports"
+EXPORT_FORMATS = ("paraver", "perfetto")
+# in plots/<results name>/ (written by `report`): the page, and the figures it embeds beside the others
+REPORT_HTML = "report.html"
 KEYS = vocabulary.POINT_KEYS
 
 
@@ -91,6 +102,17 @@ def run_record_path(directory, point, repetition):
 
 def trace_path(directory, point, repetition):
     return Path(directory) / TRACES_DIR / f"{run_stem(point, repetition)}.csv"
+
+
+def exports_dir(directory, fmt):
+    """exports/<fmt>/ of a results directory (fmt: paraver or perfetto)."""
+    return Path(directory) / EXPORTS_DIR / fmt
+
+
+def export_path(outdir, fmt, stem):
+    """The file a run's trace is exported to in `outdir`: for Paraver the stem of its .prv, .pcf and
+    .row (pstudy.traceformats adds the suffixes), for Perfetto STEM.json."""
+    return Path(outdir) / (stem if fmt == "paraver" else f"{stem}.json")
 
 
 def ops_path(directory, variant, compiler, kernels):
