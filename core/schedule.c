@@ -82,7 +82,7 @@ int schedule_write_json(const Schedule *sched, const StepDescription *s, const c
                 i, op_kind_name(op->kind), op->label, op->layer, phase_name(op->phase), split_name(op->split),
                 op->cut_columns, (long long)t.flops, (long long)traffic_bytes(t), i + 1 < s->n_ops ? "," : "");
     }
-    fprintf(out, "],\n\"tasks\": [\n");
+    fprintf(out, "],\n\"chunks\": [\n");
     int n = dataflow ? g->n_tasks : sched->n_chunks;
     for (int i = 0; i < n; i++) {
         if (dataflow) {

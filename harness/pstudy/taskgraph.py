@@ -6,7 +6,7 @@ Format "gpt2-perfstudy-graph", version 1: one JSON object with
     variant, schedule ("static" | "dataflow"), threads, barrier_per_op (static), barrier_per_phase,
     B, T, chunking (dataflow: batch_subsize, token_chunk, channel_chunk),
     ops:   [{op, kernel, label, layer, phase, split, cut_columns, flops, bytes}]   in step order
-    tasks: [{id, op, phase, b0, b1, x0, x1, col0, col1, thread, flops, bytes
+    chunks: [{id, op, phase, b0, b1, x0, x1, col0, col1, thread, flops, bytes
              [, succ, next_succ]}]   ids 0..n-1 in listing order
 static: each operation's chunks run on the thread named, a barrier after every operation.
 dataflow: succ lists the tasks of the same iteration that wait for this one, next_succ those of
@@ -73,7 +73,7 @@ def parse(doc, path):
     if doc.get("version") != VERSION:
         _fail(path, f"version {doc.get('version')!r} is not {VERSION}")
     for name, kind in (("variant", str), ("schedule", str), ("threads", int), ("barrier_per_phase", bool),
-                       ("ops", list), ("tasks", list)):
+                       ("ops", list), ("chunks", list)):
         if not isinstance(doc.get(name), kind) or (kind is int and isinstance(doc.get(name), bool)):
             _fail(path, f"{name}: expected {kind.__name__}, got {doc.get(name)!r}")
     if doc["schedule"] not in (STATIC, DATAFLOW):
@@ -85,14 +85,14 @@ def parse(doc, path):
         if not isinstance(op, dict) or op.get("op") != i or op.get("phase") not in PHASES:
             _fail(path, f"ops[{i}]: expected an operation numbered {i} with a phase")
     g = Graph(doc["variant"], doc["schedule"], doc["threads"], doc["barrier_per_phase"], ops, path=str(path))
-    tasks = doc["tasks"]
+    tasks = doc["chunks"]
     if not tasks:
-        _fail(path, "tasks: empty")
+        _fail(path, "chunks: empty")
     n = len(tasks)
     dataflow = doc["schedule"] == DATAFLOW
     for i, t in enumerate(tasks):
         if not isinstance(t, dict):
-            _fail(path, f"tasks[{i}]: expected an object")
+            _fail(path, f"chunks[{i}]: expected an object")
         for name in TASK_FIELDS:
             v = t.get(name)
             if name == "phase":
@@ -100,15 +100,15 @@ def parse(doc, path):
             else:
                 ok = isinstance(v, int) and not isinstance(v, bool)
             if not ok:
-                _fail(path, f"tasks[{i}].{name}: bad value {v!r}")
+                _fail(path, f"chunks[{i}].{name}: bad value {v!r}")
         if t["id"] != i:
-            _fail(path, f"tasks[{i}].id: {t['id']} (tasks must be numbered in order)")
+            _fail(path, f"chunks[{i}].id: {t['id']} (tasks must be numbered in order)")
         if not 0 <= t["op"] < len(ops):
-            _fail(path, f"tasks[{i}].op: {t['op']} names no operation")
+            _fail(path, f"chunks[{i}].op: {t['op']} names no operation")
         if t["flops"] < 0 or t["bytes"] < 0:
-            _fail(path, f"tasks[{i}]: negative flops or bytes")
+            _fail(path, f"chunks[{i}]: negative flops or bytes")
         if not dataflow and not 0 <= t["thread"] < doc["threads"]:
-            _fail(path, f"tasks[{i}].thread: {t['thread']} outside 0..{doc['threads'] - 1}")
+            _fail(path, f"chunks[{i}].thread: {t['thread']} outside 0..{doc['threads'] - 1}")
         g.op.append(t["op"])
         g.phase.append(t["phase"])
         g.thread.append(t["thread"])
@@ -120,9 +120,9 @@ def parse(doc, path):
             for name in ("succ", "next_succ"):
                 lst = t.get(name)
                 if not isinstance(lst, list) or not all(isinstance(s, int) and 0 <= s < n for s in lst):
-                    _fail(path, f"tasks[{i}].{name}: expected a list of task ids below {n}")
+                    _fail(path, f"chunks[{i}].{name}: expected a list of task ids below {n}")
             if any(s <= i for s in t["succ"]):
-                _fail(path, f"tasks[{i}].succ: a successor in the same iteration must come later in the list")
+                _fail(path, f"chunks[{i}].succ: a successor in the same iteration must come later in the list")
             g.succ.append(list(t["succ"]))
             g.next_succ.append(list(t["next_succ"]))
     return g

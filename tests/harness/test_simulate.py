@@ -28,7 +28,7 @@ def task(i, op_index, phase="forward", thread=-1, succ=None, next_succ=None):
 def dataflow(tasks, n_ops=1, barrier_per_phase=False, phases=None):
     ops = [op(i, (phases or {}).get(i, "forward")) for i in range(n_ops)]
     return taskgraph.parse({"format": taskgraph.FORMAT, "version": 1, "variant": "x", "schedule": "dataflow",
-                            "threads": 1, "barrier_per_phase": barrier_per_phase, "ops": ops, "tasks": tasks},
+                            "threads": 1, "barrier_per_phase": barrier_per_phase, "ops": ops, "chunks": tasks},
                            "hand-made")
 
 
@@ -40,7 +40,7 @@ def static(ops_threads, threads):
         for th in chunk_threads:
             tasks.append(task(len(tasks), o, thread=th))
     return taskgraph.parse({"format": taskgraph.FORMAT, "version": 1, "variant": "x", "schedule": "static",
-                            "threads": threads, "barrier_per_phase": True, "ops": ops, "tasks": tasks}, "hand-made")
+                            "threads": threads, "barrier_per_phase": True, "ops": ops, "chunks": tasks}, "hand-made")
 
 
 def work(durations, dram=None):
@@ -151,8 +151,8 @@ def test_bad_graph_files_are_named():
     with pytest.raises(StudyError, match="hand-made: not a task graph"):
         taskgraph.parse({"format": "other"}, "hand-made")
     bad = {"format": taskgraph.FORMAT, "version": 1, "variant": "x", "schedule": "dataflow", "threads": 1,
-           "barrier_per_phase": True, "ops": [op(0)], "tasks": [task(0, 0, succ=[0])]}
-    with pytest.raises(StudyError, match=r"tasks\[0\]\.succ"):
+           "barrier_per_phase": True, "ops": [op(0)], "chunks": [task(0, 0, succ=[0])]}
+    with pytest.raises(StudyError, match=r"chunks\[0\]\.succ"):
         taskgraph.parse(bad, "hand-made")
 
 
