@@ -54,7 +54,7 @@ bandwidth_GBs = [10, 30, 40]
 
 
 def perfstudy(*args, **kw):
-    return subprocess.run([sys.executable, str(PERFSTUDY), *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True,
                           timeout=300, cwd=REPO, **kw)
 
 
@@ -93,8 +93,9 @@ def test_describe_graph_bad_path_is_one_line():
     variant = VARIANTS[0]
     proc = subprocess.run([BUILD / f"gpt2-{variant}", "--config", "tiny", "--describe-graph",
                            "/nonexistent/dir/g.json"], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and "/nonexistent/dir/g.json" in proc.stderr
+    assert proc.returncode == 2  # the info line, then one line naming the file
+    assert proc.stderr.splitlines()[-1].endswith("/nonexistent/dir/g.json: cannot write the task graph: "
+                                                 "No such file or directory")
 
 
 def test_predict_on_a_real_sweep(sweep):
@@ -125,7 +126,9 @@ def test_predict_on_a_real_sweep(sweep):
 def test_predict_for_another_machine_scales_with_its_peak(sweep):
     directory, here, tmp = sweep
     fast = tmp / "fast.toml"
-    fast.write_text(MACHINE.format(name="twice", peak=40))
+    # twice the peak and twice the bandwidth: everything twice as fast (with the same bandwidth, the
+    # memory-bound chunks would stretch instead)
+    fast.write_text(MACHINE.format(name="twice", peak=40).replace("[10, 30, 40]", "[20, 60, 80]"))
     proc = perfstudy("predict", directory, "--source-machine", here, "--machine", fast, "--threads", "1")
     assert proc.returncode == 0, proc.stderr
     import pandas as pd
@@ -133,7 +136,6 @@ def test_predict_for_another_machine_scales_with_its_peak(sweep):
     other = pd.read_csv(directory / "predict-twice" / "prediction.csv")
     b = base[base["threads"] == 1].set_index("variant")["predicted_step_s"]
     o = other[other["threads"] == 1].set_index("variant")["predicted_step_s"]
-    # twice the per-core peak: half the time at one core, where bandwidth stays within one core's
     for v in o.index.unique():
         assert float(o[v].min()) == pytest.approx(float(b[v].min()) / 2, rel=0.02)
 
