@@ -10,6 +10,10 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     ops/VARIANT_COMPILER_KERNELS.json   a binary's --describe output (FLOPs and bytes per operation)
     counters/STEM.GROUP.csv             hardware-counter runs (likwid; .papi.txt, .perf.csv)
     ceilings.json   STREAM and peak-FLOP/s ceilings measured with the sweep (pstudy.ceilings' format)
+    graphs/STEM.json    a binary's --describe-graph output for a point (pstudy.taskgraph's format),
+                        written by `predict` when it first needs it; STEM is point_stem(point)
+    predict-MACHINE/    `predict` output for a machine description: prediction.csv, validation.csv,
+                        figures (pstudy.simulate)
     steps.csv       one row per step of every successful run (warm-up steps flagged, see README)
     runs.csv        one row per run, failed ones included
     failures.csv    the failed runs with their errors
@@ -48,7 +52,8 @@ RESERVE_BYTES = 256 * 1024  # room for meta.json with its error when the disk is
 META = "meta.json"
 CONFIG_COPY = "config.toml"
 CEILINGS = "ceilings.json"
-RUNS_DIR, TRACES_DIR, OPS_DIR, COUNTERS_DIR = "runs", "traces", "ops", "counters"
+RUNS_DIR, TRACES_DIR, OPS_DIR, COUNTERS_DIR, GRAPHS_DIR = "runs", "traces", "ops", "counters", "graphs"
+PREDICT_PREFIX = "predict-"
 STEPS_CSV, RUNS_CSV, FAILURES_CSV, SUMMARY_CSV = "steps.csv", "runs.csv", "failures.csv", "summary.csv"
 EFFICIENCY_CSV, EFFICIENCY_RUNS_CSV = "efficiency.csv", "efficiency_runs.csv"
 EXPORTS_DIR = "exports"
@@ -135,6 +140,17 @@ def counter_files(directory, point):
             if m:
                 out.append((int(m.group(1)), m.group(2), path))
     return out
+
+
+def graph_path(directory, point):
+    """graphs/<point stem>.json: the task graph of a point's binary (--describe-graph)."""
+    return Path(directory) / GRAPHS_DIR / f"{point_stem(point)}.json"
+
+
+def predict_dir(directory, machine_name):
+    """predict-<machine name>/: what `predict` writes for one target machine."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", machine_name).strip("-") or "machine"
+    return Path(directory) / f"{PREDICT_PREFIX}{safe}"
 
 
 def ceilings_path(directory):
