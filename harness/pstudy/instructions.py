@@ -86,6 +86,7 @@ DETERMINISM = ("kernel counts are identical run after run at any thread count; t
                "at 2+ threads (waiting threads spin as long as valgrind's scheduling leaves them), so other "
                "and total of 2+ thread points are not gated")
 NOT_GATED = "not gated (2+ threads)"
+SAME, WITHIN_SPREAD = "same", "same within run-to-run spread"
 
 
 class CannotCount(Exception):
@@ -298,6 +299,7 @@ def compare(results, threshold=THRESHOLD, min_instructions=MIN_INSTRUCTIONS):
                         threshold, and by at least min_instructions
       slower, below threshold / slower, difference too small to gate
       faster, same      (same: identical medians)
+      same within run-to-run spread  the two sides' ranges over their repetitions overlap
       not gated (2+ threads)  other and total of points with more than one thread
     """
     import pandas as pd
@@ -334,7 +336,9 @@ def _spread(values):
 def status(base, candidate, threshold, min_instructions):
     mb, mc = statistics.median(base), statistics.median(candidate)
     if mc == mb:
-        return "same"
+        return SAME
+    if min(candidate) <= max(base) and min(base) <= max(candidate):
+        return WITHIN_SPREAD
     if mc < mb:
         return "faster"
     lowest, highest = min(candidate), max(base)
@@ -355,7 +359,7 @@ def format_table(table, all_rows=False):
     kernel with all_rows)."""
     lines = [f"{'point':<34} {'kernel':<22} {'base':>14} {'candidate':>14} {'ratio':>9} {'spread':>8}  status"]
     for _, r in table.iterrows():
-        if not all_rows and r["status"] == "same" and r["kernel"] != TOTAL:
+        if not all_rows and r["status"] in (SAME, WITHIN_SPREAD) and r["kernel"] != TOTAL:
             continue
         spread = max(r["base_spread"], r["candidate_spread"])
         lines.append(f"{vocabulary.point_label(vocabulary.point_key(r)):<34} {r['kernel']:<22} "
