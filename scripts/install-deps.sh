@@ -4,7 +4,7 @@
 set -eu
 PACKAGES="gcc clang libomp-dev make python3 python3-numpy python3-pandas python3-matplotlib
 python3-scipy python3-pytest python3-jinja2 chromium libopenblas-serial-dev gnuplot-nox likwid libpapi-dev
-papi-tools"
+papi-tools valgrind"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing=""
 for p in $PACKAGES; do

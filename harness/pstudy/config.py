@@ -18,6 +18,7 @@ from pstudy import vocabulary
 from pstudy.errors import StudyError
 
 COUNTER_BACKENDS = ("auto", "likwid", "papi", "perf", "none")
+REGRESS_METRICS = ("time", "instructions")  # perfstudy regress: wall-clock times, or instruction counts
 PROC_BIND_VALUES = ("", "false", "true", "close", "spread", "master", "primary")
 ABSTRACT_PLACES = ("threads", "cores", "sockets", "ll_caches", "numa_domains")
 DEFAULT_BINARY = "{build_dir}/{compiler}/{kernels}/gpt2-{variant}"
@@ -66,7 +67,12 @@ SCHEMA = {
         "ceilings": ("bool", True),   # measure STREAM and peak FLOP/s at the sweep's thread counts
         "roofline": ("bool", True),   # `report` adds the roofline analysis and verdict
     },
+    "regress": {                      # read by perfstudy regress only; --metric and --threshold override
+        "metric": ("metric", "time"),
+        "threshold": ("fraction", None),  # default: 0.05 for time, 0.01 for instructions
+    },
 }
+REGRESS_DEFAULTS = {"metric": "time", "threshold": None}
 
 
 @dataclass
@@ -79,12 +85,16 @@ class Study:
     placement: dict           # proc_bind, places
     counters: dict            # backend
     analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True})
+    regress: dict = field(default_factory=lambda: dict(REGRESS_DEFAULTS))  # metric, threshold
     text: str = field(repr=False, default="")  # the file's text, kept for meta.json
 
     def as_dict(self):
         """The config as run: every key with its resolved value (defaults filled in, threads expanded)."""
-        return {"model": self.model, "run": self.run, "sweep": self.sweep,
-                "placement": self.placement, "counters": self.counters, "analysis": self.analysis}
+        out = {"model": self.model, "run": self.run, "sweep": self.sweep,
+               "placement": self.placement, "counters": self.counters, "analysis": self.analysis}
+        if self.regress != REGRESS_DEFAULTS:  # absent when unset: configs written before it keep their digest
+            out["regress"] = self.regress
+        return out
 
     def digest(self):
         """Hash of the resolved config; a results directory is resumed only when it matches. Keys
@@ -170,7 +180,7 @@ def from_dict(raw, path, text="", cpu_count=1):
                          "(it becomes part of a directory name)")
     study = Study(path=path, name=run["name"], model=model, run=run, sweep=sweep,
                   placement=resolved["placement"], counters=resolved["counters"], analysis=resolved["analysis"],
-                  text=text)
+                  regress=resolved["regress"], text=text)
     runs = len(sweepmod.points(study)) * run["repetitions"]
     if runs > run["max_runs"]:
         raise StudyError(f"{path}: sweep: {runs} runs is more than run.max_runs = {run['max_runs']} "
@@ -236,6 +246,14 @@ def check(kind, value, path, name, cpu_count):
         if not isinstance(value, bool):
             raise bad("true or false")
         return value
+    if kind == "metric":
+        if value not in REGRESS_METRICS:
+            raise bad(f"one of {', '.join(REGRESS_METRICS)}")
+        return value
+    if kind == "fraction":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 10:
+            raise bad("a fraction such as 0.01 (1%)")
+        return float(value)
     if kind == "backend":
         if value not in COUNTER_BACKENDS:
             raise bad(f"one of {', '.join(COUNTER_BACKENDS)}")
