@@ -30,6 +30,8 @@ HEADERS  := $(wildcard core/*.h variants/*.h)
 .SECONDARY:
 
 include bench/Makefile.bench
+# the included file defines targets first; `make` alone still means `make all`
+.DEFAULT_GOAL := all
 all: build
 
 # one build tree per (compiler, kernels)
