@@ -276,6 +276,7 @@ static void rows_op(Builder *b, OpKind kind, Phase phase, int layer, const char 
 
 int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSource *batches) {
     memset(s, 0, sizeof(*s));
+    char why[160]; if (gpt2_state_bytes(&model->config, model->B, model->T, NULL, why, sizeof(why)) != 0) return -1; // sizes in bounds (model.h)
     s->model = model;
     s->B = model->B;
     s->T = model->T;
