@@ -260,20 +260,9 @@ static int compare_with_state(const GPT2 *model, const DebugState *state, float 
 }
 
 static int read_expected_losses(const char *path, float *losses, int max) {
-    FILE *f = fopen(path, "r");
-    if (!f) die("%s: cannot open expected losses: %s", path, strerror(errno));
-    int n = 0;
-    char word[64];
-    while (n < max && fscanf(f, " %63[^ \t\r\n,]%*[ \t\r\n,]", word) == 1) {
-        char *end;
-        losses[n] = strtof(word, &end);
-        if (*end) {
-            fclose(f);
-            die("%s: '%s' is not a number", path, word);
-        }
-        n++;
-    }
-    fclose(f);
+    Error err;
+    int n;
+    if (expected_losses_read(path, losses, max, &n, &err) != 0) die("%s", err.message);
     return n;
 }
 
@@ -310,6 +299,9 @@ int main(int argc, char **argv) {
     snprintf(program, sizeof(program), "gpt2-%s", EXECUTOR_NAME);
     Options o = parse_options(argc, argv);
     Error err = {{0}};
+    if (o.save_path && checkpoint_check_destination(o.save_path, &err) != 0) die("%s", err.message);
+    if (o.expect_losses_path && fileio_check_regular(o.expect_losses_path, "expected losses file", &err) != 0)
+        die("%s", err.message);
 
     GPT2Config config;
     if (o.model_path) {
