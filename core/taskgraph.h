@@ -16,7 +16,7 @@
 
 // The most chunk tasks per step a graph may hold (ids are int, and taskiter
 // tracks two iterations' worth).
-#define TASKGRAPH_MAX_TASKS (1 << 24)
+#define TASKGRAPH_MAX_TASKS (1 << 22)
 
 typedef struct {
     int batch_subsize;  // sequences per row chunk
