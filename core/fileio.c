@@ -538,7 +538,7 @@ int expected_losses_parse(const char *text, size_t len, const char *name, float 
 
 int expected_losses_read(const char *path, float *losses, int max, int *count, Error *err) {
     uint64_t size;
-    int fd = fileio_open_regular(path, "expected losses file", &size, err);
+    int fd = fileio_open_regular(path, "losses file", &size, err);
     if (fd < 0) return -1;
     if (size > EXPECTED_LOSSES_MAX_BYTES) {
         close(fd);

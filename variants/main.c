@@ -300,7 +300,7 @@ int main(int argc, char **argv) {
     Options o = parse_options(argc, argv);
     Error err = {{0}};
     if (o.save_path && checkpoint_check_destination(o.save_path, &err) != 0) die("%s", err.message);
-    if (o.expect_losses_path && fileio_check_regular(o.expect_losses_path, "expected losses file", &err) != 0)
+    if (o.expect_losses_path && fileio_check_regular(o.expect_losses_path, "losses file", &err) != 0)
         die("%s", err.message);
 
     GPT2Config config;
