@@ -155,7 +155,7 @@ build/asan/gpt2-%: variants/main.c variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADER
 # seconds from its seed corpus tests/fuzz/corpus/<target>/ (read only; new
 # inputs go to build/fuzz/corpus/<target>/, crashes to build/fuzz/artifacts/<target>/).
 # tests/test_fuzz.py runs each for a few seconds inside `make test`.
-FUZZ_TARGETS := checkpoint tokens debug_state
+FUZZ_TARGETS := checkpoint tokens debug_state losses
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_SRC     := core/fileio.c core/model.c

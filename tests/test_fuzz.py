@@ -10,7 +10,7 @@ import pytest
 
 from variant_helpers import ROOT
 
-TARGETS = ["checkpoint", "tokens", "debug_state"]
+TARGETS = ["checkpoint", "tokens", "debug_state", "losses"]
 SECONDS = int(os.environ.get("FUZZ_TEST_SECONDS", "20"))
 BAD = re.compile(r"ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer)|runtime error:|"
                  r"SUMMARY: |deadly signal|Test unit written")

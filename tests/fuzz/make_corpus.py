@@ -97,10 +97,23 @@ def debug_states(rng):
     }
 
 
+def loss_files():
+    return {
+        "valid.txt": b"10.98\n10.5\n10.1\n",
+        "commas.txt": b"1.5, 2.5,3.5\t4.5\r\n",
+        "more-than-max.txt": b" ".join(b"%d.25" % i for i in range(12)),
+        "not-a-number.txt": b"1.0 x2.0\n",
+        "nan-inf.txt": b"nan inf -inf 1e40 0x1p3\n",
+        "nul-byte.txt": b"1.0\0 2.0\n",
+        "empty.txt": b"",
+        "long-word.txt": b"1" * 300 + b"\n",
+    }
+
+
 def main():
     rng = random.Random(23)
     for target, files in [("checkpoint", checkpoints(rng)), ("tokens", token_files(rng)),
-                          ("debug_state", debug_states(rng))]:
+                          ("debug_state", debug_states(rng)), ("losses", loss_files())]:
         d = HERE / "corpus" / target
         d.mkdir(parents=True, exist_ok=True)
         for old in d.iterdir():
