@@ -158,3 +158,25 @@ $(patsubst %,build/asan/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/asan/gpt2-%: varia
 build/asan/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
 	@mkdir -p build/asan
 	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' variants/main.c $(FRONT_SRC) variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
+
+# libFuzzer targets for the readers (tests/fuzz/fuzz_*.c), clang with ASan and
+# UBSan (any UB report aborts). `make fuzz FUZZ_SECONDS=N` runs each for N
+# seconds from its seed corpus tests/fuzz/corpus/<target>/ (read only; new
+# inputs go to build/fuzz/corpus/<target>/, crashes to build/fuzz/artifacts/<target>/).
+# tests/test_fuzz.py runs each for a few seconds inside `make test`.
+FUZZ_TARGETS := checkpoint tokens debug_state losses
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRC     := core/fileio.c core/model.c
+.PHONY: fuzz fuzz-build
+fuzz-build: $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_TARGETS))
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_SRC) core/fileio.h core/model.h core/checked.h
+	@mkdir -p build/fuzz
+	clang $(FUZZ_CFLAGS) $< $(FUZZ_SRC) -o $@ -lm
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p build/fuzz/corpus/$$t build/fuzz/artifacts/$$t; \
+	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	    build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	        -artifact_prefix=build/fuzz/artifacts/$$t/ build/fuzz/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
