@@ -79,6 +79,18 @@ counters:
 	@scripts/install-deps.sh $(COUNTERS_PKG_$(COUNTERS))
 	@$(MAKE) --no-print-directory $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(VARIANTS),build/$(c)/$(k)-$(COUNTERS)/gpt2-$(v))))
 
+# Builds without AVX-512, for valgrind (Debian 12's valgrind 3.19 cannot decode AVX-512): the
+# flags above with -march=native replaced by -mavx2 -mfma, as pstudy.instructions does for its
+# counts. Sequential variants only (valgrind runs one thread at a time); pstudy.cachesim uses them.
+#   build/<compiler>/<kernels>-avx2/gpt2-<variant>
+CFLAGS_AVX2 := $(patsubst -march=native,-mavx2 -mfma,$(CFLAGS_COMMON))
+define AVX2_TREE
+$(patsubst %,build/$(1)/$(2)-avx2/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)-avx2/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
+	@mkdir -p $$(@D)
+	$(1) $(CFLAGS_AVX2) -DKERNELS_NAME='"$(2)"' variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS)
+endef
+$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call AVX2_TREE,$(c),$(k)))))
+
 BUILT_VARIANTS := $(wildcard $(patsubst %,variants/%.c,$(VARIANTS)))
 BUILT_NAMES    := $(patsubst variants/%.c,%,$(BUILT_VARIANTS))
 KERNEL_SETS ?= fast reference
