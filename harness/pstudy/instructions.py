@@ -298,7 +298,8 @@ def compare(results, threshold=THRESHOLD, min_instructions=MIN_INSTRUCTIONS):
       REGRESSED         the candidate's smallest count exceeds the base's largest by more than the
                         threshold, and by at least min_instructions
       slower, below threshold / slower, difference too small to gate
-      faster, same      (same: identical medians)
+      faster (beyond the threshold and the floor) / faster, below threshold
+      same              identical medians
       same within run-to-run spread  the two sides' ranges over their repetitions overlap
       not gated (2+ threads)  other and total of points with more than one thread
     """
@@ -339,8 +340,11 @@ def status(base, candidate, threshold, min_instructions):
         return SAME
     if min(candidate) <= max(base) and min(base) <= max(candidate):
         return WITHIN_SPREAD
-    if mc < mb:
-        return "faster"
+    if mc < mb:  # as a slowdown is judged: beyond the threshold and the floor, or below them
+        highest, lowest = min(base), max(candidate)
+        if lowest > 0 and highest / lowest - 1 > threshold and highest - lowest >= min_instructions:
+            return "faster"
+        return "faster, below threshold"
     lowest, highest = min(candidate), max(base)
     if highest > 0 and lowest / highest - 1 > threshold:
         if lowest - highest < min_instructions:

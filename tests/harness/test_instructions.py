@@ -248,7 +248,10 @@ def test_counts_are_identical_across_runs_and_a_2_percent_kernel_change_is_flagg
     assert (kernels.groupby("kernel")["instructions"].size() == 4).all()
     total = counts[counts["kernel"] == "total"]["instructions"]
     assert total.max() / total.min() - 1 < 1e-5  # only the printing of measured times differs
-    assert set(table["status"]) <= {"same", instructions.WITHIN_SPREAD}
+    assert set(table[~table["kernel"].isin(["other", "total"])]["status"]) == {"same"}
+    # other and total differ by the digits of the printed times: never a change beyond the floor
+    assert set(table["status"]) <= {"same", instructions.WITHIN_SPREAD, "faster, below threshold",
+                                    "slower, below threshold", "slower, difference too small to gate"}
     # 2% more work in gelu_fwd: flagged, in gelu_fwd alone (exit 1)
     done, table, _ = regress_counts(root, trees["plain"], trees["extra20"], 1, "extra20")
     assert done.returncode == 1, done.stdout + done.stderr
