@@ -12,8 +12,10 @@
 //
 // The step description is the core's, run in two parts by the chosen node
 // executor: its forward and backward operations, and its AdamW operations
-// (cut to this rank's shard when sharded); two OP_COMM operations appended
-// to it name the communication in traces and in --describe.
+// (copies cut to this rank's shard when sharded); two OP_COMM operations
+// appended to it name the communication in traces and in --describe. The
+// description itself stays the same on every rank, so that one rank can write
+// every rank's trace records against it.
 //
 // Determinism: every reduction is driven by point-to-point messages in a
 // fixed order, never by a library collective whose algorithm (and so whose
@@ -109,8 +111,11 @@ enum { TAG_REDUCE = 1, TAG_GATHER, TAG_LOSS, TAG_TEXT, TAG_TRACE };
 struct Executor {
     StepDescription *step;      // the whole step: forward, backward, AdamW (this rank's shard), comm
     StepDescription compute;    // view: the forward and backward operations
-    StepDescription update;     // view: the AdamW operations that follow them
-    int n_compute;              // operations before the update's (the update view's first index)
+    StepDescription update;     // the AdamW operations that follow them, on this rank's part
+    Op *update_ops;             // (update.n_ops) what update runs: the step's AdamW operations, or their shard
+    int *update_origin;         // (update.n_ops) each one's index in the whole step
+    int *update_row0;           // (update.n_ops) its first row in the whole step's operation
+    int n_compute;              // operations before the update's
     int op_reduce, op_gather;   // the OP_COMM operations, for traces
     const Inner *inner;
     void *compute_ex, *update_ex;
@@ -144,14 +149,15 @@ static void shard_boundaries(const GPT2 *model, int ranks, size_t *shard) {
     }
 }
 
-// Cuts each AdamW operation to the rows of [lo, hi) it holds (dropping those
-// it holds none of), keeping the operations' order. The arguments move with
-// the rows; m and v stay where the model keeps them, so the other shards'
-// moments are never touched (the model's zeroed pages of them are never
-// made resident).
-static void cut_update_to_shard(StepDescription *s, int first, size_t lo, size_t hi) {
+// The update's operations: copies of the step's AdamW operations from
+// `first` on, each cut to the rows of [lo, hi) it holds (and dropped when it
+// holds none), in the step's order. The arguments move with the rows; m and v
+// stay where the model keeps them, so the other shards' moments are never
+// touched (the model's zeroed pages of them never become resident).
+static void cut_update(Executor *ex, int first, size_t lo, size_t hi) {
+    const StepDescription *s = ex->step;
     const float *base = s->model->params_memory;
-    int kept = first;
+    int kept = 0;
     for (int i = first; i < s->n_ops; i++) {
         Op op = s->ops[i];
         size_t width = (size_t)op.width;
@@ -161,9 +167,12 @@ static void cut_update_to_shard(StepDescription *s, int first, size_t lo, size_t
         size_t skip = i0 - s0;
         for (int a = ADAMW_PARAMS; a <= ADAMW_V; a++) op.arg[a] += skip;
         op.split_channels = (int)((i1 - i0) / width);
-        s->ops[kept++] = op;
+        ex->update_origin[kept] = i;
+        ex->update_row0[kept] = (int)(skip / width);
+        ex->update_ops[kept++] = op;
     }
-    s->n_ops = kept;
+    ex->update.ops = ex->update_ops;
+    ex->update.n_ops = kept;
 }
 
 static void set_error(Error *err, const char *message) {
@@ -223,17 +232,22 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
             executor_destroy(ex);
             return NULL;
         }
-    if (ex->sharded) cut_update_to_shard(step, first_update, ex->shard[ex->rank], ex->shard[ex->rank + 1]);
     ex->n_compute = first_update;
     int n_update = step->n_ops - first_update;
+    ex->update_ops = malloc((n_update > 0 ? n_update : 1) * sizeof(Op));
+    ex->update_origin = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
+    ex->update_row0 = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
+    if (!ex->update_ops || !ex->update_origin || !ex->update_row0) goto oom;
+    ex->update = *step;
+    if (ex->sharded)
+        cut_update(ex, first_update, ex->shard[ex->rank], ex->shard[ex->rank + 1]);
+    else
+        cut_update(ex, first_update, 0, model->num_parameters);
     ex->op_reduce = step_add_comm(step, PHASE_UPDATE, "grad reduce-scatter");
     ex->op_gather = step_add_comm(step, PHASE_UPDATE, ex->sharded ? "param all-gather" : "grad all-gather");
     if (ex->op_reduce < 0 || ex->op_gather < 0) goto oom;
-    ex->compute = *step;
+    ex->compute = *step; // after the appends: ops may have moved
     ex->compute.n_ops = ex->n_compute;
-    ex->update = *step;
-    ex->update.ops = step->ops + ex->n_compute;
-    ex->update.n_ops = n_update;
     if (!(ex->compute_ex = inner->create(&ex->compute, options, err)) ||
         !(ex->update_ex = inner->create(&ex->update, options, err))) {
         executor_destroy(ex);
@@ -353,9 +367,15 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         size_t before = trace && trace->records ? trace->count : 0;
         ex->inner->train(ex->update_ex, it, 1, losses, &part, trace);
         report->phase_s[PHASE_UPDATE] = part.phase_s[PHASE_UPDATE];
-        // the update view's operation indices count from its first: make them the whole step's
+        // the update's records name its own operations: make them the whole step's, rows and all
         if (trace && trace->records)
-            for (size_t i = before; i < trace->count && i < trace->capacity; i++) trace->records[i].op += ex->n_compute;
+            for (size_t i = before; i < trace->count && i < trace->capacity; i++) {
+                TraceRecord *r = &trace->records[i];
+                int row0 = ex->update_row0[r->op];
+                r->op = ex->update_origin[r->op];
+                r->range.x0 += row0;
+                r->range.x1 += row0;
+            }
 
         if (ex->sharded) {
             double t2 = now_seconds();
@@ -373,6 +393,9 @@ void executor_destroy(Executor *ex) {
     if (!ex) return;
     if (ex->compute_ex) ex->inner->destroy(ex->compute_ex);
     if (ex->update_ex) ex->inner->destroy(ex->update_ex);
+    free(ex->update_ops);
+    free(ex->update_origin);
+    free(ex->update_row0);
     free(ex->weights);
     free(ex->shard);
     free(ex->acc);
