@@ -76,7 +76,7 @@ def append(path, table, *, date, commit, dirty, base_commit, config, config_dige
             row["ratio_to_previous"] = row["median_s"] / prev if prev and not math.isnan(prev) else math.nan
             rows.append(row)
         new = pd.DataFrame(rows, columns=COLUMNS)
-        for col in ("batch_subsize", "k"):
+        for col in vocabulary.OPTIONAL_KEYS:
             new[col] = new[col].astype("Int64")
         body = new.to_csv(index=False, na_rep="NA", header=not text)
         resultsdir.atomic_write(path, text + body)

@@ -8,6 +8,7 @@ is a failed run whose error says what was wrong; the sweep goes on.
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -52,10 +53,14 @@ def model_path(value, root):
     return value if os.path.isabs(value) else os.path.join(root, value)
 
 
-def model_args(study, root, steps=None):
-    """The batch shape, step count and model options every run of a study shares."""
+def model_args(study, root, steps=None, point=None):
+    """The batch shape, step count and model options every run of a study shares. For a
+    distributed point under weak scaling, model.B is each rank's batch: the global one is R times it."""
     m = study.model
-    args = ["-B", str(m["B"]), "-T", str(m["T"])]
+    B = m["B"]
+    if point is not None and getattr(point, "ranks", None) is not None and study.sweep["scaling"] == "weak":
+        B *= point.ranks
+    args = ["-B", str(B), "-T", str(m["T"])]
     if steps is not None:
         args += ["--steps", str(steps)]
     if m["config"] is not None:
@@ -65,10 +70,58 @@ def model_args(study, root, steps=None):
     return args
 
 
+def launcher_program(study):
+    """The program that starts a distributed run's ranks: [launcher] command, else mpirun or srun."""
+    return study.launcher["command"] or ("srun" if study.launcher["kind"] == "slurm" else "mpirun")
+
+
+def check_launcher(study):
+    """StudyError (exit 2) when the sweep has distributed points and its launcher is not on PATH."""
+    if not any(vocabulary.is_distributed(v) for v in study.sweep["variants"]):
+        return
+    program = launcher_program(study)
+    if shutil.which(program) is None:
+        raise StudyError(f"{study.path}: launcher.kind: {study.launcher['kind']} needs {program}, which is not "
+                         "on PATH (install openmpi-bin: scripts/install-deps.sh; or set launcher.command)")
+
+
+def launcher_prefix(study, point):
+    """What starts a distributed point's ranks, each with `threads` cores:
+    local  mpirun -q -np R --map-by slot:PE=T --bind-to core [--allow-run-as-root]
+    slurm  srun -n R -c T --cpu-bind=cores
+    then [launcher] args. Empty for a point that is not distributed."""
+    if getattr(point, "ranks", None) is None:
+        return []
+    program, ranks, threads = launcher_program(study), str(point.ranks), str(point.threads)
+    if study.launcher["kind"] == "slurm":
+        cmd = [program, "-n", ranks, "-c", threads, "--cpu-bind=cores"]
+    else:
+        # -q: a failing rank's own one line, without mpirun's banner; root needs its consent
+        cmd = [program, "-q", "-np", ranks, "--map-by", f"slot:PE={threads}", "--bind-to", "core"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+    return cmd + list(study.launcher["args"])
+
+
+def launcher_meta(study):
+    """meta.json's record of how distributed points are started."""
+    return {"kind": study.launcher["kind"], "program": launcher_program(study),
+            "args": list(study.launcher["args"]), "scaling": study.sweep["scaling"],
+            "ranks": list(study.sweep["ranks"]),
+            "example": launcher_prefix(study, _Example(threads=1, ranks=max(study.sweep["ranks"])))}
+
+
+class _Example:
+    def __init__(self, threads, ranks):
+        self.threads, self.ranks = threads, ranks
+
+
 def command(study, point, binary, root, trace=None, prefix=()):
-    """The command line of one run; `prefix` goes in front (a wrapper such as taskset)."""
+    """The command line of one run; `prefix` goes in front (a wrapper such as taskset), then the
+    launcher of a distributed point (launcher_prefix)."""
     m, r = study.model, study.run
-    cmd = [*prefix, binary, "--json"] + model_args(study, root, steps=r["warmup"] + r["steps"])
+    cmd = [*prefix, *launcher_prefix(study, point), binary, "--json"] + \
+        model_args(study, root, steps=r["warmup"] + r["steps"], point=point)
     if m["data"] is not None:
         cmd += ["--data", model_path(m["data"], root)]
     if not vocabulary.is_sequential(point.variant):
@@ -191,6 +244,10 @@ def parse(text, study, point):
                 return Outcome(GARBAGE, f"stdout line {n}: step {record['step']}: negative {key} {value}",
                                info=info)
             record[key] = float(value)
+        for key in vocabulary.DISTRIBUTED_STEP_FIELDS:  # optional: only distributed variants report it
+            value = obj.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                record[key] = float(value)
         record["warmup"] = record["step"] < warmup
         steps.append(record)
     if len(steps) != warmup + measured:
@@ -206,6 +263,8 @@ def check_info(info, point):
     if point.batch_subsize is not None:
         expected["batch_subsize"] = point.batch_subsize
         expected["token_chunk"] = point.k
+    if getattr(point, "ranks", None) is not None:
+        expected["ranks"] = point.ranks
     if "variant" not in info:
         return "info line has no \"variant\""
     for key, want in expected.items():

@@ -87,9 +87,10 @@ def gnuplot_chart(summary, width=100, height=28):
             continue
         blocks, plots = [], ["x title 'ideal' with lines dashtype 2"]
         for i, (key, rows) in enumerate(build[build["variant"] != SEQ].groupby(
-                ["variant", "batch_subsize", "k"], dropna=False, sort=False)):
-            variant, bs, k = key
+                ["variant", "batch_subsize", "k", "ranks"], dropna=False, sort=False)):
+            variant, bs, k, ranks = key
             name = variant if pd.isna(bs) else f"{variant} bs={int(bs)} k={int(k)}"
+            name += "" if pd.isna(ranks) else f" ranks={int(ranks)}"
             data = "\n".join(f"{int(t)} {s:.6g}" for t, s in zip(rows["threads"], rows[column]))
             blocks.append(f"$d{i} << EOD\n{data}\nEOD")
             plots.append(f"$d{i} title {gp_quote(name)} with linespoints")

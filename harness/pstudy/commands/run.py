@@ -153,6 +153,7 @@ def binary_key(point):
 
 def check_inputs(study, order):
     """Every binary and input file must exist before anything runs (exit 2 naming the key otherwise)."""
+    runner.check_launcher(study)
     binaries = {}
     for run in order:
         key = binary_key(run.point)
@@ -197,4 +198,6 @@ def initial_meta(study, git, directory, seed, binaries):
         directory.name, study, git, seed, binaries, machine.compilers(study, common.build_dir(study)),
         ORDER_POLICY, ["perfstudy"] + sys.argv[1:], common.now(),
         identity=resultsdir.identity(study, git), build_dir_env=os.environ.get("PERFSTUDY_BUILD_DIR"),
+        **({"launcher": runner.launcher_meta(study)} if study.sweep.get("ranks") and any(
+            p.ranks is not None for p in sweep.points(study)) else {}),
         counters={"requested": study.counters["backend"], **counters_status(study.counters["backend"])})
