@@ -21,8 +21,8 @@ from pstudy.errors import StudyError
 STEP_FIELDS = ("loss", "forward_s", "backward_s", "update_s", "step_s")
 TERM_GRACE_S = 2.0  # after SIGTERM to a timed-out process group, wait this long before SIGKILL
 
-# statuses of a run
-OK, CRASHED, TIMEOUT, GARBAGE, MISMATCH = "ok", "crashed", "timeout", "garbage", "mismatch"
+# statuses of a run (CANCELLED: a Slurm job cancelled, preempted or lost with its node: perfstudy run --slurm)
+OK, CRASHED, TIMEOUT, GARBAGE, MISMATCH, CANCELLED = "ok", "crashed", "timeout", "garbage", "mismatch", "cancelled"
 
 
 @dataclass
@@ -168,18 +168,26 @@ def execute(study, point, binary, root, trace=None, prefix=()):
         kill_group(proc, grace=0.0)
         proc.wait()
         raise
-    wall = time.monotonic() - start
+    return outcome_of(proc.returncode, out, err, time.monotonic() - start, study, point)
+
+
+def outcome_of(returncode, out, err, wall, study, point):
+    """The Outcome of a finished process from its exit status (negative: the signal that killed it)
+    and its stdout and stderr (bytes or text): a local run's, or a Slurm job's from its files."""
     stderr_tail = tail(err)
-    if proc.returncode != 0:
-        if proc.returncode < 0:
-            why = f"killed by signal {signal.Signals(-proc.returncode).name}"
+    if returncode != 0:
+        if returncode < 0:
+            why = f"killed by signal {signal.Signals(-returncode).name}"
+        elif returncode > 128 and returncode - 128 in {s.value for s in signal.Signals}:
+            why = f"exit status {returncode} (signal {signal.Signals(returncode - 128).name})"
         else:
-            why = f"exit status {proc.returncode}"
+            why = f"exit status {returncode}"
         last = stderr_tail[-1] if stderr_tail else ""
-        return Outcome(CRASHED, f"{why}" + (f": {last}" if last else ""), exit_code=proc.returncode,
+        return Outcome(CRASHED, f"{why}" + (f": {last}" if last else ""), exit_code=returncode,
                        wall_s=wall, stderr_tail=stderr_tail)
-    outcome = parse(out.decode("utf-8", errors="replace"), study, point)
-    outcome.exit_code, outcome.wall_s, outcome.stderr_tail = proc.returncode, wall, stderr_tail
+    text = out.decode("utf-8", errors="replace") if isinstance(out, bytes) else out
+    outcome = parse(text, study, point)
+    outcome.exit_code, outcome.wall_s, outcome.stderr_tail = returncode, wall, stderr_tail
     return outcome
 
 
