@@ -114,8 +114,10 @@ def add_speedups(summary):
         SEQ: (s[(s["variant"] == SEQ) & (s["threads"] == 1)], ["compiler", "kernels"]),
         "self1": (s[s["threads"] == 1], ["variant", "compiler", "kernels", "_chunk"]),
     }
-    # efficiency divides by the cores used: threads, times ranks for a distributed point
-    threads = s["threads"].to_numpy(dtype=float) * s["ranks"].astype("Float64").fillna(1).to_numpy(dtype=float)
+    # efficiency divides by the cores the point uses beyond its base's: against seq, its threads
+    # (times its ranks for a distributed point); against its own 1-thread run (the same ranks), threads
+    threads = s["threads"].to_numpy(dtype=float)
+    cores = {SEQ: threads * s["ranks"].astype("Float64").fillna(1).to_numpy(dtype=float), "self1": threads}
     is_own_base = {SEQ: ((s["variant"] == SEQ) & (s["threads"] == 1)).to_numpy(),
                    "self1": (s["threads"] == 1).to_numpy()}
     for base_name, (base_rows, on) in bases.items():
@@ -134,9 +136,9 @@ def add_speedups(summary):
             s[f"{sp}speedup_vs_{base_name}"] = speedup
             s[f"{sp}speedup_vs_{base_name}_ci_low"] = b_lo / hi
             s[f"{sp}speedup_vs_{base_name}_ci_high"] = b_hi / lo
-            s[f"{sp}efficiency_vs_{base_name}"] = speedup / threads
-            s[f"{sp}efficiency_vs_{base_name}_ci_low"] = b_lo / hi / threads
-            s[f"{sp}efficiency_vs_{base_name}_ci_high"] = b_hi / lo / threads
+            s[f"{sp}efficiency_vs_{base_name}"] = speedup / cores[base_name]
+            s[f"{sp}efficiency_vs_{base_name}_ci_low"] = b_lo / hi / cores[base_name]
+            s[f"{sp}efficiency_vs_{base_name}_ci_high"] = b_hi / lo / cores[base_name]
     return s.drop(columns="_chunk")
 
 

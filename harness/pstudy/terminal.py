@@ -42,7 +42,10 @@ def table(summary):
     rows = []
     for _, r in summary.iterrows():
         rows.append({
-            "variant": r["variant"], "build": f"{r['compiler']}/{r['kernels']}", "thr": int(r["threads"]),
+            "variant": r["variant"], "build": f"{r['compiler']}/{r['kernels']}",
+            **({} if "ranks" not in summary.columns or summary["ranks"].isna().all() else
+               {"ranks": "-" if pd.isna(r["ranks"]) else int(r["ranks"])}),  # only in sweeps over ranks
+            "thr": int(r["threads"]),
             "bs": "-" if pd.isna(r["batch_subsize"]) else int(r["batch_subsize"]),
             "k": "-" if pd.isna(r["k"]) else int(r["k"]),
             "ok/runs": f"{int(r['n_runs']) - int(r['n_failed'])}/{int(r['n_runs'])}",
