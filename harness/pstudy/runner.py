@@ -88,13 +88,13 @@ def check_launcher(study):
 def launcher_prefix(study, point):
     """What starts a distributed point's ranks, each with `threads` cores:
     local  mpirun -q -np R --map-by slot:PE=T --bind-to core [--allow-run-as-root]
-    slurm  srun -n R -c T --cpu-bind=cores
+    slurm  srun -n R -c T --cpu-bind=cores --mpi=pmix   (Open MPI's ranks find each other through PMIx)
     then [launcher] args. Empty for a point that is not distributed."""
     if getattr(point, "ranks", None) is None:
         return []
     program, ranks, threads = launcher_program(study), str(point.ranks), str(point.threads)
     if study.launcher["kind"] == "slurm":
-        cmd = [program, "-n", ranks, "-c", threads, "--cpu-bind=cores"]
+        cmd = [program, "-n", ranks, "-c", threads, "--cpu-bind=cores", "--mpi=pmix"]
     else:
         # -q: a failing rank's own one line, without mpirun's banner; root needs its consent
         cmd = [program, "-q", "-np", ranks, "--map-by", f"slot:PE={threads}", "--bind-to", "core"]

@@ -198,6 +198,18 @@ def test_slurm_sweep_is_a_local_sweep(slurm, real):
     assert json.loads((b / "meta.json").read_text())["status"] == "complete"
 
 
+def test_srun_launcher_inside_a_job(slurm, real):
+    """[launcher] kind = "slurm": the ranks of a distributed run started by srun in its batch job."""
+    text = CONFIG.format(variants='["mpi"]').replace("ranks = [1, 2]", "ranks = [2]").replace(
+        'args = ["--oversubscribe", "--bind-to", "none"]', 'kind = "slurm"')
+    done = real.perfstudy("run", real.config(text=text), "--slurm", "--poll", "0.5", timeout=120, **slurm)
+    assert done.returncode == 0, done.stderr
+    [d] = real.result_dirs()
+    [record] = [json.loads(p.read_text()) for p in (d / "runs").glob("*.json")]
+    assert record["status"] == "ok" and record["info"]["ranks"] == 2
+    assert record["command"][:3] == ["srun", "-n", "2"]
+
+
 def test_interrupted_slurm_sweep_resumes_without_resubmitting(slurm, real):
     cfg = real.config(text=CONFIG.format(variants='["seq", "forkjoin", "mpi"]'))
     proc = subprocess.Popen([str(REPO / "harness" / "perfstudy"), "run", str(cfg), "--slurm", "--poll", "30"],
