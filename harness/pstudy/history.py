@@ -62,6 +62,12 @@ def append(path, table, *, date, commit, dirty, base_commit, config, config_dige
             for _, r in old.iterrows():
                 previous[series_key(r)] = r["median_s"]  # rows are in time order: the last one wins
             text = path.read_text()
+            if text.split("\n", 1)[0] != ",".join(COLUMNS):
+                # written before a column existed (ranks): rewritten with it, NA, so rows stay aligned
+                old = old.reindex(columns=COLUMNS)
+                for col in vocabulary.OPTIONAL_KEYS:
+                    old[col] = old[col].astype("Int64")
+                text = old.to_csv(index=False, na_rep="NA")
         else:
             text = ""
         rows = []
