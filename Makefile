@@ -19,7 +19,7 @@ SEQUENTIAL_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "se
 DISTRIBUTED_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "distributed" {print $$1}')
 NODE_VARIANTS        := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "threads" || $$2 == "chunked" {print $$1}')
 NODE_EXECUTORS       := $(foreach v,$(NODE_VARIANTS),INNER($(v)))
-node_rename = $(foreach f,executor_create executor_info executor_train executor_destroy EXECUTOR_NAME EXECUTOR_WHOLE_LOOP Executor,-D$(f)=$(1)_$(f))
+node_rename = $(foreach f,executor_create executor_info executor_train executor_destroy executor_schedule EXECUTOR_NAME EXECUTOR_WHOLE_LOOP Executor,-D$(f)=$(1)_$(f))
 # Debian's Open MPI wrapper; OMPI_CC picks the compiler under it
 MPICC     ?= mpicc
 PYTHON    := $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
@@ -27,7 +27,7 @@ PYTHON    := $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3
 CFLAGS_COMMON := -std=c11 -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -g
 LDLIBS        := -lm -ldl
 
-CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/taskgraph.c core/traffic.c core/counters.c
+CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/taskgraph.c core/traffic.c core/counters.c core/schedule.c
 # the kernel set: `fast` (gemm.c, kernels_fast.c) or `reference` (llm.c's loops)
 KERNEL_SRC_fast      := core/gemm.c core/kernels_fast.c
 KERNEL_SRC_reference := core/kernels_reference.c
@@ -135,7 +135,7 @@ build/tests/test_gemm-%: tests/test_gemm.c core/gemm.c core/gemm_naive.c core/ge
 	$(word 1,$(subst -, ,$*)) $(UNIT_CFLAGS) $(GEMM_TEST_FLAGS_$(word 2,$(subst -, ,$*))) -o $@ tests/test_gemm.c core/gemm.c core/gemm_naive.c -lm
 build/tests/test_traffic-%: tests/test_traffic.c $(CORE_SRC) $(KERNEL_SRC_fast) $(HEADERS)
 	@mkdir -p build/tests
-	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_traffic.c $(filter-out core/taskgraph.c,$(CORE_SRC)) $(KERNEL_SRC_fast) -lm
+	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_traffic.c $(filter-out core/taskgraph.c core/schedule.c,$(CORE_SRC)) $(KERNEL_SRC_fast) -lm
 
 # benchmarks (not tests): figures printed, nothing asserted
 OPENBLAS_DIR := /usr/lib/x86_64-linux-gnu/openblas-serial

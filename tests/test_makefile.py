@@ -3,11 +3,12 @@ variants/LIST for every compiler and kernel set, and the ceiling benchmarks. Che
 (`make -n`), so nothing is built."""
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from variant_helpers import copy_sources, registry
 
 REPO = Path(__file__).resolve().parents[1]
 COMPILERS = ["gcc", "clang"]
@@ -16,12 +17,7 @@ KERNEL_SETS = ["fast", "reference"]
 
 def listed_variants():
     """The names of variants/LIST, read here independently of the Makefile."""
-    names = []
-    for line in (REPO / "variants" / "LIST").read_text().splitlines():
-        fields = line.split("#", 1)[0].split()
-        if fields:
-            names.append(fields[0])
-    return names
+    return [name for name, _ in registry()]
 
 
 def make(*args, cwd=REPO):
@@ -38,17 +34,6 @@ def expected_outputs():
 
 def missing_from(dry_run):
     return [out for out in expected_outputs() if not re.search(re.escape(out) + r"(\s|$)", dry_run, re.M)]
-
-
-def copy_sources(dest):
-    """The files git tracks (and untracked ones it does not ignore), without any build tree."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        src = REPO / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
 
 
 def test_print_variants_is_variants_list():

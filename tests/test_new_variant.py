@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from variant_helpers import copy_sources
+
 REPO = Path(__file__).resolve().parents[1]
 
 CONFIG = """
@@ -36,13 +38,7 @@ roofline = false
 def copy_repository(dest):
     """The files git tracks (and untracked ones it does not ignore), and the gcc/fast objects
     already built, with their times, so that make rebuilds only what the new variant adds."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        src = REPO / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
+    copy_sources(dest)
     objects = REPO / "build" / "gcc" / "fast" / "obj"
     if objects.is_dir():
         shutil.copytree(objects, dest / "build" / "gcc" / "fast" / "obj")

@@ -8,9 +8,36 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
-VARIANTS = ["seq", "forkjoin", "tasks", "taskiter"]
-PARALLEL = ["forkjoin", "tasks", "taskiter"]
+
+
+def registry():
+    """(name, kind) of every variant in variants/LIST, the one place variants are named."""
+    out = []
+    for line in (ROOT / "variants" / "LIST").read_text().splitlines():
+        fields = line.split("#", 1)[0].split()
+        if fields:
+            out.append((fields[0], fields[1]))
+    return out
+
+
+# the single-process variants (the bit-identity and fixture tests run each of them); a variant of
+# another kind (one launched by mpirun, say) has tests of its own
+VARIANTS = [name for name, kind in registry() if kind in ("sequential", "threads", "chunked")]
+PARALLEL = [name for name, kind in registry() if kind in ("threads", "chunked")]
 COMPILERS = ["gcc", "clang"]
+
+
+def copy_sources(dest):
+    """The repository's files as git sees them (tracked, and untracked ones it does not ignore),
+    without any build tree, into `dest`: a checkout to build or break in a test."""
+    import shutil
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
 
 
 def binary(variant, compiler="gcc", kernels="fast"):

@@ -22,6 +22,7 @@
 #include "../core/data.h"
 #include "../core/fileio.h"
 #include "../core/model.h"
+#include "../core/schedule.h"
 #include "../core/step.h"
 #include "../core/trace.h"
 #include "../core/traffic.h"
@@ -45,6 +46,7 @@
 typedef struct {
     const char *model_path, *config_name, *data_path, *verify_path, *trace_path, *save_path;
     const char *expect_losses_path;
+    const char *graph_path; // --describe-graph: write the step's schedule (core/schedule.h) instead of training
     int B, T, steps;
     float lr, weight_decay, tolerance;
     long long seed;
@@ -104,6 +106,8 @@ static void usage(FILE *out) {
             "  --channel-chunk N    channels per chunk of channel-split operations (tasks, taskiter)\n"
             "  --json               one JSON object per line on stdout\n"
             "  --trace FILE         write per-kernel timing records (CSV)\n"
+            "  --describe-graph FILE write the chunk tasks of one step, their order and dependencies,\n"
+            "                       FLOPs and bytes as JSON (README: task graph export) instead of training\n"
             "  --describe           print each operation of the step with its FLOPs and compulsory\n"
             "                       bytes (one JSON object per line) instead of training\n"
             "  --verify FILE        check logits, loss and gradients against an llm.c debug state,\n"
@@ -144,7 +148,7 @@ static float parse_float(const char *option, const char *text) {
 enum {
     OPT_CONFIG = 256, OPT_LIST_CONFIGS, OPT_MODEL, OPT_DATA, OPT_SHUFFLE, OPT_DATA_ORDER, OPT_STEPS, OPT_LR, OPT_WD,
     OPT_SEED, OPT_THREADS, OPT_BATCH_SUBSIZE, OPT_TOKEN_CHUNK, OPT_CHANNEL_CHUNK, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
-    OPT_VERIFY, OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE, OPT_EXECUTOR, OPT_UPDATE,
+    OPT_DESCRIBE_GRAPH, OPT_VERIFY, OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE, OPT_EXECUTOR, OPT_UPDATE,
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -166,6 +170,7 @@ static const struct option LONG_OPTIONS[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"describe", no_argument, NULL, OPT_DESCRIBE},
+    {"describe-graph", required_argument, NULL, OPT_DESCRIBE_GRAPH},
     {"verify", required_argument, NULL, OPT_VERIFY},
     {"expect-losses", required_argument, NULL, OPT_EXPECT_LOSSES},
     {"tolerance", required_argument, NULL, OPT_TOLERANCE},
@@ -228,6 +233,7 @@ static Options parse_options(int argc, char **argv) {
         case OPT_JSON: o.json = 1; break;
         case OPT_TRACE: o.trace_path = v; break;
         case OPT_DESCRIBE: o.describe = 1; break;
+        case OPT_DESCRIBE_GRAPH: o.graph_path = v; o.describe = 1; break;
         case OPT_VERIFY: o.verify_path = v; break;
         case OPT_EXPECT_LOSSES: o.expect_losses_path = v; break;
         case OPT_TOLERANCE: o.tolerance = parse_float(name, v); break;
@@ -480,6 +486,17 @@ static void print_step_description(const Run *run) {
         die("stdout: cannot write the step description");
 }
 
+// --describe-graph FILE: the step's chunk tasks as this variant schedules them.
+static void write_schedule(const char *path, Run *run) {
+    char err[256];
+    Schedule sched;
+    if (executor_schedule(run->ex, &sched, err, sizeof(err)) != 0) die("--describe-graph: %s", err);
+    FILE *f = fopen(path, "w");
+    if (!f || schedule_write_json(&sched, &run->step, EXECUTOR_NAME, f) != 0 || fclose(f) != 0)
+        die("%s: cannot write the task graph: %s", path, strerror(errno));
+    schedule_free(&sched);
+}
+
 // The training loop; with --verify, first a probe step checked against the debug state.
 static void run_training(const Options *o, Run *run) {
     int total_steps = o->steps + (o->verify_path ? 1 : 0);
@@ -598,6 +615,10 @@ int main(int argc, char **argv) {
     }
     load_parameters(&o, &run);
     describe_step(&o, &run);
+    if (o.graph_path) {
+        write_schedule(o.graph_path, &run);
+        leave(report(&o, &run));
+    }
     if (o.describe) {
         print_step_description(&run);
         leave(report(&o, &run));

@@ -2,6 +2,7 @@
 // range, on one thread. The baseline every parallel variant must match bit
 // for bit.
 #include <stdlib.h>
+#include "../core/schedule.h"
 #include "executor.h"
 
 const char *const EXECUTOR_NAME = "seq";
@@ -40,6 +41,19 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         report->step_s = now_seconds() - step_start;
         report->loss = losses[it];
     }
+}
+
+// One thread, each operation whole, in order.
+int executor_schedule(Executor *ex, Schedule *out, char *err, size_t err_len) {
+    const StepDescription *s = ex->step;
+    *out = (Schedule){SCHEDULE_STATIC, 1, 1, 0, 0, NULL, NULL};
+    for (int i = 0; i < s->n_ops; i++)
+        if (schedule_add(out, i, op_full_range(s, &s->ops[i]), 0) != 0) {
+            snprintf(err, err_len, "out of memory describing the schedule");
+            schedule_free(out);
+            return -1;
+        }
+    return 0;
 }
 
 void executor_destroy(Executor *ex) { free(ex); }

@@ -5,6 +5,7 @@
 // pass and the update, so that each can be timed, as in the reference study.
 #include <omp.h>
 #include <stdlib.h>
+#include "../core/schedule.h"
 #include "../core/taskgraph.h"
 #include "executor.h"
 
@@ -77,6 +78,18 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         report->step_s = now_seconds() - step_start;
         report->loss = losses[it];
     }
+}
+
+// The chunk tasks and the dependencies the depend clauses express (the same
+// read-after-write, write-after-read and write-after-write edges on blocks),
+// with a wait after every phase.
+int executor_schedule(Executor *ex, Schedule *out, char *err, size_t err_len) {
+    *out = (Schedule){SCHEDULE_DATAFLOW, ex->threads, 1, 0, 0, NULL, &ex->graph};
+    if (!ex->graph.succ_first && taskgraph_analyse(&ex->graph) != 0) {
+        snprintf(err, err_len, "out of memory analysing the task graph");
+        return -1;
+    }
+    return 0;
 }
 
 void executor_destroy(Executor *ex) {

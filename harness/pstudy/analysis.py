@@ -120,3 +120,39 @@ def collect_counters(study, directory, points, root, detection):
                 runner.command(study, point, binary, root)
             subprocess.run(argv, capture_output=True, text=True, env=env, timeout=study.run["timeout_s"])
     return "; ".join(notes) or None
+
+
+def export_traces(directory, warmup):
+    """After the runs: the trace of one representative run per point (its median step time closest
+    to the point's) in Paraver's and Perfetto's formats under exports/, each checked, and the POP
+    efficiency factors of every traced run in efficiency.csv and efficiency_runs.csv. Returns None
+    or a note saying what was not done."""
+    import socket
+
+    from pstudy import efficiency, traceformats
+    from pstudy.errors import StudyError
+
+    try:
+        available = {(key, rep): path for path, key, rep in resultsdir.traces(directory)}
+        if not available:
+            return "traces not exported: no trace files"
+        steps, runs, _ = resultsdir.tables(directory)
+        problems = []
+        for key, rep in sorted(efficiency.representative_runs(steps).items(),
+                               key=lambda kr: resultsdir.run_stem(*kr)):
+            if (key, rep) not in available:
+                continue
+            for fmt in traceformats.FORMATS:
+                paths = traceformats.export_run(available[(key, rep)], key, rep, fmt,
+                                                resultsdir.exports_dir(directory, fmt),
+                                                node=socket.gethostname() or "node")
+                problems += traceformats.check(fmt, paths[0])
+        run_table, point_table = efficiency.directory_factors(directory, warmup, efficiency.ok_runs(runs))
+        if len(point_table):
+            resultsdir.write_csv(Path(directory) / resultsdir.EFFICIENCY_RUNS_CSV, run_table)
+            resultsdir.write_csv(Path(directory) / resultsdir.EFFICIENCY_CSV, point_table)
+    except StudyError as err:
+        return f"traces not exported: {err}"
+    if problems:
+        return f"exported traces with {len(problems)} problems, first: {problems[0]}"
+    return None

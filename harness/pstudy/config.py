@@ -20,6 +20,7 @@ from pstudy.errors import StudyError
 COUNTER_BACKENDS = ("auto", "likwid", "papi", "perf", "none")
 LAUNCHER_KINDS = ("local", "slurm")  # how distributed variants start their ranks: mpirun -np R, srun -n R
 SCALING_KINDS = ("strong", "weak")   # model.B is the global batch (strong) or each rank's (weak)
+REGRESS_METRICS = ("time", "instructions")  # perfstudy regress: wall-clock times, or instruction counts
 PROC_BIND_VALUES = ("", "false", "true", "close", "spread", "master", "primary")
 ABSTRACT_PLACES = ("threads", "cores", "sockets", "ll_caches", "numa_domains")
 DEFAULT_BINARY = "{build_dir}/{compiler}/{kernels}/gpt2-{variant}"
@@ -76,7 +77,12 @@ SCHEMA = {
         "ceilings": ("bool", True),   # measure STREAM and peak FLOP/s at the sweep's thread counts
         "roofline": ("bool", True),   # `report` adds the roofline analysis and verdict
     },
+    "regress": {                      # read by perfstudy regress only; --metric and --threshold override
+        "metric": ("metric", "time"),
+        "threshold": ("fraction", None),  # default: 0.05 for time, 0.01 for instructions
+    },
 }
+REGRESS_DEFAULTS = {"metric": "time", "threshold": None}
 
 
 @dataclass
@@ -90,6 +96,7 @@ class Study:
     counters: dict            # backend
     analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True})
     launcher: dict = field(default_factory=lambda: {"kind": "local", "command": None, "args": []})
+    regress: dict = field(default_factory=lambda: dict(REGRESS_DEFAULTS))  # metric, threshold
     text: str = field(repr=False, default="")  # the file's text, kept for meta.json
 
     def as_dict(self):
@@ -103,6 +110,8 @@ class Study:
                "placement": self.placement, "counters": self.counters, "analysis": self.analysis}
         if distributed:
             out["launcher"] = self.launcher
+        if self.regress != REGRESS_DEFAULTS:  # absent when unset: configs written before it keep their digest
+            out["regress"] = self.regress
         return out
 
     def digest(self):
@@ -195,7 +204,7 @@ def from_dict(raw, path, text="", cpu_count=1):
                          "(it becomes part of a directory name)")
     study = Study(path=path, name=run["name"], model=model, run=run, sweep=sweep,
                   placement=resolved["placement"], counters=resolved["counters"], analysis=resolved["analysis"],
-                  launcher=resolved["launcher"], text=text)
+                  launcher=resolved["launcher"], regress=resolved["regress"], text=text)
     runs = len(sweepmod.points(study)) * run["repetitions"]
     if runs > run["max_runs"]:
         raise StudyError(f"{path}: sweep: {runs} runs is more than run.max_runs = {run['max_runs']} "
@@ -273,6 +282,14 @@ def check(kind, value, path, name, cpu_count):
         if not isinstance(value, bool):
             raise bad("true or false")
         return value
+    if kind == "metric":
+        if value not in REGRESS_METRICS:
+            raise bad(f"one of {', '.join(REGRESS_METRICS)}")
+        return value
+    if kind == "fraction":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 10:
+            raise bad("a fraction such as 0.01 (1%)")
+        return float(value)
     if kind == "backend":
         if value not in COUNTER_BACKENDS:
             raise bad(f"one of {', '.join(COUNTER_BACKENDS)}")

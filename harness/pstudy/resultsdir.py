@@ -10,11 +10,21 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     ops/VARIANT_COMPILER_KERNELS.json   a binary's --describe output (FLOPs and bytes per operation)
     counters/STEM.GROUP.csv             hardware-counter runs (likwid; .papi.txt, .perf.csv)
     ceilings.json   STREAM and peak-FLOP/s ceilings measured with the sweep (pstudy.ceilings' format)
+    graphs/STEM.json    a binary's --describe-graph output for a point (pstudy.taskgraph's format),
+                        written by `predict` when it first needs it; STEM is point_stem(point)
+    predict-MACHINE/    `predict` output for a machine description: prediction.csv, validation.csv,
+                        figures (pstudy.simulate)
     steps.csv       one row per step of every successful run (warm-up steps flagged, see README)
     runs.csv        one row per run, failed ones included
     failures.csv    the failed runs with their errors
     summary.csv     one row per point: medians, CIs, speedups, efficiencies (a cache: `report`
                     recomputes it from steps.csv and runs.csv, the source of truth)
+    efficiency.csv  one row per point: POP efficiency factors from the traces (pstudy.efficiency),
+                    with efficiency_runs.csv, one row per traced run (`report` recomputes both)
+    exports/paraver/STEM.prv|.pcf|.row  the trace of a run in Paraver's format (pstudy.traceformats)
+    exports/perfetto/STEM.json          the same in Chrome JSON, for ui.perfetto.dev
+                    `run` exports one representative run per point (pstudy.efficiency.representative_runs),
+                    `perfstudy trace` any run
     .lock           held (fcntl.flock) by the process sweeping the directory; names that process
     .reserve        space set aside while a sweep runs, freed to record "failed" when the disk fills
 STEM is a run's file stem, run_stem(point, repetition):
@@ -43,8 +53,14 @@ RESERVE_BYTES = 256 * 1024  # room for meta.json with its error when the disk is
 META = "meta.json"
 CONFIG_COPY = "config.toml"
 CEILINGS = "ceilings.json"
-RUNS_DIR, TRACES_DIR, OPS_DIR, COUNTERS_DIR = "runs", "traces", "ops", "counters"
+RUNS_DIR, TRACES_DIR, OPS_DIR, COUNTERS_DIR, GRAPHS_DIR = "runs", "traces", "ops", "counters", "graphs"
+PREDICT_PREFIX = "predict-"
 STEPS_CSV, RUNS_CSV, FAILURES_CSV, SUMMARY_CSV = "steps.csv", "runs.csv", "failures.csv", "summary.csv"
+EFFICIENCY_CSV, EFFICIENCY_RUNS_CSV = "efficiency.csv", "efficiency_runs.csv"
+EXPORTS_DIR = "exports"
+EXPORT_FORMATS = ("paraver", "perfetto")
+# in plots/<results name>/ (written by `report`): the page, and the figures it embeds beside the others
+REPORT_HTML = "report.html"
 KEYS = vocabulary.POINT_KEYS
 
 
@@ -96,6 +112,17 @@ def trace_path(directory, point, repetition):
     return Path(directory) / TRACES_DIR / f"{run_stem(point, repetition)}.csv"
 
 
+def exports_dir(directory, fmt):
+    """exports/<fmt>/ of a results directory (fmt: paraver or perfetto)."""
+    return Path(directory) / EXPORTS_DIR / fmt
+
+
+def export_path(outdir, fmt, stem):
+    """The file a run's trace is exported to in `outdir`: for Paraver the stem of its .prv, .pcf and
+    .row (pstudy.traceformats adds the suffixes), for Perfetto STEM.json."""
+    return Path(outdir) / (stem if fmt == "paraver" else f"{stem}.json")
+
+
 def ops_path(directory, variant, compiler, kernels):
     return Path(directory) / OPS_DIR / f"{ops_stem(variant, compiler, kernels)}.json"
 
@@ -116,6 +143,17 @@ def counter_files(directory, point):
             if m:
                 out.append((int(m.group(1)), m.group(2), path))
     return out
+
+
+def graph_path(directory, point):
+    """graphs/<point stem>.json: the task graph of a point's binary (--describe-graph)."""
+    return Path(directory) / GRAPHS_DIR / f"{point_stem(point)}.json"
+
+
+def predict_dir(directory, machine_name):
+    """predict-<machine name>/: what `predict` writes for one target machine."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", machine_name).strip("-") or "machine"
+    return Path(directory) / f"{PREDICT_PREFIX}{safe}"
 
 
 def ceilings_path(directory):

@@ -58,7 +58,7 @@ import pandas as pd  # noqa: E402
 
 from pstudy import ceilings as ceil_mod  # noqa: E402
 from pstudy import counters as counters_mod  # noqa: E402
-from pstudy import resultsdir, vocabulary  # noqa: E402
+from pstudy import resultsdir, traceformats, vocabulary  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
 
 STEP_RULE = "memory bound when memory-bound kernels take more than half of the step time"
@@ -112,23 +112,12 @@ def load_ops(path):
 
 
 def load_trace(path):
+    """A run's per-chunk trace, read by its format's owner (pstudy.traceformats), with the columns
+    the roofline needs."""
     try:
-        trace = pd.read_csv(path)
-    except FileNotFoundError:
-        raise RooflineError(f"{path}: not found") from None
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
-        raise RooflineError(f"{path}: not a trace CSV: {str(err).splitlines()[0]}") from None
-    missing = [c for c in TRACE_COLUMNS if c not in trace.columns]
-    if missing:
-        raise RooflineError(f"{path}: missing column(s) {', '.join(missing)} (expected --trace output)")
-    if trace.empty:
-        raise RooflineError(f"{path}: no records")
-    for col in ("iteration", "op", "start_s", "end_s"):
-        if not pd.api.types.is_numeric_dtype(trace[col]) or trace[col].isna().any():
-            raise RooflineError(f"{path}: column {col} holds non-numeric or empty values")
-    if (trace["end_s"] < trace["start_s"]).any():
-        raise RooflineError(f"{path}: a record ends before it starts")
-    return trace
+        return traceformats.read_chunks(path, TRACE_COLUMNS)
+    except StudyError as err:
+        raise RooflineError(str(err)) from None
 
 
 def warmup_steps(results_dir):

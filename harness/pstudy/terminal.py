@@ -39,6 +39,11 @@ def base_lines(summary):
 
 def table(summary):
     """The per-point table as text: medians with CIs, speedups and efficiencies against both bases."""
+    return table_frame(summary).to_string(index=False)
+
+
+def table_frame(summary):
+    """The per-point table (as `table` prints it) as a DataFrame of formatted cells."""
     rows = []
     for _, r in summary.iterrows():
         rows.append({
@@ -61,7 +66,7 @@ def table(summary):
                                       r.get("speedup_vs_self1_ci_high")),
             "eff vs self1": ratio(r.get("efficiency_vs_self1"), None, None),
         })
-    return pd.DataFrame(rows).to_string(index=False)
+    return pd.DataFrame(rows)
 
 
 def gp_quote(text):

@@ -27,6 +27,10 @@ KINDS = (SEQUENTIAL, THREADS, CHUNKED, DISTRIBUTED)
 BASELINE = "seq"
 FORKJOIN = "forkjoin"
 
+# variants that run the whole training loop as one task graph, so that iterations overlap: their
+# timelines show two iterations
+OVERLAPPING_ITERATIONS = ("taskiter",)
+
 COMPILERS = ("gcc", "clang")
 KERNEL_SETS = ("fast", "reference")
 # phases of a step as the binaries report them (forward_s, backward_s, update_s, step_s)

@@ -104,3 +104,17 @@ def test_report_never_shows_a_cached_summary(study, finished):
     done = study.perfstudy("report", finished, "--no-figures", "--no-chart")
     assert done.returncode == 0, done.stderr
     assert "987.7" not in done.stdout and "forkjoin gcc/fast    2" in done.stdout
+
+
+def test_a_results_directory_written_by_an_older_harness_still_reports(study, tmp_path):
+    """Written at commit a99ffd6, before meta.json had a schema and the layout had one owner."""
+    old = Path(__file__).resolve().parent / "data" / "results-a99ffd6" / "2026-11-23-a99ffd6-small"
+    directory = tmp_path / "results" / old.name
+    shutil.copytree(old, directory)
+    done = study.perfstudy("report", directory, "--no-chart")
+    assert done.returncode == 0, done.stderr
+    assert "status complete, commit a99ffd6" in done.stdout
+    for label in ("seq gcc/fast", "forkjoin gcc/fast", "taskiter gcc/fast"):
+        assert label in done.stdout
+    assert len(list((study.plots / old.name).glob("*.png"))) > 10
+    assert study.perfstudy("list").returncode == 0

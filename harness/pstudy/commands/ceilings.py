@@ -1,6 +1,10 @@
 """measure STREAM bandwidth and peak FLOP/s ceilings of this machine into a ceilings.json."""
 
-from pstudy import ceilings
+import os
+import socket
+from pathlib import Path
+
+from pstudy import ceilings, machines, resultsdir
 from pstudy.errors import StudyError
 
 
@@ -9,6 +13,8 @@ def add_arguments(parser):
     parser.add_argument("--threads", default="1", help="comma-separated thread counts, e.g. 1,2")
     parser.add_argument("--out", default="results/ceilings.json")
     parser.add_argument("--no-likwid-bench", action="store_true")
+    parser.add_argument("--machine-out", help="machine description for `predict` (machines/*.toml format; "
+                        "default: machine.toml beside --out)")
 
 
 def main(args):
@@ -35,4 +41,9 @@ def main(args):
                   + (f", {sp['rejected']} rejected above the bound {sp['bound']:.1f}" if sp["rejected"] else ""))
     print(f"values used: the {ceilings.STATISTIC}; physical bounds from {data['per_threads'][0]['clock_bound']['source']}")
     print(f"wrote {args.out}")
+    machine_out = Path(args.machine_out) if args.machine_out else Path(args.out).with_name("machine.toml")
+    name = socket.gethostname().split(".")[0] or "this-machine"
+    machine = machines.from_ceilings(data, name, cores=os.cpu_count())
+    resultsdir.atomic_write(machine_out, machines.to_toml(machine))
+    print(f"wrote {machine_out} (machine description for perfstudy predict --machine)")
     return 0

@@ -1,4 +1,4 @@
-"""report a results directory: summary table, terminal chart and figures (PNG and SVG) in plots/."""
+"""report a results directory: summary table, chart, figures, efficiency factors, timelines and report.html in plots/."""
 
 import os
 import sys
@@ -63,12 +63,104 @@ def main(args):
         return 0
     outdir.mkdir(parents=True, exist_ok=True)
     with common.owning(outdir / resultsdir.LOCK, str(outdir), wait=args.wait, command="report"):
-        write_figures(args, directory, meta, summary, formats, outdir, out)
+        roof = write_figures(args, directory, meta, summary, formats, outdir, out)
+        if not args.no_figures:
+            traced = write_trace_figures(directory, meta, summary, outdir, out)
+            page = write_page(directory, meta, summary, outdir, traced, roof)
+            out.write(f"\nreport: {page}\n")
     return 0
 
 
+def write_trace_figures(directory, meta, summary, outdir, out):
+    """efficiency.csv (and efficiency_runs.csv), the factor figures and the timelines, from the
+    traces; returns what the page needs of them."""
+    from pstudy import efficiency, tracefigures
+
+    result = {"points": None, "figures": [], "timelines": [], "missing": ""}
+    runs_path = directory / resultsdir.RUNS_CSV
+    ok = efficiency.ok_runs(resultsdir.read_csv(runs_path, ["status"])) if runs_path.exists() else None
+    run_table, points = efficiency.directory_factors(directory, meta.warmup, ok)
+    if not len(points):
+        result["missing"] = "No traces: efficiency factors and timelines need runs made with [analysis] trace = true."
+        sys.stderr.write(f"perfstudy report: {directory}: no traces, so no efficiency factors or timelines\n")
+        return result
+    resultsdir.write_csv(outdir / resultsdir.EFFICIENCY_CSV, points)
+    resultsdir.write_csv(outdir / resultsdir.EFFICIENCY_RUNS_CSV, run_table)
+    result["points"] = points
+    name = meta.display_name(directory)
+    for (compiler, kernels), build in points.groupby(["compiler", "kernels"], sort=True):
+        tag = f"{compiler}-{kernels}"
+        result["figures"].append(tracefigures.draw_factors(build, outdir / f"efficiency-factors_{tag}.png",
+                                                           f"{compiler}/{kernels} — {name}"))
+        result["figures"].append(tracefigures.draw_traffic_light(build, outdir / f"efficiency-traffic-light_{tag}.png",
+                                                                 f"{compiler}/{kernels}"))
+    for tag, runs in tracefigures.timeline_runs(directory, summary, resultsdir.read_steps(directory)).items():
+        result["timelines"].append(tracefigures.draw_timelines(runs, meta.warmup, outdir / f"timelines_{tag}.png",
+                                                               f"{tag} — {name}"))
+    out.write(f"{len(points)} points with efficiency factors ({outdir / resultsdir.EFFICIENCY_CSV}), "
+              f"{len(result['timelines'])} timeline figures\n")
+    return result
+
+
+def write_page(directory, meta, summary, outdir, traced, roof):
+    """plots/<name>/report.html: the identity, tables and every figure, self-contained."""
+    from pstudy import efficiency, htmlreport, terminal
+
+    model, run = meta.model, meta.run_settings
+    identity = [("results", str(directory)), ("status", meta.status),
+                ("commit", f"{meta.commit}{' (dirty)' if meta.dirty else ''}"),
+                ("model", f"{model.get('config') or model.get('checkpoint')}, B={model.get('B')}, T={model.get('T')}"),
+                ("steps", f"{run.get('steps')} measured after {run.get('warmup')} warm-up, "
+                          f"{run.get('repetitions')} repetitions"),
+                ("runs", f"{meta.get('runs_ok', '?')} ok, {meta.get('runs_failed', '?')} failed of {meta.get('runs_total', '?')}"),
+                ("placement", str(meta.get("placement"))), ("CPU", str(meta.machine["cpu"].get("model_name", ""))),
+                ("started", str(meta.get("started"))), ("finished", str(meta.get("finished")))]
+    figures = [htmlreport.figure(p) for kind in ("speedup-vs-seq", "efficiency-vs-seq", "speedup-vs-self1",
+                                                 "efficiency-vs-self1", "vs-forkjoin")
+               for p in sorted(outdir.glob(f"{kind}_step_*.png"))]
+    points = traced["points"]
+    table = ""
+    if points is not None:
+        cols = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "n_runs"]
+        shown = points[cols].copy()
+        for factor in efficiency.TABLE_ORDER:
+            shown[efficiency.LABELS[factor].strip()] = [
+                f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if lo == lo else f"{v:.3f}"
+                for v, lo, hi in zip(points[factor], points[f"{factor}_ci_low"], points[f"{factor}_ci_high"])]
+        shown["IPC / instruction scalability"] = "need counters"
+        table = shown.to_html(index=False, na_rep="-", border=0)
+    roof_figures, verdict, why = [], "", roof
+    roof_dir = outdir / "roofline"
+    if roof_dir.is_dir():
+        roof_figures = [htmlreport.figure(p) for p in sorted(roof_dir.rglob("*.png"))]
+        verdict = "".join(p.read_text() for p in sorted(roof_dir.rglob("roofline_verdict.txt")))
+    failures = ""
+    failures_path = directory / resultsdir.FAILURES_CSV
+    if failures_path.exists():
+        frame = resultsdir.read_csv(failures_path)
+        if len(frame):
+            failures = frame.to_html(index=False, na_rep="-", border=0)
+    return htmlreport.write(outdir, {
+        "name": meta.display_name(directory), "identity": identity,
+        "bases": "\n".join(terminal.base_lines(summary)),
+        "summary_table": terminal.table_frame(summary).to_html(index=False, border=0),
+        "figures": figures, "efficiency_table": table,
+        "efficiency_note": ("Per point: the mean over its traced runs with a 95% Student-t interval. Parallel "
+                            "efficiency = load balance x communication efficiency = OMP serialization x OMP load "
+                            "balance x OMP scheduling efficiency; global = parallel x computation scalability. "
+                            "Definitions: harness/README.md, section Efficiency factors."),
+        "efficiency_figures": [htmlreport.figure(p) for p in traced["figures"]],
+        "efficiency_missing": traced["missing"],
+        "timelines": [htmlreport.figure(p, "per-thread timeline of one steady-state iteration per variant at the "
+                                           "largest thread count: kernels coloured by kind, idle black, phase "
+                                           "starts as dashed lines") for p in traced["timelines"]],
+        "roofline": roof_figures, "roofline_verdict": verdict, "roofline_why": why or "",
+        "failures": failures})
+
+
 def write_figures(args, directory, meta, summary, formats, outdir, out):
-    """The figures and the roofline, into `outdir` (which this process owns)."""
+    """The figures and the roofline, into `outdir` (which this process owns); returns why the
+    roofline was skipped, if it was."""
     if not args.no_figures:
         from pstudy import plots
         written, notes = plots.draw_all(summary, meta, outdir, formats)
@@ -78,6 +170,7 @@ def write_figures(args, directory, meta, summary, formats, outdir, out):
     if meta.analysis.get("roofline", True):
         from pstudy import analysis
         from pstudy import roofline
+        skipped = None
         compiler = (meta.sweep.get("compilers") or ["gcc"])[0]
         kernel_sets = meta.sweep.get("kernels") or ["fast"]
         for kernels in kernel_sets:
@@ -88,5 +181,8 @@ def write_figures(args, directory, meta, summary, formats, outdir, out):
             result, why = analysis.roofline_report(directory, roof_dir, kernels=kernels, compiler=compiler)
             if why:
                 sys.stderr.write(f"perfstudy report: {why}\n")
+                skipped = why
             else:
                 out.write("\n" + roofline.format_summary(result) + "\n")
+        return skipped
+    return "roofline analysis is off ([analysis] roofline = false)"

@@ -156,13 +156,16 @@ def run_locally(directory, study, order, done, binaries, journal, progress):
 
 
 def analyse(study, directory, binaries, meta):
-    """The work after the runs (op descriptions, ceilings, counters); returns its notes."""
+    """The work after the runs (op descriptions, ceilings, counters, trace exports and efficiency
+    factors); returns its notes."""
     if study.analysis["trace"] or study.analysis["roofline"]:
         yield analysis.describe_ops(study, directory, binaries, str(REPO_ROOT))
     if study.analysis["ceilings"]:
         yield analysis.measure_ceilings(study, directory, str(REPO_ROOT))
     if meta.get("counters", {}).get("backend"):
         yield analysis.collect_counters(study, directory, sweep.points(study), str(REPO_ROOT), meta["counters"])
+    if study.analysis["trace"]:
+        yield analysis.export_traces(directory, study.run["warmup"])
 
 
 def record_failure(directory, meta, err):

@@ -1,0 +1,281 @@
+"""A deterministic discrete-event replay of one step's task graph on P simulated cores.
+
+The rules are the variants' own (taskgraph.Graph says which applies):
+  static (seq, forkjoin)   each operation's chunks run on the thread the schedule names, in their
+                           listing order, and every thread waits at a barrier after the operation;
+  dataflow with barrier_per_phase (tasks)
+                           list scheduling: an idle core takes the ready task listed first; a
+                           phase's tasks become eligible only when the previous phase is done;
+  dataflow without (taskiter)
+                           list scheduling across iterations: ready tasks of an older iteration
+                           first, then in listing order; a task of iteration i+1 waits for its
+                           predecessors in iteration i (next_succ), nothing else.
+
+Each task has a duration (its time alone on one core of the target machine) and a demand for
+memory bandwidth (its DRAM bytes / its duration). Tasks running together share the machine's
+bandwidth at that many active cores, max-min fair: a task whose demand fits in its fair share
+runs at full speed, the others share what remains and stretch. Among simultaneous events the
+lowest core index goes first, so the same inputs give the same prediction, bit for bit.
+"""
+
+import heapq
+from dataclasses import dataclass, field
+
+EPS = 1e-12
+
+
+@dataclass
+class Work:
+    """What the engine runs: per task, its duration (s) and DRAM bytes."""
+    duration: list
+    dram_bytes: list
+
+
+@dataclass
+class Outcome:
+    makespan: float                                   # seconds from start to the last task's end
+    busy: list                                        # per core: seconds spent running tasks
+    nominal: float                                    # sum of the tasks' unstretched durations
+    ends: dict = field(default_factory=dict)          # (iteration, task) -> end time (dataflow)
+
+
+def shares(demands, capacity):
+    """Max-min fair allocation of `capacity` among `demands`: the rates (0..1] at which each task
+    progresses (1 when its demand is met)."""
+    total = sum(demands)
+    if total <= capacity or total <= 0:
+        return [1.0] * len(demands)
+    order = sorted(range(len(demands)), key=lambda i: (demands[i], i))
+    rates = [1.0] * len(demands)
+    left, count = capacity, len(demands)
+    for pos, i in enumerate(order):
+        fair = left / (count - pos)
+        d = demands[i]
+        if d <= fair:
+            left -= d
+        else:
+            for j in order[pos:]:
+                rates[j] = fair / demands[j] if demands[j] > 0 else 1.0
+            break
+    return rates
+
+
+class Engine:
+    """Cores that run tasks handed out by a policy (take(core) -> task or None, done(task, time)),
+    with bandwidth sharing between the running tasks."""
+
+    def __init__(self, cores, work, machine):
+        self.cores = cores
+        self.work = work
+        self.machine = machine
+        self.time = 0.0
+        self.busy = [0.0] * cores
+        self.nominal = 0.0
+
+    def run(self, policy):
+        running = {}  # core -> [task, remaining fraction, duration, demand, start]
+        work = self.work
+        while True:
+            # hand out work until no idle core takes any (a task of no measurable time ends where
+            # it starts and may release more)
+            progress = True
+            while progress:
+                progress = False
+                for core in range(self.cores):
+                    if core in running:
+                        continue
+                    task = policy.take(core)
+                    if task is None:
+                        continue
+                    progress = True
+                    d = work.duration[task]
+                    self.nominal += d
+                    if d <= 0:
+                        policy.done(task, self.time)
+                        continue
+                    running[core] = [task, 1.0, d, work.dram_bytes[task] / d, self.time]
+            if not running:
+                if policy.pending():
+                    raise RuntimeError("simulation deadlock: tasks remain but none is ready")
+                return
+            cores = sorted(running)
+            capacity = self.machine.bandwidth(len(cores)) if self.machine is not None else float("inf")
+            rates = shares([running[c][3] for c in cores], capacity)
+            # time until each running task ends at the current rates
+            dts = [running[c][1] * running[c][2] / r for c, r in zip(cores, rates)]
+            dt = min(dts)
+            self.time += dt
+            finished = []
+            for c, r, left in zip(cores, rates, dts):
+                entry = running[c]
+                if left - dt <= EPS * max(1.0, self.time):
+                    finished.append(c)
+                else:
+                    entry[1] -= dt * r / entry[2]
+            for c in finished:  # lowest core first
+                task, _, _, _, start = running.pop(c)
+                self.busy[c] += self.time - start
+                policy.done(task, self.time)
+
+
+class StaticOp:
+    """One operation of a static schedule: each core runs its own chunks in order."""
+
+    def __init__(self, queues):
+        self.queues = {c: list(reversed(q)) for c, q in queues.items()}
+        self.left = sum(len(q) for q in queues.values())
+
+    def take(self, core):
+        q = self.queues.get(core)
+        return q.pop() if q else None
+
+    def done(self, task, time):
+        self.left -= 1
+
+    def pending(self):
+        return self.left > 0
+
+
+class Dataflow:
+    """Ready tasks in (iteration, listing order); `members` are the (iteration, task) pairs to run,
+    `preds` their predecessor counts (among members), `succs(it, task)` their successors."""
+
+    def __init__(self, members, preds, succs):
+        self.preds = preds
+        self.succs = succs
+        self.ready = [m for m in members if preds[m] == 0]
+        heapq.heapify(self.ready)
+        self.left = len(members)
+        self.ends = {}
+
+    def take(self, core):
+        if not self.ready:
+            return None
+        it, task = heapq.heappop(self.ready)
+        return _Ticket(it, task)
+
+    def done(self, ticket, time):
+        key = (ticket.iteration, ticket.task)
+        self.ends[key] = time
+        self.left -= 1
+        for s in self.succs(*key):
+            self.preds[s] -= 1
+            if self.preds[s] == 0:
+                heapq.heappush(self.ready, s)
+
+    def pending(self):
+        return self.left > 0
+
+
+class _Ticket(int):
+    """A task id that also carries its iteration (the engine indexes Work by the int value)."""
+
+    def __new__(cls, iteration, task):
+        obj = int.__new__(cls, task)
+        obj.iteration = iteration
+        obj.task = task
+        return obj
+
+
+def run_static(graph, work, machine):
+    """seq and forkjoin: one operation after another, each on its threads, a barrier after each.
+    Returns an Outcome for one step."""
+    cores = graph.threads
+    by_op = {}
+    for t in range(graph.n_tasks):
+        by_op.setdefault(graph.op[t], {}).setdefault(graph.thread[t], []).append(t)
+    engine = Engine(cores, work, machine)
+    for op in sorted(by_op):
+        engine.run(StaticOp(by_op[op]))
+    return Outcome(engine.time, engine.busy, engine.nominal)
+
+
+def _phase_segments(graph):
+    """Consecutive runs of tasks of one phase, in listing order: [(first, end)]."""
+    segs, start = [], 0
+    for t in range(1, graph.n_tasks + 1):
+        if t == graph.n_tasks or graph.phase[t] != graph.phase[start]:
+            segs.append((start, t))
+            start = t
+    return segs
+
+
+def run_phases(graph, work, machine, cores):
+    """tasks: list scheduling inside each phase, a wait after each. One step."""
+    engine = Engine(cores, work, machine)
+    for first, end in _phase_segments(graph):
+        members = [(0, t) for t in range(first, end)]
+        preds = {m: 0 for m in members}
+        for t in range(first, end):
+            for s in graph.succ[t]:
+                if first <= s < end:
+                    preds[(0, s)] += 1
+
+        def succs(it, task, first=first, end=end):
+            return [(0, s) for s in graph.succ[task] if first <= s < end]
+
+        engine.run(Dataflow(members, preds, succs))
+    return Outcome(engine.time, engine.busy, engine.nominal)
+
+
+def run_iterations(graph, work, machine, cores, iterations):
+    """taskiter: `iterations` steps as one graph, no barrier. The Outcome's ends give each
+    (iteration, task)'s end."""
+    n = graph.n_tasks
+    members = [(i, t) for i in range(iterations) for t in range(n)]
+    preds = {m: 0 for m in members}
+    for i in range(iterations):
+        for t in range(n):
+            for s in graph.succ[t]:
+                preds[(i, s)] += 1
+            if i + 1 < iterations:
+                for s in graph.next_succ[t]:
+                    preds[(i + 1, s)] += 1
+
+    def succs(it, task):
+        out = [(it, s) for s in graph.succ[task]]
+        if it + 1 < iterations:
+            out += [(it + 1, s) for s in graph.next_succ[task]]
+        return out
+
+    engine = Engine(cores, work, machine)
+    policy = Dataflow(members, preds, succs)
+    engine.run(policy)
+    return Outcome(engine.time, engine.busy, engine.nominal, policy.ends)
+
+
+def step_time(graph, work, machine, cores, iterations=4):
+    """(predicted step time, Outcome) for `graph` on `cores` cores. taskiter's step time is the
+    median interval between the ends of consecutive iterations after the first (as the binary
+    reports it, the first left out as warm-up); the others' is one step's makespan."""
+    if graph.schedule == "static":
+        out = run_static(graph, work, machine)
+        return out.makespan, out
+    if graph.barrier_per_phase:
+        out = run_phases(graph, work, machine, cores)
+        return out.makespan, out
+    iterations = max(2, iterations)
+    out = run_iterations(graph, work, machine, cores, iterations)
+    ends = [max(out.ends[(i, t)] for t in range(graph.n_tasks)) for i in range(iterations)]
+    intervals = sorted(b - a for a, b in zip(ends, ends[1:]))
+    mid = len(intervals) // 2
+    step = intervals[mid] if len(intervals) % 2 else 0.5 * (intervals[mid - 1] + intervals[mid])
+    return step, out
+
+
+def pop_factors(outcome, cores):
+    """POP efficiency factors of a simulated run on `cores` cores: load balance (mean busy / max
+    busy), communication-and-synchronisation efficiency (max busy / runtime; here the waits the
+    dependencies and barriers impose), parallel efficiency (their product), computation
+    scalability (the tasks' time alone / their time as run, <1 when bandwidth sharing stretched
+    them) and global
+    efficiency (parallel efficiency x computation scalability)."""
+    busy = outcome.busy[:cores]
+    total = sum(busy)
+    mx = max(busy) if busy else 0.0
+    runtime = outcome.makespan
+    lb = (total / cores) / mx if mx > 0 else 1.0
+    comm = mx / runtime if runtime > 0 else 1.0
+    comp = outcome.nominal / total if total > 0 else 1.0
+    return {"load_balance": lb, "communication_eff": comm, "parallel_eff": lb * comm,
+            "computation_scalability": comp, "global_eff": lb * comm * comp}

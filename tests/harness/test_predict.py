@@ -1,0 +1,152 @@
+"""`perfstudy predict` end to end on a real sweep of the tiny model with the real binaries
+(build/gcc/fast/gpt2-*), and --describe-graph of every variant."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PERFSTUDY = REPO / "harness" / "perfstudy"
+BUILD = REPO / "build" / "gcc" / "fast"
+sys.path.insert(0, str(REPO / "harness"))
+
+from pstudy import taskgraph, vocabulary  # noqa: E402
+
+VARIANTS = [v for v in vocabulary.VARIANTS if (BUILD / f"gpt2-{v}").exists()]
+pytestmark = pytest.mark.skipif(not VARIANTS, reason="no built binaries (make)")
+
+CONFIG = """
+[model]
+config = "tiny"
+B = 4
+T = 64
+
+[run]
+steps = 3
+warmup = 1
+repetitions = 1
+timeout_s = 60
+
+[sweep]
+variants = {variants}
+compilers = ["gcc"]
+kernels = ["fast"]
+threads = [1, 2]
+batch_subsize = [2]
+token_chunk = [32]
+
+[analysis]
+trace = true
+ceilings = false
+roofline = false
+"""
+
+MACHINE = """name = "{name}"
+measured = false
+cores = 16
+peak_gflops_per_core = {peak}
+bandwidth_cores = [1, 4, 16]
+bandwidth_GBs = [10, 30, 40]
+"""
+
+
+def perfstudy(*args, **kw):
+    return subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True,
+                          timeout=300, cwd=REPO, **kw)
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("predict")
+    cfg = tmp / "tiny-predict.toml"
+    cfg.write_text(CONFIG.format(variants=json.dumps(VARIANTS)))
+    proc = perfstudy("run", cfg, "--results-root", tmp / "results")
+    assert proc.returncode == 0, proc.stderr
+    directory = Path(proc.stdout.strip().splitlines()[-1])
+    here = tmp / "here.toml"
+    here.write_text(MACHINE.format(name="here", peak=20))
+    return directory, here, tmp
+
+
+def test_describe_graph_of_every_variant(tmp_path):
+    for variant in VARIANTS:
+        out = tmp_path / f"{variant}.json"
+        proc = subprocess.run([BUILD / f"gpt2-{variant}", "--config", "tiny", "--threads", "3",
+                               "--batch-subsize", "2", "--token-chunk", "32", "--describe-graph", out],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        g = taskgraph.load(out)
+        assert g.variant == variant
+        assert sum(g.flops) == sum(op["flops"] for op in g.ops)  # the chunks add up to the step
+        if g.schedule == taskgraph.STATIC:
+            assert set(g.thread) <= set(range(g.threads))
+            assert sorted(set(g.op)) == list(range(len(g.ops)))
+        else:
+            assert sum(map(len, g.succ)) > 0 and sum(map(len, g.next_succ)) > 0
+            assert g.barrier_per_phase == (variant != "taskiter")  # tasks waits after every phase
+
+
+def test_describe_graph_bad_path_is_one_line():
+    variant = VARIANTS[0]
+    proc = subprocess.run([BUILD / f"gpt2-{variant}", "--config", "tiny", "--describe-graph",
+                           "/nonexistent/dir/g.json"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2  # the info line, then one line naming the file
+    assert proc.stderr.splitlines()[-1].endswith("/nonexistent/dir/g.json: cannot write the task graph: "
+                                                 "No such file or directory")
+
+
+def test_predict_on_a_real_sweep(sweep):
+    directory, here, tmp = sweep
+    proc = perfstudy("predict", directory, "--source-machine", here, "--threads", "1,2,4")
+    assert proc.returncode == 0, proc.stderr
+    out = directory / "predict-here"
+    pred = (out / "prediction.csv").read_text()
+    val = (out / "validation.csv").read_text()
+    assert "PREDICTED" in proc.stdout and "error" in proc.stdout
+    # one validation row per measured point (every variant at 1 and 2 threads, seq at 1)
+    rows = val.strip().splitlines()[1:]
+    expected = sum(1 if vocabulary.is_sequential(v) else 2 for v in VARIANTS)
+    assert len(rows) == expected
+    for png in ("predict_speedup.png", "predict_efficiency.png", "predict_step_time.png"):
+        data = (out / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10000
+    # forkjoin was described at each core count, the task variants once
+    graphs = sorted(p.name for p in (directory / "graphs").iterdir())
+    assert any("_t4_" in name for name in graphs)
+    # the same inputs give the same prediction, byte for byte
+    again = perfstudy("predict", directory, "--source-machine", here, "--threads", "1,2,4")
+    assert again.returncode == 0, again.stderr
+    assert (out / "prediction.csv").read_text() == pred
+    assert (out / "validation.csv").read_text() == val
+
+
+def test_predict_for_another_machine_scales_with_its_peak(sweep):
+    directory, here, tmp = sweep
+    fast = tmp / "fast.toml"
+    # twice the peak and twice the bandwidth: everything twice as fast (with the same bandwidth, the
+    # memory-bound chunks would stretch instead)
+    fast.write_text(MACHINE.format(name="twice", peak=40).replace("[10, 30, 40]", "[20, 60, 80]"))
+    proc = perfstudy("predict", directory, "--source-machine", here, "--machine", fast, "--threads", "1")
+    assert proc.returncode == 0, proc.stderr
+    import pandas as pd
+    base = pd.read_csv(directory / "predict-here" / "prediction.csv")
+    other = pd.read_csv(directory / "predict-twice" / "prediction.csv")
+    b = base[base["threads"] == 1].set_index("variant")["predicted_step_s"]
+    o = other[other["threads"] == 1].set_index("variant")["predicted_step_s"]
+    for v in o.index.unique():
+        assert float(o[v].min()) == pytest.approx(float(b[v].min()) / 2, rel=0.02)
+
+
+def test_predict_bad_input_exits_2_with_one_line(sweep, tmp_path):
+    directory, here, tmp = sweep
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\nmeasured = false\ncores = 0\n')
+    proc = perfstudy("predict", directory, "--source-machine", here, "--machine", bad)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "bad.toml: cores" in proc.stderr
+    proc = perfstudy("predict", directory)  # no ceilings.json and no --source-machine
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "ceilings.json: missing" in proc.stderr
+    proc = perfstudy("predict", directory, "--source-machine", here, "--threads", "64")
+    assert proc.returncode == 2 and "exceeds the machine's 16 cores" in proc.stderr

@@ -1,0 +1,176 @@
+"""The simulator (pstudy.simulate) on hand-made task graphs whose schedules are known."""
+
+import pytest
+
+from pstudy import machines, simulate, taskgraph
+from pstudy.errors import StudyError
+
+
+def machine(cores=64, bw=None, peak=10.0):
+    """A machine with bandwidth `bw` GB/s at every core count (unlimited when None)."""
+    xs, ys = ([1, cores], [bw, bw]) if bw else ([1, cores], [1e9, 1e9])
+    return machines.Machine("test", False, cores, peak, tuple(xs), tuple(ys))
+
+
+def op(i, phase="forward"):
+    return {"op": i, "kernel": "k", "label": f"op{i}", "layer": -1, "phase": phase, "split": "rows",
+            "cut_columns": 0, "flops": 1, "bytes": 1}
+
+
+def task(i, op_index, phase="forward", thread=-1, succ=None, next_succ=None):
+    t = {"id": i, "op": op_index, "phase": phase, "b0": i, "b1": i + 1, "x0": 0, "x1": 1, "col0": 0, "col1": 0,
+         "thread": thread, "flops": 1, "bytes": 0}
+    if succ is not None:
+        t["succ"], t["next_succ"] = succ, next_succ or []
+    return t
+
+
+def dataflow(tasks, n_ops=1, barrier_per_phase=False, phases=None):
+    ops = [op(i, (phases or {}).get(i, "forward")) for i in range(n_ops)]
+    return taskgraph.parse({"format": taskgraph.FORMAT, "version": 1, "variant": "x", "schedule": "dataflow",
+                            "threads": 1, "barrier_per_phase": barrier_per_phase, "ops": ops, "chunks": tasks},
+                           "hand-made")
+
+
+def static(ops_threads, threads):
+    """ops_threads: per operation, the thread of each of its chunks."""
+    tasks, ops = [], []
+    for o, chunk_threads in enumerate(ops_threads):
+        ops.append(op(o))
+        for th in chunk_threads:
+            tasks.append(task(len(tasks), o, thread=th))
+    return taskgraph.parse({"format": taskgraph.FORMAT, "version": 1, "variant": "x", "schedule": "static",
+                            "threads": threads, "barrier_per_phase": True, "ops": ops, "chunks": tasks}, "hand-made")
+
+
+def work(durations, dram=None):
+    return simulate.Work(list(durations), list(dram or [0.0] * len(durations)))
+
+
+def test_chain_has_no_speedup():
+    n = 10
+    g = dataflow([task(i, 0, succ=[i + 1] if i + 1 < n else []) for i in range(n)], barrier_per_phase=True)
+    w = work([1.0] * n)
+    for p in (1, 2, 8):
+        t, _ = simulate.step_time(g, w, machine(), p)
+        assert t == pytest.approx(10.0)
+
+
+def test_independent_equal_tasks_scale_ideally_up_to_their_count():
+    n = 8
+    g = dataflow([task(i, 0, succ=[]) for i in range(n)], barrier_per_phase=True)
+    w = work([1.0] * n)
+    for p in (1, 2, 4, 8, 16):
+        t, _ = simulate.step_time(g, w, machine(), p)
+        assert t == pytest.approx(n / min(p, n))  # speedup p up to 8 tasks, then flat
+    t3, _ = simulate.step_time(g, w, machine(), 3)
+    assert t3 == pytest.approx(3.0)  # 8 tasks on 3 cores: 3 rounds
+
+
+def test_fork_join_with_one_serial_operation_follows_amdahl():
+    # op 0: one serial chunk of 2 s; op 1: 8 chunks of 1 s dealt statically over P threads
+    for p in (1, 2, 4, 8):
+        g = static([[0], [i % p for i in range(8)]], p)
+        t, out = simulate.step_time(g, work([2.0] + [1.0] * 8), machine(), p)
+        assert t == pytest.approx(2.0 + 8.0 / p)
+        f = simulate.pop_factors(out, p)
+        assert f["parallel_eff"] == pytest.approx(10.0 / (p * t))
+
+
+def test_static_schedule_keeps_its_imbalance():
+    # 3 chunks on 2 threads, thread 0 gets two of them: 2 s, not 1.5 s
+    g = static([[0, 0, 1]], 2)
+    t, out = simulate.step_time(g, work([1.0, 1.0, 1.0]), machine(), 2)
+    assert t == pytest.approx(2.0)
+    assert simulate.pop_factors(out, 2)["load_balance"] == pytest.approx(0.75)
+
+
+def test_bandwidth_bound_set_stops_at_the_ceiling():
+    # 16 independent tasks, each 1 s alone moving 10 GB (10 GB/s each); the machine sustains 40 GB/s
+    n = 16
+    g = dataflow([task(i, 0, succ=[]) for i in range(n)], barrier_per_phase=True)
+    w = work([1.0] * n, [10e9] * n)
+    m = machine(bw=40.0)
+    times = {p: simulate.step_time(g, w, m, p)[0] for p in (1, 2, 4, 8, 16)}
+    assert times[1] == pytest.approx(16.0)
+    assert times[4] == pytest.approx(4.0)
+    # beyond 4 cores the 160 GB cannot move faster than 40 GB/s
+    assert times[8] == pytest.approx(4.0)
+    assert times[16] == pytest.approx(4.0)
+    f = simulate.pop_factors(simulate.step_time(g, w, m, 16)[1], 16)
+    assert f["computation_scalability"] == pytest.approx(0.25)
+
+
+def test_compute_bound_task_keeps_its_speed_beside_memory_bound_ones():
+    # max-min fairness: a task needing 1 GB/s gets it; three streaming tasks share the rest
+    rates = simulate.shares([1.0, 30.0, 30.0, 30.0], 31.0)
+    assert rates[0] == pytest.approx(1.0)
+    assert rates[1:] == pytest.approx([10.0 / 30.0] * 3)
+
+
+def test_taskwait_per_phase_separates_phases():
+    # phase forward: one 1 s task; phase backward: 4 independent 1 s tasks; no edges between phases,
+    # but the wait keeps the backward tasks from running beside the forward one
+    tasks = [task(0, 0, succ=[])] + [task(i, 1, phase="backward", succ=[]) for i in range(1, 5)]
+    g = dataflow(tasks, n_ops=2, barrier_per_phase=True, phases={1: "backward"})
+    t, _ = simulate.step_time(g, work([1.0] * 5), machine(), 4)
+    assert t == pytest.approx(2.0)
+    g2 = dataflow(tasks, n_ops=2, barrier_per_phase=False, phases={1: "backward"})
+    t2, _ = simulate.step_time(g2, work([1.0] * 5), machine(), 5)
+    assert t2 == pytest.approx(1.0)  # iterations overlap completely: each ends 1 s after the last
+
+
+def test_iterations_overlap_without_a_barrier():
+    # a chain a -> b within an iteration and a -> a' into the next: on 2 cores, b of iteration i
+    # runs beside a of iteration i+1, so a step costs 1 s instead of 2
+    g = dataflow([task(0, 0, succ=[1], next_succ=[0]), task(1, 0, succ=[], next_succ=[])])
+    t, _ = simulate.step_time(g, work([1.0, 1.0]), machine(), 2, iterations=6)
+    assert t == pytest.approx(1.0)
+    t1, _ = simulate.step_time(g, work([1.0, 1.0]), machine(), 1, iterations=6)
+    assert t1 == pytest.approx(2.0)
+
+
+def test_same_inputs_give_the_same_prediction():
+    import random
+    rng = random.Random(5)
+    n = 200
+    tasks = []
+    for i in range(n):
+        succ = sorted({rng.randrange(i + 1, n) for _ in range(2)}) if i < n - 1 else []
+        tasks.append(task(i, 0, succ=succ, next_succ=[i] if i % 7 == 0 else []))
+    g = dataflow(tasks)
+    w = work([rng.uniform(0.1, 1.0) for _ in range(n)], [rng.uniform(0, 5e9) for _ in range(n)])
+    m = machine(bw=12.0)
+    first = [simulate.step_time(g, w, m, p)[0] for p in (1, 3, 8)]
+    again = [simulate.step_time(g, w, m, p)[0] for p in (1, 3, 8)]
+    assert first == again  # bit for bit
+    assert first[0] > first[1] > first[2]
+
+
+def test_bad_graph_files_are_named():
+    with pytest.raises(StudyError, match="hand-made: not a task graph"):
+        taskgraph.parse({"format": "other"}, "hand-made")
+    bad = {"format": taskgraph.FORMAT, "version": 1, "variant": "x", "schedule": "dataflow", "threads": 1,
+           "barrier_per_phase": True, "ops": [op(0)], "chunks": [task(0, 0, succ=[0])]}
+    with pytest.raises(StudyError, match=r"chunks\[0\]\.succ"):
+        taskgraph.parse(bad, "hand-made")
+
+
+def test_machine_files_are_checked(tmp_path):
+    p = tmp_path / "m.toml"
+    p.write_text('name = "m"\nmeasured = false\ncores = 8\npeak_gflops_per_core = 10\n'
+                 'bandwidth_cores = [1, 4]\nbandwidth_GBs = [10, 30]\n')
+    m = machines.load(p)
+    assert m.bandwidth(1) == 10e9 and m.bandwidth(4) == 30e9 and m.bandwidth(8) == 30e9
+    assert m.bandwidth(2) == pytest.approx(10e9 + 20e9 / 3)
+    assert machines.load(tmp_path / "m.toml") == machines.check(machines.tomllib.loads(machines.to_toml(m)), p)
+    p.write_text('name = "m"\nmeasured = false\ncores = 8\npeak_gflops_per_core = 10\n'
+                 'bandwidth_cores = [2, 4]\nbandwidth_GBs = [10, 30]\n')
+    with pytest.raises(StudyError, match="m.toml: bandwidth_cores: must start at 1"):
+        machines.load(p)
+
+
+@pytest.mark.parametrize("name", ["mn5-gpp", "epyc-9654-2s"])
+def test_shipped_machines_load(name):
+    m = machines.load(name)
+    assert not m.measured and m.cores >= 64 and m.source

@@ -1,0 +1,261 @@
+"""Trace export (Paraver, Perfetto) and the POP efficiency factors: the strict checkers accept the
+exports of real runs of every variant and reject hand-broken files; the factors have the known
+answers of hand-made traces and multiply to their parents."""
+
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+
+import pandas as pd
+import pytest
+
+from conftest import REPO, VARIANTS
+from pstudy import efficiency, traceformats, vocabulary
+
+BUILD = REPO / "build" / "gcc" / "fast"
+COLUMNS = list(traceformats.CHUNK_COLUMNS)
+
+
+def chunks(rows):
+    """A trace from (iteration, op, thread, start, end) tuples; one op = one kernel kind."""
+    return pd.DataFrame([{"iteration": it, "op": op, "kernel": f"kind{op % 3}", "layer": op % 2 - 1,
+                          "phase": "forward", "label": f"op {op}", "b0": 0, "b1": 1, "x0": thread,
+                          "x1": thread + 1, "thread": thread, "start_s": a, "end_s": b}
+                         for it, op, thread, a, b in rows], columns=COLUMNS)
+
+
+def assert_products(f):
+    pe = f["parallel_efficiency"]
+    assert f["load_balance"] * f["communication_efficiency"] == pytest.approx(pe, rel=1e-12)
+    assert (f["omp_serialization_efficiency"] * f["omp_load_balance"] * f["omp_scheduling_efficiency"]
+            == pytest.approx(pe, rel=1e-12))
+
+
+# ---------------------------------------------------------------------------------------------
+# efficiency arithmetic on hand-made traces
+
+def test_perfect_balance():
+    f = efficiency.run_factors(chunks([(0, 0, 0, 0.0, 1.0), (0, 0, 1, 0.0, 1.0),
+                                       (0, 1, 0, 1.0, 2.0), (0, 1, 1, 1.0, 2.0)]), threads=2)
+    for name in ("parallel_efficiency", "load_balance", "communication_efficiency",
+                 "omp_serialization_efficiency", "omp_load_balance", "omp_scheduling_efficiency"):
+        assert f[name] == pytest.approx(1.0), name
+    assert f["runtime_s"] == pytest.approx(2.0)
+
+
+def test_one_idle_thread():
+    # thread 1 of 2 never works; every operation is parallel (two chunks, both on thread 0)
+    f = efficiency.run_factors(chunks([(0, 0, 0, 0.0, 1.0), (0, 0, 0, 1.0, 2.0)]), threads=2)
+    assert f["parallel_efficiency"] == pytest.approx(0.5)
+    assert f["load_balance"] == pytest.approx(0.5)
+    assert f["communication_efficiency"] == pytest.approx(1.0)
+    assert f["omp_load_balance"] == pytest.approx(0.5)
+    assert f["omp_serialization_efficiency"] == pytest.approx(1.0)
+    assert f["omp_scheduling_efficiency"] == pytest.approx(1.0)
+    assert_products(f)
+
+
+def test_serial_operation_between_two_parallel_ones():
+    # op 0 on both threads [0, 1]; op 1, one chunk, on thread 0 [1, 2]; op 2 on both [2, 3]
+    f = efficiency.run_factors(chunks([(0, 0, 0, 0.0, 1.0), (0, 0, 1, 0.0, 1.0), (0, 1, 0, 1.0, 2.0),
+                                       (0, 2, 0, 2.0, 3.0), (0, 2, 1, 2.0, 3.0)]), threads=2)
+    assert f["parallel_efficiency"] == pytest.approx(5 / 6)
+    assert f["load_balance"] == pytest.approx(2.5 / 3)
+    assert f["communication_efficiency"] == pytest.approx(1.0)
+    assert f["serialization_s"] == pytest.approx(1.0)
+    assert f["omp_serialization_efficiency"] == pytest.approx(5 / 6)
+    assert f["omp_load_balance"] == pytest.approx(1.0)
+    assert f["omp_scheduling_efficiency"] == pytest.approx(1.0)
+    assert_products(f)
+
+
+def test_gap_with_no_thread_working_is_scheduling_and_warmup_is_left_out():
+    # iteration 0 (warm-up) is slow; in iteration 1 both threads stop for 0.5 s between two ops
+    f = efficiency.run_factors(chunks([(0, 0, 0, 0.0, 5.0), (1, 0, 0, 10.0, 11.0), (1, 0, 1, 10.0, 11.0),
+                                       (1, 1, 0, 11.5, 12.5), (1, 1, 1, 11.5, 12.5)]), threads=2, warmup=1)
+    assert f["runtime_s"] == pytest.approx(2.5)
+    assert f["scheduling_s"] == pytest.approx(1.0)
+    assert f["omp_scheduling_efficiency"] == pytest.approx(0.8)
+    assert f["parallel_efficiency"] == pytest.approx(0.8)
+    assert_products(f)
+
+
+def test_sequential_trace_has_efficiency_one_and_scalability_against_one_thread():
+    seq = efficiency.run_factors(chunks([(0, op, 0, op, op + 1.0) for op in range(4)]), threads=1)
+    assert seq["parallel_efficiency"] == pytest.approx(1.0)
+    assert_products(seq)
+    runs = pd.DataFrame([{"variant": vocabulary.BASELINE, "compiler": "gcc", "kernels": "fast", "threads": t,
+                          "batch_subsize": None, "k": None, "repetition": r, "steps": 2, "runtime_s": 1.0,
+                          "useful_sum_s": u, "parallel_efficiency": 0.5 if t == 2 else 1.0,
+                          **{f: 1.0 for f in efficiency.FACTORS[1:6]}}
+                         for t, r, u in [(1, 0, 2.0), (1, 1, 2.0), (2, 0, 2.5), (2, 1, 2.5)]])
+    points = efficiency.point_factors(efficiency.with_scalability(runs)).set_index("threads")
+    assert points.loc[1, "computation_scalability"] == pytest.approx(1.0)
+    assert points.loc[2, "computation_scalability"] == pytest.approx(0.8)
+    assert points.loc[2, "global_efficiency"] == pytest.approx(0.4)
+
+
+# ---------------------------------------------------------------------------------------------
+# the checkers on real runs of every variant
+
+@pytest.fixture(scope="module")
+def real_traces(tmp_path_factory):
+    missing = [v for v in VARIANTS if not (BUILD / f"gpt2-{v}").exists()]
+    if missing:
+        pytest.skip(f"{BUILD}: not built ({', '.join(missing)}): run make")
+    out = tmp_path_factory.mktemp("real")
+    found = {}
+    for v in VARIANTS:
+        threads = 1 if vocabulary.is_sequential(v) else 2
+        csv = out / f"{v}.csv"
+        subprocess.run([str(BUILD / f"gpt2-{v}"), "--config", "tiny", "-B", "2", "-T", "32", "--steps", "3",
+                        "--threads", str(threads), "--trace", str(csv)], check=True, capture_output=True,
+                       env={**os.environ, "OMP_NUM_THREADS": str(threads)}, timeout=60)
+        found[v] = (traceformats.read_chunks(csv), threads)
+    return out, found
+
+
+def test_exports_of_every_variant_pass_both_checkers(real_traces):
+    out, found = real_traces
+    for v, (c, threads) in found.items():
+        stem = out / v
+        traceformats.write_paraver(c, threads, stem, title=v)
+        assert traceformats.check_paraver(stem) == [], v
+        traceformats.write_perfetto(c, threads, out / f"{v}.json", title=v)
+        assert traceformats.check_perfetto(out / f"{v}.json") == [], v
+        f = efficiency.run_factors(c, threads, warmup=1)
+        assert_products(f)
+        if vocabulary.is_sequential(v):
+            assert f["parallel_efficiency"] > 0.95  # only the gaps between kernels are lost
+            assert f["load_balance"] == 1.0
+
+
+def broken(tmp_path, out, name, suffix, edit):
+    """A copy of out/name.* with `edit` applied to the file with `suffix`; returns the new stem."""
+    stem = tmp_path / f"broken-{name}"
+    for s in traceformats.PARAVER_SUFFIXES:
+        shutil.copy(out / f"{name}{s}", stem.with_name(stem.name + s))
+    path = stem.with_name(stem.name + suffix)
+    path.write_text(edit(path.read_text()))
+    return stem
+
+
+def _body_line(text, prefix):
+    lines = text.splitlines(keepends=True)
+    i = next(i for i, line in enumerate(lines) if i > 0 and line.startswith(prefix))
+    return lines, i
+
+
+def test_paraver_checker_rejects_broken_files(real_traces, tmp_path):
+    out, found = real_traces
+    name = next(v for v in VARIANTS if not vocabulary.is_sequential(v))
+    traceformats.write_paraver(found[name][0], found[name][1], out / name)
+
+    def header(text):
+        return text.replace("#Paraver (", "#Paraver(", 1)
+
+    def out_of_order(text):
+        lines, i = _body_line(text, "1:")
+        j = len(lines) - 1
+        lines[i], lines[j] = lines[j], lines[i]
+        return "".join(lines)
+
+    def undeclared_state(text):
+        lines, i = _body_line(text, "1:")
+        fields = lines[i].rstrip("\n").split(":")
+        lines[i] = ":".join(fields[:-1] + ["7"]) + "\n"
+        return "".join(lines)
+
+    def undeclared_value(text):
+        lines, i = _body_line(text, "2:")
+        fields = lines[i].rstrip("\n").split(":")
+        fields[7] = "999"
+        lines[i] = ":".join(fields) + "\n"
+        return "".join(lines)
+
+    def thread_out_of_range(text):
+        lines, i = _body_line(text, "1:")
+        fields = lines[i].split(":")
+        fields[4] = "9"
+        lines[i] = ":".join(fields)
+        return "".join(lines)
+
+    def beyond_duration(text):
+        return re.sub(r"\):\d+_ns:", "):5_ns:", text, count=1)
+
+    def field_count(text):
+        lines, i = _body_line(text, "1:")
+        lines[i] = lines[i].rstrip("\n") + ":1\n"
+        return "".join(lines)
+
+    cases = {"header": (".prv", header), "order": (".prv", out_of_order), "state": (".prv", undeclared_state),
+             "value": (".prv", undeclared_value), "thread": (".prv", thread_out_of_range),
+             "duration": (".prv", beyond_duration), "fields": (".prv", field_count),
+             "pcf colour": (".pcf", lambda t: t.replace("STATES_COLOR\n0", "STATES_COLOR\n#", 1)),
+             "row size": (".row", lambda t: t.replace("LEVEL THREAD SIZE 2", "LEVEL THREAD SIZE 3"))}
+    for what, (suffix, edit) in cases.items():
+        stem = broken(tmp_path, out, name, suffix, edit)
+        assert traceformats.check_paraver(stem), f"{what}: a broken file was accepted"
+
+
+def test_perfetto_checker_rejects_broken_files(real_traces, tmp_path):
+    out, found = real_traces
+    name = next(v for v in VARIANTS if not vocabulary.is_sequential(v))
+    good = out / f"{name}.json"
+    traceformats.write_perfetto(found[name][0], found[name][1], good)
+    data = json.loads(good.read_text())
+    xs = [i for i, e in enumerate(data["traceEvents"]) if e["ph"] == "X"]
+
+    def edit(fn):
+        d = json.loads(good.read_text())
+        fn(d["traceEvents"])
+        return d
+
+    def overlap(evs):
+        same = [i for i in xs if evs[i]["tid"] == evs[xs[0]]["tid"]]
+        evs[same[1]]["ts"] = evs[same[0]]["ts"] + evs[same[0]]["dur"] / 2 if evs[same[0]]["dur"] else evs[same[0]]["ts"] - 1
+
+    cases = {"negative dur": lambda evs: evs[xs[0]].update(dur=-1.0),
+             "missing ts": lambda evs: evs[xs[0]].pop("ts"),
+             "no args range": lambda evs: evs[xs[0]]["args"].pop("range"),
+             "no thread name": lambda evs: [evs.remove(e) for e in [e for e in evs if e.get("name") == "thread_name"]],
+             "overlap": overlap,
+             "far from zero": lambda evs: [e.update(ts=e["ts"] + 1e8) for e in evs if e["ph"] == "X"]}
+    for what, fn in cases.items():
+        path = tmp_path / f"{what}.json"
+        path.write_text(json.dumps(edit(fn)))
+        assert traceformats.check_perfetto(path), f"{what}: a broken file was accepted"
+    (tmp_path / "bad.json").write_text('{"traceEvents": [')
+    assert traceformats.check_perfetto(tmp_path / "bad.json")
+
+
+def test_bad_chunk_csv_is_one_line_naming_the_file(tmp_path):
+    from pstudy.errors import StudyError
+
+    path = tmp_path / "t.csv"
+    path.write_text(",".join(COLUMNS) + "\n0,0,k,0,forward,l,0,1,0,1,0,0.5,0.25\n")
+    with pytest.raises(StudyError, match=r"t\.csv: row 2: a record ends before it starts"):
+        traceformats.read_chunks(path)
+    path.write_text(",".join(COLUMNS) + "\n0,0,k,0,forward,l,0,1,0,1,x,0.5,0.75\n")
+    with pytest.raises(StudyError, match=r"t\.csv: row 2, column thread"):
+        traceformats.read_chunks(path)
+
+
+def test_trace_command_exports_and_refuses_bad_input(study):
+    r = study.perfstudy("run", study.config(repetitions=1, steps=2))
+    assert r.returncode == 0, r.stderr
+    directory = study.result_dirs()[0]
+    assert sorted((directory / "exports" / "perfetto").glob("*.json"))  # `run` exported them
+    assert (directory / "efficiency.csv").is_file()
+    r = study.perfstudy("trace", directory, "--format", "paraver", "--out", study.tmp / "x")
+    assert r.returncode == 0, r.stderr
+    prvs = sorted((study.tmp / "x").glob("*.prv"))
+    assert prvs and all(traceformats.check_paraver(p.with_suffix("")) == [] for p in prvs)
+    r = study.perfstudy("trace", directory, "--run", "nosuchrun")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "nosuchrun" in r.stderr
+    (directory / "traces" / next(os.walk(directory / "traces"))[2][0]).write_text("garbage\n")
+    r = study.perfstudy("trace", directory)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and ".csv" in r.stderr, r.stderr
