@@ -150,6 +150,9 @@ def with_scalability(runs):
     point keys, useful_sum_s and steps): against the mean useful time per step of the runs of the
     same variant, build and chunking on 1 thread."""
     runs = runs.copy()
+    for col in vocabulary.OPTIONAL_KEYS:  # a table made without a newer point key: NA
+        if col not in runs.columns:
+            runs[col] = None
     per_step = runs["useful_sum_s"] / runs["steps"]
     runs["useful_per_step_s"] = per_step
     base_keys = [k for k in KEYS if k != "threads"]

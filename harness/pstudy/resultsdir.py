@@ -573,7 +573,8 @@ def read_csv(path, columns=(), what="", absent=None):
         raise StudyError(absent or f"{path}: no such file") from None
     except (OSError, ValueError) as err:
         raise StudyError(f"{path}: unreadable: {err}") from None
-    for col in vocabulary.OPTIONAL_KEYS:  # a key newer than the file: NA, as for a variant without it
+    # a key or step field newer than the file: NA, as for a variant without it
+    for col in vocabulary.OPTIONAL_KEYS + vocabulary.DISTRIBUTED_STEP_FIELDS:
         if col in columns and col not in frame.columns:
             frame[col] = None
     missing = [c for c in columns if c not in frame.columns]
