@@ -13,6 +13,15 @@ COMPILERS ?= gcc clang
 # sequential ones are linked without OpenMP
 VARIANTS            := $(shell sed -e 's/\#.*//' variants/LIST | awk 'NF {print $$1}')
 SEQUENTIAL_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "sequential" {print $$1}')
+# distributed ones (MPI processes) are built with mpicc and run, inside each process, any of the
+# node-level executors (the threads and chunked variants), compiled again with their entry
+# points prefixed by their name: forkjoin_executor_create, ...
+DISTRIBUTED_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "distributed" {print $$1}')
+NODE_VARIANTS        := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "threads" || $$2 == "chunked" {print $$1}')
+NODE_EXECUTORS       := $(foreach v,$(NODE_VARIANTS),INNER($(v)))
+node_rename = $(foreach f,executor_create executor_info executor_train executor_destroy executor_schedule EXECUTOR_NAME EXECUTOR_WHOLE_LOOP Executor,-D$(f)=$(1)_$(f))
+# Debian's Open MPI wrapper; OMPI_CC picks the compiler under it
+MPICC     ?= mpicc
 PYTHON    := $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
 
 CFLAGS_COMMON := -std=c11 -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -g
@@ -49,8 +58,16 @@ build/$(1)/$(2)/obj/exec-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
 	$(1) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 build/$(1)/$(2)/obj/front-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
 	$(1) $(CFLAGS_COMMON) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(2)/obj/main-mpi.o: variants/main.c $(HEADERS) | build/$(1)/$(2)/obj
+	OMPI_CC=$(1) $(MPICC) $(CFLAGS_COMMON) -fopenmp -DDISTRIBUTED -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(2)/obj/node-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
+	$(1) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' $$(call node_rename,$$*) -c $$< -o $$@
+build/$(1)/$(2)/obj/dist-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
+	OMPI_CC=$(1) $(MPICC) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $$< -o $$@
 build/$(1)/$(2)/obj:
 	mkdir -p $$@
+$(patsubst %,build/$(1)/$(2)/gpt2-%,$(DISTRIBUTED_VARIANTS)): build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-mpi.o $(patsubst variants/%.c,build/$(1)/$(2)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(2)/obj/dist-%.o $(patsubst %,build/$(1)/$(2)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+	OMPI_CC=$(1) $(MPICC) $(CFLAGS_COMMON) -fopenmp $$^ -o $$@ $(LDLIBS)
 $(patsubst %,build/$(1)/$(2)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-seq.o $(patsubst variants/%.c,build/$(1)/$(2)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(1) $(CFLAGS_COMMON) $$^ -o $$@ $(LDLIBS)
 build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-omp.o $(patsubst variants/%.c,build/$(1)/$(2)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
@@ -77,7 +94,7 @@ $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(foreach b,likwid papi,$(ev
 .PHONY: counters
 counters:
 	@scripts/install-deps.sh $(COUNTERS_PKG_$(COUNTERS))
-	@$(MAKE) --no-print-directory $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(VARIANTS),build/$(c)/$(k)-$(COUNTERS)/gpt2-$(v))))
+	@$(MAKE) --no-print-directory $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(filter-out $(DISTRIBUTED_VARIANTS),$(VARIANTS)),build/$(c)/$(k)-$(COUNTERS)/gpt2-$(v))))
 
 # Builds without AVX-512, for valgrind (Debian 12's valgrind 3.19 cannot decode AVX-512): the
 # flags above with -march=native replaced by -mavx2 -mfma, as pstudy.instructions does for its
@@ -159,11 +176,11 @@ print-variants:
 clean:
 	rm -rf build
 
-# AddressSanitizer + UndefinedBehaviorSanitizer builds of every variant (gcc),
-# used by the tests on tiny runs.
+# AddressSanitizer + UndefinedBehaviorSanitizer builds of every variant but the
+# distributed ones (gcc), used by the tests on tiny runs.
 ASAN_FLAGS := -std=c11 -O1 -g -march=native -ffp-contract=off -fno-omit-frame-pointer -fsanitize=address,undefined -Wall -Wextra
 .PHONY: asan
-asan: $(patsubst %,build/asan/gpt2-%,$(BUILT_NAMES))
+asan: $(patsubst %,build/asan/gpt2-%,$(filter-out $(DISTRIBUTED_VARIANTS),$(BUILT_NAMES)))
 $(patsubst %,build/asan/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/asan/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
 	@mkdir -p build/asan
 	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' variants/main.c $(FRONT_SRC) variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)

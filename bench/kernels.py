@@ -184,7 +184,7 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=4, help="steps per run; the first is warm-up")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--kernels", default="fast,reference")
-    ap.add_argument("--variants", default=",".join(vocabulary.VARIANTS))
+    ap.add_argument("--variants", default=",".join(v for v in vocabulary.VARIANTS if not vocabulary.is_distributed(v)))
     ap.add_argument("--skip-gemm", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "results" / "bench-kernels"),
                     help="where the new results directory is made")

@@ -102,7 +102,20 @@ void batches_fixed(BatchSource *source, int B, int T, const int *inputs, const i
     source->fixed_targets = targets;
 }
 
+int batches_share(BatchSource *source, int b0, int b1, Error *err) {
+    source->whole = malloc(2 * (size_t)source->B * source->T * sizeof(int));
+    if (!source->whole) {
+        snprintf(err->message, sizeof(err->message), "out of memory for a batch");
+        return -1;
+    }
+    source->share_b0 = b0;
+    source->share_b1 = b1;
+    return 0;
+}
+
 void batches_free(BatchSource *source) {
+    free(source->whole);
+    source->whole = NULL;
     if (source->kind == BATCHES_TOKENS) {
         tokens_free(&source->file);
         free(source->order);
@@ -110,7 +123,22 @@ void batches_free(BatchSource *source) {
     }
 }
 
+static void next_whole(BatchSource *s, int *inputs, int *targets);
+
 void batch_source_next(BatchSource *s, int *inputs, int *targets) {
+    if (!s->whole) {
+        next_whole(s, inputs, targets);
+        return;
+    }
+    // the whole batch, then this share's rows (B, T) -> (b1 - b0, T)
+    size_t n = (size_t)s->B * s->T, first = (size_t)s->share_b0 * s->T;
+    size_t count = (size_t)(s->share_b1 - s->share_b0) * s->T;
+    next_whole(s, s->whole, s->whole + n);
+    memcpy(inputs, s->whole + first, count * sizeof(int));
+    memcpy(targets, s->whole + n + first, count * sizeof(int));
+}
+
+static void next_whole(BatchSource *s, int *inputs, int *targets) {
     size_t n = (size_t)s->B * s->T;
     switch (s->kind) {
     case BATCHES_TOKENS: {

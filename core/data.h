@@ -46,6 +46,8 @@ struct BatchSource {
     int previous;
     const int *fixed_inputs; // BATCHES_FIXED
     const int *fixed_targets;
+    int share_b0, share_b1;  // batches_share: the sequences served; (0, 0): all B
+    int *whole;              //   the whole batch's inputs then targets, 2*B*T
 };
 
 // Returns 0, or -1 with err set when the file holds fewer than B*T+1 tokens.
@@ -55,6 +57,11 @@ int batches_from_tokens(BatchSource *source, const char *path, int B, int T, int
 int batches_shuffle(BatchSource *source, uint32_t seed, Error *err);
 void batches_synthetic(BatchSource *source, int B, int T, int vocab_size, uint64_t seed);
 void batches_fixed(BatchSource *source, int B, int T, const int *inputs, const int *targets);
+// From now on each batch served is only sequences [b0, b1) of the B the
+// source makes (one process's share of a global batch: gpt2-mpi), so that the
+// processes together see exactly the batches one process would. Returns 0, or
+// -1 with err set when memory is short.
+int batches_share(BatchSource *source, int b0, int b1, Error *err);
 void batches_free(BatchSource *source);
 
 #endif

@@ -11,6 +11,7 @@ static const char *OP_KIND_NAMES[NUM_OP_KINDS] = {
     "residual_fwd", "gelu_fwd", "crossentropy_fwd", "loss_mean",
     "crossentropy_bwd", "matmul_bwd_input", "matmul_bwd_weight", "layernorm_bwd_input",
     "layernorm_bwd_params", "gelu_bwd", "attention_bwd", "encoder_bwd", "adamw",
+    "comm",
 };
 
 const char *op_kind_name(OpKind kind) { return OP_KIND_NAMES[kind]; }
@@ -506,6 +507,12 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
     return 0;
 }
 
+int step_add_comm(StepDescription *s, Phase phase, const char *label) {
+    Builder b = {s, phase, 0, 0, NULL, 0, 0, 0};
+    Op *op = add_op(&b, OP_COMM, -1, SPLIT_NONE, label);
+    return op ? s->n_ops - 1 : -1;
+}
+
 void step_free(StepDescription *s) {
     free(s->ops);
     free(s->buffers);
@@ -705,6 +712,7 @@ void op_run(const StepDescription *s, const Op *op, Range r, int iteration, floa
                      w->eps, w->weight_decay, iteration + 1);
         break;
     }
+    case OP_COMM: // run by the distributed executor itself (variants/mpi.c)
     case NUM_OP_KINDS:
         break;
     }

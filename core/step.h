@@ -15,6 +15,7 @@ typedef enum {
     OP_RESIDUAL_FWD, OP_GELU_FWD, OP_CROSSENTROPY_FWD, OP_LOSS_MEAN,
     OP_CROSSENTROPY_BWD, OP_MATMUL_BWD_INPUT, OP_MATMUL_BWD_WEIGHT, OP_LAYERNORM_BWD_INPUT,
     OP_LAYERNORM_BWD_PARAMS, OP_GELU_BWD, OP_ATTENTION_BWD, OP_ENCODER_BWD, OP_ADAMW,
+    OP_COMM, // communication between processes (gpt2-mpi); no kernel: its executor runs it
     NUM_OP_KINDS
 } OpKind;
 
@@ -173,6 +174,11 @@ typedef struct {
 // allocation failure.
 int step_describe(StepDescription *step, GPT2 *model, AdamWSettings adamw, BatchSource *batches);
 void step_free(StepDescription *step);
+// Appends an operation of kind OP_COMM (one indivisible piece, no buffer
+// accesses) labelled "comm LABEL", so that traces and --describe name the
+// communication a distributed executor runs around the step's operations.
+// Returns its index, or -1 on allocation failure.
+int step_add_comm(StepDescription *step, Phase phase, const char *label);
 
 // Size of the split dimension: (dim0 extent, dim1 extent) of ranges;
 // a full range is (0, extent_b, 0, extent_x).

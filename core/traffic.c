@@ -129,6 +129,7 @@ Traffic op_traffic(const StepDescription *s, const Op *op, Range r) {
         t.bytes_written = 3 * E * F;
         break;
     }
+    case OP_COMM: // messages between processes: no memory traffic modelled
     case NUM_OP_KINDS:
         break;
     }

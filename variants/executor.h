@@ -12,12 +12,16 @@ typedef struct {
     int batch_subsize;  // sequences per chunk (tasks, taskiter); 0: default
     int token_chunk;    // tokens per chunk (tasks, taskiter); 0: default
     int channel_chunk;  // channels per chunk of channel-split operations; 0: default
+    // distributed variants (gpt2-mpi) only
+    const char *executor; // the node-level executor inside each process; NULL: forkjoin
+    int sharded_update;   // 1: ZeRO-1 (each process updates its shard), 0: replicated update
 } ExecOptions;
 
 typedef struct {
     float loss;
     double phase_s[NUM_PHASES];
     double step_s;
+    double comm_s;      // time in communication between processes (distributed variants; else 0)
 } StepReport;
 
 typedef struct {

@@ -2,7 +2,9 @@
 // loading, the training loop's reporting (--json), per-kernel traces (--trace)
 // and checkpoints (--save); verification (--verify, --expect-losses) is in
 // verify.c. The variant itself is the executor linked in (seq.c, forkjoin.c,
-// tasks.c, taskiter.c: variants/LIST).
+// tasks.c, taskiter.c: variants/LIST). Built with -DDISTRIBUTED for the
+// distributed variants (mpi.c: distributed.h): every rank runs this front on
+// its share of each batch, and only rank 0 speaks.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #include <sched.h>
@@ -25,6 +28,9 @@
 #include "../core/traffic.h"
 #include "executor.h"
 #include "verify.h"
+#ifdef DISTRIBUTED
+#include "distributed.h"
+#endif
 
 #ifndef KERNELS_NAME
 #define KERNELS_NAME "fast"
@@ -49,20 +55,35 @@ typedef struct {
     int list_configs; // print the embedded configurations' names instead of training
     int shuffle;      // llm.c's shuffled batch order (--data)
     int data_order;   // print each step's batch offset instead of training (--data)
-    ExecOptions exec;
+    ExecOptions exec; // with the distributed variants' --executor and --update
+
 } Options;
 
 static char program[64] = "gpt2";
+// ranks other than 0 of a distributed run print nothing (their stdout is /dev/null)
+static int silent;
+
+// Exits with `status`, ending the process layer first in a distributed run.
+static void leave(int status) __attribute__((noreturn));
+static void leave(int status) {
+#ifdef DISTRIBUTED
+    fflush(stdout);
+    dist_finalize();
+#endif
+    exit(status);
+}
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...) {
     va_list args;
     va_start(args, fmt);
-    fprintf(stderr, "%s: ", program);
-    vfprintf(stderr, fmt, args);
-    fprintf(stderr, "\n");
+    if (!silent) { // every rank finds the same bad input: one line, from rank 0
+        fprintf(stderr, "%s: ", program);
+        vfprintf(stderr, fmt, args);
+        fprintf(stderr, "\n");
+    }
     va_end(args);
-    exit(EXIT_BAD_INPUT);
+    leave(EXIT_BAD_INPUT);
 }
 
 static void usage(FILE *out) {
@@ -95,6 +116,15 @@ static void usage(FILE *out) {
             "  --tolerance X        with --verify: largest accepted absolute difference (default 1e-4)\n"
             "  --save FILE          write a checkpoint after training\n",
             program, gpt2_named_config_list());
+#ifdef DISTRIBUTED
+    fprintf(out,
+            "  --executor NAME      node-level executor inside each rank: forkjoin, tasks, taskiter\n"
+            "                       (default forkjoin)\n"
+            "  --update MODE        replicated (all-reduce, full AdamW on every rank) or sharded\n"
+            "                       (ZeRO-1: AdamW on this rank's shard, then all-gather; default)\n"
+            "  The global batch (-B) is split over the ranks (mpirun -np R): rank r gets\n"
+            "  sequences [B*r/R, B*(r+1)/R).\n");
+#endif
 }
 
 static long long parse_int(const char *option, const char *text, long long lo, long long hi) {
@@ -118,7 +148,7 @@ static float parse_float(const char *option, const char *text) {
 enum {
     OPT_CONFIG = 256, OPT_LIST_CONFIGS, OPT_MODEL, OPT_DATA, OPT_SHUFFLE, OPT_DATA_ORDER, OPT_STEPS, OPT_LR, OPT_WD,
     OPT_SEED, OPT_THREADS, OPT_BATCH_SUBSIZE, OPT_TOKEN_CHUNK, OPT_CHANNEL_CHUNK, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
-    OPT_DESCRIBE_GRAPH, OPT_VERIFY, OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE,
+    OPT_DESCRIBE_GRAPH, OPT_VERIFY, OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE, OPT_EXECUTOR, OPT_UPDATE,
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -145,6 +175,10 @@ static const struct option LONG_OPTIONS[] = {
     {"expect-losses", required_argument, NULL, OPT_EXPECT_LOSSES},
     {"tolerance", required_argument, NULL, OPT_TOLERANCE},
     {"save", required_argument, NULL, OPT_SAVE},
+#ifdef DISTRIBUTED
+    {"executor", required_argument, NULL, OPT_EXECUTOR},
+    {"update", required_argument, NULL, OPT_UPDATE},
+#endif
     {NULL, 0, NULL, 0},
 };
 #define SHORT_OPTIONS ":hB:T:" // leading ':': a missing value is told apart from an unknown option
@@ -170,13 +204,16 @@ static Options parse_options(int argc, char **argv) {
     o.weight_decay = 0.0f;
     o.tolerance = 1e-4f;
     o.seed = 1337;
+    o.exec.sharded_update = 1;
     int B_given = 0, T_given = 0;
     opterr = 0; // every message is ours: one line, then exit 2
     int code;
     while ((code = getopt_long(argc, argv, SHORT_OPTIONS, LONG_OPTIONS, NULL)) != -1) {
         const char *name = option_name(code), *v = optarg;
         switch (code) {
-        case 'h': usage(stdout); exit(0);
+        case 'h':
+            if (!silent) usage(stdout);
+            leave(0);
         case OPT_CONFIG: o.config_name = v; break;
         case OPT_LIST_CONFIGS: o.list_configs = 1; break;
         case OPT_MODEL: o.model_path = v; break;
@@ -201,6 +238,12 @@ static Options parse_options(int argc, char **argv) {
         case OPT_EXPECT_LOSSES: o.expect_losses_path = v; break;
         case OPT_TOLERANCE: o.tolerance = parse_float(name, v); break;
         case OPT_SAVE: o.save_path = v; break;
+        case OPT_EXECUTOR: o.exec.executor = v; break;
+        case OPT_UPDATE:
+            if (strcmp(v, "replicated") != 0 && strcmp(v, "sharded") != 0)
+                die("%s: '%s' is neither replicated nor sharded", name, v);
+            o.exec.sharded_update = strcmp(v, "sharded") == 0;
+            break;
         case ':': die("%s: missing value", option_name(optopt));
         default: // '?': an unknown option, or a value given to one that takes none (optopt names it)
             if (optopt >= 256) die("%s: takes no value", option_name(optopt));
@@ -255,12 +298,20 @@ static void print_placement_json(FILE *out, int threads) {
 }
 
 static void print_step(const Options *o, int step, const StepReport *r) {
+#ifdef DISTRIBUTED
+    if (o->json)
+        printf("{\"step\": %d, \"loss\": %.9g, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, "
+               "\"comm_s\": %.9f, \"step_s\": %.9f}\n",
+               step, r->loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
+               r->comm_s, r->step_s);
+#else
     if (o->json)
         printf("{\"step\": %d, \"loss\": %.9g, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, "
                "\"step_s\": %.9f}\n",
                step, r->loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
                r->step_s);
-    else
+#endif
+    else if (!silent)
         fprintf(stderr, "step %4d  loss %.6f  (forward %.3f s, backward %.3f s, update %.3f s, step %.3f s)\n",
                 step, r->loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
                 r->step_s);
@@ -297,6 +348,7 @@ typedef struct {
     StepReport *reports;
     Trace trace;
     int failures;      // verification comparisons beyond the tolerance
+    int b0, b1;        // the sequences of each batch this process trains on: [0, B) but in a distributed run
 } Run;
 
 static void list_configs(void) {
@@ -321,6 +373,17 @@ static void load_model(Options *o, Run *run) {
         o->T = run->state.T;
     }
     if (o->T > run->config.max_seq_len) die("-T: %d exceeds the model's max_seq_len %d", o->T, run->config.max_seq_len);
+    run->b0 = 0;
+    run->b1 = o->B;
+#ifdef DISTRIBUTED
+    // the global batch split over the ranks, each rank at least one sequence
+    int ranks = dist_ranks();
+    if (ranks > o->B)
+        die("%s: a batch of %d sequences cannot be split over %d ranks (at most one rank per sequence)",
+            o->verify_path ? o->verify_path : "-B", o->B, ranks);
+    dist_set_global_batch(o->B);
+    dist_share(o->B, dist_rank(), ranks, &run->b0, &run->b1);
+#endif
 }
 
 // Where the batches come from: the debug state's batch, a token file, or the synthetic stream.
@@ -335,6 +398,8 @@ static void load_data(const Options *o, Run *run) {
     } else {
         batches_synthetic(&run->batches, o->B, o->T, run->config.vocab_size, (uint64_t)o->seed);
     }
+    if ((run->b0 != 0 || run->b1 != o->B) && batches_share(&run->batches, run->b0, run->b1, &err) != 0)
+        die("%s", err.message);
 }
 
 // --data-order: the token offset of each step's batch, one per line.
@@ -355,7 +420,7 @@ static void print_data_order(const Options *o, Run *run) {
 static void load_parameters(const Options *o, Run *run) {
     Error err = {{0}};
     char alloc_err[256];
-    if (gpt2_allocate(&run->model, o->B, o->T, alloc_err, sizeof(alloc_err)) != 0) die("%s", alloc_err);
+    if (gpt2_allocate(&run->model, run->b1 - run->b0, o->T, alloc_err, sizeof(alloc_err)) != 0) die("%s", alloc_err);
     if (o->model_path) {
         if (checkpoint_read_params(o->model_path, &run->model, &err) != 0) die("%s", err.message);
     } else if (!o->describe) {
@@ -372,6 +437,24 @@ static void print_info(const Options *o, const Run *run) {
                "\"omp_runtime\": \"%s\", ",
                EXECUTOR_NAME, COMPILER_NAME, KERNELS_NAME, info->threads, openmp_runtime());
         print_placement_json(stdout, info->threads);
+#ifdef DISTRIBUTED
+        // where each rank ran: its host, its sequences of the batch, the CPUs of its threads
+        char *fragment = NULL, host[256] = "";
+        size_t fragment_len = 0;
+        FILE *f = open_memstream(&fragment, &fragment_len);
+        if (!f) die("out of memory for the info line");
+        gethostname(host, sizeof(host) - 1);
+        fprintf(f, "{\"rank\": %d, \"host\": \"%s\", \"sequences\": [%d, %d], ", dist_rank(), host, run->b0,
+                run->b1);
+        print_placement_json(f, info->threads);
+        fprintf(f, "}");
+        fclose(f);
+        printf(", \"ranks\": %d, \"executor\": \"%s\", \"update\": \"%s\", \"comm_bytes_per_step\": %lld, ",
+               dist_ranks(), o->exec.executor ? o->exec.executor : "forkjoin",
+               o->exec.sharded_update ? "sharded" : "replicated", dist_comm_bytes_per_step(run->ex));
+        dist_placement_json(stdout, fragment);
+        free(fragment);
+#endif
         printf(", \"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, \"chunked\": %s, "
                "\"tasks_per_step\": %ld, \"edges_per_step\": %ld, \"ops_per_step\": %d, \"config\": \"%s\", "
                "\"B\": %d, \"T\": %d, \"L\": %d, \"NH\": %d, \"C\": %d, \"V\": %d, \"Vp\": %d, "
@@ -380,7 +463,7 @@ static void print_info(const Options *o, const Run *run) {
                info->chunks_per_step, info->edges_per_step, run->step.n_ops, model, o->B, o->T, c->num_layers,
                c->num_heads, c->channels, c->vocab_size, c->padded_vocab_size, run->model.num_parameters);
         fflush(stdout);
-    } else {
+    } else if (!silent) {
         fprintf(stderr, "%s: %s, B=%d T=%d, %zu parameters, %d threads, %ld chunks per step\n", program, model, o->B,
                 o->T, run->model.num_parameters, info->threads, info->chunks_per_step);
     }
@@ -441,11 +524,29 @@ static void run_training(const Options *o, Run *run) {
         run->step.adamw.weight_decay = 0.0f;
         StepReport probe;
         executor_train(run->ex, 0, 1, run->losses, &probe, NULL);
+#ifdef DISTRIBUTED
+        // the whole batch's logits and the whole averaged gradient, as one process has them
+        GPT2 whole = run->model;
+        whole.acts.logits = dist_gather_sequences(run->model.acts.logits,
+                                                  (size_t)o->T * run->config.padded_vocab_size);
+        if (!whole.acts.logits) die("out of memory gathering the logits");
+        dist_gather_gradients(run->ex);
+        run->failures += verify_debug_state(&whole, &run->state, run->losses[0], o->tolerance, o->json);
+        free(whole.acts.logits);
+#else
         run->failures += verify_debug_state(&run->model, &run->state, run->losses[0], o->tolerance, o->json);
+#endif
+#ifdef DISTRIBUTED
+        dist_reset_moments(run->ex); // only this rank's: the others' are never touched
+#else
         memset(run->model.m_memory, 0, run->model.num_parameters * sizeof(float));
         memset(run->model.v_memory, 0, run->model.num_parameters * sizeof(float));
+#endif
         run->step.adamw = run->adamw;
     }
+#ifdef DISTRIBUTED
+    if (o->trace_path) dist_sync_trace_origin(&run->trace);
+#endif
     train(run->ex, o, 0, o->steps, run->losses, run->reports, &run->trace);
 #if defined(USE_LIKWID) || defined(USE_PAPI)
     counters_finish(&counters, stderr);
@@ -464,6 +565,11 @@ static void verify(const Options *o, Run *run) {
 // --trace and --save.
 static void save(const Options *o, Run *run) {
     Error err = {{0}};
+#ifdef DISTRIBUTED
+    // one trace of every rank, written by rank 0; one checkpoint (the ranks' parameters are equal)
+    if (o->trace_path) dist_gather_trace(&run->trace, run->info.threads);
+    if (silent) return;
+#endif
     if (o->trace_path) {
         FILE *f = fopen(o->trace_path, "w");
         if (!f || trace_write_csv(&run->trace, &run->step, f) != 0 || fclose(f) != 0)
@@ -482,12 +588,10 @@ static int report(const Options *o, Run *run) {
     batches_free(&run->batches);
     debug_state_free(&run->state);
     gpt2_free(&run->model);
-    if (run->failures) {
+    if (run->failures && !silent)
         fprintf(stderr, "%s: verification failed: %d comparison(s) beyond tolerance %g\n", program, run->failures,
                 o->tolerance);
-        return 1;
-    }
-    return 0;
+    return run->failures ? 1 : 0;
 }
 
 // Before any work: a checkpoint that could not be saved, or a file of expected losses that is
@@ -501,10 +605,15 @@ static void check_outputs(const Options *o) {
 
 int main(int argc, char **argv) {
     snprintf(program, sizeof(program), "gpt2-%s", EXECUTOR_NAME);
+#ifdef DISTRIBUTED
+    dist_init(&argc, &argv);
+    silent = dist_rank() != 0;
+    if (silent && !freopen("/dev/null", "w", stdout)) die("/dev/null: cannot open");
+#endif
     Options o = parse_options(argc, argv);
     if (o.list_configs) {
         list_configs();
-        return 0;
+        leave(0);
     }
     check_outputs(&o);
     static Run run; // zeroed: what a step has not built yet frees as nothing
@@ -512,20 +621,20 @@ int main(int argc, char **argv) {
     load_data(&o, &run);
     if (o.data_order) {
         print_data_order(&o, &run);
-        return report(&o, &run);
+        leave(report(&o, &run));
     }
     load_parameters(&o, &run);
     describe_step(&o, &run);
     if (o.graph_path) {
         write_schedule(o.graph_path, &run);
-        return report(&o, &run);
+        leave(report(&o, &run));
     }
     if (o.describe) {
         print_step_description(&run);
-        return report(&o, &run);
+        leave(report(&o, &run));
     }
     run_training(&o, &run);
     verify(&o, &run);
     save(&o, &run);
-    return report(&o, &run);
+    leave(report(&o, &run));
 }

@@ -336,7 +336,7 @@ def compare_samples(base, candidate, threshold=0.05, alpha=0.05, confidence=0.95
     table["threshold"] = threshold
     table["alpha"] = alpha
     table["confidence"] = confidence
-    for col in ("batch_subsize", "k"):
+    for col in vocabulary.OPTIONAL_KEYS:
         table[col] = table[col].astype("Int64")
     return table
 

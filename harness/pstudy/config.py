@@ -18,6 +18,8 @@ from pstudy import vocabulary
 from pstudy.errors import StudyError
 
 COUNTER_BACKENDS = ("auto", "likwid", "papi", "perf", "none")
+LAUNCHER_KINDS = ("local", "slurm")  # how distributed variants start their ranks: mpirun -np R, srun -n R
+SCALING_KINDS = ("strong", "weak")   # model.B is the global batch (strong) or each rank's (weak)
 REGRESS_METRICS = ("time", "instructions")  # perfstudy regress: wall-clock times, or instruction counts
 PROC_BIND_VALUES = ("", "false", "true", "close", "spread", "master", "primary")
 ABSTRACT_PLACES = ("threads", "cores", "sockets", "ll_caches", "numa_domains")
@@ -48,12 +50,20 @@ SCHEMA = {
         "max_runs": ("posint", MAX_RUNS),
     },
     "sweep": {
-        "variants": ("variants", list(vocabulary.VARIANTS)),
+        # distributed variants need a launcher: swept when named only
+        "variants": ("variants", [v for v in vocabulary.VARIANTS if not vocabulary.is_distributed(v)]),
         "compilers": ("compilers", ["gcc"]),
         "kernels": ("kernels", ["fast"]),
         "threads": ("threads", [1]),
         "batch_subsize": ("posintlist", [1]),
         "token_chunk": ("posintlist", None),  # default: [T], one chunk per sequence
+        "ranks": ("posintlist", [1]),         # distributed variants only: processes per run
+        "scaling": ("scaling", "strong"),     # distributed: model.B global (strong) or per rank (weak)
+    },
+    "launcher": {
+        "kind": ("launcher", "local"),        # local: mpirun -np R; slurm: srun -n R (inside an allocation)
+        "command": ("str", None),             # the launcher program; default mpirun or srun
+        "args": ("strlist", []),              # extra arguments after the launcher's own
     },
     "placement": {
         "proc_bind": ("proc_bind", "close"),
@@ -97,21 +107,30 @@ class Study:
     name: str
     model: dict               # config|checkpoint, data, B, T
     run: dict                 # steps, warmup, repetitions, timeout_s, seed, build_dir, binary
-    sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk
+    sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk, ranks, scaling
     placement: dict           # proc_bind, places
     counters: dict            # backend
     analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True,
                                                     "sensitivity": False, "cachesim": False})
     sensitivity: dict = field(default_factory=lambda: _defaults("sensitivity"))
     cachesim: dict = field(default_factory=lambda: _defaults("cachesim"))
+    launcher: dict = field(default_factory=lambda: {"kind": "local", "command": None, "args": []})
     regress: dict = field(default_factory=lambda: _defaults("regress"))  # metric, threshold
     text: str = field(repr=False, default="")  # the file's text, kept for meta.json
 
     def as_dict(self):
         """The config as run: every key with its resolved value (defaults filled in, threads expanded)."""
-        return {"model": self.model, "run": self.run, "sweep": self.sweep,
-                "placement": self.placement, "counters": self.counters, "analysis": self.analysis,
-                "sensitivity": self.sensitivity, "cachesim": self.cachesim, "regress": self.regress}
+        sweep = dict(self.sweep)
+        distributed = any(vocabulary.is_distributed(v) for v in sweep["variants"])
+        if not distributed:  # keys that change nothing here are left out: older configs keep their digest
+            for key in ("ranks", "scaling"):
+                sweep.pop(key, None)
+        out = {"model": self.model, "run": self.run, "sweep": sweep,
+               "placement": self.placement, "counters": self.counters, "analysis": self.analysis,
+               "sensitivity": self.sensitivity, "cachesim": self.cachesim, "regress": self.regress}
+        if distributed:
+            out["launcher"] = self.launcher
+        return out
 
     def digest(self):
         """Hash of the resolved config; a results directory is resumed only when it matches. Keys
@@ -189,6 +208,12 @@ def from_dict(raw, path, text="", cpu_count=1):
     for bs in sweep["batch_subsize"]:
         if bs > model["B"]:
             raise StudyError(f"{path}: sweep.batch_subsize: {bs} is larger than model.B = {model['B']}")
+    if any(vocabulary.is_distributed(v) for v in sweep["variants"]) and sweep["scaling"] == "strong":
+        for ranks in sweep["ranks"]:
+            if ranks > model["B"]:
+                raise StudyError(f"{path}: sweep.ranks: {ranks} ranks cannot share a global batch of model.B = "
+                                 f"{model['B']} sequences (strong scaling: at least one each; or sweep.scaling = "
+                                 "\"weak\")")
     for k in sweep["token_chunk"]:
         if k > model["T"]:
             raise StudyError(f"{path}: sweep.token_chunk: {k} is larger than model.T = {model['T']}")
@@ -207,7 +232,7 @@ def from_dict(raw, path, text="", cpu_count=1):
     study = Study(path=path, name=run["name"], model=model, run=run, sweep=sweep,
                   placement=resolved["placement"], counters=resolved["counters"], analysis=resolved["analysis"],
                   sensitivity=resolved["sensitivity"], cachesim=resolved["cachesim"],
-                  regress=resolved["regress"], text=text)
+                  launcher=resolved["launcher"], regress=resolved["regress"], text=text)
     runs = len(sweepmod.points(study)) * run["repetitions"]
     if runs > run["max_runs"]:
         raise StudyError(f"{path}: sweep: {runs} runs is more than run.max_runs = {run['max_runs']} "
@@ -279,6 +304,18 @@ def check(kind, value, path, name, cpu_count):
         if not ok:
             raise bad(f"'' (unset), one of {', '.join(ABSTRACT_PLACES)} (optionally with a count, \"cores(2)\"), "
                       "or an explicit list such as \"{0},{1}\"")
+        return value
+    if kind == "strlist":
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise bad("a list of non-empty strings")
+        return value
+    if kind == "launcher":
+        if value not in LAUNCHER_KINDS:
+            raise bad(f"one of {', '.join(LAUNCHER_KINDS)}")
+        return value
+    if kind == "scaling":
+        if value not in SCALING_KINDS:
+            raise bad(f"one of {', '.join(SCALING_KINDS)}")
         return value
     if kind == "bool":
         if not isinstance(value, bool):

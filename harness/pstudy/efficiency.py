@@ -150,6 +150,9 @@ def with_scalability(runs):
     point keys, useful_sum_s and steps): against the mean useful time per step of the runs of the
     same variant, build and chunking on 1 thread."""
     runs = runs.copy()
+    for col in vocabulary.OPTIONAL_KEYS:  # a table made without a newer point key: NA
+        if col not in runs.columns:
+            runs[col] = None
     per_step = runs["useful_sum_s"] / runs["steps"]
     runs["useful_per_step_s"] = per_step
     base_keys = [k for k in KEYS if k != "threads"]
@@ -206,7 +209,7 @@ def point_factors(runs):
         row["useful_per_step_s"] = float((group["useful_sum_s"] / group["steps"]).mean())
         rows.append(row)
     out = pd.DataFrame(rows)
-    for col in ("batch_subsize", "k"):
+    for col in vocabulary.OPTIONAL_KEYS:
         if col in out.columns:
             out[col] = out[col].astype("Int64")
     if len(out):
@@ -248,14 +251,14 @@ def directory_factors(directory, warmup, ok_runs=None):
             continue
         chunks = traceformats.read_chunks(path)
         try:
-            factors = run_factors(chunks, key[3], warmup)
+            factors = run_factors(chunks, vocabulary.workers(key), warmup)  # ranks x threads for a distributed run
         except ValueError as err:
             raise StudyError(f"{path}: {err}") from None
         rows.append({**dict(zip(KEYS, key)), "repetition": rep, **factors})
     if not rows:
         return pd.DataFrame(), pd.DataFrame()
     runs = pd.DataFrame(rows)
-    for col in ("batch_subsize", "k"):
+    for col in vocabulary.OPTIONAL_KEYS:
         runs[col] = runs[col].astype("Int64")
     runs = with_scalability(runs)
     return runs, point_factors(runs)

@@ -118,7 +118,7 @@ def _append_rows(path, rows, value):
             text = path.read_text()
             if text.split("\n", 1)[0].split(",") != COLUMNS:  # an older header: rewrite with every column
                 old = old[COLUMNS].copy()
-                for col in ("batch_subsize", "k"):
+                for col in vocabulary.OPTIONAL_KEYS:
                     old[col] = old[col].astype("Int64")
                 text = old.to_csv(index=False, na_rep="NA")
         for row in rows:
@@ -126,7 +126,7 @@ def _append_rows(path, rows, value):
             row["ratio_to_previous"] = (row[value] / prev if prev and not _missing(prev) and prev == prev
                                         else math.nan)
         new = pd.DataFrame(rows, columns=COLUMNS)
-        for col in ("batch_subsize", "k"):
+        for col in vocabulary.OPTIONAL_KEYS:
             new[col] = new[col].astype("Int64")
         body = new.to_csv(index=False, na_rep="NA", header=not text)
         resultsdir.atomic_write(path, text + body)

@@ -73,6 +73,7 @@ KERNEL_FUNCTIONS = {
     "attention_bwd": ("attention_backward",),
     "encoder_bwd": ("encoder_backward",),
     "adamw": ("adamw_update",),
+    "comm": (),  # gpt2-mpi's messages between ranks: MPI calls in variants/mpi.c, no core function
 }
 OTHER, TOTAL = "other", "total"
 KERNELS = tuple(KERNEL_FUNCTIONS) + (OTHER, TOTAL)
@@ -274,9 +275,8 @@ def write_counts(session, results):
     for role, run, counts in results:
         p = run.point
         for kernel in KERNELS:
-            rows.append([role, p.variant, p.compiler, p.kernels, p.threads,
-                         "" if p.batch_subsize is None else p.batch_subsize, "" if p.k is None else p.k,
-                         run.repetition, kernel, counts[kernel]])
+            rows.append([role, *("" if v is None else v for v in tuple(p)), run.repetition, kernel,
+                         counts[kernel]])  # the point's columns (resultsdir.KEYS), NA empty
     path = Path(session) / COUNTS_FILE
 
     def write(tmp):
@@ -324,7 +324,7 @@ def compare(results, threshold=THRESHOLD, min_instructions=MIN_INSTRUCTIONS):
                      "status": (status(b, c, threshold, min_instructions)
                                 if key[3] == 1 or kernel not in (OTHER, TOTAL) else NOT_GATED)})
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
-    for col in ("batch_subsize", "k"):
+    for col in vocabulary.OPTIONAL_KEYS:
         table[col] = table[col].astype("Int64")
     return table
 

@@ -32,8 +32,9 @@ def _median(values):
 
 
 def config_key(point):
-    """(variant, compiler, kernels, batch_subsize, k): a point without its thread count."""
-    variant, compiler, kernels, _, bs, k = tuple(point)
+    """(variant, compiler, kernels, batch_subsize, k): a point without its thread count (and
+    without ranks: distributed points are not predicted)."""
+    variant, compiler, kernels, _, bs, k = tuple(point)[:6]
     return (variant, compiler, kernels, bs, k)
 
 
@@ -43,7 +44,7 @@ def trace_medians(directory, warmup):
 
     samples = {}
     for path, key, _rep in resultsdir.traces(directory):
-        if key[3] != 1:
+        if key[3] != 1 or vocabulary.is_distributed(key[0]):  # one process's graph only
             continue
         try:
             frame = pd.read_csv(path)
@@ -71,7 +72,9 @@ def measured_points(directory):
     steps = steps[~steps["warmup"]]
     out = {}
     for key, group in steps.groupby(vocabulary.POINT_KEYS, dropna=False):
-        out[vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))] = float(group["step_s"].median())
+        point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))
+        if not vocabulary.is_distributed(point[0]):  # one process's graph only
+            out[point] = float(group["step_s"].median())
     return out
 
 
@@ -147,7 +150,7 @@ class Graphs:
             threads = 1
         elif vocabulary.is_chunked(variant):
             threads = 1  # the same chunk tasks at every thread count; only the replay changes
-        point = (variant, compiler, kernels, threads, bs, k)
+        point = (variant, compiler, kernels, threads, bs, k, None)  # not distributed: no ranks
         if point in self.cache:
             return self.cache[point]
         path = resultsdir.graph_path(self.directory, point)
@@ -204,7 +207,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
                 progress(ck, p, step)
             base = step if p == 1 else base
             variant, compiler, kernels, bs, k = ck
-            point = (variant, compiler, kernels, p, bs, k)
+            point = (variant, compiler, kernels, p, bs, k, None)  # not distributed: no ranks
             meas = measured.get(point) if target is source else None
             rows.append({"variant": variant, "compiler": compiler, "kernels": kernels, "threads": p,
                          "batch_subsize": bs, "k": k, "predicted_step_s": step,

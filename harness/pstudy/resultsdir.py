@@ -33,7 +33,8 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     .lock           held (fcntl.flock) by the process sweeping the directory; names that process
     .reserve        space set aside while a sweep runs, freed to record "failed" when the disk fills
 STEM is a run's file stem, run_stem(point, repetition):
-    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>_r<repetition>
+    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>]_r<repetition>
+    (_R<ranks> for distributed variants only)
 Every file is written to a temporary name and renamed into place, so a crash never leaves a half
 file under a real name. A run counts as done only when its runs/STEM.json exists and the journal
 says so; anything else is redone on resume.
@@ -72,11 +73,12 @@ KEYS = vocabulary.POINT_KEYS
 # names
 
 def point_stem(point):
-    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA> of a point (any object with the
-    point's attributes, or a point key tuple)."""
-    variant, compiler, kernels, threads, bs, k = tuple(point)
+    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>] of a point (any object
+    with the point's attributes, or a point key tuple); _R only for distributed points."""
+    variant, compiler, kernels, threads, bs, k = tuple(point)[:6]
+    ranks = tuple(point)[6] if len(tuple(point)) > 6 else None
     return (f"{variant}_{compiler}_{kernels}_t{threads}_bs{'NA' if bs is None else bs}"
-            f"_k{'NA' if k is None else k}")
+            f"_k{'NA' if k is None else k}" + ("" if ranks is None else f"_R{ranks}"))
 
 
 def run_stem(point, repetition):
@@ -85,7 +87,7 @@ def run_stem(point, repetition):
 
 
 RUN_STEM = re.compile(r"(?P<variant>[a-z][a-z0-9]*)_(?P<compiler>[a-z0-9]+)_(?P<kernels>[a-z0-9]+)"
-                      r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA)_k(?P<k>\d+|NA)_r(?P<rep>\d+)")
+                      r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA)_k(?P<k>\d+|NA)(?:_R(?P<ranks>\d+))?_r(?P<rep>\d+)")
 
 
 def parse_run_stem(stem):
@@ -95,7 +97,8 @@ def parse_run_stem(stem):
         return None
     d = m.groupdict()
     key = (d["variant"], d["compiler"], d["kernels"], int(d["threads"]),
-           None if d["bs"] == "NA" else int(d["bs"]), None if d["k"] == "NA" else int(d["k"]))
+           None if d["bs"] == "NA" else int(d["bs"]), None if d["k"] == "NA" else int(d["k"]),
+           None if d["ranks"] is None else int(d["ranks"]))
     return key, int(d["rep"])
 
 
@@ -302,7 +305,8 @@ class Meta(dict):
 
 def write_meta(directory, meta):
     write_json(Path(directory) / META, dict(meta))
-STEP_COLUMNS = KEYS + ["repetition", "step", "warmup", "forward_s", "backward_s", "update_s", "step_s", "loss"]
+STEP_COLUMNS = KEYS + ["repetition", "step", "warmup", "forward_s", "backward_s", "update_s", "step_s", "loss",
+                       *vocabulary.DISTRIBUTED_STEP_FIELDS]
 RUN_COLUMNS = KEYS + ["repetition", "order", "status", "error", "exit_code", "wall_s", "omp_runtime",
                       "proc_bind", "places", "tasks_per_step", "num_parameters"]
 FAILURE_COLUMNS = KEYS + ["repetition", "status", "exit_code", "error", "wall_s"]
@@ -526,7 +530,7 @@ def tables(directory):
     steps = pd.DataFrame(step_rows, columns=STEP_COLUMNS)
     runs = pd.DataFrame(run_rows, columns=RUN_COLUMNS)
     for frame in (steps, runs):
-        for col in ("batch_subsize", "k"):
+        for col in vocabulary.OPTIONAL_KEYS:
             frame[col] = frame[col].astype("Int64")
     for col in ("exit_code", "tasks_per_step", "num_parameters"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").round().astype("Int64")
@@ -551,6 +555,11 @@ def tabulate(directory, meta, status, finished):
     for _, r in runs.dropna(subset=["omp_runtime"]).iterrows():
         runtimes.setdefault(f"{r['compiler']}/{r['kernels']}", set()).add(str(r["omp_runtime"]))
     meta["omp_runtime"] = {k: sorted(v) for k, v in runtimes.items()}
+    # where the ranks of each distributed run ran (its binary's info line): host, sequences, CPUs
+    placement = {r["run_id"]: r["info"]["rank_placement"] for r in records(directory)
+                 if isinstance(r.get("info"), dict) and "rank_placement" in r["info"]}
+    if placement:
+        meta["rank_placement"] = dict(sorted(placement.items()))
     meta["status"] = status
     meta["finished"] = finished
     meta["runs_done"] = int(len(runs))
@@ -586,10 +595,14 @@ def read_csv(path, columns=(), what="", absent=None):
         raise StudyError(absent or f"{path}: no such file") from None
     except (OSError, ValueError) as err:
         raise StudyError(f"{path}: unreadable: {err}") from None
+    # a key or step field newer than the file: NA, as for a variant without it
+    for col in vocabulary.OPTIONAL_KEYS + vocabulary.DISTRIBUTED_STEP_FIELDS:
+        if col in columns and col not in frame.columns:
+            frame[col] = None
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise StudyError(f"{path}: {what + ': ' if what else ''}missing columns {', '.join(missing)}")
-    for col in ("batch_subsize", "k"):
+    for col in vocabulary.OPTIONAL_KEYS:
         if col in frame.columns:
             frame[col] = frame[col].astype("Int64")
     return frame

@@ -405,8 +405,11 @@ def bandwidth_figure(series, ceilings, title, note, path):
 # ---------------------------------------------------------------- the analysis
 
 def _config_label(key):
-    variant, compiler, kernels, threads, bs, k = key
+    variant, compiler, kernels, threads, bs, k = key[:6]
+    ranks = key[6] if len(key) > 6 else None
     label = f"{variant} ({compiler}/{kernels}) {threads} thread{'s' if threads != 1 else ''}"
+    if ranks is not None:
+        label += f" x {ranks} rank{'s' if ranks != 1 else ''}"
     if bs is not None or k is not None:
         label += f" bs={bs} k={k}"
     return label

@@ -8,6 +8,7 @@ is a failed run whose error says what was wrong; the sweep goes on.
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -20,8 +21,8 @@ from pstudy.errors import StudyError
 STEP_FIELDS = ("loss", "forward_s", "backward_s", "update_s", "step_s")
 TERM_GRACE_S = 2.0  # after SIGTERM to a timed-out process group, wait this long before SIGKILL
 
-# statuses of a run
-OK, CRASHED, TIMEOUT, GARBAGE, MISMATCH = "ok", "crashed", "timeout", "garbage", "mismatch"
+# statuses of a run (CANCELLED: a Slurm job cancelled, preempted or lost with its node: perfstudy run --slurm)
+OK, CRASHED, TIMEOUT, GARBAGE, MISMATCH, CANCELLED = "ok", "crashed", "timeout", "garbage", "mismatch", "cancelled"
 
 
 @dataclass
@@ -52,10 +53,14 @@ def model_path(value, root):
     return value if os.path.isabs(value) else os.path.join(root, value)
 
 
-def model_args(study, root, steps=None):
-    """The batch shape, step count and model options every run of a study shares."""
+def model_args(study, root, steps=None, point=None):
+    """The batch shape, step count and model options every run of a study shares. For a
+    distributed point under weak scaling, model.B is each rank's batch: the global one is R times it."""
     m = study.model
-    args = ["-B", str(m["B"]), "-T", str(m["T"])]
+    B = m["B"]
+    if point is not None and getattr(point, "ranks", None) is not None and study.sweep["scaling"] == "weak":
+        B *= point.ranks
+    args = ["-B", str(B), "-T", str(m["T"])]
     if steps is not None:
         args += ["--steps", str(steps)]
     if m["config"] is not None:
@@ -65,10 +70,58 @@ def model_args(study, root, steps=None):
     return args
 
 
+def launcher_program(study):
+    """The program that starts a distributed run's ranks: [launcher] command, else mpirun or srun."""
+    return study.launcher["command"] or ("srun" if study.launcher["kind"] == "slurm" else "mpirun")
+
+
+def check_launcher(study):
+    """StudyError (exit 2) when the sweep has distributed points and its launcher is not on PATH."""
+    if not any(vocabulary.is_distributed(v) for v in study.sweep["variants"]):
+        return
+    program = launcher_program(study)
+    if shutil.which(program) is None:
+        raise StudyError(f"{study.path}: launcher.kind: {study.launcher['kind']} needs {program}, which is not "
+                         "on PATH (install openmpi-bin: scripts/install-deps.sh; or set launcher.command)")
+
+
+def launcher_prefix(study, point):
+    """What starts a distributed point's ranks, each with `threads` cores:
+    local  mpirun -q -np R --map-by slot:PE=T --bind-to core [--allow-run-as-root]
+    slurm  srun -n R -c T --cpu-bind=cores --mpi=pmix   (Open MPI's ranks find each other through PMIx)
+    then [launcher] args. Empty for a point that is not distributed."""
+    if getattr(point, "ranks", None) is None:
+        return []
+    program, ranks, threads = launcher_program(study), str(point.ranks), str(point.threads)
+    if study.launcher["kind"] == "slurm":
+        cmd = [program, "-n", ranks, "-c", threads, "--cpu-bind=cores", "--mpi=pmix"]
+    else:
+        # -q: a failing rank's own one line, without mpirun's banner; root needs its consent
+        cmd = [program, "-q", "-np", ranks, "--map-by", f"slot:PE={threads}", "--bind-to", "core"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+    return cmd + list(study.launcher["args"])
+
+
+def launcher_meta(study):
+    """meta.json's record of how distributed points are started."""
+    return {"kind": study.launcher["kind"], "program": launcher_program(study),
+            "args": list(study.launcher["args"]), "scaling": study.sweep["scaling"],
+            "ranks": list(study.sweep["ranks"]),
+            "example": launcher_prefix(study, _Example(threads=1, ranks=max(study.sweep["ranks"])))}
+
+
+class _Example:
+    def __init__(self, threads, ranks):
+        self.threads, self.ranks = threads, ranks
+
+
 def command(study, point, binary, root, trace=None, prefix=()):
-    """The command line of one run; `prefix` goes in front (a wrapper such as taskset)."""
+    """The command line of one run; `prefix` goes in front (a wrapper such as taskset), then the
+    launcher of a distributed point (launcher_prefix)."""
     m, r = study.model, study.run
-    cmd = [*prefix, binary, "--json"] + model_args(study, root, steps=r["warmup"] + r["steps"])
+    cmd = [*prefix, *launcher_prefix(study, point), binary, "--json"] + \
+        model_args(study, root, steps=r["warmup"] + r["steps"], point=point)
     if m["data"] is not None:
         cmd += ["--data", model_path(m["data"], root)]
     if not vocabulary.is_sequential(point.variant):
@@ -115,18 +168,26 @@ def execute(study, point, binary, root, trace=None, prefix=()):
         kill_group(proc, grace=0.0)
         proc.wait()
         raise
-    wall = time.monotonic() - start
+    return outcome_of(proc.returncode, out, err, time.monotonic() - start, study, point)
+
+
+def outcome_of(returncode, out, err, wall, study, point):
+    """The Outcome of a finished process from its exit status (negative: the signal that killed it)
+    and its stdout and stderr (bytes or text): a local run's, or a Slurm job's from its files."""
     stderr_tail = tail(err)
-    if proc.returncode != 0:
-        if proc.returncode < 0:
-            why = f"killed by signal {signal.Signals(-proc.returncode).name}"
+    if returncode != 0:
+        if returncode < 0:
+            why = f"killed by signal {signal.Signals(-returncode).name}"
+        elif returncode > 128 and returncode - 128 in {s.value for s in signal.Signals}:
+            why = f"exit status {returncode} (signal {signal.Signals(returncode - 128).name})"
         else:
-            why = f"exit status {proc.returncode}"
+            why = f"exit status {returncode}"
         last = stderr_tail[-1] if stderr_tail else ""
-        return Outcome(CRASHED, f"{why}" + (f": {last}" if last else ""), exit_code=proc.returncode,
+        return Outcome(CRASHED, f"{why}" + (f": {last}" if last else ""), exit_code=returncode,
                        wall_s=wall, stderr_tail=stderr_tail)
-    outcome = parse(out.decode("utf-8", errors="replace"), study, point)
-    outcome.exit_code, outcome.wall_s, outcome.stderr_tail = proc.returncode, wall, stderr_tail
+    text = out.decode("utf-8", errors="replace") if isinstance(out, bytes) else out
+    outcome = parse(text, study, point)
+    outcome.exit_code, outcome.wall_s, outcome.stderr_tail = returncode, wall, stderr_tail
     return outcome
 
 
@@ -191,6 +252,10 @@ def parse(text, study, point):
                 return Outcome(GARBAGE, f"stdout line {n}: step {record['step']}: negative {key} {value}",
                                info=info)
             record[key] = float(value)
+        for key in vocabulary.DISTRIBUTED_STEP_FIELDS:  # optional: only distributed variants report it
+            value = obj.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                record[key] = float(value)
         record["warmup"] = record["step"] < warmup
         steps.append(record)
     if len(steps) != warmup + measured:
@@ -206,6 +271,8 @@ def check_info(info, point):
     if point.batch_subsize is not None:
         expected["batch_subsize"] = point.batch_subsize
         expected["token_chunk"] = point.k
+    if getattr(point, "ranks", None) is not None:
+        expected["ranks"] = point.ranks
     if "variant" not in info:
         return "info line has no \"variant\""
     for key, want in expected.items():

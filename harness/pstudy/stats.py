@@ -65,9 +65,21 @@ def measured(steps):
     return steps
 
 
+def with_optional_keys(frame):
+    """The frame with every optional point key (vocabulary.OPTIONAL_KEYS) present, NA where absent
+    (a table made before the key existed)."""
+    missing = [c for c in vocabulary.OPTIONAL_KEYS if c not in frame.columns]
+    if not missing:
+        return frame
+    frame = frame.copy()
+    for col in missing:
+        frame[col] = pd.Series([pd.NA] * len(frame), index=frame.index, dtype="Int64")
+    return frame
+
+
 def summarise(steps):
     """steps.csv rows -> one row per point with medians, CIs, speedups and efficiencies."""
-    steps = measured(steps)
+    steps = with_optional_keys(measured(steps))
     rows = []
     for key, group in steps.groupby(KEYS, dropna=False, sort=True):
         row = dict(zip(KEYS, key))
@@ -85,7 +97,7 @@ def summarise(steps):
     summary = pd.DataFrame(rows)
     if summary.empty:
         return summary
-    for col in ("batch_subsize", "k"):
+    for col in vocabulary.OPTIONAL_KEYS:
         summary[col] = summary[col].astype("Int64")
     summary["threads"] = summary["threads"].astype(int)
     return add_speedups(summary)
@@ -94,13 +106,18 @@ def summarise(steps):
 def add_speedups(summary):
     """Speedup/efficiency columns against seq@1 and self@1 (see the module comment)."""
     s = summary.copy()
-    # unchunked variants have no chunking (NA); join on a plain string so NA matches NA
-    s["_chunk"] = [f"{b}/{k}" for b, k in zip(s["batch_subsize"].astype(object), s["k"].astype(object))]
+    # unchunked variants have no chunking (NA), undistributed ones no ranks: join on a plain string
+    # so that NA matches NA; a distributed point's own base is the same rank count at 1 thread
+    s["_chunk"] = [f"{b}/{k}/{r}" for b, k, r in zip(s["batch_subsize"].astype(object), s["k"].astype(object),
+                                                     s["ranks"].astype(object))]
     bases = {
         SEQ: (s[(s["variant"] == SEQ) & (s["threads"] == 1)], ["compiler", "kernels"]),
         "self1": (s[s["threads"] == 1], ["variant", "compiler", "kernels", "_chunk"]),
     }
+    # efficiency divides by the cores the point uses beyond its base's: against seq, its threads
+    # (times its ranks for a distributed point); against its own 1-thread run (the same ranks), threads
     threads = s["threads"].to_numpy(dtype=float)
+    cores = {SEQ: threads * s["ranks"].astype("Float64").fillna(1).to_numpy(dtype=float), "self1": threads}
     is_own_base = {SEQ: ((s["variant"] == SEQ) & (s["threads"] == 1)).to_numpy(),
                    "self1": (s["threads"] == 1).to_numpy()}
     for base_name, (base_rows, on) in bases.items():
@@ -119,9 +136,9 @@ def add_speedups(summary):
             s[f"{sp}speedup_vs_{base_name}"] = speedup
             s[f"{sp}speedup_vs_{base_name}_ci_low"] = b_lo / hi
             s[f"{sp}speedup_vs_{base_name}_ci_high"] = b_hi / lo
-            s[f"{sp}efficiency_vs_{base_name}"] = speedup / threads
-            s[f"{sp}efficiency_vs_{base_name}_ci_low"] = b_lo / hi / threads
-            s[f"{sp}efficiency_vs_{base_name}_ci_high"] = b_hi / lo / threads
+            s[f"{sp}efficiency_vs_{base_name}"] = speedup / cores[base_name]
+            s[f"{sp}efficiency_vs_{base_name}_ci_low"] = b_lo / hi / cores[base_name]
+            s[f"{sp}efficiency_vs_{base_name}_ci_high"] = b_hi / lo / cores[base_name]
     return s.drop(columns="_chunk")
 
 
@@ -131,12 +148,12 @@ def point_summary(steps, runs):
     summary = summarise(steps)
     if runs.empty:
         return summary if not summary.empty else pd.DataFrame(columns=KEYS + ["n_runs", "n_failed"])
-    runs = runs.copy()
+    runs = with_optional_keys(runs).copy()
     runs["_failed"] = runs["status"] != "ok"
     per_point = runs.groupby(KEYS, dropna=False, sort=True).agg(
         n_runs=("status", "size"), n_failed=("_failed", "sum"),
         tasks_per_step=("tasks_per_step", "max")).reset_index()
-    for col in ("batch_subsize", "k"):
+    for col in vocabulary.OPTIONAL_KEYS:
         per_point[col] = per_point[col].astype("Int64")
     per_point["threads"] = per_point["threads"].astype(int)
     if summary.empty:
@@ -149,6 +166,6 @@ def point_summary(steps, runs):
     merged["n_reps"] = merged["n_reps"].fillna(0)
     merged["n_steps"] = merged["n_steps"].fillna(0)
     merged["_v"] = merged["variant"].map(vocabulary.variant_order)
-    merged = merged.sort_values(["compiler", "kernels", "_v", "batch_subsize", "k", "threads"],
+    merged = merged.sort_values(["compiler", "kernels", "_v", "batch_subsize", "k", "ranks", "threads"],
                                 na_position="first")
     return merged.drop(columns="_v").reset_index(drop=True)

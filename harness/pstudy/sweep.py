@@ -1,7 +1,8 @@
 """The points of a sweep and the order in which their runs are made.
 
 A point is one configuration of the program (variant, compiler, kernels, threads and, for the
-chunked variants only, batch_subsize and token chunk k). A run is one process measuring one point
+chunked variants only, batch_subsize and token chunk k; for the distributed variants only, ranks:
+MPI processes of `threads` threads each). A run is one process measuring one point
 once; a sweep makes `repetitions` runs of every point.
 
 Order: repetition-major, with the points shuffled independently in each repetition by a seeded
@@ -23,6 +24,7 @@ class Point(NamedTuple):
     threads: int
     batch_subsize: Optional[int]  # None for unchunked variants
     k: Optional[int]              # token chunk; None likewise
+    ranks: Optional[int] = None   # processes; None for variants that are not distributed
 
     def label(self):
         return vocabulary.point_label(self)
@@ -39,7 +41,7 @@ class Run(NamedTuple):
 
 def points(study):
     """Every point of the study. Sequential variants run at 1 thread only; only chunked variants
-    take a chunking."""
+    take a chunking, only distributed ones a rank count."""
     sweep = study.sweep
     out = []
     for compiler in sweep["compilers"]:
@@ -47,7 +49,10 @@ def points(study):
             for variant in sweep["variants"]:
                 threads_list = [1] if vocabulary.is_sequential(variant) else sweep["threads"]
                 for threads in threads_list:
-                    if vocabulary.is_chunked(variant):
+                    if vocabulary.is_distributed(variant):
+                        for ranks in sweep["ranks"]:
+                            out.append(Point(variant, compiler, kernels, threads, None, None, ranks))
+                    elif vocabulary.is_chunked(variant):
                         for bs in sweep["batch_subsize"]:
                             for k in sweep["token_chunk"]:
                                 out.append(Point(variant, compiler, kernels, threads, bs, k))

@@ -47,7 +47,10 @@ def table_frame(summary):
     rows = []
     for _, r in summary.iterrows():
         rows.append({
-            "variant": r["variant"], "build": f"{r['compiler']}/{r['kernels']}", "thr": int(r["threads"]),
+            "variant": r["variant"], "build": f"{r['compiler']}/{r['kernels']}",
+            **({} if "ranks" not in summary.columns or summary["ranks"].isna().all() else
+               {"ranks": "-" if pd.isna(r["ranks"]) else int(r["ranks"])}),  # only in sweeps over ranks
+            "thr": int(r["threads"]),
             "bs": "-" if pd.isna(r["batch_subsize"]) else int(r["batch_subsize"]),
             "k": "-" if pd.isna(r["k"]) else int(r["k"]),
             "ok/runs": f"{int(r['n_runs']) - int(r['n_failed'])}/{int(r['n_runs'])}",
@@ -92,9 +95,10 @@ def gnuplot_chart(summary, width=100, height=28):
             continue
         blocks, plots = [], ["x title 'ideal' with lines dashtype 2"]
         for i, (key, rows) in enumerate(build[build["variant"] != SEQ].groupby(
-                ["variant", "batch_subsize", "k"], dropna=False, sort=False)):
-            variant, bs, k = key
+                ["variant", "batch_subsize", "k", "ranks"], dropna=False, sort=False)):
+            variant, bs, k, ranks = key
             name = variant if pd.isna(bs) else f"{variant} bs={int(bs)} k={int(k)}"
+            name += "" if pd.isna(ranks) else f" ranks={int(ranks)}"
             data = "\n".join(f"{int(t)} {s:.6g}" for t, s in zip(rows["threads"], rows[column]))
             blocks.append(f"$d{i} << EOD\n{data}\nEOD")
             plots.append(f"$d{i} title {gp_quote(name)} with linespoints")

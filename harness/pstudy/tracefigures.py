@@ -123,9 +123,12 @@ def draw_timelines(runs, warmup, path, title=""):
 def point_series(points):
     """(label, variant, rows) per variant and chunking."""
     out = []
-    for key, rows in points.groupby(["variant", "batch_subsize", "k"], dropna=False, sort=False):
-        variant, bs, k = key
+    if "ranks" not in points.columns:
+        points = points.assign(ranks=None)
+    for key, rows in points.groupby(["variant", "batch_subsize", "k", "ranks"], dropna=False, sort=False):
+        variant, bs, k, ranks = key
         label = variant if str(bs) in ("None", "nan", "<NA>") else f"{variant} bs={bs} k={k}"
+        label += "" if str(ranks) in ("None", "nan", "<NA>") else f" ranks={ranks}"
         out.append((label, variant, rows.sort_values("threads")))
     out.sort(key=lambda s: (vocabulary.variant_order(s[1]), s[0]))
     return out

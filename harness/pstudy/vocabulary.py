@@ -6,8 +6,9 @@ a point (configs, the sweep, the runner, the statistics, the figures, the benchm
 names from here.
 
 A point is one configuration of a program: (variant, compiler, kernels, threads, batch_subsize,
-k). batch_subsize and k (the token chunk) exist for chunked variants only and are None (NA in
-the CSV files) for the others.
+k, ranks). batch_subsize and k (the token chunk) exist for chunked variants only, ranks (MPI
+processes, `threads` each) for distributed variants only; they are None (NA in the CSV files)
+for the others.
 """
 
 import re
@@ -18,8 +19,8 @@ from pstudy.errors import StudyError
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REGISTRY = REPO_ROOT / "variants" / "LIST"
 
-SEQUENTIAL, THREADS, CHUNKED = "sequential", "threads", "chunked"
-KINDS = (SEQUENTIAL, THREADS, CHUNKED)
+SEQUENTIAL, THREADS, CHUNKED, DISTRIBUTED = "sequential", "threads", "chunked", "distributed"
+KINDS = (SEQUENTIAL, THREADS, CHUNKED, DISTRIBUTED)
 
 # the two bases every study is read against: the sequential program (speedup "vs seq") and the
 # fork-join program that the task-based variants set out to beat ("vs-forkjoin" figures)
@@ -34,9 +35,13 @@ COMPILERS = ("gcc", "clang")
 KERNEL_SETS = ("fast", "reference")
 # phases of a step as the binaries report them (forward_s, backward_s, update_s, step_s)
 PHASES = ("step", "forward", "backward", "update")
-POINT_KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k"]
-INTEGER_KEYS = ("threads", "batch_subsize", "k")
+POINT_KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks"]
+INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks")
 CHUNK_KEYS = ("batch_subsize", "k")
+# point keys that only some variants have: NA (pandas Int64) for the others
+OPTIONAL_KEYS = ("batch_subsize", "k", "ranks")
+# what distributed variants add to each step record (time in communication between processes)
+DISTRIBUTED_STEP_FIELDS = ("comm_s",)
 
 # colours and markers of the four original variants (kept stable across figures); others cycle
 _STYLE = {"seq": ("black", "s"), "forkjoin": ("tab:blue", "o"), "tasks": ("tab:orange", "^"),
@@ -75,6 +80,7 @@ REGISTERED = read_registry()
 VARIANTS = tuple(REGISTERED)
 CHUNKED_VARIANTS = tuple(v for v, kind in REGISTERED.items() if kind == CHUNKED)
 SEQUENTIAL_VARIANTS = tuple(v for v, kind in REGISTERED.items() if kind == SEQUENTIAL)
+DISTRIBUTED_VARIANTS = tuple(v for v, kind in REGISTERED.items() if kind == DISTRIBUTED)
 
 
 def is_chunked(variant):
@@ -83,6 +89,16 @@ def is_chunked(variant):
 
 def is_sequential(variant):
     return REGISTERED.get(variant) == SEQUENTIAL
+
+
+def is_distributed(variant):
+    return REGISTERED.get(variant) == DISTRIBUTED
+
+
+def workers(key):
+    """Cores a point uses: threads, times ranks for a distributed one (what efficiency divides by)."""
+    threads, ranks = key[3], key[6] if len(key) > 6 else None
+    return threads * (ranks or 1)
 
 
 def variant_order(variant):
@@ -109,7 +125,7 @@ def point_key(row):
     integers for the integer keys, None for the NA chunking of unchunked variants."""
     out = []
     for col in POINT_KEYS:
-        v = row[col]
+        v = row[col] if col in row else None  # records from before a key existed
         if _is_na(v):
             out.append(None)
         elif col in INTEGER_KEYS:
@@ -120,9 +136,10 @@ def point_key(row):
 
 
 def point_label(key):
-    """'taskiter gcc/fast t=2 bs=1 k=64' for a point key (or a Point)."""
-    variant, compiler, kernels, threads, bs, k = key
-    text = f"{variant} {compiler}/{kernels} t={threads}"
+    """'taskiter gcc/fast t=2 bs=1 k=64', 'mpi gcc/fast r=2 t=1' for a point key (or a Point)."""
+    variant, compiler, kernels, threads, bs, k = tuple(key)[:6]
+    ranks = key[6] if len(key) > 6 else None
+    text = f"{variant} {compiler}/{kernels}" + (f" r={ranks}" if ranks is not None else "") + f" t={threads}"
     if bs is not None:
         text += f" bs={bs} k={k}"
     return text

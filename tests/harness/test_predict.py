@@ -15,7 +15,8 @@ sys.path.insert(0, str(REPO / "harness"))
 
 from pstudy import taskgraph, vocabulary  # noqa: E402
 
-VARIANTS = [v for v in vocabulary.VARIANTS if (BUILD / f"gpt2-{v}").exists()]
+# one process's schedule: a distributed variant (gpt2-mpi) describes none, and predict leaves it out
+VARIANTS = [v for v in vocabulary.VARIANTS if not vocabulary.is_distributed(v) and (BUILD / f"gpt2-{v}").exists()]
 pytestmark = pytest.mark.skipif(not VARIANTS, reason="no built binaries (make)")
 
 CONFIG = """

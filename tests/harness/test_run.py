@@ -38,13 +38,14 @@ def test_sweep_writes_tidy_results(study):
     assert done.stdout == f"{d}\n"
 
     steps = read(d, "steps.csv")
-    assert list(steps.columns[:14]) == ["variant", "compiler", "kernels", "threads", "batch_subsize", "k",
-                                        "repetition", "step", "warmup", "forward_s", "backward_s",
-                                        "update_s", "step_s", "loss"]
+    assert list(steps.columns) == ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks",
+                                   "repetition", "step", "warmup", "forward_s", "backward_s",
+                                   "update_s", "step_s", "loss", "comm_s"]
     assert len(steps) == 2 * N_POINTS * (1 + 4)
     assert steps["warmup"].sum() == 2 * N_POINTS  # one warm-up step per run, flagged
     plain = steps[steps["variant"].isin(["seq", "forkjoin"])]
     assert plain["batch_subsize"].isna().all() and plain["k"].isna().all()
+    assert steps["ranks"].isna().all() and steps["comm_s"].isna().all()  # no distributed variant here
     assert set(steps[steps["variant"] == "seq"]["threads"]) == {1}
 
     summary = read(d, "summary.csv")

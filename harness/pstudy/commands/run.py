@@ -6,7 +6,7 @@ import sys
 
 from pstudy import analysis, common
 from pstudy import config as configmod
-from pstudy import machine, resultsdir, runner, sweep
+from pstudy import machine, resultsdir, runner, slurm, sweep
 from pstudy.common import REPO_ROOT
 from pstudy.errors import StudyError, os_error_message
 
@@ -26,10 +26,22 @@ def add_arguments(parser):
     parser.add_argument("--dry-run", action="store_true", help="print the runs in order and stop")
     parser.add_argument("--wait", action="store_true",
                         help="when another process is sweeping the same directory, wait for it (default: exit 2)")
+    parser.add_argument("--slurm", action="store_true",
+                        help="submit one Slurm batch job per run (sbatch), follow them (squeue, sacct) and collect "
+                             "them into the results directory; the scripts are kept in its slurm/")
+    parser.add_argument("--partition", help="with --slurm: sbatch --partition")
+    parser.add_argument("--time", help="with --slurm: sbatch --time (default: run.timeout_s in minutes, plus one)")
+    parser.add_argument("--account", help="with --slurm: sbatch --account")
+    parser.add_argument("--poll", type=float, default=5.0, help="with --slurm: seconds between squeue calls (default 5)")
 
 
 def main(args):
     path = configmod.resolve_path(args.config, common.CONFIGS_DIR)
+    for flag in ("partition", "time", "account"):
+        if getattr(args, flag) is not None and not args.slurm:
+            raise StudyError(f"--{flag}: only with --slurm")
+    if args.poll <= 0:
+        raise StudyError(f"--poll: {args.poll:g} is not a positive number of seconds")
     study = configmod.load(path)
     if args.dry_run:  # no checks: this may well come before the build
         seed = study.run["seed"] or 0
@@ -81,20 +93,14 @@ def sweep_into(directory, resumed, study, git, binaries, args):
     progress = common.Progress(len(order), done)
     common.end_like_ctrl_c()
     try:
-        for i, run in enumerate(order):
-            if run.run_id() in done:
-                continue
-            progress.starting(run)
-            binary = binaries[binary_key(run.point)]
-            trace = None
-            if study.analysis["trace"]:
-                trace = resultsdir.trace_path(directory, run.point, run.repetition)
-                trace.parent.mkdir(exist_ok=True)
-            outcome = runner.execute(study, run.point, binary, str(REPO_ROOT), trace)
-            resultsdir.save_run(directory, run, i, outcome,
-                                runner.command(study, run.point, binary, str(REPO_ROOT), trace))
-            journal.append("run", run_id=run.run_id(), status=outcome.status)
-            progress.finished(run, outcome)
+        if args.slurm:
+            meta.setdefault("slurm", []).append({"partition": args.partition, "time": args.time,
+                                                 "account": args.account, "started": common.now()})
+            resultsdir.write_meta(directory, meta)
+            slurm.sweep(directory, study, order, done, binaries, journal, progress,
+                        slurm.Options(args.partition, args.time, args.account, args.poll), str(REPO_ROOT))
+        else:
+            run_locally(directory, study, order, done, binaries, journal, progress)
         progress.close()
         # inside the interrupt handling: a Ctrl-C while the ceilings are measured still tabulates
         # every run measured, and the status says interrupted
@@ -106,8 +112,15 @@ def sweep_into(directory, resumed, study, git, binaries, args):
         resultsdir.release_space(directory)
         journal.append("interrupted")
         resultsdir.tabulate(directory, meta, "interrupted", common.now())
-        say(f"interrupted; the runs finished so far are in {directory}; run the same command again to resume")
+        say(f"interrupted; the runs finished so far are in {directory}; run the same command again to resume"
+            + (" (submitted jobs stay with Slurm and are collected then)" if args.slurm else ""))
         return 130
+    except StudyError as err:  # a failed submission: what was submitted is journalled; stop like Ctrl-C
+        progress.close()
+        resultsdir.release_space(directory)
+        journal.append("interrupted", error=str(err))
+        resultsdir.tabulate(directory, meta, "interrupted", common.now())
+        raise
     except OSError as err:  # a full or read-only disk: record it where possible, keep what was written
         if err.filename is None:  # a write to an open file names none: the directory is the place
             err.filename = str(directory)
@@ -122,6 +135,24 @@ def sweep_into(directory, resumed, study, git, binaries, args):
         say("every run failed (see failures.csv)")
         return 1
     return 1 if (args.strict and n_failed) else 0
+
+
+def run_locally(directory, study, order, done, binaries, journal, progress):
+    """Every run not done, one process after the other, each recorded as soon as it ends."""
+    for i, run in enumerate(order):
+        if run.run_id() in done:
+            continue
+        progress.starting(run)
+        binary = binaries[binary_key(run.point)]
+        trace = None
+        if study.analysis["trace"]:
+            trace = resultsdir.trace_path(directory, run.point, run.repetition)
+            trace.parent.mkdir(exist_ok=True)
+        outcome = runner.execute(study, run.point, binary, str(REPO_ROOT), trace)
+        resultsdir.save_run(directory, run, i, outcome,
+                            runner.command(study, run.point, binary, str(REPO_ROOT), trace))
+        journal.append("run", run_id=run.run_id(), status=outcome.status)
+        progress.finished(run, outcome)
 
 
 def analyse(study, directory, binaries, meta):
@@ -160,6 +191,7 @@ def binary_key(point):
 
 def check_inputs(study, order):
     """Every binary and input file must exist before anything runs (exit 2 naming the key otherwise)."""
+    runner.check_launcher(study)
     binaries = {}
     for run in order:
         key = binary_key(run.point)
@@ -204,4 +236,6 @@ def initial_meta(study, git, directory, seed, binaries):
         directory.name, study, git, seed, binaries, machine.compilers(study, common.build_dir(study)),
         ORDER_POLICY, ["perfstudy"] + sys.argv[1:], common.now(),
         identity=resultsdir.identity(study, git), build_dir_env=os.environ.get("PERFSTUDY_BUILD_DIR"),
+        **({"launcher": runner.launcher_meta(study)} if study.sweep.get("ranks") and any(
+            p.ranks is not None for p in sweep.points(study)) else {}),
         counters={"requested": study.counters["backend"], **counters_status(study.counters["backend"])})

@@ -1,0 +1,98 @@
+"""A sweep over ranks with the real gpt2-mpi under a real mpirun: the ranks dimension, strong and
+weak scaling, comm_s in steps.csv, the launcher and the rank placement in meta.json, and a missing
+mpirun."""
+
+import json
+import os
+import shutil
+
+import pandas as pd
+import pytest
+
+from conftest import REPO, Study
+
+pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun missing: scripts/install-deps.sh")
+
+CONFIG = """
+[model]
+config = "tiny"
+B = 2
+T = 16
+
+[run]
+steps = 2
+warmup = 1
+repetitions = 1
+seed = 3
+
+[sweep]
+variants = ["seq", "mpi"]
+threads = [1]
+ranks = [1, 2]
+scaling = "{scaling}"
+
+[launcher]
+kind = "local"
+{launcher}
+
+[analysis]
+trace = false
+ceilings = false
+roofline = false
+"""
+
+
+@pytest.fixture
+def real(tmp_path):
+    build = REPO / "build"
+    if not (build / "gcc" / "fast" / "gpt2-mpi").exists():
+        pytest.fail("build/gcc/fast/gpt2-mpi is missing: run `make` first")
+    return Study(tmp_path, build)
+
+
+# oversubscribed: the test machine may have fewer cores than ranks x threads
+ARGS = 'args = ["--oversubscribe", "--bind-to", "none"]'
+
+
+@pytest.mark.parametrize("scaling", ["strong", "weak"])
+def test_ranks_sweep_with_mpirun(real, scaling):
+    done = real.perfstudy("run", real.config(text=CONFIG.format(scaling=scaling, launcher=ARGS)), timeout=120)
+    assert done.returncode == 0, done.stderr
+    [d] = real.result_dirs()
+    steps = pd.read_csv(d / "steps.csv")
+    assert "ranks" in steps.columns and "comm_s" in steps.columns
+    points = sorted(steps.groupby(["variant", "ranks"], dropna=False).groups, key=str)
+    assert len(points) == 3  # seq (no ranks), mpi at 1 and 2 ranks
+    assert steps[steps["variant"] == "seq"]["ranks"].isna().all()
+    mpi = steps[steps["variant"] == "mpi"]
+    assert sorted(mpi["ranks"].unique()) == [1, 2] and (mpi["comm_s"] >= 0).all()
+    summary = pd.read_csv(d / "summary.csv")
+    assert len(summary) == 3
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["launcher"]["kind"] == "local" and meta["launcher"]["program"] == "mpirun"
+    two = [placement for run_id, placement in meta["rank_placement"].items() if "_R2_" in run_id]
+    assert len(two) == 1 and [p["rank"] for p in two[0]] == [0, 1]
+    # strong scaling: model.B is the global batch; weak: each rank's
+    records = [json.loads(p.read_text()) for p in (d / "runs").glob("mpi_*_R2_*.json")]
+    [record] = records
+    assert record["info"]["B"] == (2 if scaling == "strong" else 4)
+    launcher = record["command"][:record["command"].index(next(c for c in record["command"] if "gpt2-mpi" in c))]
+    assert launcher[:4] == ["mpirun", "-q", "-np", "2"]
+    assert ("--allow-run-as-root" in launcher) == (os.geteuid() == 0)
+
+
+def test_missing_mpirun_is_one_line_exit_2(real):
+    cfg = real.config(text=CONFIG.format(scaling="strong", launcher='command = "no-such-mpirun"'))
+    done = real.perfstudy("run", cfg)
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert "launcher.kind: local needs no-such-mpirun, which is not on PATH" in line
+    assert real.result_dirs() == []
+
+
+def test_strong_scaling_needs_a_sequence_per_rank(real):
+    cfg = real.config(text=CONFIG.format(scaling="strong", launcher=ARGS).replace("ranks = [1, 2]", "ranks = [4]"))
+    done = real.perfstudy("run", cfg)
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert "sweep.ranks: 4 ranks cannot share a global batch of model.B = 2" in line

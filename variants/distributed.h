@@ -1,0 +1,47 @@
+// What a distributed variant (gpt2-mpi: variants/mpi.c) provides to the
+// shared command-line front (main.c, built with -DDISTRIBUTED): the processes
+// (ranks) of the run, each rank's share of the global batch, and the
+// collective steps the front needs besides training.
+#ifndef DISTRIBUTED_H
+#define DISTRIBUTED_H
+
+#include <stdio.h>
+#include "executor.h"
+
+// Starts the process layer (MPI_Init_thread); every rank runs the whole front.
+void dist_init(int *argc, char ***argv);
+// Ends it (MPI_Finalize); every rank calls it once before exiting.
+void dist_finalize(void);
+int dist_rank(void);
+int dist_ranks(void);
+
+// Rank `rank`'s share of a batch of B sequences: [*b0, *b1), contiguous and as
+// even as it goes (B = 3 over 2 ranks: 1 and 2); empty when ranks > B.
+void dist_share(int B, int rank, int ranks, int *b0, int *b1);
+// Declares the global batch size before executor_create: the executor weighs
+// each rank's gradients by its share of it.
+void dist_set_global_batch(int B);
+
+// On rank 0, writes `"rank_placement": [...]` built from every rank's
+// `fragment` (a JSON object, at most 4095 characters); every rank calls it.
+void dist_placement_json(FILE *out, const char *fragment);
+// Bytes this rank sends per step (rank 0's figure on rank 0).
+long long dist_comm_bytes_per_step(const Executor *ex);
+// The whole averaged gradient on every rank (after a step of the sharded
+// update each rank holds only its shard's): for --verify.
+void dist_gather_gradients(Executor *ex);
+// Every rank's sequences of a per-sequence tensor (seq_floats floats per
+// sequence; this rank's first) in one malloc'd array of the global batch's B
+// sequences, on every rank: the whole batch's logits for --verify. NULL when
+// memory is short.
+float *dist_gather_sequences(const float *mine, size_t seq_floats);
+// Zeroes the AdamW moments this rank keeps (after --verify's probe step).
+void dist_reset_moments(Executor *ex);
+// Sets every rank's trace origin to the same instant; every rank calls it
+// before training.
+void dist_sync_trace_origin(Trace *trace);
+// Moves every rank's trace records to rank 0, their thread renumbered
+// rank * threads_per_rank + thread; every rank calls it.
+void dist_gather_trace(Trace *trace, int threads_per_rank);
+
+#endif

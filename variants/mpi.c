@@ -1,0 +1,497 @@
+// mpi: data-parallel training over MPI processes (ranks). Each rank trains on
+// its share of the global batch (B sequences split over R ranks, unevenly when
+// R does not divide B) with one of the node-level executors inside it
+// (--executor forkjoin|tasks|taskiter, --threads per rank); the gradients are
+// then averaged across ranks and the parameters updated, in one of two ways
+// (--update):
+//   replicated  reduce-scatter the gradients, all-gather them, and every rank
+//               runs AdamW on every parameter with its own full m and v
+//   sharded     ZeRO stage 1: reduce-scatter the gradients, each rank runs
+//               AdamW on its shard of the parameters and keeps only that
+//               shard's m and v, then all-gather the parameters
+//
+// The step description is the core's, run in two parts by the chosen node
+// executor: its forward and backward operations, and its AdamW operations
+// (copies cut to this rank's shard when sharded); two OP_COMM operations
+// appended to it name the communication in traces and in --describe. The
+// description itself stays the same on every rank, so that one rank can write
+// every rank's trace records against it.
+//
+// Determinism: every reduction is driven by point-to-point messages in a
+// fixed order, never by a library collective whose algorithm (and so whose
+// summation order) the library picks. Element i of shard q is
+//   w_0 * g_0[i] + w_1 * g_1[i] + ... + w_{R-1} * g_{R-1}[i]
+// summed left to right in rank order on rank q, with w_r = B_r / B, the rank's
+// share of the batch: each g_r is the gradient of rank r's mean loss, so the
+// sum is the gradient of the mean loss over the whole batch, as one process
+// computes it, up to float rounding. The order depends on R only: a run is
+// bit-identical to a repeat with the same rank count whatever the executor and
+// the threads per rank (within a rank every executor is bit-identical to seq).
+// The all-gathers only copy.
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "distributed.h"
+#include "executor.h"
+
+const char *const EXECUTOR_NAME = "mpi";
+const int EXECUTOR_WHOLE_LOOP = 0;
+
+// ----------------------------------------------------------------------------
+// the node-level executors: the threads and chunked variants of variants/LIST,
+// compiled a second time with their entry points prefixed by their name
+// (the Makefile's -Dexecutor_create=forkjoin_executor_create ..., and the list
+// INNER_EXECUTORS = INNER(forkjoin) INNER(tasks) ...)
+
+typedef struct {
+    const char *name;
+    void *(*create)(StepDescription *step, const ExecOptions *options, Error *err);
+    void (*info)(const void *ex, ExecutorInfo *info);
+    void (*train)(void *ex, int first, int n, float *losses, StepReport *reports, Trace *trace);
+    void (*destroy)(void *ex);
+} Inner;
+
+#define INNER(name)                                                                                              \
+    typedef struct name##_Executor name##_Executor;                                                              \
+    name##_Executor *name##_executor_create(StepDescription *step, const ExecOptions *options, Error *err);      \
+    void name##_executor_info(const name##_Executor *ex, ExecutorInfo *info);                                    \
+    void name##_executor_train(name##_Executor *ex, int first, int n, float *losses, StepReport *reports,        \
+                               Trace *trace);                                                                    \
+    void name##_executor_destroy(name##_Executor *ex);                                                           \
+    static void *name##_create(StepDescription *step, const ExecOptions *options, Error *err) {                  \
+        return name##_executor_create(step, options, err);                                                       \
+    }                                                                                                            \
+    static void name##_info(const void *ex, ExecutorInfo *info) { name##_executor_info(ex, info); }             \
+    static void name##_train(void *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {     \
+        name##_executor_train(ex, first, n, losses, reports, trace);                                             \
+    }                                                                                                            \
+    static void name##_destroy(void *ex) { name##_executor_destroy(ex); }
+INNER_EXECUTORS
+#undef INNER
+
+static const Inner INNERS[] = {
+#define INNER(name) {#name, name##_create, name##_info, name##_train, name##_destroy},
+    INNER_EXECUTORS
+#undef INNER
+};
+#define N_INNERS ((int)(sizeof(INNERS) / sizeof(INNERS[0])))
+
+// ----------------------------------------------------------------------------
+// the process layer
+
+static int world_rank, world_size = 1, global_B;
+
+void dist_init(int *argc, char ***argv) {
+    int provided;
+    // MPI is called from the main thread only, outside parallel regions
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+}
+
+void dist_finalize(void) { MPI_Finalize(); }
+int dist_rank(void) { return world_rank; }
+int dist_ranks(void) { return world_size; }
+
+void dist_share(int B, int rank, int ranks, int *b0, int *b1) {
+    *b0 = (int)((long)B * rank / ranks);
+    *b1 = (int)((long)B * (rank + 1) / ranks);
+}
+
+void dist_set_global_batch(int B) { global_B = B; }
+
+enum { TAG_REDUCE = 1, TAG_GATHER, TAG_LOSS, TAG_TEXT, TAG_TRACE };
+
+// messages carry at most this many floats, so that the reduction needs two
+// blocks of scratch memory instead of a shard's worth, and counts fit an int
+#define BLOCK_FLOATS ((size_t)1 << 20)
+
+struct Executor {
+    StepDescription *step;      // the whole step: forward, backward, AdamW (this rank's shard), comm
+    StepDescription compute;    // view: the forward and backward operations
+    StepDescription update;     // the AdamW operations that follow them, on this rank's part
+    Op *update_ops;             // (update.n_ops) what update runs: the step's AdamW operations, or their shard
+    int *update_origin;         // (update.n_ops) each one's index in the whole step
+    int *update_row0;           // (update.n_ops) its first row in the whole step's operation
+    int n_compute;              // operations before the update's
+    int op_reduce, op_gather;   // the OP_COMM operations, for traces
+    const Inner *inner;
+    void *compute_ex, *update_ex;
+    int sharded;
+    int rank, ranks;
+    float *weights;             // (R) B_r / B
+    size_t *shard;              // (R + 1) shard q is parameter elements [shard[q], shard[q+1])
+    float *acc, *recv;          // (BLOCK_FLOATS) reduction scratch
+    MPI_Request *requests;
+    long long bytes_per_step;   // sent by this rank
+};
+
+static size_t blocks_of(size_t n) { return (n + BLOCK_FLOATS - 1) / BLOCK_FLOATS; }
+
+// Shard boundaries: R nearly equal ranges of the parameters in memory order,
+// each boundary moved down to the start of the parameter row it falls in, so
+// that the AdamW operations (which cut parameters by rows) cut along them.
+static void shard_boundaries(const GPT2 *model, int ranks, size_t *shard) {
+    size_t n = model->num_parameters;
+    for (int q = 0; q <= ranks; q++) {
+        size_t target = n * (size_t)q / (size_t)ranks, offset = 0;
+        shard[q] = target;
+        for (int t = 0; t < NUM_PARAM_TENSORS && q < ranks; t++) {
+            if (target < offset + model->param_sizes[t]) {
+                size_t cols = (size_t)model->param_shape[t].cols;
+                shard[q] = offset + (target - offset) / cols * cols;
+                break;
+            }
+            offset += model->param_sizes[t];
+        }
+    }
+}
+
+// The update's operations: copies of the step's AdamW operations from
+// `first` on, each cut to the rows of [lo, hi) it holds (and dropped when it
+// holds none), in the step's order. The arguments move with the rows; m and v
+// stay where the model keeps them, so the other shards' moments are never
+// touched (the model's zeroed pages of them never become resident).
+static void cut_update(Executor *ex, int first, size_t lo, size_t hi) {
+    const StepDescription *s = ex->step;
+    const float *base = s->model->params_memory;
+    int kept = 0;
+    for (int i = first; i < s->n_ops; i++) {
+        Op op = s->ops[i];
+        size_t width = (size_t)op.width;
+        size_t s0 = (size_t)(op.arg[ADAMW_PARAMS] - base), s1 = s0 + (size_t)op.split_channels * width;
+        size_t i0 = s0 > lo ? s0 : lo, i1 = s1 < hi ? s1 : hi;
+        if (i0 >= i1) continue;
+        size_t skip = i0 - s0;
+        for (int a = ADAMW_PARAMS; a <= ADAMW_V; a++) op.arg[a] += skip;
+        op.split_channels = (int)((i1 - i0) / width);
+        ex->update_origin[kept] = i;
+        ex->update_row0[kept] = (int)(skip / width);
+        ex->update_ops[kept++] = op;
+    }
+    ex->update.ops = ex->update_ops;
+    ex->update.n_ops = kept;
+}
+
+static void set_error(Error *err, const char *message) {
+    snprintf(err->message, sizeof(err->message), "%s", message);
+}
+
+Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err) {
+    const char *name = options->executor ? options->executor : "forkjoin";
+    const Inner *inner = NULL;
+    for (int i = 0; i < N_INNERS; i++)
+        if (strcmp(INNERS[i].name, name) == 0) inner = &INNERS[i];
+    if (!inner) {
+        int at = snprintf(err->message, sizeof(err->message), "--executor: unknown executor '%s' (known:", name);
+        for (int i = 0; i < N_INNERS && at < (int)sizeof(err->message); i++)
+            at += snprintf(err->message + at, sizeof(err->message) - at, "%s %s", i ? "," : "", INNERS[i].name);
+        if (at < (int)sizeof(err->message)) snprintf(err->message + at, sizeof(err->message) - at, ")");
+        return NULL;
+    }
+    Executor *ex = calloc(1, sizeof(*ex));
+    if (!ex) {
+        set_error(err, "out of memory creating the executor");
+        return NULL;
+    }
+    ex->step = step;
+    ex->inner = inner;
+    ex->sharded = options->sharded_update;
+    ex->rank = world_rank;
+    ex->ranks = world_size;
+    const GPT2 *model = step->model;
+    int R = ex->ranks;
+    ex->weights = malloc(R * sizeof(float));
+    ex->shard = malloc((R + 1) * sizeof(size_t));
+    size_t scratch = blocks_of(model->num_parameters) > 1 ? BLOCK_FLOATS : model->num_parameters;
+    ex->acc = malloc(scratch * sizeof(float));
+    ex->recv = malloc(scratch * sizeof(float));
+    // at most: a send and a receive of every block of every shard, and the losses
+    ex->requests = malloc((2 * (blocks_of(model->num_parameters) + R) + 2 * R) * sizeof(MPI_Request));
+    if (!ex->weights || !ex->shard || !ex->acc || !ex->recv || !ex->requests) goto oom;
+    int B = global_B > 0 ? global_B : step->B;
+    for (int q = 0; q < R; q++) {
+        int b0, b1;
+        dist_share(B, q, R, &b0, &b1);
+        ex->weights[q] = (float)(b1 - b0) / (float)B;
+    }
+    shard_boundaries(model, R, ex->shard);
+
+    // the update's operations follow every forward and backward one (step.c: describe_update comes last)
+    int first_update = step->n_ops;
+    for (int i = 0; i < step->n_ops; i++)
+        if (step->ops[i].phase == PHASE_UPDATE) {
+            first_update = i;
+            break;
+        }
+    for (int i = first_update; i < step->n_ops; i++)
+        if (step->ops[i].kind != OP_ADAMW) {
+            set_error(err, "the step's update phase holds an operation other than AdamW");
+            executor_destroy(ex);
+            return NULL;
+        }
+    ex->n_compute = first_update;
+    int n_update = step->n_ops - first_update;
+    ex->update_ops = malloc((n_update > 0 ? n_update : 1) * sizeof(Op));
+    ex->update_origin = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
+    ex->update_row0 = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
+    if (!ex->update_ops || !ex->update_origin || !ex->update_row0) goto oom;
+    ex->update = *step;
+    if (ex->sharded)
+        cut_update(ex, first_update, ex->shard[ex->rank], ex->shard[ex->rank + 1]);
+    else
+        cut_update(ex, first_update, 0, model->num_parameters);
+    ex->op_reduce = step_add_comm(step, PHASE_UPDATE, "grad reduce-scatter");
+    ex->op_gather = step_add_comm(step, PHASE_UPDATE, ex->sharded ? "param all-gather" : "grad all-gather");
+    if (ex->op_reduce < 0 || ex->op_gather < 0) goto oom;
+    ex->compute = *step; // after the appends: ops may have moved
+    ex->compute.n_ops = ex->n_compute;
+    if (!(ex->compute_ex = inner->create(&ex->compute, options, err)) ||
+        !(ex->update_ex = inner->create(&ex->update, options, err))) {
+        executor_destroy(ex);
+        return NULL;
+    }
+    // floats sent per step: every other shard's gradients, then this shard
+    // (parameters or reduced gradients) to every other rank
+    size_t mine = ex->shard[ex->rank + 1] - ex->shard[ex->rank];
+    ex->bytes_per_step = (long long)((model->num_parameters - mine) + mine * (size_t)(R - 1)) * (long long)sizeof(float)
+                         + (long long)(R - 1) * (long long)sizeof(float); // the losses
+    return ex;
+oom:
+    set_error(err, "out of memory creating the executor");
+    executor_destroy(ex);
+    return NULL;
+}
+
+void executor_info(const Executor *ex, ExecutorInfo *info) {
+    ExecutorInfo c, u;
+    ex->inner->info(ex->compute_ex, &c);
+    ex->inner->info(ex->update_ex, &u);
+    *info = c;
+    info->chunks_per_step = c.chunks_per_step + u.chunks_per_step + 2; // and the two comm records
+    info->edges_per_step = c.edges_per_step + u.edges_per_step;
+}
+
+// ----------------------------------------------------------------------------
+// communication: point-to-point, in a fixed order
+
+// Averages the ranks' gradients into this rank's shard of grads (the other
+// shards keep this rank's own gradients), and the ranks' mean losses into
+// *loss. Blocks of shard q go from every rank to rank q, which sums them in
+// rank order (the module comment).
+static void reduce_scatter(Executor *ex, float *grads, float *loss) {
+    int R = ex->ranks, me = ex->rank, n_req = 0;
+    float losses[R > 0 ? R : 1];
+    losses[me] = *loss;
+    for (int q = 0; q < R; q++) {
+        if (q == me) continue;
+        MPI_Isend(loss, 1, MPI_FLOAT, q, TAG_LOSS, MPI_COMM_WORLD, &ex->requests[n_req++]);
+        MPI_Irecv(&losses[q], 1, MPI_FLOAT, q, TAG_LOSS, MPI_COMM_WORLD, &ex->requests[n_req++]);
+        for (size_t at = ex->shard[q]; at < ex->shard[q + 1]; at += BLOCK_FLOATS) {
+            size_t count = ex->shard[q + 1] - at < BLOCK_FLOATS ? ex->shard[q + 1] - at : BLOCK_FLOATS;
+            MPI_Isend(grads + at, (int)count, MPI_FLOAT, q, TAG_REDUCE, MPI_COMM_WORLD, &ex->requests[n_req++]);
+        }
+    }
+    // messages from one rank with one tag arrive in the order sent: block after block
+    for (size_t at = ex->shard[me]; at < ex->shard[me + 1]; at += BLOCK_FLOATS) {
+        size_t count = ex->shard[me + 1] - at < BLOCK_FLOATS ? ex->shard[me + 1] - at : BLOCK_FLOATS;
+        for (int q = 0; q < R; q++) {
+            const float *g = grads + at;
+            if (q != me) {
+                MPI_Recv(ex->recv, (int)count, MPI_FLOAT, q, TAG_REDUCE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                g = ex->recv;
+            }
+            float w = ex->weights[q];
+            if (q == 0)
+                for (size_t i = 0; i < count; i++) ex->acc[i] = w * g[i];
+            else
+                for (size_t i = 0; i < count; i++) ex->acc[i] += w * g[i];
+        }
+        // this shard's blocks are not among the ones being sent
+        memcpy(grads + at, ex->acc, count * sizeof(float));
+    }
+    MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
+    float sum = 0.0f;
+    for (int q = 0; q < R; q++) sum += ex->weights[q] * losses[q];
+    *loss = sum;
+}
+
+// Every rank's shard of buf to every other rank, in place.
+static void all_gather(Executor *ex, float *buf) {
+    int R = ex->ranks, me = ex->rank, n_req = 0;
+    for (int q = 0; q < R; q++) {
+        if (q == me) continue;
+        for (size_t at = ex->shard[me]; at < ex->shard[me + 1]; at += BLOCK_FLOATS) {
+            size_t count = ex->shard[me + 1] - at < BLOCK_FLOATS ? ex->shard[me + 1] - at : BLOCK_FLOATS;
+            MPI_Isend(buf + at, (int)count, MPI_FLOAT, q, TAG_GATHER, MPI_COMM_WORLD, &ex->requests[n_req++]);
+        }
+        for (size_t at = ex->shard[q]; at < ex->shard[q + 1]; at += BLOCK_FLOATS) {
+            size_t count = ex->shard[q + 1] - at < BLOCK_FLOATS ? ex->shard[q + 1] - at : BLOCK_FLOATS;
+            MPI_Irecv(buf + at, (int)count, MPI_FLOAT, q, TAG_GATHER, MPI_COMM_WORLD, &ex->requests[n_req++]);
+        }
+    }
+    MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
+}
+
+// A trace record of a communication operation, as run_chunk makes for kernels.
+static void trace_comm(Trace *trace, int iteration, int op, double start, double end) {
+    if (!trace || !trace->records) return;
+    size_t slot = __atomic_fetch_add(&trace->count, 1, __ATOMIC_RELAXED);
+    if (slot < trace->capacity)
+        trace->records[slot] =
+            (TraceRecord){iteration, op, 0, (Range){0, 1, 0, 1, 0, 0}, start - trace->origin, end - trace->origin};
+}
+
+void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {
+    GPT2 *model = ex->step->model;
+    for (int it = first; it < first + n; it++) {
+        StepReport *report = &reports[it - first], part;
+        *report = (StepReport){0};
+        double step_start = now_seconds();
+        // the front may change the settings between steps (--verify's probe step)
+        ex->update.adamw = ex->step->adamw;
+
+        ex->inner->train(ex->compute_ex, it, 1, losses, &part, trace);
+        report->phase_s[PHASE_FORWARD] = part.phase_s[PHASE_FORWARD];
+        report->phase_s[PHASE_BACKWARD] = part.phase_s[PHASE_BACKWARD];
+
+        double t0 = now_seconds();
+        reduce_scatter(ex, model->grads_memory, &losses[it]);
+        if (!ex->sharded) all_gather(ex, model->grads_memory);
+        double t1 = now_seconds();
+        trace_comm(trace, it, ex->op_reduce, t0, t1);
+        report->comm_s += t1 - t0;
+
+        size_t before = trace && trace->records ? trace->count : 0;
+        ex->inner->train(ex->update_ex, it, 1, losses, &part, trace);
+        report->phase_s[PHASE_UPDATE] = part.phase_s[PHASE_UPDATE];
+        // the update's records name its own operations: make them the whole step's, rows and all
+        if (trace && trace->records)
+            for (size_t i = before; i < trace->count && i < trace->capacity; i++) {
+                TraceRecord *r = &trace->records[i];
+                int row0 = ex->update_row0[r->op];
+                r->op = ex->update_origin[r->op];
+                r->range.x0 += row0;
+                r->range.x1 += row0;
+            }
+
+        if (ex->sharded) {
+            double t2 = now_seconds();
+            all_gather(ex, model->params_memory);
+            double t3 = now_seconds();
+            trace_comm(trace, it, ex->op_gather, t2, t3);
+            report->comm_s += t3 - t2;
+        }
+        report->step_s = now_seconds() - step_start;
+        report->loss = losses[it];
+    }
+}
+
+void executor_destroy(Executor *ex) {
+    if (!ex) return;
+    if (ex->compute_ex) ex->inner->destroy(ex->compute_ex);
+    if (ex->update_ex) ex->inner->destroy(ex->update_ex);
+    free(ex->update_ops);
+    free(ex->update_origin);
+    free(ex->update_row0);
+    free(ex->weights);
+    free(ex->shard);
+    free(ex->acc);
+    free(ex->recv);
+    free(ex->requests);
+    free(ex);
+}
+
+// ----------------------------------------------------------------------------
+// what the front needs besides training
+
+long long dist_comm_bytes_per_step(const Executor *ex) { return ex->bytes_per_step; }
+
+void dist_gather_gradients(Executor *ex) {
+    if (ex->sharded) all_gather(ex, ex->step->model->grads_memory);
+}
+
+float *dist_gather_sequences(const float *mine, size_t seq_floats) {
+    int R = world_size, n_req = 0;
+    float *all = malloc((size_t)global_B * seq_floats * sizeof(float));
+    MPI_Request *requests = malloc(2 * (size_t)R * sizeof(MPI_Request));
+    if (!all || !requests) {
+        free(all);
+        free(requests);
+        return NULL;
+    }
+    int b0, b1;
+    dist_share(global_B, world_rank, R, &b0, &b1);
+    memcpy(all + (size_t)b0 * seq_floats, mine, (size_t)(b1 - b0) * seq_floats * sizeof(float));
+    for (int q = 0; q < R; q++) {
+        if (q == world_rank) continue;
+        int q0, q1;
+        dist_share(global_B, q, R, &q0, &q1);
+        MPI_Isend(mine, (int)((size_t)(b1 - b0) * seq_floats), MPI_FLOAT, q, TAG_GATHER, MPI_COMM_WORLD,
+                  &requests[n_req++]);
+        MPI_Irecv(all + (size_t)q0 * seq_floats, (int)((size_t)(q1 - q0) * seq_floats), MPI_FLOAT, q, TAG_GATHER,
+                  MPI_COMM_WORLD, &requests[n_req++]);
+    }
+    MPI_Waitall(n_req, requests, MPI_STATUSES_IGNORE);
+    free(requests);
+    return all;
+}
+
+void dist_reset_moments(Executor *ex) {
+    const GPT2 *model = ex->step->model;
+    size_t lo = ex->sharded ? ex->shard[ex->rank] : 0;
+    size_t hi = ex->sharded ? ex->shard[ex->rank + 1] : model->num_parameters;
+    memset(model->m_memory + lo, 0, (hi - lo) * sizeof(float));
+    memset(model->v_memory + lo, 0, (hi - lo) * sizeof(float));
+}
+
+void dist_placement_json(FILE *out, const char *fragment) {
+    char text[4096];
+    if (world_rank != 0) {
+        snprintf(text, sizeof(text), "%s", fragment);
+        MPI_Send(text, (int)strlen(text) + 1, MPI_CHAR, 0, TAG_TEXT, MPI_COMM_WORLD);
+        return;
+    }
+    fprintf(out, "\"rank_placement\": [%s", fragment);
+    for (int q = 1; q < world_size; q++) {
+        MPI_Recv(text, (int)sizeof(text), MPI_CHAR, q, TAG_TEXT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        text[sizeof(text) - 1] = '\0';
+        fprintf(out, ", %s", text);
+    }
+    fprintf(out, "]");
+}
+
+void dist_sync_trace_origin(Trace *trace) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    trace->origin = now_seconds();
+}
+
+void dist_gather_trace(Trace *trace, int threads_per_rank) {
+    long long count = (long long)(trace->count < trace->capacity ? trace->count : trace->capacity);
+    if (world_rank != 0) {
+        MPI_Send(&count, 1, MPI_LONG_LONG, 0, TAG_TRACE, MPI_COMM_WORLD);
+        MPI_Send(trace->records, (int)(count * (long long)sizeof(TraceRecord)), MPI_BYTE, 0, TAG_TRACE,
+                 MPI_COMM_WORLD);
+        trace->count = 0;
+        return;
+    }
+    trace->count = (size_t)count;
+    for (int q = 1; q < world_size; q++) {
+        long long more;
+        MPI_Recv(&more, 1, MPI_LONG_LONG, q, TAG_TRACE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        TraceRecord *grown = realloc(trace->records, (trace->count + (size_t)more) * sizeof(TraceRecord));
+        if (!grown) {
+            fprintf(stderr, "gpt2-mpi: out of memory gathering the trace\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        trace->records = grown;
+        MPI_Recv(trace->records + trace->count, (int)(more * (long long)sizeof(TraceRecord)), MPI_BYTE, q, TAG_TRACE,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (size_t i = trace->count; i < trace->count + (size_t)more; i++)
+            trace->records[i].thread += q * threads_per_rank;
+        trace->count += (size_t)more;
+    }
+    trace->capacity = trace->count;
+}
