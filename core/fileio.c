@@ -220,21 +220,21 @@ static char *directory_of(const char *path) {
 
 // Creates "<dir>/.<base>.tmp-XXXXXX" beside path; returns its descriptor
 // (name in *tmp, malloc'd), or -1 with err set.
-static int create_temp_beside(const char *path, char **tmp, Error *err) {
+static int create_temp_beside(const char *path, const char *what, char **tmp, Error *err) {
     *tmp = NULL;
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return error_set(err, path, "cannot write checkpoint: it is %s", file_kind(st.st_mode));
+        return error_set(err, path, "cannot write %s: it is %s", what, file_kind(st.st_mode));
     char *dir = directory_of(path);
     if (!dir) return error_set(err, path, "out of memory");
     if (stat(dir, &st) != 0) {
         int e = errno;
-        error_set(err, path, "cannot write checkpoint: directory %s: %s", dir, strerror(e));
+        error_set(err, path, "cannot write %s: directory %s: %s", what, dir, strerror(e));
         free(dir);
         return -1;
     }
     if (!S_ISDIR(st.st_mode)) {
-        error_set(err, path, "cannot write checkpoint: %s is not a directory", dir);
+        error_set(err, path, "cannot write %s: %s is not a directory", what, dir);
         free(dir);
         return -1;
     }
@@ -250,7 +250,7 @@ static int create_temp_beside(const char *path, char **tmp, Error *err) {
     int fd = mkstemp(name);
     if (fd < 0) {
         int e = errno;
-        error_set(err, path, "cannot write checkpoint into directory %s: %s", dir, strerror(e));
+        error_set(err, path, "cannot write %s into directory %s: %s", what, dir, strerror(e));
         free(dir);
         free(name);
         return -1;
@@ -261,10 +261,14 @@ static int create_temp_beside(const char *path, char **tmp, Error *err) {
 }
 
 int checkpoint_check_destination(const char *path, Error *err) {
+    return fileio_check_destination(path, "checkpoint", err);
+}
+
+int fileio_check_destination(const char *path, const char *what, Error *err) {
     if (path[0] == '\0' || path[strlen(path) - 1] == '/')
-        return error_set(err, path, "cannot write checkpoint: not a file name");
+        return error_set(err, path, "cannot write %s: not a file name", what);
     char *tmp;
-    int fd = create_temp_beside(path, &tmp, err);
+    int fd = create_temp_beside(path, what, &tmp, err);
     if (fd < 0) return -1;
     close(fd);
     unlink(tmp);
@@ -298,7 +302,7 @@ int checkpoint_write(const char *path, const GPT2 *model, Error *err) {
     h[6] = c->channels;
     h[7] = c->padded_vocab_size;
     char *tmp;
-    int fd = create_temp_beside(path, &tmp, err);
+    int fd = create_temp_beside(path, "checkpoint", &tmp, err);
     if (fd < 0) return -1;
     // mkstemp makes the file 0600; give it what fopen would have (0666 less the umask)
     mode_t mask = umask(0);

@@ -88,6 +88,17 @@ def test_save_destination_checked_before_the_first_step(tmp_path, variant):
         assert "step" not in r.stderr
 
 
+@pytest.mark.parametrize("option, what", [("--trace", "trace"), ("--describe-graph", "task graph")])
+def test_trace_and_graph_destinations_checked_before_the_first_step(tmp_path, option, what):
+    os.mkfifo(tmp_path / "pipe")  # written after training, a FIFO would block the run at its end
+    for dest, needle in [(tmp_path / "pipe", "FIFO"), *unwritable_destinations(tmp_path)]:
+        start = time.monotonic()
+        r = run([binary("forkjoin"), "--model", MODEL, "-B", "1", "-T", "4", "--steps", "2", option, dest],
+                timeout=30)
+        check_error(r, str(dest), f"cannot write {what}", needle)
+        assert time.monotonic() - start < 10
+
+
 def read_header(path):
     with open(path, "rb") as f:
         return struct.unpack("<8i", f.read(32))

@@ -594,11 +594,14 @@ static int report(const Options *o, Run *run) {
     return run->failures ? 1 : 0;
 }
 
-// Before any work: a checkpoint that could not be saved, or a file of expected losses that is
-// not a regular file (a FIFO would block), is found now, not after every step has run.
+// Before any work: a checkpoint, trace or task graph that could not be written (a missing
+// directory, a FIFO that would block), or a file of expected losses that is not a regular file,
+// is found now, not after every step has run.
 static void check_outputs(const Options *o) {
     Error err = {{0}};
     if (o->save_path && checkpoint_check_destination(o->save_path, &err) != 0) die("%s", err.message);
+    if (o->trace_path && fileio_check_destination(o->trace_path, "trace", &err) != 0) die("%s", err.message);
+    if (o->graph_path && fileio_check_destination(o->graph_path, "task graph", &err) != 0) die("%s", err.message);
     if (o->expect_losses_path && fileio_check_regular(o->expect_losses_path, "file of expected losses", &err) != 0)
         die("%s", err.message);
 }
