@@ -158,3 +158,78 @@ void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int
         dinp[i] = local_grad * dout[i];
     }
 }
+
+// llm.c's attention forward: scalar dot products, libm expf.
+void attention_forward(float *out, float *att, const float *qkv, int r0, int r1,
+                       int T, int C, int NH) {
+    int hs = C / NH;
+    float scale = 1.0f / sqrtf((float)hs);
+    for (int r = r0; r < r1; r++) {
+        int b = r / T, t = r % T;
+        for (int h = 0; h < NH; h++) {
+            const float *q = qkv + (size_t)r * 3 * C + h * hs;
+            float *w = att + ((size_t)r * NH + h) * T;
+            // scores and their maximum, for a stable softmax
+            float maxval = -INFINITY;
+            for (int t2 = 0; t2 <= t; t2++) {
+                const float *k = qkv + ((size_t)b * T + t2) * 3 * C + C + h * hs;
+                float dot = 0.0f;
+                for (int i = 0; i < hs; i++) dot += q[i] * k[i];
+                dot *= scale;
+                w[t2] = dot;
+                if (dot > maxval) maxval = dot;
+            }
+            float sum = 0.0f;
+            for (int t2 = 0; t2 <= t; t2++) {
+                float e = expf(w[t2] - maxval);
+                w[t2] = e;
+                sum += e;
+            }
+            float inv = 1.0f / sum;
+            for (int t2 = 0; t2 <= t; t2++) w[t2] *= inv;
+            float *o = out + (size_t)r * C + h * hs;
+            for (int i = 0; i < hs; i++) o[i] = 0.0f;
+            for (int t2 = 0; t2 <= t; t2++) {
+                const float *v = qkv + ((size_t)b * T + t2) * 3 * C + 2 * C + h * hs;
+                for (int i = 0; i < hs; i++) o[i] += w[t2] * v[i];
+            }
+        }
+    }
+}
+
+// llm.c's softmax and loss: libm expf per value, three passes.
+void crossentropy_softmax_forward(float *probs, float *losses, const float *logits,
+                                  const int *targets, int r0, int r1, int V, int Vp) {
+    for (int r = r0; r < r1; r++) {
+        const float *z = logits + (size_t)r * Vp;
+        float *p = probs + (size_t)r * Vp;
+        float maxval = -INFINITY;
+        for (int i = 0; i < V; i++)
+            if (z[i] > maxval) maxval = z[i];
+        float sum = 0.0f;
+        for (int i = 0; i < V; i++) {
+            p[i] = expf(z[i] - maxval);
+            sum += p[i];
+        }
+        float inv = 1.0f / sum;
+        for (int i = 0; i < V; i++) p[i] *= inv;
+        for (int i = V; i < Vp; i++) p[i] = 0.0f;
+        losses[r] = -logf(p[targets[r]]);
+    }
+}
+
+void adamw_update(float *params, const float *grads, float *m, float *v, size_t e0, size_t e1,
+                  float lr, float beta1, float beta2, float eps, float weight_decay, int step) {
+    float beta1_correction = 1.0f - powf(beta1, step);
+    float beta2_correction = 1.0f - powf(beta2, step);
+    for (size_t i = e0; i < e1; i++) {
+        float g = grads[i];
+        float mi = beta1 * m[i] + (1.0f - beta1) * g;
+        float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+        float m_hat = mi / beta1_correction;
+        float v_hat = vi / beta2_correction;
+        m[i] = mi;
+        v[i] = vi;
+        params[i] -= lr * (m_hat / (sqrtf(v_hat) + eps) + weight_decay * params[i]);
+    }
+}
