@@ -171,6 +171,12 @@ static void pack_transposed(float *dst, int ld, const float *src, size_t stride,
         for (int t2 = n; t2 < npad; t2++) dst[(size_t)i * ld + t2] = 0.0f;
 }
 
+// Rows [0, n) of one head, contiguous: dst[t2*hs + i] = src[t2*stride + i]. Packed rows
+// are read without the cache-set conflicts of rows 3C floats apart.
+static void pack_rows(float *dst, const float *src, size_t stride, int n, int hs) {
+    for (int t2 = 0; t2 < n; t2++) memcpy(dst + (size_t)t2 * hs, src + (size_t)t2 * stride, (size_t)hs * sizeof(float));
+}
+
 // dots[t2] = chain over i < hs of x[i] * kt[i*ld + t2], for t2 < n (kt padded to LANES).
 // NB lanes of LANES keys at a time, each lane its own chain.
 #define DOTS_BLOCK(NB)                                                                  \
@@ -238,8 +244,9 @@ void attention_forward(float *out, float *att, const float *qkv, int r0, int r1,
     float scale = 1.0f / sqrtf((float)hs);
     int ld = (T + LANES - 1) / LANES * LANES;
     float *kt = malloc((size_t)hs * ld * sizeof(float));
-    float *s = malloc((size_t)ld * sizeof(float));
+    float *s = malloc(((size_t)ld + (size_t)T * hs) * sizeof(float));
     if (!s) free(kt), kt = NULL;
+    float *vbuf = s ? s + ld : NULL;
     for (int r = r0; r < r1;) {
         int b = r / T, t_first = r % T;
         int rend = (b + 1) * T < r1 ? (b + 1) * T : r1; // this sequence's rows of the range
@@ -247,7 +254,13 @@ void attention_forward(float *out, float *att, const float *qkv, int r0, int r1,
         const float *seq = qkv + (size_t)b * T * 3 * C;
         for (int h = 0; h < NH; h++) {
             const float *keys = seq + C + h * hs;
-            if (kt) pack_transposed(kt, ld, keys, 3 * (size_t)C, nkeys, hs);
+            const float *values = seq + 2 * C + h * hs;
+            ptrdiff_t vstride = 3 * (ptrdiff_t)C;
+            if (kt) {
+                pack_transposed(kt, ld, keys, 3 * (size_t)C, nkeys, hs);
+                pack_rows(vbuf, values, 3 * (size_t)C, nkeys, hs);
+                values = vbuf, vstride = hs;
+            }
             for (int t = t_first; t < t_first + (rend - r); t++) {
                 size_t row = (size_t)b * T + t;
                 const float *q = qkv + row * 3 * C + h * hs;
@@ -263,7 +276,7 @@ void attention_forward(float *out, float *att, const float *qkv, int r0, int r1,
                 float maxval = max_of(w, n);
                 float sum = exp_shifted_sum_inplace(w, n, maxval);
                 scale_inplace(w, n, 1.0f / sum);
-                weighted_rows(out + row * C + h * hs, w, 1, seq + 2 * C + h * hs, 3 * (ptrdiff_t)C, n, hs);
+                weighted_rows(out + row * C + h * hs, w, 1, values, vstride, n, hs);
             }
         }
         r = rend;
@@ -282,9 +295,12 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
     int hs = C / NH;
     float scale = 1.0f / sqrtf((float)hs);
     int ld = (T + LANES - 1) / LANES * LANES;
-    float *dp = malloc(((size_t)hs + T + 1) * ld * sizeof(float));
+    // scratch: dPre and the head's attention weights (T x ld each), V^T (hs x ld), one row of
+    // datt, and the head's q, k and dout rows (T x hs each)
+    float *dp = malloc(((size_t)2 * T * ld + (size_t)(hs + 1) * ld + (size_t)3 * T * hs) * sizeof(float));
     if (!dp) abort();
-    float *vt = dp + (size_t)T * ld, *datt = vt + (size_t)hs * ld;
+    float *aw = dp + (size_t)T * ld, *vt = aw + (size_t)T * ld, *datt = vt + (size_t)hs * ld;
+    float *qb = datt + ld, *kb = qb + (size_t)T * hs, *gb = kb + (size_t)T * hs;
     ptrdiff_t rs = 3 * (ptrdiff_t)C;
     for (int p = p0; p < p1; p++) {
         int b = p / NH, h = p % NH;
@@ -294,10 +310,14 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
         const float *w0 = att + ((size_t)b * T * NH + h) * T;
         const float *q0 = seq + h * hs, *k0 = seq + C + h * hs, *v0 = seq + 2 * C + h * hs;
         pack_transposed(vt, ld, v0, rs, T, hs);
+        pack_rows(qb, q0, rs, T, hs);
+        pack_rows(kb, k0, rs, T, hs);
+        pack_rows(gb, g0, C, T, hs);
+        for (int t = 0; t < T; t++) memcpy(aw + (size_t)t * ld, w0 + (size_t)t * NH * T, (size_t)(t + 1) * sizeof(float));
         for (int t = 0; t < T; t++) {
             const float *w = w0 + (size_t)t * NH * T;
             int n = t + 1;
-            dots_packed(datt, g0 + (size_t)t * C, vt, ld, hs, n);
+            dots_packed(datt, gb + (size_t)t * hs, vt, ld, hs, n);
             float lane[LANES] = {0};
             int j = 0;
             for (; j + LANES <= n; j += LANES)
@@ -310,10 +330,9 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
         for (int t = 0; t < T; t++) {
             float *drow = dseq + (size_t)t * rs + h * hs;
             // dq[t] = sum over keys t2 <= t; dk[t] and dv[t] = sums over queries t' >= t
-            weighted_rows(drow, dp + (size_t)t * ld, 1, k0, rs, t + 1, hs);
-            weighted_rows(drow + C, dp + (size_t)t * ld + t, ld, q0 + (size_t)t * rs, rs, T - t, hs);
-            weighted_rows(drow + 2 * C, w0 + (size_t)t * NH * T + t, (ptrdiff_t)NH * T, g0 + (size_t)t * C, C,
-                          T - t, hs);
+            weighted_rows(drow, dp + (size_t)t * ld, 1, kb, hs, t + 1, hs);
+            weighted_rows(drow + C, dp + (size_t)t * ld + t, ld, qb + (size_t)t * hs, hs, T - t, hs);
+            weighted_rows(drow + 2 * C, aw + (size_t)t * ld + t, ld, gb + (size_t)t * hs, hs, T - t, hs);
         }
     }
     free(dp);
