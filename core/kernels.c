@@ -1,6 +1,7 @@
 // Layer kernels common to both sets. The matrix products live in gemm.c (and
-// kernels_reference.c); attention, GELU, the cross-entropy softmax and AdamW
-// have one version per set (kernels_fast.c, kernels_reference.c).
+// kernels_reference.c); LayerNorm's row passes, attention, GELU, the
+// cross-entropy softmax and AdamW have one version per set (kernels_fast.c,
+// kernels_reference.c).
 #include <math.h>
 #include <string.h>
 #include "kernels.h"
@@ -29,56 +30,6 @@ void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *in
         const float *g = dout + (size_t)r * C;
         float *dtok = dwte + (size_t)inp[r] * C;
         for (int c = c0; c < c1; c++) dtok[c] += g[c];
-    }
-}
-
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
-                       const float *weight, const float *bias, int r0, int r1, int C) {
-    const float eps = 1e-5f;
-    for (int r = r0; r < r1; r++) {
-        const float *x = inp + (size_t)r * C;
-        float m = 0.0f;
-        for (int i = 0; i < C; i++) m += x[i];
-        m = m / C;
-        float var = 0.0f;
-        for (int i = 0; i < C; i++) {
-            float d = x[i] - m;
-            var += d * d;
-        }
-        var = var / C;
-        float s = 1.0f / sqrtf(var + eps);
-        float *o = out + (size_t)r * C;
-        for (int i = 0; i < C; i++) o[i] = (s * (x[i] - m)) * weight[i] + bias[i];
-        mean[r] = m;
-        rstd[r] = s;
-    }
-}
-
-void layernorm_backward_input(float *dinp, const float *dresidual, const float *dout,
-                              const float *inp, const float *weight, const float *mean,
-                              const float *rstd, int r0, int r1, int C) {
-    for (int r = r0; r < r1; r++) {
-        const float *g = dout + (size_t)r * C;
-        const float *x = inp + (size_t)r * C;
-        float m = mean[r], s = rstd[r];
-        // the two row means the LayerNorm gradient needs
-        float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
-        for (int i = 0; i < C; i++) {
-            float norm = (x[i] - m) * s;
-            float dnorm = weight[i] * g[i];
-            dnorm_mean += dnorm;
-            dnorm_norm_mean += dnorm * norm;
-        }
-        dnorm_mean = dnorm_mean / C;
-        dnorm_norm_mean = dnorm_norm_mean / C;
-        float *dx = dinp + (size_t)r * C;
-        const float *dres = dresidual ? dresidual + (size_t)r * C : NULL;
-        for (int i = 0; i < C; i++) {
-            float norm = (x[i] - m) * s;
-            float dnorm = weight[i] * g[i];
-            float d = ((dnorm - dnorm_mean) - norm * dnorm_norm_mean) * s;
-            dx[i] = dres ? dres[i] + d : d;
-        }
     }
 }
 

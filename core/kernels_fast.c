@@ -358,3 +358,77 @@ void adamw_update(float *params, const float *grads, float *m, float *v, size_t 
         p[i] -= lr * ((mi * m_scale) / (sqrtf(vi * v_scale) + eps) + weight_decay * p[i]);
     }
 }
+
+// ----------------------------------------------------------------------------
+// LayerNorm's row passes: the row sums in LANES partial sums (sum_lanes), so
+// that they are not one chain of C dependent additions.
+
+static inline float row_sum(const float *x, int n) {
+    float lane[LANES] = {0};
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) lane[l] += x[i + l];
+    for (int l = 0; i + l < n; l++) lane[l] += x[i + l];
+    return sum_lanes(lane);
+}
+
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       const float *weight, const float *bias, int r0, int r1, int C) {
+    const float eps = 1e-5f;
+    for (int r = r0; r < r1; r++) {
+        const float *x = inp + (size_t)r * C;
+        float m = row_sum(x, C) / C;
+        float lane[LANES] = {0};
+        int i = 0;
+        for (; i + LANES <= C; i += LANES)
+            for (int l = 0; l < LANES; l++) {
+                float d = x[i + l] - m;
+                lane[l] += d * d;
+            }
+        for (int l = 0; i + l < C; l++) {
+            float d = x[i + l] - m;
+            lane[l] += d * d;
+        }
+        float var = sum_lanes(lane) / C;
+        float s = 1.0f / sqrtf(var + eps);
+        float *o = out + (size_t)r * C;
+        for (int j = 0; j < C; j++) o[j] = (s * (x[j] - m)) * weight[j] + bias[j];
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+
+void layernorm_backward_input(float *dinp, const float *dresidual, const float *dout,
+                              const float *inp, const float *weight, const float *mean,
+                              const float *rstd, int r0, int r1, int C) {
+    for (int r = r0; r < r1; r++) {
+        const float *g = dout + (size_t)r * C;
+        const float *x = inp + (size_t)r * C;
+        float m = mean[r], s = rstd[r];
+        // the two row means the LayerNorm gradient needs
+        float l1[LANES] = {0}, l2[LANES] = {0};
+        int i = 0;
+        for (; i + LANES <= C; i += LANES)
+            for (int l = 0; l < LANES; l++) {
+                float norm = (x[i + l] - m) * s;
+                float dnorm = weight[i + l] * g[i + l];
+                l1[l] += dnorm;
+                l2[l] += dnorm * norm;
+            }
+        for (int l = 0; i + l < C; l++) {
+            float norm = (x[i + l] - m) * s;
+            float dnorm = weight[i + l] * g[i + l];
+            l1[l] += dnorm;
+            l2[l] += dnorm * norm;
+        }
+        float dnorm_mean = sum_lanes(l1) / C;
+        float dnorm_norm_mean = sum_lanes(l2) / C;
+        float *dx = dinp + (size_t)r * C;
+        for (int j = 0; j < C; j++) {
+            float norm = (x[j] - m) * s;
+            float dnorm = weight[j] * g[j];
+            float d = ((dnorm - dnorm_mean) - norm * dnorm_norm_mean) * s;
+            dx[j] = dresidual ? dresidual[(size_t)r * C + j] + d : d;
+        }
+    }
+}
