@@ -79,6 +79,18 @@ counters:
 	@scripts/install-deps.sh $(COUNTERS_PKG_$(COUNTERS))
 	@$(MAKE) --no-print-directory $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(VARIANTS),build/$(c)/$(k)-$(COUNTERS)/gpt2-$(v))))
 
+# Builds without AVX-512, for valgrind (Debian 12's valgrind 3.19 cannot decode AVX-512): the
+# flags above with -march=native replaced by -mavx2 -mfma, as pstudy.instructions does for its
+# counts. Sequential variants only (valgrind runs one thread at a time); pstudy.cachesim uses them.
+#   build/<compiler>/<kernels>-avx2/gpt2-<variant>
+CFLAGS_AVX2 := $(patsubst -march=native,-mavx2 -mfma,$(CFLAGS_COMMON))
+define AVX2_TREE
+$(patsubst %,build/$(1)/$(2)-avx2/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)-avx2/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
+	@mkdir -p $$(@D)
+	$(1) $(CFLAGS_AVX2) -DKERNELS_NAME='"$(2)"' variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS)
+endef
+$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call AVX2_TREE,$(c),$(k)))))
+
 BUILT_VARIANTS := $(wildcard $(patsubst %,variants/%.c,$(VARIANTS)))
 BUILT_NAMES    := $(patsubst variants/%.c,%,$(BUILT_VARIANTS))
 KERNEL_SETS ?= fast reference
@@ -158,3 +170,25 @@ $(patsubst %,build/asan/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/asan/gpt2-%: varia
 build/asan/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
 	@mkdir -p build/asan
 	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' variants/main.c $(FRONT_SRC) variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
+
+# libFuzzer targets for the readers (tests/fuzz/fuzz_*.c), clang with ASan and
+# UBSan (any UB report aborts). `make fuzz FUZZ_SECONDS=N` runs each for N
+# seconds from its seed corpus tests/fuzz/corpus/<target>/ (read only; new
+# inputs go to build/fuzz/corpus/<target>/, crashes to build/fuzz/artifacts/<target>/).
+# tests/test_fuzz.py runs each for a few seconds inside `make test`.
+FUZZ_TARGETS := checkpoint tokens debug_state losses
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRC     := core/fileio.c core/model.c
+.PHONY: fuzz fuzz-build
+fuzz-build: $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_TARGETS))
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_SRC) core/fileio.h core/model.h core/checked.h
+	@mkdir -p build/fuzz
+	clang $(FUZZ_CFLAGS) $< $(FUZZ_SRC) -o $@ -lm
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p build/fuzz/corpus/$$t build/fuzz/artifacts/$$t; \
+	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	    build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	        -artifact_prefix=build/fuzz/artifacts/$$t/ build/fuzz/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
+	done

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "extra_work.h"
 #include "kernels.h"
 
 // Reductions in this file are written as LANES interleaved partial results
@@ -66,10 +67,7 @@ static inline float exp_poly(float x) {
     return p * scale.f;
 }
 
-void gelu_forward(float *out, const float *inp, int r0, int r1, int N) {
-    const float *in = inp + (size_t)r0 * N;
-    float *o = out + (size_t)r0 * N;
-    size_t n = (size_t)(r1 - r0) * N;
+static inline void gelu_forward_elements(float *o, const float *in, size_t n) {
     for (size_t i = 0; i < n; i++) {
         float x = in[i];
         float y = GELU_SCALING_FACTOR * (x + 0.044715f * x * x * x);
@@ -77,10 +75,17 @@ void gelu_forward(float *out, const float *inp, int r0, int r1, int N) {
     }
 }
 
-void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int r1, int N) {
-    const float *in = inp + (size_t)r0 * N, *g = dout + (size_t)r0 * N;
-    float *d = dinp + (size_t)r0 * N;
+void gelu_forward(float *out, const float *inp, int r0, int r1, int N) {
+    const float *in = inp + (size_t)r0 * N;
+    float *o = out + (size_t)r0 * N;
     size_t n = (size_t)(r1 - r0) * N;
+    gelu_forward_elements(o, in, n);
+#ifdef EXTRA_WORK_ELEMENTS
+    gelu_forward_elements(o, in, EXTRA_WORK_ELEMENTS("gelu_fwd", n)); // test builds only (extra_work.h)
+#endif
+}
+
+static inline void gelu_backward_elements(float *d, const float *in, const float *g, size_t n) {
     for (size_t i = 0; i < n; i++) {
         float x = in[i];
         float y = GELU_SCALING_FACTOR * (x + 0.044715f * x * x * x);
@@ -88,6 +93,16 @@ void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int
         float local_grad = s + 2.0f * x * s * (1.0f - s) * GELU_SCALING_FACTOR * (1.0f + 3.0f * 0.044715f * x * x);
         d[i] = local_grad * g[i];
     }
+}
+
+void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int r1, int N) {
+    const float *in = inp + (size_t)r0 * N, *g = dout + (size_t)r0 * N;
+    float *d = dinp + (size_t)r0 * N;
+    size_t n = (size_t)(r1 - r0) * N;
+    gelu_backward_elements(d, in, g, n);
+#ifdef EXTRA_WORK_ELEMENTS
+    gelu_backward_elements(d, in, g, EXTRA_WORK_ELEMENTS("gelu_bwd", n)); // test builds only (extra_work.h)
+#endif
 }
 
 // ----------------------------------------------------------------------------

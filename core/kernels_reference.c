@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "gemm.h"
+#include "extra_work.h"
 #include "kernels.h"
 
 // Dot products with eight interleaved partial sums combined pairwise: the
@@ -137,16 +138,24 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
 // llm.c's GELU: libm tanhf and coshf per element.
 #define GELU_SCALING_FACTOR 0.7978845608028654f // sqrt(2/pi)
 
-void gelu_forward(float *out, const float *inp, int r0, int r1, int N) {
-    for (size_t i = (size_t)r0 * N; i < (size_t)r1 * N; i++) {
+static inline void gelu_forward_elements(float *out, const float *inp, size_t i0, size_t i1) {
+    for (size_t i = i0; i < i1; i++) {
         float x = inp[i];
         float cube = 0.044715f * x * x * x;
         out[i] = 0.5f * x * (1.0f + tanhf(GELU_SCALING_FACTOR * (x + cube)));
     }
 }
 
-void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int r1, int N) {
-    for (size_t i = (size_t)r0 * N; i < (size_t)r1 * N; i++) {
+void gelu_forward(float *out, const float *inp, int r0, int r1, int N) {
+    gelu_forward_elements(out, inp, (size_t)r0 * N, (size_t)r1 * N);
+#ifdef EXTRA_WORK_ELEMENTS
+    size_t extra = EXTRA_WORK_ELEMENTS("gelu_fwd", (size_t)(r1 - r0) * N); // test builds only (extra_work.h)
+    gelu_forward_elements(out, inp, (size_t)r0 * N, (size_t)r0 * N + extra);
+#endif
+}
+
+static inline void gelu_backward_elements(float *dinp, const float *inp, const float *dout, size_t i0, size_t i1) {
+    for (size_t i = i0; i < i1; i++) {
         float x = inp[i];
         float cube = 0.044715f * x * x * x;
         float tanh_arg = GELU_SCALING_FACTOR * (x + cube);
@@ -157,6 +166,14 @@ void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int
                            x * 0.5f * sech2 * GELU_SCALING_FACTOR * (1.0f + 3.0f * 0.044715f * x * x);
         dinp[i] = local_grad * dout[i];
     }
+}
+
+void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int r1, int N) {
+    gelu_backward_elements(dinp, inp, dout, (size_t)r0 * N, (size_t)r1 * N);
+#ifdef EXTRA_WORK_ELEMENTS
+    size_t extra = EXTRA_WORK_ELEMENTS("gelu_bwd", (size_t)(r1 - r0) * N); // test builds only (extra_work.h)
+    gelu_backward_elements(dinp, inp, dout, (size_t)r0 * N, (size_t)r0 * N + extra);
+#endif
 }
 
 // llm.c's attention forward: scalar dot products, libm expf.

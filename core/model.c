@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+#include "checked.h"
 #include "model.h"
 
 typedef struct {
@@ -47,12 +49,42 @@ const char *gpt2_named_config_list(void) {
     return list;
 }
 
-void gpt2_describe(GPT2 *model, GPT2Config config) {
-    memset(model, 0, sizeof(*model));
-    model->config = config;
-    int Vp = config.padded_vocab_size, C = config.channels, L = config.num_layers;
-    const ParamShape shapes[NUM_PARAM_TENSORS] = {
-        {"wte", Vp, C, 0},          {"wpe", config.max_seq_len, C, 0},
+int gpt2_config_check(const GPT2Config *c, char *err, size_t err_len) {
+    const struct {
+        const char *name;
+        int value, limit;
+    } dims[] = {
+        {"maxT", c->max_seq_len, GPT2_MAX_SEQ_LEN}, {"V", c->vocab_size, GPT2_MAX_VOCAB},
+        {"Vp", c->padded_vocab_size, GPT2_MAX_VOCAB}, {"L", c->num_layers, GPT2_MAX_LAYERS},
+        {"NH", c->num_heads, GPT2_MAX_HEADS}, {"C", c->channels, GPT2_MAX_CHANNELS},
+    };
+    for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++) {
+        if (dims[i].value <= 0) {
+            snprintf(err, err_len, "%s=%d must be positive", dims[i].name, dims[i].value);
+            return -1;
+        }
+        if (dims[i].value > dims[i].limit) {
+            snprintf(err, err_len, "%s=%d exceeds the limit %d", dims[i].name, dims[i].value, dims[i].limit);
+            return -1;
+        }
+    }
+    if (c->padded_vocab_size < c->vocab_size) {
+        snprintf(err, err_len, "padded vocab Vp=%d smaller than vocab V=%d", c->padded_vocab_size, c->vocab_size);
+        return -1;
+    }
+    if (c->channels % c->num_heads != 0) {
+        snprintf(err, err_len, "C=%d not divisible by NH=%d", c->channels, c->num_heads);
+        return -1;
+    }
+    return 0;
+}
+
+// The parameter tensors' shapes of a checked config (every product below is
+// at most 4 * GPT2_MAX_CHANNELS).
+static void param_shapes(const GPT2Config *config, ParamShape shapes[NUM_PARAM_TENSORS]) {
+    int Vp = config->padded_vocab_size, C = config->channels;
+    const ParamShape s[NUM_PARAM_TENSORS] = {
+        {"wte", Vp, C, 0},          {"wpe", config->max_seq_len, C, 0},
         {"ln1w", C, 1, 1},          {"ln1b", C, 1, 1},
         {"qkvw", 3 * C, C, 1},      {"qkvb", 3 * C, 1, 1},
         {"attprojw", C, C, 1},      {"attprojb", C, 1, 1},
@@ -61,30 +93,122 @@ void gpt2_describe(GPT2 *model, GPT2Config config) {
         {"fcprojw", C, 4 * C, 1},   {"fcprojb", C, 1, 1},
         {"lnfw", C, 1, 0},          {"lnfb", C, 1, 0},
     };
-    model->num_parameters = 0;
-    for (int t = 0; t < NUM_PARAM_TENSORS; t++) {
-        model->param_shape[t] = shapes[t];
-        model->param_sizes[t] = (size_t)shapes[t].rows * shapes[t].cols * (shapes[t].per_layer ? L : 1);
-        model->num_parameters += model->param_sizes[t];
-    }
-    const ActShape acts[NUM_ACT_TENSORS] = {
+    memcpy(shapes, s, sizeof(s));
+}
+
+// The activations' and their gradients' shapes; attention's row width is
+// NH*T (0 while T is 0).
+static void act_shapes(const GPT2Config *config, int T, ActShape acts[NUM_ACT_TENSORS],
+                       ActShape dacts[NUM_DACT_TENSORS]) {
+    size_t C = (size_t)config->channels, Vp = (size_t)config->padded_vocab_size;
+    const ActShape a[NUM_ACT_TENSORS] = {
         {"encoded", C, 0},      {"ln1", C, 1},          {"ln1_mean", 1, 1},
         {"ln1_rstd", 1, 1},     {"qkv", 3 * C, 1},      {"atty", C, 1},
-        {"att", 0, 1} /* NH*T, set by gpt2_allocate */, {"attproj", C, 1},      {"residual2", C, 1},
+        {"att", (size_t)config->num_heads * (size_t)T, 1}, {"attproj", C, 1},      {"residual2", C, 1},
         {"ln2", C, 1},          {"ln2_mean", 1, 1},     {"ln2_rstd", 1, 1},
         {"fch", 4 * C, 1},      {"fch_gelu", 4 * C, 1}, {"fcproj", C, 1},
         {"residual3", C, 1},    {"lnf", C, 0},          {"lnf_mean", 1, 0},
         {"lnf_rstd", 1, 0},     {"logits", Vp, 0},      {"probs", Vp, 0},
         {"losses", 1, 0},
     };
-    memcpy(model->act_shape, acts, sizeof(acts));
-    const ActShape dacts[NUM_DACT_TENSORS] = {
+    memcpy(acts, a, sizeof(a));
+    const ActShape d[NUM_DACT_TENSORS] = {
         {"encoded", C, 0},   {"ln1", C, 1},       {"qkv", 3 * C, 1},
         {"atty", C, 1},      {"residual2", C, 1}, {"ln2", C, 1},
         {"fch", 4 * C, 1},   {"fch_gelu", 4 * C, 1}, {"residual3", C, 1},
         {"lnf", C, 0},
     };
-    memcpy(model->dact_shape, dacts, sizeof(dacts));
+    memcpy(dacts, d, sizeof(d));
+}
+
+int gpt2_num_parameters(const GPT2Config *config, uint64_t *count, char *err, size_t err_len) {
+    if (gpt2_config_check(config, err, err_len) != 0) return -1;
+    ParamShape shapes[NUM_PARAM_TENSORS];
+    param_shapes(config, shapes);
+    int ok = 1;
+    uint64_t n = 0;
+    for (int t = 0; t < NUM_PARAM_TENSORS; t++)
+        n = ck_add(n, ck_mul3(ck_u64(shapes[t].rows, &ok), ck_u64(shapes[t].cols, &ok),
+                              shapes[t].per_layer ? (uint64_t)config->num_layers : 1, &ok), &ok);
+    if (!ok) {
+        snprintf(err, err_len, "the parameter count overflows 64 bits");
+        return -1;
+    }
+    *count = n;
+    return 0;
+}
+
+uint64_t gpt2_memory_limit(void) {
+    uint64_t limit = GPT2_MAX_STATE_BYTES;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) {
+        int ok = 1;
+        uint64_t physical = ck_mul((uint64_t)pages, (uint64_t)page, &ok);
+        if (ok && physical < limit) limit = physical;
+    }
+    return limit;
+}
+
+// alignment slack of one block (zeroed_floats)
+#define BLOCK_SLACK ((uint64_t)2 << 20)
+
+int gpt2_state_bytes(const GPT2Config *config, int B, int T, uint64_t *bytes, char *err, size_t err_len) {
+    uint64_t n;
+    if (gpt2_num_parameters(config, &n, err, err_len) != 0) return -1;
+    if (B < 1 || B > GPT2_MAX_BATCH) {
+        snprintf(err, err_len, "B=%d is out of range [1, %d]", B, GPT2_MAX_BATCH);
+        return -1;
+    }
+    if (T < 1 || T > config->max_seq_len) {
+        snprintf(err, err_len, "T=%d is out of range [1, max_seq_len %d]", T, config->max_seq_len);
+        return -1;
+    }
+    if ((long long)B * T > GPT2_MAX_ROWS) {
+        snprintf(err, err_len, "B*T=%lld exceeds the limit %d", (long long)B * T, GPT2_MAX_ROWS);
+        return -1;
+    }
+    ActShape acts[NUM_ACT_TENSORS], dacts[NUM_DACT_TENSORS];
+    act_shapes(config, T, acts, dacts);
+    int ok = 1;
+    uint64_t rows = ck_mul((uint64_t)B, (uint64_t)T, &ok), L = (uint64_t)config->num_layers;
+    uint64_t floats = ck_mul(n, 4, &ok); // parameters, gradients, two moments
+    for (int t = 0; t < NUM_ACT_TENSORS; t++)
+        floats = ck_add(floats, ck_mul3(rows, acts[t].width, acts[t].per_layer ? L : 1, &ok), &ok);
+    for (int t = 0; t < NUM_DACT_TENSORS; t++)
+        floats = ck_add(floats, ck_mul3(rows, dacts[t].width, dacts[t].per_layer ? L : 1, &ok), &ok);
+    uint64_t total = ck_add(ck_mul(floats, sizeof(float), &ok), ck_mul(6, BLOCK_SLACK, &ok), &ok);
+    total = ck_add(total, ck_mul3(2, rows, sizeof(int), &ok), &ok); // inputs, targets
+    uint64_t limit = gpt2_memory_limit();
+    if (!ok || total > limit) {
+        if (ok)
+            snprintf(err, err_len, "model state for B=%d T=%d needs %.1f GB, more than the limit of %.1f GB",
+                     B, T, total / 1e9, limit / 1e9);
+        else
+            snprintf(err, err_len, "model state for B=%d T=%d overflows 64 bits", B, T);
+        return -1;
+    }
+    if (bytes) *bytes = total;
+    return 0;
+}
+
+int gpt2_describe(GPT2 *model, GPT2Config config) {
+    memset(model, 0, sizeof(*model));
+    char err[128];
+    uint64_t n;
+    if (gpt2_num_parameters(&config, &n, err, sizeof(err)) != 0 || n > SIZE_MAX) return -1;
+    model->config = config;
+    int L = config.num_layers;
+    ParamShape shapes[NUM_PARAM_TENSORS];
+    param_shapes(&config, shapes);
+    model->num_parameters = 0;
+    for (int t = 0; t < NUM_PARAM_TENSORS; t++) {
+        model->param_shape[t] = shapes[t];
+        model->param_sizes[t] = (size_t)shapes[t].rows * (size_t)shapes[t].cols * (size_t)(shapes[t].per_layer ? L : 1);
+        model->num_parameters += model->param_sizes[t];
+    }
+    // the attention weights' row width depends on T; gpt2_allocate sets it
+    act_shapes(&config, 0, model->act_shape, model->dact_shape);
+    return 0;
 }
 
 static void point_parameters(const GPT2 *model, ParameterTensors *set, float *memory) {
@@ -123,6 +247,7 @@ static float *zeroed_floats(size_t n, void **block) {
 }
 
 int gpt2_allocate(GPT2 *model, int B, int T, char *err, size_t err_len) {
+    if (gpt2_state_bytes(&model->config, B, T, NULL, err, err_len) != 0) return -1;
     model->B = B;
     model->T = T;
     // the attention weights' row width depends on T, so it is set here

@@ -6,6 +6,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// Limits on every dimension, each checked on its own (gpt2_config_check,
+// gpt2_state_bytes) before any size is computed from it. They keep every
+// product the code forms in `int` (3C, 4C, NH*T, B*T, a chunk's extents)
+// far from overflow, and every byte count in 64 bits; the totals are then
+// checked against the file's size and GPT2_MAX_STATE_BYTES / the machine's
+// memory. GPT-2 XL (maxT 1024, V 50257, L 48, NH 25, C 1600) is well inside.
+#define GPT2_MAX_SEQ_LEN 65536        // maxT, and so T
+#define GPT2_MAX_VOCAB (1 << 20)      // V and Vp
+#define GPT2_MAX_LAYERS 1024          // L
+#define GPT2_MAX_HEADS 1024           // NH
+#define GPT2_MAX_CHANNELS 16384       // C
+#define GPT2_MAX_BATCH (1 << 20)      // B
+#define GPT2_MAX_ROWS (1 << 24)       // B*T
+#define GPT2_MAX_STATE_BYTES (1ull << 40) // parameters, gradients, moments, activations: 1 TiB
+
 typedef struct {
     int max_seq_len;       // maxT
     int vocab_size;        // V
@@ -144,10 +159,30 @@ typedef struct {
     float mean_loss;
 } GPT2;
 
-// Fills the shape tables and sizes from the config (no allocation).
-void gpt2_describe(GPT2 *model, GPT2Config config);
-// Allocates parameters, gradients, moments and activations for batch (B, T).
-// Returns 0, or -1 with a message in err (err_len bytes) when memory is short.
+// Checks each dimension against its limit (GPT2_MAX_*), Vp >= V and NH
+// dividing C. Returns 0, or -1 with a message in err (err_len bytes) naming
+// the dimension, e.g. "C=536870912 exceeds the limit 16384".
+int gpt2_config_check(const GPT2Config *config, char *err, size_t err_len);
+// The parameter count of a checked config, in 64-bit checked arithmetic.
+// Returns 0, or -1 with a message when the config fails gpt2_config_check or
+// the count overflows.
+int gpt2_num_parameters(const GPT2Config *config, uint64_t *count, char *err, size_t err_len);
+// Bytes gpt2_allocate would allocate for batch (B, T): parameters, gradients,
+// both moments, activations, their gradients, inputs and targets, with the
+// blocks' alignment. Checks the config, 1 <= B <= GPT2_MAX_BATCH,
+// 1 <= T <= maxT, B*T <= GPT2_MAX_ROWS, every product in checked 64-bit
+// arithmetic, and the total against gpt2_memory_limit(). Returns 0 (bytes,
+// when not NULL, receives the total), or -1 with a message in err.
+int gpt2_state_bytes(const GPT2Config *config, int B, int T, uint64_t *bytes, char *err, size_t err_len);
+// The most model state this process will allocate: GPT2_MAX_STATE_BYTES, or
+// the machine's physical memory when that is smaller.
+uint64_t gpt2_memory_limit(void);
+// Fills the shape tables and sizes from the config (no allocation). Returns
+// 0, or -1 (model zeroed) when the config fails gpt2_config_check.
+int gpt2_describe(GPT2 *model, GPT2Config config);
+// Allocates parameters, gradients, moments and activations for batch (B, T),
+// after gpt2_state_bytes accepted them. Returns 0, or -1 with a message in err
+// (err_len bytes) when a size is out of bounds or memory is short.
 int gpt2_allocate(GPT2 *model, int B, int T, char *err, size_t err_len);
 void gpt2_free(GPT2 *model);
 // Deterministic GPT-2 style initialisation (std 0.02, residual projections

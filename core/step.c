@@ -476,6 +476,8 @@ static void derive_column_blocks(StepDescription *s) {
 
 int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSource *batches) {
     memset(s, 0, sizeof(*s));
+    char why[160];  // every size below is in bounds (model.h's limits) once this accepts them
+    if (gpt2_state_bytes(&model->config, model->B, model->T, NULL, why, sizeof(why)) != 0) return -1;
     s->model = model;
     s->B = model->B;
     s->T = model->T;

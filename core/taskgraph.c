@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,8 +88,9 @@ static int push_range(RangeList *l, Range r) {
     return 0;
 }
 
-static int op_chunks(const StepDescription *s, const Chunking *c, const Op *op, RangeList *out) {
-    out->n = 0;
+// The chunk size of an operation along its two range dimensions.
+static void op_steps(const StepDescription *s, const Chunking *c, const Op *op, int *eb_, int *ex_, int *step_b_,
+                     int *step_x_) {
     int eb, ex;
     op_extents(s, op, &eb, &ex);
     int step_b = 1, step_x = ex;
@@ -101,6 +103,28 @@ static int op_chunks(const StepDescription *s, const Chunking *c, const Op *op, 
         break;
     case SPLIT_NONE: step_b = 1; step_x = 1; break;
     }
+    *eb_ = eb;
+    *ex_ = ex;
+    *step_b_ = step_b;
+    *step_x_ = step_x;
+}
+
+// Tasks per step, counted in 64 bits before anything is built (task and
+// block ids are int).
+static long long count_tasks(const StepDescription *s, const Chunking *c) {
+    long long total = 0;
+    for (int o = 0; o < s->n_ops; o++) {
+        int eb, ex, step_b, step_x;
+        op_steps(s, c, &s->ops[o], &eb, &ex, &step_b, &step_x);
+        total += (long long)ceil_div(eb, step_b) * ceil_div(ex, step_x);
+    }
+    return total;
+}
+
+static int op_chunks(const StepDescription *s, const Chunking *c, const Op *op, RangeList *out) {
+    out->n = 0;
+    int eb, ex, step_b, step_x;
+    op_steps(s, c, op, &eb, &ex, &step_b, &step_x);
     // Heads are listed head by head across the sequences, so that tasks
     // started one after another work on different sequences: neighbouring
     // heads of the same tokens share gradient rows, and two threads writing
@@ -121,6 +145,7 @@ typedef struct {
 } IntList;
 
 static int push_int(IntList *l, int v) {
+    if (l->n >= INT_MAX) return -1; // slices of the list are addressed with int
     if (reserve((void **)&l->items, l->n, &l->cap, sizeof(int))) return -1;
     l->items[l->n++] = v;
     return 0;
@@ -159,6 +184,7 @@ int taskgraph_build(TaskGraph *g, const StepDescription *s, const Chunking *chun
         long n = 1;
         for (int d = 0; d < 3; d++) n *= ceil_div(s->buffers[i].dim[d], g->block_grid[i][d]);
         total += n;
+        if (total > INT_MAX) return -1; // block ids are int
     }
     g->buffer_first_block[s->n_buffers] = total;
     g->n_blocks = total;
@@ -336,6 +362,11 @@ int taskgraph_for_executor(TaskGraph *g, const StepDescription *step, int batch_
                            int channel_chunk, int analyse, char *err, size_t err_len) {
     Chunking chunking = {batch_subsize, token_chunk, channel_chunk, 0};
     if (chunking_resolve(&chunking, step, err, err_len) != 0) return -1;
+    long long tasks = count_tasks(step, &chunking);
+    if (tasks > TASKGRAPH_MAX_TASKS) {
+        snprintf(err, err_len, "%lld tasks per step exceed the limit %d: use larger chunks", tasks, TASKGRAPH_MAX_TASKS);
+        return -1;
+    }
     if (taskgraph_build(g, step, &chunking) != 0 || (analyse && taskgraph_analyse(g) != 0)) {
         snprintf(err, err_len, "out of memory building the task graph");
         return -1;

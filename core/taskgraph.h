@@ -14,6 +14,10 @@
 
 #include "step.h"
 
+// The most chunk tasks per step a graph may hold (ids are int, and taskiter
+// tracks two iterations' worth).
+#define TASKGRAPH_MAX_TASKS (1 << 22)
+
 typedef struct {
     int batch_subsize;  // sequences per row chunk
     int token_chunk;    // tokens per row chunk

@@ -2,9 +2,9 @@
 # Installs the Debian packages the project needs that are missing, and nothing
 # else. Safe to run repeatedly: it only calls apt-get when something is absent.
 set -eu
-PACKAGES="gcc clang libomp-dev make python3 python3-numpy python3-pandas python3-matplotlib
+PACKAGES="gcc clang libclang-rt-14-dev libomp-dev make python3 python3-numpy python3-pandas python3-matplotlib
 python3-scipy python3-pytest python3-jinja2 chromium libopenblas-serial-dev gnuplot-nox likwid libpapi-dev
-papi-tools"
+papi-tools valgrind"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing=""
 for p in $PACKAGES; do

@@ -490,6 +490,15 @@ static int report(const Options *o, Run *run) {
     return 0;
 }
 
+// Before any work: a checkpoint that could not be saved, or a file of expected losses that is
+// not a regular file (a FIFO would block), is found now, not after every step has run.
+static void check_outputs(const Options *o) {
+    Error err = {{0}};
+    if (o->save_path && checkpoint_check_destination(o->save_path, &err) != 0) die("%s", err.message);
+    if (o->expect_losses_path && fileio_check_regular(o->expect_losses_path, "file of expected losses", &err) != 0)
+        die("%s", err.message);
+}
+
 int main(int argc, char **argv) {
     snprintf(program, sizeof(program), "gpt2-%s", EXECUTOR_NAME);
     Options o = parse_options(argc, argv);
@@ -497,6 +506,7 @@ int main(int argc, char **argv) {
         list_configs();
         return 0;
     }
+    check_outputs(&o);
     static Run run; // zeroed: what a step has not built yet frees as nothing
     load_model(&o, &run);
     load_data(&o, &run);

@@ -70,48 +70,19 @@ int verify_debug_state(const GPT2 *model, const DebugState *state, float loss, f
     return failures;
 }
 
-// Reads every number of the file into *out (allocated); returns the count, or -1 with err set.
-static int read_numbers(const char *path, float **out, Error *err) {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err->message, sizeof(err->message), "%s: cannot open expected losses: %s", path, strerror(errno));
-        return -1;
-    }
-    float *values = NULL;
-    int n = 0, capacity = 0;
-    char word[64];
-    while (fscanf(f, " %63[^ \t\r\n,]%*[ \t\r\n,]", word) == 1) {
-        char *end;
-        float v = strtof(word, &end);
-        if (*end) {
-            snprintf(err->message, sizeof(err->message), "%s: '%s' is not a number", path, word);
-            break;
-        }
-        if (n == capacity) {
-            capacity = capacity ? 2 * capacity : 64;
-            float *grown = realloc(values, (size_t)capacity * sizeof(float));
-            if (!grown) {
-                snprintf(err->message, sizeof(err->message), "%s: out of memory for expected losses", path);
-                break;
-            }
-            values = grown;
-        }
-        values[n++] = v;
-    }
-    fclose(f);
-    if (err->message[0]) {
-        free(values);
-        return -1;
-    }
-    *out = values;
-    return n;
-}
-
 int verify_losses(const char *path, const float *losses, int steps, float tol, int json, Error *err) {
-    float *expected = NULL;
+    // read through the readers' contract (fileio.h): a regular file only, one-line errors
+    float *expected = malloc(((size_t)steps + 1) * sizeof(float));
+    int n = 0;
     err->message[0] = '\0';
-    int n = read_numbers(path, &expected, err);
-    if (n < 0) return -1;
+    if (!expected) {
+        snprintf(err->message, sizeof(err->message), "%s: out of memory for expected losses", path);
+        return -1;
+    }
+    if (expected_losses_read(path, expected, steps + 1, &n, err) != 0) {
+        free(expected);
+        return -1;
+    }
     if (n < steps) {
         snprintf(err->message, sizeof(err->message), "%s: %d expected losses, fewer than the %d steps run", path, n,
                  steps);

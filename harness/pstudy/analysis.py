@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from pstudy import common, resultsdir, runner
+from pstudy.errors import StudyError
 
 
 def describe_ops(study, directory, binaries, root):
@@ -155,4 +156,50 @@ def export_traces(directory, warmup):
         return f"traces not exported: {err}"
     if problems:
         return f"exported traces with {len(problems)} problems, first: {problems[0]}"
+    return None
+
+
+def experiment_binaries(study, points, root):
+    """{(compiler, kernels, variant): path} of the binaries `points` run; StudyError naming the first
+    that is missing."""
+    import os
+    binaries = {}
+    for point in points:
+        key = (point.compiler, point.kernels, point.variant)
+        if key not in binaries:
+            path = runner.binary_path(study, point, root)
+            if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+                raise StudyError(f"{study.path}: run.binary: no executable {path} for {'/'.join(key)} (run `make`)")
+            binaries[key] = path
+    return binaries
+
+
+def bandwidth_sensitivity(study, directory, root, seed):
+    """The bandwidth-interference experiment (pstudy.sensitivity) into DIRECTORY/sensitivity/, unless
+    its runs.csv is there already; returns None or a note saying why not."""
+    import os
+
+    from pstudy import sensitivity
+    if (resultsdir.sensitivity_dir(directory) / "runs.csv").exists():
+        return None
+    try:
+        points, _ = sensitivity.experiment_points(study, sorted(os.sched_getaffinity(0)))
+        binaries = experiment_binaries(study, points, root)
+        sensitivity.run_experiment(study, directory, binaries, root, common.bench_dir(study, root) / "thief",
+                                   study.sensitivity["levels"], study.sensitivity["modes"],
+                                   study.sensitivity["repetitions"], seed,
+                                   say=lambda text: common.say("run", f"sensitivity {text}"))
+    except StudyError as err:
+        return f"bandwidth sensitivity not measured: {err}"
+    return None
+
+
+def cache_simulation(study, directory, root):
+    """Simulated cache traffic (pstudy.cachesim) into DIRECTORY/cachesim/ unless it is there; returns
+    None or a note saying why not."""
+    from pstudy import cachesim
+    try:
+        cachesim.run_all(study, directory, root, say=lambda text: common.say("run", f"cachesim {text}"))
+    except StudyError as err:
+        return f"cache traffic not simulated: {err}"
     return None

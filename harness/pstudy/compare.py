@@ -56,9 +56,14 @@ UNIT_TEXT = {"run": "one sample per run: the median of its measured steps",
              "step": "every measured step pooled (steps of one run are correlated: p-values are optimistic)"}
 
 
-def add_test_options(parser):
-    parser.add_argument("--threshold", type=float, default=0.05,
-                        help="smallest slowdown that counts, as a fraction (default 0.05 = 5%%)")
+THRESHOLD = 0.05
+
+
+def add_test_options(parser, threshold=THRESHOLD):
+    """The test's options; threshold=None leaves --threshold unset for the caller to fill in."""
+    parser.add_argument("--threshold", type=float, default=threshold,
+                        help="smallest slowdown that counts, as a fraction (default 0.05 = 5%%; regress "
+                        "--metric instructions: 0.01)")
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="family-wise significance level after the Holm correction (default 0.05)")
     parser.add_argument("--confidence", type=float, default=0.95,

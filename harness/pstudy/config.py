@@ -18,6 +18,7 @@ from pstudy import vocabulary
 from pstudy.errors import StudyError
 
 COUNTER_BACKENDS = ("auto", "likwid", "papi", "perf", "none")
+REGRESS_METRICS = ("time", "instructions")  # perfstudy regress: wall-clock times, or instruction counts
 PROC_BIND_VALUES = ("", "false", "true", "close", "spread", "master", "primary")
 ABSTRACT_PLACES = ("threads", "cores", "sockets", "ll_caches", "numa_domains")
 DEFAULT_BINARY = "{build_dir}/{compiler}/{kernels}/gpt2-{variant}"
@@ -65,8 +66,29 @@ SCHEMA = {
         "trace": ("bool", True),      # pass --trace to every run (per-kernel records for the roofline)
         "ceilings": ("bool", True),   # measure STREAM and peak FLOP/s at the sweep's thread counts
         "roofline": ("bool", True),   # `report` adds the roofline analysis and verdict
+        "sensitivity": ("bool", False),  # after the sweep, the bandwidth-interference experiment
+        "cachesim": ("bool", False),     # after the sweep, simulated cache traffic under valgrind
+    },
+    "sensitivity": {                  # the bandwidth-interference experiment (pstudy.sensitivity)
+        "levels": ("dutylist", [0.25, 0.5, 1.0]),   # the thief's duty cycles (0 < d <= 1)
+        "modes": ("thiefmodes", ["dram", "cache"]),
+        "repetitions": ("posint", 5),               # paired repetitions of every condition
+    },
+    "cachesim": {                     # simulated cache traffic (pstudy.cachesim), on a small model
+        "config": ("str", "small"),
+        "B": ("posint", 4),
+        "T": ("posint", 64),
+        "steps": ("posint", 2),
+    },
+    "regress": {                      # read by perfstudy regress only; --metric and --threshold override
+        "metric": ("metric", "time"),
+        "threshold": ("fraction", None),  # default: 0.05 for time, 0.01 for instructions
     },
 }
+# tables and keys left out of the digest while they have their default: added after sweeps were
+# made, they change no sweep measurement, so that adding them does not orphan older directories
+DIGEST_OPTIONAL = {("analysis", "sensitivity"), ("analysis", "cachesim"), ("sensitivity", None),
+                   ("cachesim", None), ("regress", None)}
 
 
 @dataclass
@@ -78,13 +100,18 @@ class Study:
     sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk
     placement: dict           # proc_bind, places
     counters: dict            # backend
-    analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True})
+    analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True,
+                                                    "sensitivity": False, "cachesim": False})
+    sensitivity: dict = field(default_factory=lambda: _defaults("sensitivity"))
+    cachesim: dict = field(default_factory=lambda: _defaults("cachesim"))
+    regress: dict = field(default_factory=lambda: _defaults("regress"))  # metric, threshold
     text: str = field(repr=False, default="")  # the file's text, kept for meta.json
 
     def as_dict(self):
         """The config as run: every key with its resolved value (defaults filled in, threads expanded)."""
         return {"model": self.model, "run": self.run, "sweep": self.sweep,
-                "placement": self.placement, "counters": self.counters, "analysis": self.analysis}
+                "placement": self.placement, "counters": self.counters, "analysis": self.analysis,
+                "sensitivity": self.sensitivity, "cachesim": self.cachesim, "regress": self.regress}
 
     def digest(self):
         """Hash of the resolved config; a results directory is resumed only when it matches. Keys
@@ -92,8 +119,17 @@ class Study:
         orphan the directories of earlier sweeps."""
         resolved = self.as_dict()
         resolved["run"] = {k: v for k, v in self.run.items() if k not in UNMEASURED_KEYS}
+        for table, key in DIGEST_OPTIONAL:
+            if key is None and resolved[table] == _defaults(table):
+                del resolved[table]
+            elif key is not None and resolved[table].get(key) == SCHEMA[table][key][1]:
+                resolved[table] = {k: v for k, v in resolved[table].items() if k != key}
         blob = json.dumps(resolved, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _defaults(table):
+    return {k: (list(d) if isinstance(d, list) else d) for k, (_, d) in SCHEMA[table].items()}
 
 
 def resolve_path(arg, configs_dir):
@@ -170,7 +206,8 @@ def from_dict(raw, path, text="", cpu_count=1):
                          "(it becomes part of a directory name)")
     study = Study(path=path, name=run["name"], model=model, run=run, sweep=sweep,
                   placement=resolved["placement"], counters=resolved["counters"], analysis=resolved["analysis"],
-                  text=text)
+                  sensitivity=resolved["sensitivity"], cachesim=resolved["cachesim"],
+                  regress=resolved["regress"], text=text)
     runs = len(sweepmod.points(study)) * run["repetitions"]
     if runs > run["max_runs"]:
         raise StudyError(f"{path}: sweep: {runs} runs is more than run.max_runs = {run['max_runs']} "
@@ -219,6 +256,17 @@ def check(kind, value, path, name, cpu_count):
         if len(set(items)) != len(items):
             raise StudyError(f"{path}: {name}: a value is repeated in {items}")
         return [v for v in allowed if v in items]  # canonical order
+    if kind == "dutylist":
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 1
+                                for v in items):
+            raise bad("a duty cycle in (0, 1] or a non-empty list of them")
+        return sorted(set(float(v) for v in items))
+    if kind == "thiefmodes":
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(v in ("dram", "cache") for v in items) or len(set(items)) != len(items):
+            raise bad('a non-empty list of "dram" and "cache", each once')
+        return [m for m in ("dram", "cache") if m in items]
     if kind == "threads":
         return parse_threads(value, path, name, cpu_count)
     if kind == "proc_bind":
@@ -236,6 +284,14 @@ def check(kind, value, path, name, cpu_count):
         if not isinstance(value, bool):
             raise bad("true or false")
         return value
+    if kind == "metric":
+        if value not in REGRESS_METRICS:
+            raise bad(f"one of {', '.join(REGRESS_METRICS)}")
+        return value
+    if kind == "fraction":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 10:
+            raise bad("a fraction such as 0.01 (1%)")
+        return float(value)
     if kind == "backend":
         if value not in COUNTER_BACKENDS:
             raise bad(f"one of {', '.join(COUNTER_BACKENDS)}")

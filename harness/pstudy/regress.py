@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from pstudy import common, machine, resultsdir, runner, sweep, vocabulary
+from pstudy import common, instructions, machine, resultsdir, runner, sweep, vocabulary
 from pstudy import compare as cmp
 from pstudy.errors import StudyError
 WORKTREE = "WORKTREE"
@@ -172,10 +172,12 @@ def remove_worktree(repo, path):
         subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True)
 
 
-def build(worktree, study, jobs, log_path):
-    """make build in the worktree for the config's compilers and kernel sets; CannotMeasure on failure."""
-    cmd = ["make", "-C", str(worktree), f"-j{max(1, jobs)}", "build",
-           f"COMPILERS={' '.join(study.sweep['compilers'])}", f"KERNEL_SETS={' '.join(study.sweep['kernels'])}"]
+def build(worktree, study, jobs, log_path, make_args=None):
+    """make build in the worktree for the config's compilers and kernel sets (or make with
+    `make_args`: the instruction-count build); CannotMeasure on failure."""
+    cmd = ["make", "-C", str(worktree), f"-j{max(1, jobs)}"]
+    cmd += make_args if make_args is not None else [
+        "build", f"COMPILERS={' '.join(study.sweep['compilers'])}", f"KERNEL_SETS={' '.join(study.sweep['kernels'])}"]
     with open(log_path, "w") as log:
         log.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
         log.flush()
@@ -303,13 +305,15 @@ def new_session(results_root, base, cand):
     return resultsdir.new_directory(Path(results_root) / "regress", stem)
 
 
-def check_config(study, phases, alpha, uses_git):
+def check_config(study, phases, alpha, uses_git, power=True):
+    """The config's checks for regress: run.binary names each commit's build; with `power`, enough
+    runs for the statistical test to ever reject (not needed for instruction counts)."""
     if uses_git and "{build_dir}" not in study.run["binary"]:
         raise StudyError(f"{study.path}: run.binary: must contain {{build_dir}} so that each commit's own build "
                          f"is run (got \"{study.run['binary']}\")")
     n_tests = len(sweep.points(study)) * len(phases)
     reps = study.run["repetitions"]
-    if cmp.smallest_p(reps, reps) >= alpha / n_tests:
+    if power and cmp.smallest_p(reps, reps) >= alpha / n_tests:
         need = next(r for r in range(2, 1000) if cmp.smallest_p(r, r) < alpha / n_tests)
         raise StudyError(f"{study.path}: run.repetitions: {reps} runs per side cannot give a p-value below "
                          f"alpha / tests = {alpha:g} / {n_tests}; at least {need} are needed")
@@ -374,6 +378,65 @@ def evaluate(args, study, phases, sides, binaries, session, seed, repo):
         out.write(f"\nREGRESSION ({len(verdict)} confirmed): {'; '.join(verdict)}\n")
     elif flagged:
         out.write(f"\nno regression: {len(flagged)} first-pass flag(s) not confirmed by fresh runs\n")
+    else:
+        out.write("\nno regression\n")
+    out.write(f"details: {session}/regress.csv\n")
+    return 1 if verdict else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# --metric instructions
+
+def build_for_counts(worktree, study, jobs, log_path, extra_flags=()):
+    """The instruction-count build of a worktree (pstudy.instructions: without AVX-512, only the
+    binaries the config runs); CannotMeasure on failure."""
+    try:
+        args = instructions.make_arguments(worktree, instructions.build_targets(
+            study, worktree / study.run["build_dir"], worktree), extra_flags)
+    except instructions.CannotCount as err:
+        raise CannotMeasure(str(err)) from None
+    build(worktree, study, jobs, log_path, make_args=args)
+
+
+def evaluate_instructions(args, study, sides, binaries, session, repo):
+    """Count every point's instructions per kernel under valgrind for both sides, compare, append to
+    the history; returns the exit status (0 or 1). CannotMeasure when a run fails."""
+    base, cand = sides
+    points = sweep.points(study)
+    reps = study.run["repetitions"]
+    say(f"counting instructions: {len(points)} points x {reps} repetitions x 2 sides under valgrind, "
+        f"{args.jobs} at a time")
+    instructions.check_points(study, say)
+    jobs = []
+    for rep in range(reps):
+        for p in points:
+            for s, side in enumerate(sides):
+                run = sweep.Run(p, rep)
+                jobs.append((side.role, run, binaries[s][(p.compiler, p.kernels, p.variant)],
+                             instructions.output_path(session, side.role, run)))
+    try:
+        results = instructions.count_all(study, jobs, repo, args.jobs)
+    except instructions.CannotCount as err:
+        raise CannotMeasure(f"{err} (valgrind's output files: {session}/callgrind)") from None
+    instructions.write_counts(session, results)
+    table = instructions.compare(results, args.threshold, args.min_instructions)
+    out = sys.stdout
+    out.write(f"base      {base.describe}\ncandidate {cand.describe}\n")
+    out.write("\n".join(instructions.method_lines(args.threshold, args.min_instructions, reps)) + "\n")
+    out.write("\n" + instructions.format_table(table) + "\n")
+    resultsdir.write_csv(session / "regress.csv", table)
+    hits = instructions.regressed(table)
+    if not args.no_history and cand.history_commit:
+        from pstudy import history
+        history_path = Path(args.history) if args.history else session.parent.parent / "history.csv"
+        history.append_instructions(history_path, table, date=common.now(), commit=cand.history_commit,
+                                    dirty=cand.dirty, base_commit=base.commit or f"build:{base.build_dir}",
+                                    config=study.name, config_digest=study.digest(),
+                                    host=machine.system()["hostname"], session=session)
+        say(f"history: {history_path}")
+    verdict = [f"{vocabulary.point_label(p)} {kernel}" for p, kernel in hits]
+    if verdict:
+        out.write(f"\nREGRESSION ({len(verdict)} instruction counts): {'; '.join(verdict)}\n")
     else:
         out.write("\nno regression\n")
     out.write(f"details: {session}/regress.csv\n")

@@ -25,6 +25,11 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     exports/perfetto/STEM.json          the same in Chrome JSON, for ui.perfetto.dev
                     `run` exports one representative run per point (pstudy.efficiency.representative_runs),
                     `perfstudy trace` any run
+    sensitivity/    `perfstudy sensitivity` (or [analysis] sensitivity): the bandwidth-interference
+                    experiment (pstudy.sensitivity): sensitivity.json, runs.csv, traces/STEM_MODE_dDUTY.csv,
+                    per-kernel slowdowns and slopes, figures
+    cachesim/       `perfstudy cachesim` (or [analysis] cachesim): simulated cache traffic per kernel
+                    (pstudy.cachesim): cachesim.json, callgrind/*.out, cachesim_COMPILER_KERNELS.csv, figure
     .lock           held (fcntl.flock) by the process sweeping the directory; names that process
     .reserve        space set aside while a sweep runs, freed to record "failed" when the disk fills
 STEM is a run's file stem, run_stem(point, repetition):
@@ -151,6 +156,23 @@ def predict_dir(directory, machine_name):
     """predict-<machine name>/: what `predict` writes for one target machine."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", machine_name).strip("-") or "machine"
     return Path(directory) / f"{PREDICT_PREFIX}{safe}"
+
+
+SENSITIVITY_DIR, CACHESIM_DIR = "sensitivity", "cachesim"
+
+
+def sensitivity_dir(directory):
+    return Path(directory) / SENSITIVITY_DIR
+
+
+def sensitivity_trace_path(directory, point, mode, duty, repetition):
+    """sensitivity/traces/<run stem>_<mode>_d<duty>.csv: one run of the interference experiment
+    (mode none with duty 0 is the run without a thief)."""
+    return sensitivity_dir(directory) / TRACES_DIR / f"{run_stem(point, repetition)}_{mode}_d{duty:g}.csv"
+
+
+def cachesim_dir(directory):
+    return Path(directory) / CACHESIM_DIR
 
 
 def ceilings_path(directory):

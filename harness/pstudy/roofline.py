@@ -38,6 +38,14 @@ than half of its time (STEP_RULE). The step's aggregate intensity (all FLOPs
 over all bytes) is reported beside it, because a step can be dominated in time
 by slow memory-bound kernels while most of its work is dense.
 
+Combined verdict (pstudy.verdict): the column `bound` above is the roofline's placement alone;
+`verdict` weighs it with the fraction of each roof (a kernel under 25% of both is
+"latency/in-core" bound, named by what its code spends time on), the bandwidth sensitivity
+measured by `perfstudy sensitivity` (RESULTS_DIR/sensitivity/, when present) and the simulated
+traffic of `perfstudy cachesim` (RESULTS_DIR/cachesim/, when present); `decided_by` and
+`disagreements` say which evidence decided and where the sources disagree, and the step's
+combined line (roofline_verdict.txt, after the roofline's line) says the same for the step.
+
 Hardware counters: where RESULTS_DIR/counters/ holds likwid-perfctr CSV files
 (-m, marker regions named after kernels) for a run, named
 <run stem>.<GROUP>.csv (GROUP MEM on Intel, MEM1 and MEM2 on AMD Zen 3, whose
@@ -58,7 +66,7 @@ import pandas as pd  # noqa: E402
 
 from pstudy import ceilings as ceil_mod  # noqa: E402
 from pstudy import counters as counters_mod  # noqa: E402
-from pstudy import resultsdir, traceformats, vocabulary  # noqa: E402
+from pstudy import resultsdir, traceformats, verdict, vocabulary  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
 
 STEP_RULE = "memory bound when memory-bound kernels take more than half of the step time"
@@ -322,7 +330,8 @@ def roofline_figure(kernels, roof, title, note, path):
         ax.text(start, g * 1.05, f"{isa} {g:.0f} GFLOP/s", va="bottom", ha="left", fontsize=7, color="gray")
     ax.axvline(roof["ridge"], color="gray", lw=0.5)
     ax.text(roof["ridge"], roof["peak_gflops"] * 1.15, f"ridge {roof['ridge']:.1f}", ha="center", fontsize=8)
-    colors = {"memory": "tab:blue", "compute": "tab:red"}
+    colors = {verdict.MEMORY: "tab:blue", verdict.COMPUTE: "tab:red", verdict.LATENCY: "tab:gray"}
+    color_of = "verdict" if "verdict" in shown.columns else "bound"
     # Labels are placed greedily, largest share first, at the first vertical offset (in label
     # heights) whose box does not overlap one already placed; boxes are estimated in decades
     # from the axes' extent (about 0.027 decades per character across, one line 0.06 down).
@@ -334,7 +343,7 @@ def roofline_figure(kernels, roof, title, note, path):
     boxes = []
     for name, row in shown.sort_values("share", ascending=False).iterrows():
         size = 30 + 1500 * row["share"]
-        ax.scatter(row["intensity"], row["gflops"], s=size, color=colors[row["bound"]], alpha=0.6,
+        ax.scatter(row["intensity"], row["gflops"], s=size, color=colors[row[color_of]], alpha=0.6,
                    edgecolors="black", linewidths=0.5)
         text = f"{name} {row['share']:.0%}"
         lx, ly = math.log10(row["intensity"]) + 0.03, math.log10(row["gflops"])
@@ -357,7 +366,8 @@ def roofline_figure(kernels, roof, title, note, path):
     ax.set_title(title)
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
     ax.legend(loc="lower right", fontsize=8)
-    foot = f"bytes: {note}; point area ~ share of step time; blue memory bound, red compute bound"
+    foot = (f"bytes: {note}; point area ~ share of step time; colour: combined verdict (blue memory, red compute, "
+            f"gray latency/in-core: under {verdict.LOW_FRACTION:.0%} of both roofs)")
     if len(hidden):
         foot += f"; not drawn (no FLOPs): {', '.join(hidden)}"
     fig.text(0.01, 0.01, foot + "\n" + TIME_NOTE, fontsize=7, va="bottom")
@@ -409,6 +419,19 @@ def _pick(configs, variant, threads, compiler, kernels):
         at = [key for key in configs if key[3] == threads]
     preferred = [key for key in at if key[0] == variant] or at
     return min(preferred, key=lambda key: configs[key]["step_s"]) if preferred else None
+
+
+def load_evidence(results_dir, compiler, kernels, threads):
+    """(sensitivity, cachesim, notes): {kernel: record} of the bandwidth-sensitivity experiment and
+    of the simulated cache traffic in RESULTS_DIR, each None when absent (pstudy.sensitivity and
+    pstudy.cachesim own their files)."""
+    from pstudy import cachesim, sensitivity
+    try:
+        sens = sensitivity.kernel_evidence(results_dir, compiler, kernels, threads)
+        sim = cachesim.kernel_evidence(results_dir, compiler, kernels)
+    except StudyError as err:
+        raise RooflineError(str(err)) from None
+    return sens, sim
 
 
 def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figures=True):
@@ -463,12 +486,19 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
         per_op["share"] = per_op["time_s"] / per_op["time_s"].sum()
         ktab = kernel_table(cfg["per_op"], roof, measured)
         label = _config_label(key)
-        verdict = step_verdict(ktab, roof, label)
+        roof_verdict = step_verdict(ktab, roof, label)
+        sens, sim = load_evidence(results_dir, key[1], key[2], threads)
+        ktab = verdict.classify_table(ktab, roof, sens, sim, kernel_set=key[2])
+        evidence = ["roofline (" + note + ")"] + (["bandwidth sensitivity (thief)"] if sens else []) + \
+            ([cachesim_note(sim)] if sim else [])
+        combined = verdict.step_verdict(ktab, label, evidence)
         name = f"{key[0]}_t{threads}"
         fig_path = out_dir / f"roofline_{name}.png"
         if figures:
             roofline_figure(ktab, roof, f"Roofline: {label}, {cfg['reps']} rep(s), "
-                            f"{cfg['samples']} samples per op", note, fig_path)
+                            f"{cfg['samples']} samples per op",
+                            note + (f"; verdict also from: {', '.join(evidence[1:])}" if len(evidence) > 1 else ""),
+                            fig_path)
         ktab_out = ktab.reset_index().rename(columns={"index": "kernel"})
         resultsdir.atomic_write(out_dir / f"roofline_kernels_{name}.csv",
                                 ktab_out.to_csv(index=False, float_format="%.6g"))
@@ -481,7 +511,8 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
             "bytes_source": note, "figure": str(fig_path) if figures else None,
             "kernel_table": str(out_dir / f"roofline_kernels_{name}.csv"),
             "op_table": str(out_dir / f"roofline_ops_{name}.csv"),
-            "by_kernel": ktab_out.to_dict(orient="records"), **verdict})
+            "by_kernel": ktab_out.to_dict(orient="records"), **roof_verdict,
+            "combined": combined, "evidence": evidence, "thresholds": verdict.THRESHOLDS})
 
     # achieved bandwidth of the memory-bound kernels against thread count, on the parallel variant
     # of the last analysis (its fastest configuration at each count), seq filling in 1 thread
@@ -509,16 +540,23 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
                          summary["analyses"][-1]["bytes_source"], bw_path)
     summary["bandwidth_figure"] = str(bw_path) if figures else None
     summary["bandwidth_series"] = {k: sorted(v) for k, v in series.items()}
-    summary["verdicts"] = [a["line"] for a in summary["analyses"]]
+    summary["verdicts"] = [line for a in summary["analyses"] for line in (a["line"], a["combined"]["line"])]
     resultsdir.atomic_write(out_dir / "roofline_verdict.txt", "\n".join(summary["verdicts"]) + "\n")
     resultsdir.atomic_write(out_dir / "roofline.json", json.dumps(summary, indent=2, default=float) + "\n")
     return summary
 
 
+def cachesim_note(sim):
+    """How the simulated traffic was obtained, for every figure and line that uses it."""
+    first = next(iter(sim.values()))
+    return f"simulated cache traffic ({first.get('note', 'valgrind cache simulator')})"
+
+
 def format_table(records):
     cols = [("kernel", "{:<22}", "kernel"), ("share", "{:>6.1%}", "share"), ("intensity", "{:>9.2f}", "FLOP/B"),
             ("gflops", "{:>9.2f}", "GFLOP/s"), ("gbs", "{:>8.2f}", "GB/s"),
-            ("fraction_of_ceiling", "{:>8.1%}", "of roof"), ("bound", "{:>8}", "bound")]
+            ("fraction_of_ceiling", "{:>8.1%}", "of roof"), ("bound", "{:>8}", "bound"),
+            ("verdict", "{:>15}", "verdict"), ("decided_by", "{:>22}", "decided by")]
     head = "  ".join(f"{h:>{len(fmt.format(records[0][c]))}}" if c != "kernel" else f"{h:<22}"
                      for c, fmt, h in cols) if records else ""
     lines = [head]
@@ -535,7 +573,11 @@ def format_summary(summary):
                      f"{a['ridge']:.2f} FLOP/B (peak {a['roof']['peak_gflops']:.1f} GFLOP/s {a['roof']['best_isa']}, "
                      f"triad {a['roof']['triad_GBs']:.1f} GB/s); bytes: {a['bytes_source']}")
         lines.append(format_table(a["by_kernel"]))
+        for r in a["by_kernel"]:
+            lines.append(f"  {r['kernel']}: {r['verdict']}: {r['why']}"
+                         + (f" [disagree: {r['disagreements']}]" if r["disagreements"] else ""))
     lines.append(TIME_NOTE)
+    lines.append(f"thresholds: {verdict.THRESHOLDS}")
     lines.extend(summary["verdicts"])
     return "\n".join(lines)
 

@@ -7,9 +7,10 @@ interrupted.
 
 import os
 import random
+import shutil
 from pathlib import Path
 
-from pstudy import common, regress, runner
+from pstudy import common, instructions, regress, runner
 from pstudy import compare as cmp
 from pstudy import config as configmod
 from pstudy.errors import StudyError
@@ -30,7 +31,14 @@ def add_arguments(parser):
     parser.add_argument("--wrap-candidate", default="",
                         help="prefix every candidate run with this command, e.g. 'taskset -c 0', to check "
                         "that a known slowdown is detected (such runs are not added to the history)")
-    cmp.add_test_options(parser)
+    parser.add_argument("--metric", choices=configmod.REGRESS_METRICS,
+                        help="time: wall-clock times of interleaved runs (statistical test); instructions: "
+                        "instructions per kernel under valgrind, deterministic, in a build without AVX-512 "
+                        "(default: the config's regress.metric, else time)")
+    cmp.add_test_options(parser, threshold=None)
+    parser.add_argument("--min-instructions", type=int, default=instructions.MIN_INSTRUCTIONS,
+                        help="--metric instructions: a difference of fewer instructions is reported, never "
+                        f"flagged (default {instructions.MIN_INSTRUCTIONS})")
     parser.add_argument("--no-confirm", action="store_true",
                         help="report first-pass regressions without re-running them")
     parser.add_argument("--seed", type=int, help="seed of the run order (default: random, recorded)")
@@ -44,14 +52,30 @@ def add_arguments(parser):
 
 
 def main(args):
-    phases = cmp.check_test_options(args)
     if args.candidate_build and args.candidate != "HEAD":
         raise StudyError("--candidate-build: give either --candidate REV or --candidate-build DIR")
     if args.base_build and args.base:
         raise StudyError("--base-build: give either --base REV or --base-build DIR")
     path = configmod.resolve_path(args.config, common.CONFIGS_DIR)
     study = configmod.load(path)
-    regress.check_config(study, phases, args.alpha, not (args.base_build and args.candidate_build))
+    metric = args.metric or study.regress["metric"]
+    counting = metric == "instructions"
+    if args.threshold is None:
+        args.threshold = study.regress["threshold"]
+    if args.threshold is None:
+        args.threshold = instructions.THRESHOLD if counting else cmp.THRESHOLD
+    phases = cmp.check_test_options(args)
+    if counting:
+        if args.wrap_candidate:
+            raise StudyError("--wrap-candidate: not with --metric instructions (the runs are wrapped in valgrind; "
+                             "a test build with -DPERFSTUDY_EXTRA_WORK_KERNEL/_PERMILLE injects extra work)")
+        if args.min_instructions < 0:
+            raise StudyError(f"--min-instructions: expected a count >= 0, got {args.min_instructions}")
+        if not shutil.which("valgrind"):
+            raise StudyError("--metric instructions: valgrind not found (scripts/install-deps.sh installs it)")
+        regress.check_config(study, phases, args.alpha, not (args.base_build and args.candidate_build), power=False)
+    else:
+        regress.check_config(study, phases, args.alpha, not (args.base_build and args.candidate_build))
     repo = regress.find_repo(args.repo)
     for key in ("checkpoint", "data"):
         value = runner.model_path(study.model[key], str(repo))
@@ -77,11 +101,21 @@ def main(args):
             if side.commit not in worktrees:
                 wt = regress.make_worktree(repo, side.commit, results_root / ".regress-work")
                 worktrees[side.commit] = wt
-                regress.say(f"building {side.commit[:7]} in {wt}")
-                regress.build(wt, study, args.jobs, session / f"build-{side.commit[:12]}.log")
+                regress.say(f"building {side.commit[:7]} in {wt}" + (" for instruction counts" if counting else ""))
+                log = session / f"build-{side.commit[:12]}.log"
+                if counting:
+                    regress.build_for_counts(wt, study, args.jobs, log)
+                else:
+                    regress.build(wt, study, args.jobs, log)
             side.worktree = worktrees[side.commit]
             side.build_dir = side.worktree / study.run["build_dir"]
         binaries = [regress.binaries_of(study, s, repo) for s in (base, cand)]
+        if counting:
+            if args.base_build or args.candidate_build:
+                regress.say("note: a build tree given with --base-build/--candidate-build is counted as it is; "
+                            "valgrind stops at AVX-512 instructions, so it must be built without them "
+                            "(make CFLAGS_COMMON=\"$(make -s print-flags | sed 's/-march=native/-mavx2 -mfma/')\")")
+            return regress.evaluate_instructions(args, study, (base, cand), binaries, session, repo)
         return regress.evaluate(args, study, phases, (base, cand), binaries, session, seed, repo)
     except regress.CannotMeasure as err:
         regress.say(f"cannot measure: {err}")

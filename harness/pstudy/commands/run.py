@@ -135,6 +135,10 @@ def analyse(study, directory, binaries, meta):
         yield analysis.collect_counters(study, directory, sweep.points(study), str(REPO_ROOT), meta["counters"])
     if study.analysis["trace"]:
         yield analysis.export_traces(directory, study.run["warmup"])
+    if study.analysis["sensitivity"]:
+        yield analysis.bandwidth_sensitivity(study, directory, str(REPO_ROOT), meta["seed"])
+    if study.analysis["cachesim"]:
+        yield analysis.cache_simulation(study, directory, str(REPO_ROOT))
 
 
 def record_failure(directory, meta, err):

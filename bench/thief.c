@@ -1,0 +1,166 @@
+// thief: steals memory bandwidth (or cache) from whatever runs beside it, at a chosen pressure,
+// and reports what it took. The interference method of Eklov et al., "Bandwidth Bandit" (CGO
+// 2013): the program under study runs beside the thief, and its slowdown against the thief's
+// achieved GB/s says how much it depends on the memory system.
+//
+//   a[i] = b[i] + s * c[i]   (STREAM triad on doubles, 24 bytes per element, STREAM counting:
+//                             each array named once, write-allocate not counted)
+//
+// Pressure: --duty D in [0, 1]. Time is cut into periods of --period-us microseconds; in each
+// the thief streams for D of the period and sleeps the rest (D = 1: it never sleeps, the most it
+// can take from one core; D = 0: it only sleeps). Its achieved bandwidth is reported, never
+// assumed from D.
+//
+// Modes: --mode dram: the three arrays together are 8x the last-level cache (sysfs, cpu0), so
+// every pass goes to DRAM. --mode cache: the arrays together are 3/4 of the last-level cache, so
+// the thief runs from L3 and takes cache capacity (and L3 bandwidth) but little DRAM bandwidth.
+// --bytes N overrides the total size.
+//
+// It runs for --seconds S (default: until SIGTERM or SIGINT), then prints one JSON object:
+//   {"mode": ..., "duty": D, "buffer_bytes": N, "llc_bytes": N, "bytes": moved, "seconds": s,
+//    "GBs": moved / s / 1e9, "passes": n}
+// "ready" is printed on stderr once the arrays are touched and streaming starts.
+//
+// Usage: thief [--mode dram|cache] [--duty D] [--seconds S] [--bytes N] [--period-us P]
+// Errors: one line "thief: <option>: <problem>", exit status 2.
+
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FALLBACK_LLC_BYTES (32ull << 20)
+#define DRAM_OVER_LLC 8
+#define CHUNK_ELEMENTS 4096  // streamed between two looks at the clock (96 KiB)
+
+static volatile sig_atomic_t stop_requested = 0;
+static void on_signal(int sig) { (void)sig; stop_requested = 1; }
+
+static void usage_error(const char *what, const char *problem) {
+    fprintf(stderr, "thief: %s: %s\n", what, problem);
+    exit(2);
+}
+
+static double parse_number(const char *option, const char *text, double lo, double hi) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno != 0 || end == text || *end != '\0' || !(v >= lo && v <= hi)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "expected a number in [%g, %g], got '%s'", lo, hi, text);
+        usage_error(option, msg);
+    }
+    return v;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// The largest cache of cpu0 in bytes (sysfs), or the fallback when none is readable.
+static unsigned long long llc_bytes(void) {
+    unsigned long long best = 0;
+    for (int i = 0; i < 16; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        unsigned long long v = 0;
+        char unit = 0;
+        if (fscanf(f, "%llu%c", &v, &unit) >= 1) {
+            if (unit == 'K') v <<= 10;
+            else if (unit == 'M') v <<= 20;
+            if (v > best) best = v;
+        }
+        fclose(f);
+    }
+    return best ? best : FALLBACK_LLC_BYTES;
+}
+
+static void sleep_s(double s) {
+    if (s <= 0) return;
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);  // an interrupting signal ends the sleep early; the loop then stops
+}
+
+int main(int argc, char **argv) {
+    const char *mode = "dram";
+    double duty = 1.0, seconds = 0.0, period_us = 1000.0, bytes_opt = 0.0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("usage: thief [--mode dram|cache] [--duty D] [--seconds S] [--bytes N] [--period-us P]\n");
+            return 0;
+        }
+        if (i + 1 >= argc) usage_error(a, "needs a value (or unknown option)");
+        const char *v = argv[++i];
+        if (strcmp(a, "--mode") == 0) {
+            if (strcmp(v, "dram") != 0 && strcmp(v, "cache") != 0) usage_error(a, "expected dram or cache");
+            mode = v;
+        } else if (strcmp(a, "--duty") == 0) {
+            duty = parse_number(a, v, 0.0, 1.0);
+        } else if (strcmp(a, "--seconds") == 0) {
+            seconds = parse_number(a, v, 0.001, 1e6);
+        } else if (strcmp(a, "--bytes") == 0) {
+            bytes_opt = parse_number(a, v, 3 * 8 * CHUNK_ELEMENTS, 1e12);
+        } else if (strcmp(a, "--period-us") == 0) {
+            period_us = parse_number(a, v, 10.0, 1e6);
+        } else {
+            usage_error(a, "unknown option");
+        }
+    }
+    unsigned long long llc = llc_bytes();
+    double total = bytes_opt > 0 ? bytes_opt
+                   : strcmp(mode, "dram") == 0 ? (double)llc * DRAM_OVER_LLC : (double)llc * 0.75;
+    size_t n = (size_t)(total / 24.0);
+    n -= n % CHUNK_ELEMENTS;
+    if (n == 0) usage_error("--bytes", "too small");
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+    if (!a || !b || !c) usage_error("--bytes", "cannot allocate the arrays");
+    for (size_t i = 0; i < n; i++) { a[i] = 0.0; b[i] = 1.0; c[i] = 2.0; }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    fprintf(stderr, "ready\n");
+    fflush(stderr);
+
+    const double s = 3.0, period = period_us * 1e-6;
+    double moved = 0.0;
+    long long passes = 0;
+    size_t pos = 0;
+    double start = now_s(), end = start;
+    while (!stop_requested) {
+        double p0 = now_s();
+        if (seconds > 0 && p0 - start >= seconds) break;
+        double busy_until = p0 + duty * period;
+        if (duty > 0) {
+            do {
+                for (size_t i = pos; i < pos + CHUNK_ELEMENTS; i++) a[i] = b[i] + s * c[i];
+                moved += 24.0 * CHUNK_ELEMENTS;
+                pos += CHUNK_ELEMENTS;
+                if (pos >= n) { pos = 0; passes++; }
+            } while (now_s() < busy_until && !stop_requested);
+        }
+        if (duty < 1.0) sleep_s(p0 + period - now_s());
+    }
+    end = now_s();
+    // a checksum the compiler cannot drop, so the stores are kept
+    double check = a[n / 2] + a[n - 1];
+    printf("{\"mode\": \"%s\", \"duty\": %g, \"buffer_bytes\": %.0f, \"llc_bytes\": %llu, \"bytes\": %.0f, "
+           "\"seconds\": %.6f, \"GBs\": %.4f, \"passes\": %lld, \"check\": %g}\n",
+           mode, duty, 24.0 * (double)n, llc, moved, end - start, moved / (end - start) / 1e9, passes,
+           isfinite(check) ? check : 0.0);
+    free(a);
+    free(b);
+    free(c);
+    return 0;
+}

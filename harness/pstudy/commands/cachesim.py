@@ -1,0 +1,39 @@
+"""simulated DRAM traffic per kernel under valgrind's cache simulator, against the traffic model."""
+
+import datetime
+import os
+from pathlib import Path
+
+from pstudy import cachesim, common
+from pstudy import config as configmod
+from pstudy import resultsdir
+from pstudy.common import REPO_ROOT
+from pstudy.errors import StudyError
+
+
+def add_arguments(parser):
+    parser.add_argument("config", help="a TOML file, or the name of one in configs/; its [cachesim] table "
+                        "picks the model, its sweep the compilers and kernel sets")
+    parser.add_argument("--into", metavar="RESULTS_DIR",
+                        help="write RESULTS_DIR/cachesim/ (a sweep's directory, so that its roofline uses it); "
+                             "default: a new directory <results root>/<date>-<config name>-cachesim")
+    parser.add_argument("--results-root", default=os.environ.get("PERFSTUDY_RESULTS"))
+
+
+def main(args):
+    study = configmod.load(configmod.resolve_path(args.config, common.CONFIGS_DIR))
+    if args.into:
+        directory = Path(args.into)
+        if not directory.is_dir():
+            raise StudyError(f"--into: {directory}: no such directory")
+    else:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        directory = resultsdir.new_directory(common.results_root(args.results_root), f"{stamp}-{study.name}-cachesim")
+    out = resultsdir.cachesim_dir(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    with common.owning(out / resultsdir.LOCK, str(out), command="cachesim"):
+        common.end_like_ctrl_c()
+        cachesim.run_all(study, directory, REPO_ROOT, say=lambda text: common.say("cachesim", text))
+    print(cachesim.format_results(directory))
+    print(f"wrote {out}")
+    return 0
