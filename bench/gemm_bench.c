@@ -8,7 +8,9 @@
 // the task variants do, while OpenBLAS still does the whole product;
 // --cpu-time times by thread CPU time; --skip-openblas times only the project's kernels, for tuning; ratios are then 1.)
 // With --json each line is one object: {"layer", "product", "M", "N", "K",
-// "gemm_gflops", "openblas_gflops", "ratio"}, then one {"total": ...} line.
+// "gemm_gflops", "openblas_gflops", "ratio"}, then one {"total": ...} line (with
+// "openblas_core": the core type whose kernels OpenBLAS ran, which
+// OPENBLAS_CORETYPE chooses at load time).
 #define _POSIX_C_SOURCE 199309L
 #include <cblas.h>
 #include <stdio.h>
@@ -213,7 +215,8 @@ int main(int argc, char **argv) {
     double gg = total_flops / total_gemm * 1e-9, gb = total_flops / total_blas * 1e-9;
     if (json) {
         printf("{\"total\": {\"isa\": \"%s\", \"rows\": %d, \"chunk\": %d, \"gemm_gflops\": %.2f, "
-               "\"openblas_gflops\": %.2f, \"ratio\": %.3f", isa, rows, chunk, gg, gb, gg / gb);
+               "\"openblas_gflops\": %.2f, \"ratio\": %.3f, \"openblas_core\": \"%s\"", isa, rows, chunk, gg, gb,
+               gg / gb, openblas_get_corename());
         if (peak > 0) printf(", \"peak_gflops\": %.1f, \"fraction_of_peak\": %.3f", peak, gg / peak);
         printf("}}\n");
     } else {

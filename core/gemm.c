@@ -298,11 +298,19 @@ static void pack_a_rows(float *q, const float *a, ptrdiff_t lda, int m0, int mc,
 }
 
 // A(m,k) = a[k*lda + m] (the output gradient read as dout^T): a copy of MR
-// consecutive floats per k.
+// consecutive floats per k. Full panels copy with a constant size, which
+// compilers turn into one vector move (a variable-length copy of 8 floats
+// became `rep movs`, whose start-up cost made this packing about a sixth of
+// the weight-gradient products' time).
 static void pack_a_cols(float *q, const float *a, ptrdiff_t lda, int m0, int mc, int k0, int kc) {
     for (int t0 = 0; t0 < mc; t0 += GEMM_MR) {
         int mr = mc - t0 < GEMM_MR ? mc - t0 : GEMM_MR;
         float *dst = q + (ptrdiff_t)t0 * kc;
+        if (mr == GEMM_MR) {
+            const float *src = a + (ptrdiff_t)k0 * lda + m0 + t0;
+            for (int k = 0; k < kc; k++) memcpy(dst + k * GEMM_MR, src + (ptrdiff_t)k * lda, GEMM_MR * sizeof(float));
+            continue;
+        }
         for (int k = 0; k < kc; k++) {
             const float *src = a + (ptrdiff_t)(k0 + k) * lda + m0 + t0;
             for (int i = 0; i < mr; i++) dst[k * GEMM_MR + i] = src[i];

@@ -175,3 +175,129 @@ void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int
     gelu_backward_elements(dinp, inp, dout, (size_t)r0 * N, (size_t)r0 * N + extra);
 #endif
 }
+
+// llm.c's attention forward: scalar dot products, libm expf.
+void attention_forward(float *out, float *att, const float *qkv, int r0, int r1,
+                       int T, int C, int NH) {
+    int hs = C / NH;
+    float scale = 1.0f / sqrtf((float)hs);
+    for (int r = r0; r < r1; r++) {
+        int b = r / T, t = r % T;
+        for (int h = 0; h < NH; h++) {
+            const float *q = qkv + (size_t)r * 3 * C + h * hs;
+            float *w = att + ((size_t)r * NH + h) * T;
+            // scores and their maximum, for a stable softmax
+            float maxval = -INFINITY;
+            for (int t2 = 0; t2 <= t; t2++) {
+                const float *k = qkv + ((size_t)b * T + t2) * 3 * C + C + h * hs;
+                float dot = 0.0f;
+                for (int i = 0; i < hs; i++) dot += q[i] * k[i];
+                dot *= scale;
+                w[t2] = dot;
+                if (dot > maxval) maxval = dot;
+            }
+            float sum = 0.0f;
+            for (int t2 = 0; t2 <= t; t2++) {
+                float e = expf(w[t2] - maxval);
+                w[t2] = e;
+                sum += e;
+            }
+            float inv = 1.0f / sum;
+            for (int t2 = 0; t2 <= t; t2++) w[t2] *= inv;
+            float *o = out + (size_t)r * C + h * hs;
+            for (int i = 0; i < hs; i++) o[i] = 0.0f;
+            for (int t2 = 0; t2 <= t; t2++) {
+                const float *v = qkv + ((size_t)b * T + t2) * 3 * C + 2 * C + h * hs;
+                for (int i = 0; i < hs; i++) o[i] += w[t2] * v[i];
+            }
+        }
+    }
+}
+
+// llm.c's softmax and loss: libm expf per value, three passes.
+void crossentropy_softmax_forward(float *probs, float *losses, const float *logits,
+                                  const int *targets, int r0, int r1, int V, int Vp) {
+    for (int r = r0; r < r1; r++) {
+        const float *z = logits + (size_t)r * Vp;
+        float *p = probs + (size_t)r * Vp;
+        float maxval = -INFINITY;
+        for (int i = 0; i < V; i++)
+            if (z[i] > maxval) maxval = z[i];
+        float sum = 0.0f;
+        for (int i = 0; i < V; i++) {
+            p[i] = expf(z[i] - maxval);
+            sum += p[i];
+        }
+        float inv = 1.0f / sum;
+        for (int i = 0; i < V; i++) p[i] *= inv;
+        for (int i = V; i < Vp; i++) p[i] = 0.0f;
+        losses[r] = -logf(p[targets[r]]);
+    }
+}
+
+void adamw_update(float *params, const float *grads, float *m, float *v, size_t e0, size_t e1,
+                  float lr, float beta1, float beta2, float eps, float weight_decay, int step) {
+    float beta1_correction = 1.0f - powf(beta1, step);
+    float beta2_correction = 1.0f - powf(beta2, step);
+    for (size_t i = e0; i < e1; i++) {
+        float g = grads[i];
+        float mi = beta1 * m[i] + (1.0f - beta1) * g;
+        float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+        float m_hat = mi / beta1_correction;
+        float v_hat = vi / beta2_correction;
+        m[i] = mi;
+        v[i] = vi;
+        params[i] -= lr * (m_hat / (sqrtf(v_hat) + eps) + weight_decay * params[i]);
+    }
+}
+
+// LayerNorm's row passes with sequential sums.
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       const float *weight, const float *bias, int r0, int r1, int C) {
+    const float eps = 1e-5f;
+    for (int r = r0; r < r1; r++) {
+        const float *x = inp + (size_t)r * C;
+        float m = 0.0f;
+        for (int i = 0; i < C; i++) m += x[i];
+        m = m / C;
+        float var = 0.0f;
+        for (int i = 0; i < C; i++) {
+            float d = x[i] - m;
+            var += d * d;
+        }
+        var = var / C;
+        float s = 1.0f / sqrtf(var + eps);
+        float *o = out + (size_t)r * C;
+        for (int i = 0; i < C; i++) o[i] = (s * (x[i] - m)) * weight[i] + bias[i];
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+
+void layernorm_backward_input(float *dinp, const float *dresidual, const float *dout,
+                              const float *inp, const float *weight, const float *mean,
+                              const float *rstd, int r0, int r1, int C) {
+    for (int r = r0; r < r1; r++) {
+        const float *g = dout + (size_t)r * C;
+        const float *x = inp + (size_t)r * C;
+        float m = mean[r], s = rstd[r];
+        // the two row means the LayerNorm gradient needs
+        float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+        for (int i = 0; i < C; i++) {
+            float norm = (x[i] - m) * s;
+            float dnorm = weight[i] * g[i];
+            dnorm_mean += dnorm;
+            dnorm_norm_mean += dnorm * norm;
+        }
+        dnorm_mean = dnorm_mean / C;
+        dnorm_norm_mean = dnorm_norm_mean / C;
+        float *dx = dinp + (size_t)r * C;
+        const float *dres = dresidual ? dresidual + (size_t)r * C : NULL;
+        for (int i = 0; i < C; i++) {
+            float norm = (x[i] - m) * s;
+            float dnorm = weight[i] * g[i];
+            float d = ((dnorm - dnorm_mean) - norm * dnorm_norm_mean) * s;
+            dx[i] = dres ? dres[i] + d : d;
+        }
+    }
+}

@@ -51,3 +51,19 @@ def test_damaged_saved_directory_gets_one_line(tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--from", str(tmp_path)])
     assert str(exit_info.value.code) == f"bench/kernels.py: {tmp_path / 'meta.json'}: no args.B"
+
+
+def test_openblas_core_types_are_those_the_cpu_runs_and_each_shape_meets_the_fastest():
+    avx2 = {"avx", "avx2", "fma"}
+    run, left = bench.openblas_candidates(avx2)
+    assert run == ["Zen", "Haswell", "Sandybridge"]
+    assert "SkylakeX" in left and "avx512f" in left["SkylakeX"]
+    avx512 = avx2 | {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd"}
+    assert bench.openblas_candidates(avx512)[0][0] == "SkylakeX"
+    assert bench.openblas_candidates(avx512, ["Haswell", "SkylakeX"])[0] == ["Haswell", "SkylakeX"]
+    assert bench.cpu_flags("processor : 0\nflags\t\t: fpu avx2 fma\n") == {"fpu", "avx2", "fma"}
+    rows = [{"layer": "qkv", "product": "forward", "openblas_gflops": g, "openblas_core": c}
+            for c, g in (("Zen", 100.0), ("SkylakeX", 180.0), ("Haswell", 120.0))]
+    rows.append({"layer": "qkv", "product": "backward_input", "openblas_gflops": 90.0, "openblas_core": "Zen"})
+    best = bench.fastest_per_shape(rows)
+    assert [(r["product"], r["openblas_core"]) for r in best] == [("forward", "SkylakeX"), ("backward_input", "Zen")]
