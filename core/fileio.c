@@ -267,6 +267,10 @@ int checkpoint_check_destination(const char *path, Error *err) {
 int fileio_check_destination(const char *path, const char *what, Error *err) {
     if (path[0] == '\0' || path[strlen(path) - 1] == '/')
         return error_set(err, path, "cannot write %s: not a file name", what);
+    // a character device (/dev/null, a terminal) takes writes without blocking; only the
+    // checkpoint, renamed into place, must be a regular file
+    struct stat st;
+    if (strcmp(what, "checkpoint") != 0 && stat(path, &st) == 0 && S_ISCHR(st.st_mode)) return 0;
     char *tmp;
     int fd = create_temp_beside(path, what, &tmp, err);
     if (fd < 0) return -1;

@@ -69,7 +69,8 @@ int checkpoint_read_params(const char *path, GPT2 *model, Error *err);
 // directory exists and takes a new file, and path is not a directory or
 // other non-regular file.
 int checkpoint_check_destination(const char *path, Error *err);
-// The same check for any output file (`what` names it in the message: "trace", ...).
+// The same check for any output file (`what` names it in the message: "trace", ...);
+// an existing character device such as /dev/null is accepted.
 int fileio_check_destination(const char *path, const char *what, Error *err);
 // Writes atomically: a temporary file in path's directory, fsync, rename
 // over path, fsync of the directory. A crash leaves either the old file or
