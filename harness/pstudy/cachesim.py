@@ -38,7 +38,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from pstudy import resultsdir, runner, vocabulary
+from pstudy import callgrind, resultsdir, runner, vocabulary
 from pstudy.errors import StudyError
 
 SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
@@ -52,28 +52,7 @@ CSV_EVENTS = ("Ir", "Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw", "DLdmr", "DLdmw"
 COLUMNS = ["kernel", *CSV_EVENTS, "simulated_bytes", "compulsory_bytes", "ratio"]
 RUN_TIMEOUT_S = 3600
 
-# The step's operation kinds and the functions op_run calls for each (core/step.c); the same map as
-# pstudy.instructions' KERNEL_FUNCTIONS.
-KERNEL_FUNCTIONS = {
-    "load_batch": ("batch_source_next",),
-    "encoder_fwd": ("encoder_forward",),
-    "layernorm_fwd": ("layernorm_forward",),
-    "matmul_fwd": ("matmul_forward_block",),
-    "attention_fwd": ("attention_forward",),
-    "residual_fwd": ("residual_forward",),
-    "gelu_fwd": ("gelu_forward",),
-    "crossentropy_fwd": ("crossentropy_softmax_forward",),
-    "loss_mean": ("mean_loss",),
-    "crossentropy_bwd": ("crossentropy_softmax_backward",),
-    "matmul_bwd_input": ("matmul_backward_input_block",),
-    "matmul_bwd_weight": ("matmul_backward_weight_channels",),
-    "layernorm_bwd_input": ("layernorm_backward_input",),
-    "layernorm_bwd_params": ("layernorm_backward_params",),
-    "gelu_bwd": ("gelu_backward",),
-    "attention_bwd": ("attention_backward",),
-    "encoder_bwd": ("encoder_backward",),
-    "adamw": ("adamw_update",),
-}
+KERNEL_FUNCTIONS = callgrind.KERNEL_FUNCTIONS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,74 +117,17 @@ def describe_geometry(geo):
 # callgrind's output
 
 def parse(path):
-    """({function: {event: inclusive count}}, {event: total}) of a callgrind output file.
-
-    `fn=` starts a function's block; a cost line is a position and the event counts (missing
-    trailing counts are 0); after `calls=` the next cost line is the inclusive cost of that call,
-    so a function's inclusive cost is its own lines plus its calls' (no kernel is recursive).
-    Names may be compressed: `fn=(12) name` defines id 12, `fn=(12)` refers to it."""
-    names, inclusive = {}, {}
-    events, totals, current = None, None, None
-    try:
-        f = open(path, errors="replace")
-    except OSError as err:
-        raise StudyError(f"{path}: cannot read callgrind output: {err.strerror}") from None
-    with f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            c = line[0]
-            if c.isdigit() or c in "+-*":
-                if current is None or events is None:
-                    raise StudyError(f"{path}:{lineno}: not a callgrind output file: a cost line before "
-                                     "events: and fn=")
-                fields = line.split()[1:]
-                try:
-                    values = [int(v) for v in fields]
-                except ValueError:
-                    raise StudyError(f"{path}:{lineno}: not a callgrind output file: cost {line!r}") from None
-                acc = inclusive[current]
-                for i, v in enumerate(values[:len(events)]):
-                    acc[i] += v
-                continue
-            if line.startswith("events:"):
-                events = line.split(":", 1)[1].split()
-                continue
-            if line.startswith("totals:") or line.startswith("summary:"):
-                try:
-                    totals = [int(v) for v in line.split(":", 1)[1].split()]
-                except ValueError:
-                    raise StudyError(f"{path}:{lineno}: not a callgrind output file: {line!r}") from None
-                continue
-            key, _, value = line.partition("=")
-            if key in ("fn", "cfn"):
-                spec = value.strip()
-                m = re.fullmatch(r"\((\d+)\)(?:\s+(.*))?", spec)
-                if m and m.group(2) is not None:
-                    names[m.group(1)] = m.group(2)
-                    name = m.group(2)
-                elif m:
-                    if m.group(1) not in names:
-                        raise StudyError(f"{path}:{lineno}: not a callgrind output file: name id ({m.group(1)}) "
-                                         "used before it is defined")
-                    name = names[m.group(1)]
-                else:
-                    name = spec
-                if key == "fn":
-                    current = name
-                    if events is None:
-                        raise StudyError(f"{path}:{lineno}: not a callgrind output file: fn= before events:")
-                    inclusive.setdefault(name, [0] * len(events))
+    """({function: {event: inclusive count}}, {event: total}) of a callgrind output file made with
+    the cache simulation (read by pstudy.callgrind); StudyError naming the file otherwise."""
+    functions, totals, events = callgrind.read(path)
     if events is None or "Ir" not in events:
         raise StudyError(f"{path}: not a callgrind output file (no 'events:' line with Ir)")
     missing = [e for e in DRAM_EVENTS if e not in events]
     if missing:
         raise StudyError(f"{path}: no {', '.join(missing)} events: run with --cache-sim=yes --simulate-wb=yes")
     if totals is None:
-        raise StudyError(f"{path}: callgrind output without totals (truncated?)")
-    as_dict = {fn: dict(zip(events, v)) for fn, v in inclusive.items()}
-    return as_dict, dict(zip(events, totals + [0] * (len(events) - len(totals))))
+        raise callgrind.without_totals(path)
+    return functions, totals
 
 
 def line_size(path):

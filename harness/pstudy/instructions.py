@@ -41,7 +41,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from pstudy import resultsdir, runner, vocabulary
+from pstudy import callgrind, resultsdir, runner, vocabulary
 from pstudy.errors import StudyError
 
 ARCH_NATIVE = "-march=native"
@@ -53,28 +53,7 @@ VALGRIND = ("valgrind", "--tool=callgrind", "--cache-sim=no", "-q")
 THRESHOLD = 0.01         # default: a kernel or total more than 1% above its base regresses
 MIN_INSTRUCTIONS = 100   # default: a difference of fewer instructions is reported, never flagged
 
-# The step's operation kinds (core/step.c, OP_KIND_NAMES) and the functions op_run calls for each.
-KERNEL_FUNCTIONS = {
-    "load_batch": ("batch_source_next",),
-    "encoder_fwd": ("encoder_forward",),
-    "layernorm_fwd": ("layernorm_forward",),
-    "matmul_fwd": ("matmul_forward_block",),
-    "attention_fwd": ("attention_forward",),
-    "residual_fwd": ("residual_forward",),
-    "gelu_fwd": ("gelu_forward",),
-    "crossentropy_fwd": ("crossentropy_softmax_forward",),
-    "loss_mean": ("mean_loss",),
-    "crossentropy_bwd": ("crossentropy_softmax_backward",),
-    "matmul_bwd_input": ("matmul_backward_input_block",),
-    "matmul_bwd_weight": ("matmul_backward_weight_channels",),
-    "layernorm_bwd_input": ("layernorm_backward_input",),
-    "layernorm_bwd_params": ("layernorm_backward_params",),
-    "gelu_bwd": ("gelu_backward",),
-    "attention_bwd": ("attention_backward",),
-    "encoder_bwd": ("encoder_backward",),
-    "adamw": ("adamw_update",),
-    "comm": (),  # gpt2-mpi's messages between ranks: MPI calls in variants/mpi.c, no core function
-}
+KERNEL_FUNCTIONS = callgrind.KERNEL_FUNCTIONS
 OTHER, TOTAL = "other", "total"
 KERNELS = tuple(KERNEL_FUNCTIONS) + (OTHER, TOTAL)
 
@@ -147,77 +126,14 @@ def _points(study):
 # callgrind's output
 
 def parse(path):
-    """{function name: inclusive instructions} and the total of a callgrind output file.
-
-    The format (valgrind's docs, "Callgrind Format Specification"): `fn=` starts a function's
-    block; a cost line is a position and the event counts; `calls=` announces that the next cost
-    line is the inclusive cost of a call from the current function to `cfn=`. Names may be
-    compressed: `fn=(12) name` defines id 12, `fn=(12)` refers to it (one id space for fn and cfn).
-    A function's inclusive count is its own cost plus that of the calls it makes (the kernels are
-    not recursive). StudyError naming the file when it is not such a file."""
-    names, inclusive = {}, {}
-    current = None
-    in_call = False
-    total = None
-    events = None
-
-    def name_of(spec, lineno):
-        m = re.fullmatch(r"\((\d+)\)(?:\s+(.*))?", spec)
-        if not m:
-            return spec
-        if m.group(2) is not None:
-            names[m.group(1)] = m.group(2)
-            return m.group(2)
-        if m.group(1) not in names:
-            raise StudyError(f"{path}:{lineno}: not a callgrind output file: name id ({m.group(1)}) used before "
-                             "it is defined")
-        return names[m.group(1)]
-
-    try:
-        f = open(path, errors="replace")
-    except OSError as err:
-        raise StudyError(f"{path}: cannot read callgrind output: {err.strerror}") from None
-    with f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            c = line[0]
-            if c.isdigit() or c in "+-*":
-                if current is None:
-                    raise StudyError(f"{path}:{lineno}: not a callgrind output file: a cost line before any fn=")
-                fields = line.split()
-                cost = 0
-                if len(fields) >= 2:
-                    try:
-                        cost = int(fields[1])
-                    except ValueError:
-                        raise StudyError(f"{path}:{lineno}: not a callgrind output file: cost {fields[1]!r}") \
-                            from None
-                inclusive[current] = inclusive.get(current, 0) + cost
-                in_call = False
-                continue
-            key, _, value = line.partition("=")
-            if key == "fn":
-                current = name_of(value.strip(), lineno)
-                inclusive.setdefault(current, 0)
-            elif key == "cfn":
-                name_of(value.strip(), lineno)
-            elif key == "calls":
-                in_call = True  # the next cost line is the call's inclusive cost (counted above)
-            elif line.startswith("events:"):
-                events = line.split(":", 1)[1].split()
-            elif line.startswith("totals:") or line.startswith("summary:"):
-                try:
-                    total = int(line.split(":", 1)[1].split()[0])
-                except (ValueError, IndexError):
-                    raise StudyError(f"{path}:{lineno}: not a callgrind output file: {line!r}") from None
-    if events is None or not events or events[0] != "Ir":
+    """{function name: inclusive instructions} and the total of a callgrind output file (read by
+    pstudy.callgrind); StudyError naming the file when it is not such a file."""
+    functions, totals, events = callgrind.read(path)
+    if not events or events[0] != "Ir":
         raise StudyError(f"{path}: not a callgrind output file with instruction counts (no 'events: Ir' line)")
-    if total is None:
-        raise StudyError(f"{path}: callgrind output without a total (truncated?)")
-    del in_call
-    return inclusive, total
+    if totals is None:
+        raise callgrind.without_totals(path)
+    return {fn: counts["Ir"] for fn, counts in functions.items()}, totals["Ir"]
 
 
 def attribute(inclusive, total):
