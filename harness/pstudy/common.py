@@ -43,6 +43,18 @@ def plots_root(arg=None):
     return Path(arg or os.environ.get("PERFSTUDY_PLOTS") or REPO_ROOT / "plots")
 
 
+def into_or_new(into, results_root_arg, name):
+    """The directory a standalone experiment writes to: --into DIR (an existing directory, a sweep's,
+    so that its report uses the result), else a new <results root>/<date-time>-<name>."""
+    if into:
+        directory = Path(into)
+        if not directory.is_dir():
+            raise StudyError(f"--into: {directory}: no such directory")
+        return directory
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return resultsdir.new_directory(results_root(results_root_arg), f"{stamp}-{name}")
+
+
 def plots_dir(root, directory):
     """Where `report` writes the figures of a results directory: <plots root>/<its name>. Both are
     resolved first, and a directory that would land outside the plots root is refused."""

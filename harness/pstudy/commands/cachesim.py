@@ -1,14 +1,11 @@
 """simulated DRAM traffic per kernel under valgrind's cache simulator, against the traffic model."""
 
-import datetime
 import os
-from pathlib import Path
 
 from pstudy import cachesim, common
 from pstudy import config as configmod
 from pstudy import resultsdir
 from pstudy.common import REPO_ROOT
-from pstudy.errors import StudyError
 
 
 def add_arguments(parser):
@@ -22,13 +19,7 @@ def add_arguments(parser):
 
 def main(args):
     study = configmod.load(configmod.resolve_path(args.config, common.CONFIGS_DIR))
-    if args.into:
-        directory = Path(args.into)
-        if not directory.is_dir():
-            raise StudyError(f"--into: {directory}: no such directory")
-    else:
-        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        directory = resultsdir.new_directory(common.results_root(args.results_root), f"{stamp}-{study.name}-cachesim")
+    directory = common.into_or_new(args.into, args.results_root, f"{study.name}-cachesim")
     out = resultsdir.cachesim_dir(directory)
     out.mkdir(parents=True, exist_ok=True)
     with common.owning(out / resultsdir.LOCK, str(out), command="cachesim"):

@@ -1,6 +1,5 @@
 """bandwidth sensitivity per kernel: the step beside a memory thief at rising pressure (Bandwidth Bandit)."""
 
-import datetime
 import os
 import random
 from pathlib import Path
@@ -44,13 +43,7 @@ def main(args):
         common.say("sensitivity", f"threads {', '.join(map(str, skipped))} skipped: no cpu left for the thief")
     binaries = analysis.experiment_binaries(study, points, str(REPO_ROOT))
     thief = common.bench_dir(study) / "thief"
-    if args.into:
-        directory = Path(args.into)
-        if not directory.is_dir():
-            raise StudyError(f"--into: {directory}: no such directory")
-    else:
-        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        directory = resultsdir.new_directory(common.results_root(args.results_root), f"{stamp}-{study.name}-sensitivity")
+    directory = common.into_or_new(args.into, args.results_root, f"{study.name}-sensitivity")
     seed = args.seed if args.seed is not None else (study.run["seed"] if study.run["seed"] is not None
                                                       else random.SystemRandom().randrange(2**31))
     out = resultsdir.sensitivity_dir(directory)
