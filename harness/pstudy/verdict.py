@@ -33,7 +33,13 @@ Where another source disagrees with the deciding one it is recorded, never silen
   - cachesim: the intensity with the simulated bytes (FLOPs / (bytes x ratio)) on the other side
     of the ridge from the model's;
   - a kernel between the thresholds (neither conclusively sensitive nor insensitive) is "not
-    conclusive" and decides nothing.
+    conclusive" and decides nothing;
+  - the roofs: a kernel whose bytes/time are above ABOVE_ROOF (110%) of the STREAM-triad roof
+    cannot be at that roof. Either the traffic model's bytes (each kernel's compulsory bytes, as if
+    every operand came from DRAM) are served partly by caches, which cachesim's ratio below 1
+    tells, or one core pulls more than STREAM triad for this access pattern (STREAM counts no
+    write-allocate; a read-modify-write sweep like AdamW's has more loads in flight per store).
+    Its memory label then rests on the intensity alone, and the line says so.
 
 The step: the share of step time of each label; the step is bound by the label holding more than
 half of the time (STEP_MAJORITY), "mixed" otherwise, and its line says which evidence decided the
@@ -45,6 +51,7 @@ import math
 LOW_FRACTION = 0.25
 SENSITIVE_SLOWDOWN = 0.10
 INSENSITIVE_SLOWDOWN = 0.03
+ABOVE_ROOF = 1.10
 STEP_MAJORITY = 0.5
 
 MEMORY, COMPUTE, LATENCY = "memory", "compute", "latency/in-core"
@@ -132,6 +139,14 @@ def classify_kernel(kernel, row, roof, sensitivity=None, cachesim=None, kernel_s
         why = (f"intensity {row['intensity']:.2f} FLOP/B {'below' if ridge_label == MEMORY else 'above'} the ridge "
                f"{roof['ridge']:.2f}; {frac_mem:.0%} of the triad roof, {frac_cmp:.0%} of the peak")
 
+    if _finite(frac_mem) and frac_mem > ABOVE_ROOF:
+        cached = cachesim and _finite(cachesim.get("ratio")) and cachesim["ratio"] < 1.0 / ABOVE_ROOF
+        disagreements.append(
+            f"roofs: {row['gbs']:.1f} GB/s by the {row.get('bytes_source', 'model')}'s bytes is "
+            f"{frac_mem:.0%} of the triad roof: "
+            + (f"the simulated traffic is {cachesim['ratio']:.2f}x those bytes (served by caches)" if cached
+               else "caches serve part of those bytes, or one core pulls more than STREAM triad for this "
+                    "access pattern"))
     if state == "insensitive" and verdict == MEMORY:
         disagreements.append(f"sensitivity: slowed only {sensitivity['slowdown']:+.0%} "
                              f"[{sensitivity['low']:+.0%}, {sensitivity['high']:+.0%}] with "

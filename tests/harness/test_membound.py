@@ -86,6 +86,18 @@ def test_simulated_traffic_across_the_ridge_is_a_disagreement():
     assert same_side["disagreements"] == []
 
 
+def test_above_the_bandwidth_roof_is_a_disagreement_that_names_the_likely_cause():
+    # 200% of the triad roof: the roof cannot be what limits it, whatever the label
+    v = verdict.classify_kernel("adamw", row(0.2, 2.0), ROOF)
+    assert v["verdict"] == verdict.MEMORY and v["fraction_of_memory_roof"] == pytest.approx(2.0)
+    assert v["disagreements"] and "200% of the triad roof" in v["disagreements"][0]
+    assert "one core pulls more" in v["disagreements"][0]
+    cached = verdict.classify_kernel("residual_fwd", row(0.1, 1.6), ROOF, cachesim={"ratio": 0.05})
+    assert "served by caches" in cached["disagreements"][0]
+    # at the roof, within the noise allowance: nothing to say
+    assert verdict.classify_kernel("adamw", row(0.2, 1.05), ROOF)["disagreements"] == []
+
+
 def test_step_verdict_names_what_decides_and_where_sources_disagree():
     kernels = pd.DataFrame([row(20.0, 0.8), row(0.5, 0.05), row(0.1, 0.8)],
                            index=["matmul_fwd", "crossentropy_fwd", "residual_fwd"])
