@@ -260,6 +260,8 @@ static void matmul_backward_ops(Builder *b, int layer, const char *what, Ref din
     op->in_channels = IC;
     op->out_channels = OC;
     op->split_channels = OC;
+    // each chunk packs all of inp (every row) as its operand B: chunks of at least 256 channels
+    op->chunk_width = CHUNK_PRODUCT_COLUMNS;
     writes(op, MATMUL_BWD_WEIGHT_DW, dw, REGION_PARAM_ROWS);
     writes(op, MATMUL_BWD_WEIGHT_DBIAS, dbias, REGION_PARAM_ROWS);
     reads(op, MATMUL_BWD_WEIGHT_DOUT, dout, REGION_COLS);
