@@ -5,10 +5,14 @@ and `taskiter`, and the cost of --trace, for one model shape (default d12,
 B=4, T=64). Runs are interleaved across variants and repeated; medians are
 reported. Prints the ratios the targets are stated in:
 
-  tasks (BATCH_SUBSIZE=1) vs forkjoin at the largest thread count  (target: within 5%)
-  taskiter vs forkjoin at the largest thread count                 (target: faster)
-  each parallel variant's speedup over its own 1-thread run        (target: >= 1.85 at 2)
-  forkjoin with --trace vs without at the largest thread count    (target: under 2% slower)
+  tasks (BATCH_SUBSIZE=1) vs forkjoin at each thread count (1 and 2)  (target: within 3%)
+  taskiter vs forkjoin at each thread count (1 and 2)                 (target: within 3%)
+  taskiter vs forkjoin at the largest thread count                    (target: faster)
+  each parallel variant's speedup over its own 1-thread run           (target: >= 1.85 at 2)
+  forkjoin with --trace vs without at the largest thread count       (target: under 2% slower)
+
+(The within-3% targets are issue 19's: the task variants' row chunks share one packing of each
+weight, core/step.h "Packed weights", so that they run the products as efficiently as fork-join.)
 
 Per-task overhead at 1 thread is (step time - sum of chunk times) / tasks: the
 runtime's own cost. At more threads the same difference divided by the task
@@ -186,8 +190,12 @@ def measure(study, threads, out):
     return infos
 
 
-# the targets the chunked variants are held to against fork-join (variant, test on the ratio, text)
-TARGETS_AGAINST_FORKJOIN = [("tasks", lambda r: r <= 1.05, "<= 1.05"), ("taskiter", lambda r: r < 1, "< 1")]
+# the targets the chunked variants are held to against fork-join: (variant, thread counts, test on
+# the ratio, text); thread counts EACH (every measured count: 1 and 2 by default) or TOP (the largest)
+EACH, TOP = "each", "top"
+TARGETS_AGAINST_FORKJOIN = [("tasks", EACH, lambda r: r <= 1.03, "<= 1.03"),
+                            ("taskiter", EACH, lambda r: r <= 1.03, "<= 1.03"),
+                            ("taskiter", TOP, lambda r: r < 1, "< 1")]
 
 
 def run_medians(steps, purpose):
@@ -240,13 +248,15 @@ def summary(steps, meta):
         say(f"{name}: {ratio_verdict(x, y, test)}  (target {limit_text})")
         say(f"  per repetition: {per_rep(x, y)}")
 
-    fj = medians[(FORKJOIN, top, "", 0)]
     say(f"\nratios from one median per run ({reps} runs per point), paired by repetition, "
         f"Hodges-Lehmann intervals")
-    for variant, test, limit_text in TARGETS_AGAINST_FORKJOIN:
-        if (variant, top, "--batch-subsize 1", 0) in medians:
-            target(f"{variant}(BATCH_SUBSIZE=1) / {FORKJOIN} at {top} threads",
-                   medians[(variant, top, "--batch-subsize 1", 0)], fj, test, limit_text)
+    counts = sorted({t for (_, t, _, _) in medians})
+    for variant, which, test, limit_text in TARGETS_AGAINST_FORKJOIN:
+        for t in (counts if which == EACH else [top]):
+            if (variant, t, "--batch-subsize 1", 0) in medians:
+                target(f"{variant}(BATCH_SUBSIZE=1) / {FORKJOIN} at {t} thread{'s' if t > 1 else ''}",
+                       medians[(variant, t, "--batch-subsize 1", 0)], medians[(FORKJOIN, t, "", 0)], test,
+                       limit_text)
     for (variant, t, chunking, traced) in medians:
         if t == top and top > 1 and not traced and chunking in ("", "--batch-subsize 1"):
             one, many = medians[(variant, 1, chunking, 0)], medians[(variant, top, chunking, 0)]

@@ -560,3 +560,218 @@ void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout,
         }
     }
 }
+
+// ----------------------------------------------------------------------------
+// Packed weights (gemm.h): B packed once, for every call that computes rows of
+// the same product.
+//
+// Layout of a packed K x N operand. K is cut into blocks of kstep floats
+// (packed_kstep: from K alone, as gemm() cuts K for a call of few rows); N is
+// padded to npad, a multiple of NR. The block of k in [k0, k0 + kc) starts at
+// float k0 * npad; its panel q (columns [q*NR, q*NR + NR)) at
+// k0*npad + q*kc*NR, and row k of that panel at + (k - k0)*NR: each panel is
+// exactly what pack_b_rows and pack_b_cols make for one call, zero past
+// column N-1, so the micro-kernels read it as they read theirs. A call on the
+// packed form may cut a block's rows into shorter pieces (a piece of a panel
+// is still contiguous), which is how it keeps the row blocks gemm() would use.
+
+static int packed_kstep(int K) {
+    int kmax = min_int(K, GEMM_KC);
+    if (kmax <= 0) return 1;
+    int kblocks = (K + kmax - 1) / kmax;
+    int kstep = (K + kblocks - 1) / kblocks;
+    if (kblocks > 1) kstep = min_int((kstep + 7) / 8 * 8, kmax);
+    return kstep;
+}
+
+static int padded_columns(int N) { return (N + GEMM_NR - 1) / GEMM_NR * GEMM_NR; }
+
+static inline int max_int(int a, int b) { return a > b ? a : b; }
+
+size_t matmul_packed_floats(int K, int N) {
+    return K > 0 && N > 0 ? (size_t)K * (size_t)padded_columns(N) : 0;
+}
+
+// Columns [n0, n1) of rows [k0, k0 + kc) of B(k,n) = b[k*ldb + n] (contiguous
+// rows: a copy) into the block at `block`, then zeros in columns [n1, zero_to).
+static void pack_range_rows(float *block, const float *b, ptrdiff_t ldb, int K, int k0, int kc, int n0, int n1,
+                            int zero_to) {
+    for (int k = 0; k < kc; k++) {
+        const float *src = b + (ptrdiff_t)(k0 + k) * ldb;
+        if (k0 + k + GEMM_PACK_AHEAD_ROWS < K)
+            for (int j = n0; j < n1; j += 16) prefetch_read(src + GEMM_PACK_AHEAD_ROWS * ldb + j);
+        for (int j = n0; j < zero_to;) {
+            int q = j / GEMM_NR, off = j - q * GEMM_NR;
+            float *dst = block + (ptrdiff_t)q * kc * GEMM_NR + (ptrdiff_t)k * GEMM_NR + off;
+            if (j < n1) {
+                int len = min_int(n1 - j, GEMM_NR - off);
+                if (len == GEMM_NR) memcpy(dst, src + j, GEMM_NR * sizeof(float));
+                else memcpy(dst, src + j, (size_t)len * sizeof(float));
+                j += len;
+            } else {
+                int len = min_int(zero_to - j, GEMM_NR - off);
+                memset(dst, 0, (size_t)len * sizeof(float));
+                j += len;
+            }
+        }
+    }
+}
+
+// The same for B(k,n) = b[n*ldb + k] (the weight read as w^T): per panel, a
+// transpose, in 8 x 8 blocks where AVX2 is there and the panel's part of the
+// range is whole groups of 8 columns.
+static void pack_range_cols(float *block, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int n1,
+                            int zero_to) {
+    for (int q = n0 / GEMM_NR; q * GEMM_NR < zero_to; q++) {
+        int base = q * GEMM_NR;
+        int ja = max_int(n0 - base, 0), jb = max_int(min_int(n1 - base, GEMM_NR), ja);
+        int jz = max_int(min_int(zero_to - base, GEMM_NR), jb);
+        float *p = block + (ptrdiff_t)q * kc * GEMM_NR;
+        int k = 0;
+#if defined(__AVX2__)
+        if (ja % 8 == 0 && jb % 8 == 0 && jb > ja)
+            for (; k + 8 <= kc; k += 8)
+                for (int j = ja; j < jb; j += 8)
+                    transpose8x8(p + (ptrdiff_t)k * GEMM_NR + j, GEMM_NR, b + (ptrdiff_t)(base + j) * ldb + k0 + k,
+                                 ldb);
+#endif
+        for (; k < kc; k++) {
+            float *dst = p + (ptrdiff_t)k * GEMM_NR;
+            for (int j = ja; j < jb; j++) dst[j] = b[(ptrdiff_t)(base + j) * ldb + k0 + k];
+        }
+        if (jz > jb)
+            for (k = 0; k < kc; k++) memset(p + (ptrdiff_t)k * GEMM_NR + jb, 0, (size_t)(jz - jb) * sizeof(float));
+    }
+}
+
+// Columns [n0, n1) of a K x N operand B into its packed form (b_cols: B(k,n)
+// = b[n*ldb + k], else b[k*ldb + n]); the range that ends at N also zeroes the
+// padding columns [N, npad).
+static void pack_columns(float *packed, const float *b, ptrdiff_t ldb, int b_cols, int K, int N, int n0, int n1) {
+    if (K <= 0 || N <= 0) return;
+    int kstep = packed_kstep(K), npad = padded_columns(N);
+    int zero_to = n1 == N ? npad : n1;
+    for (int k0 = 0; k0 < K; k0 += kstep) {
+        int kc = min_int(K - k0, kstep);
+        float *block = packed + (ptrdiff_t)k0 * npad;
+        if (b_cols) pack_range_cols(block, b, ldb, k0, kc, n0, n1, zero_to);
+        else pack_range_rows(block, b, ldb, K, k0, kc, n0, n1, zero_to);
+    }
+}
+
+void matmul_pack_forward_weight(float *packed, const float *w, int n0, int n1, int IC, int OC) {
+    pack_columns(packed, w, IC, 1, IC, OC, n0, n1);
+}
+
+void matmul_pack_backward_input_weight(float *packed, const float *w, int n0, int n1, int IC, int OC) {
+    pack_columns(packed, w, IC, 0, OC, IC, n0, n1);
+}
+
+// The pieces a call cuts a packed K block of kc rows into: at most kmax long,
+// nearly equal (multiples of 8 where there are several), as gemm() cuts K.
+static int piece_length(int kc, int kmax) {
+    int pieces = (kc + kmax - 1) / kmax;
+    int step = (kc + pieces - 1) / pieces;
+    if (pieces > 1) step = min_int((step + 7) / 8 * 8, kmax);
+    return step;
+}
+
+// The driver on a packed B: C(m,n) for m < M and columns n in [c0, c1) (C and
+// init indexed by the column itself) becomes init[n] (0 if init is NULL) +
+// sum over k < K of A(m,k) B(k,n), A(m,k) = a[m*lda + k]. The loops are
+// gemm()'s, with B's packing gone: blocks of rows as gemm() makes them for M
+// rows, each packed K block cut into pieces short enough for them, every
+// column block finished over all of K before the next. Columns of a panel
+// outside [c0, c1) are computed on a copy and not stored, like a ragged edge.
+static void gemm_packed(int M, int K, int N, int c0, int c1, const float *a, ptrdiff_t lda, const float *packed,
+                        const float *init, float *c, ptrdiff_t ldc) {
+    _Alignas(64) float apack[GEMM_A_FLOATS + 8];
+    _Alignas(64) float init_row[GEMM_NR];
+    _Alignas(64) float edge[GEMM_MR * GEMM_NR];
+    if (M <= 0 || c1 <= c0) return;
+    if (K <= 0) { // every chain is its initial value
+        for (int m = 0; m < M; m++)
+            for (int n = c0; n < c1; n++) c[(ptrdiff_t)m * ldc + n] = init ? init[n] : 0.0f;
+        return;
+    }
+    int kstep = packed_kstep(K);
+    ptrdiff_t npad = padded_columns(N);
+    int m_all = (M + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
+    int kmax = kstep, mcap;
+    if (m_all * 128 <= GEMM_A_FLOATS) {
+        mcap = m_all;
+        kmax = min_int(kmax, GEMM_A_FLOATS / m_all);
+    } else {
+        mcap = GEMM_A_FLOATS / kmax / GEMM_MR * GEMM_MR;
+    }
+
+    for (int m0 = 0; m0 < M; m0 += mcap) {
+        int mc = min_int(M - m0, mcap);
+        int ntiles = (mc + GEMM_MR - 1) / GEMM_MR;
+        for (int n0 = c0; n0 < c1; n0 += GEMM_NC) {
+            int n1 = min_int(c1, n0 + GEMM_NC);
+            int q0 = n0 / GEMM_NR, q1 = (n1 + GEMM_NR - 1) / GEMM_NR;
+            for (int bk0 = 0; bk0 < K; bk0 += kstep) {
+                int bkc = min_int(K - bk0, kstep), pstep = piece_length(bkc, kmax);
+                const float *block = packed + (ptrdiff_t)bk0 * npad;
+                for (int k0 = bk0; k0 < bk0 + bkc; k0 += pstep) {
+                    int kc = min_int(bk0 + bkc - k0, pstep);
+                    pack_a_rows(apack, a, lda, m0, mc, k0, kc);
+                    // the next piece of A is fetched over all tiles of this one
+                    BlockLines anext = {NULL, 0, 0, 0};
+                    if (k0 + kc < K)
+                        anext = (BlockLines){a + (ptrdiff_t)m0 * lda + k0 + kc, lda, mc, min_int(K - k0 - kc, pstep)};
+                    int acalls = ntiles * (q1 - q0), acall = 0;
+                    int aper_call = (block_line_count(&anext) + acalls - 1) / acalls;
+                    for (int q = q0; q < q1; q++) {
+                        int base = q * GEMM_NR;
+                        int ja = max_int(n0 - base, 0), jb = min_int(n1 - base, GEMM_NR);
+                        const float *panel = block + (ptrdiff_t)q * bkc * GEMM_NR + (ptrdiff_t)(k0 - bk0) * GEMM_NR;
+                        // this piece of the next panel, fetched over the tiles of this one
+                        BlockLines next = {NULL, 0, 0, 0};
+                        if (q + 1 < q1) next = (BlockLines){panel + (ptrdiff_t)bkc * GEMM_NR, 0, 1, kc * GEMM_NR};
+                        int per_call = (block_line_count(&next) + ntiles - 1) / ntiles;
+                        if (k0 == 0)
+                            for (int j = 0; j < GEMM_NR; j++)
+                                init_row[j] = (init && j >= ja && j < jb) ? init[base + j] : 0.0f;
+                        for (int t = 0; t < ntiles; t++) {
+                            int t0 = t * GEMM_MR, mr = min_int(mc - t0, GEMM_MR);
+                            const float *ap = apack + (ptrdiff_t)t0 * kc;
+                            float *cp = c + (ptrdiff_t)(m0 + t0) * ldc + base;
+                            prefetch_block_lines(&next, t * per_call, (t + 1) * per_call);
+                            prefetch_block_lines(&anext, acall * aper_call, (acall + 1) * aper_call);
+                            acall++;
+                            if (t + 1 < ntiles && k0 > 0)
+                                prefetch_rows(cp + GEMM_MR * ldc + ja, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
+                            if (ja == 0 && jb == GEMM_NR) {
+                                if (k0 == 0) tiles[mr](kc, ap, panel, init_row, 0, cp, ldc);
+                                else tiles[mr](kc, ap, panel, cp, ldc, cp, ldc);
+                            } else {
+                                // columns [ja, jb) of the panel: the full-width tile on a copy
+                                for (int i = 0; i < mr; i++) {
+                                    const float *src = k0 == 0 ? init_row : cp + (ptrdiff_t)i * ldc;
+                                    memset(edge + i * GEMM_NR, 0, GEMM_NR * sizeof(float));
+                                    memcpy(edge + i * GEMM_NR + ja, src + ja, (size_t)(jb - ja) * sizeof(float));
+                                }
+                                tiles[mr](kc, ap, panel, edge, GEMM_NR, edge, GEMM_NR);
+                                for (int i = 0; i < mr; i++)
+                                    memcpy(cp + (ptrdiff_t)i * ldc + ja, edge + i * GEMM_NR + ja,
+                                           (size_t)(jb - ja) * sizeof(float));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+void matmul_forward_packed(float *out, const float *inp, const float *packed, const float *bias,
+                           int r0, int r1, int c0, int c1, int IC, int OC) {
+    gemm_packed(r1 - r0, IC, OC, c0, c1, inp + (ptrdiff_t)r0 * IC, IC, packed, bias, out + (ptrdiff_t)r0 * OC, OC);
+}
+
+void matmul_backward_input_packed(float *dinp, const float *dout, const float *packed,
+                                  int r0, int r1, int c0, int c1, int IC, int OC) {
+    gemm_packed(r1 - r0, OC, IC, c0, c1, dout + (ptrdiff_t)r0 * OC, OC, packed, NULL, dinp + (ptrdiff_t)r0 * IC, IC);
+}

@@ -16,6 +16,8 @@
 #ifndef GEMM_H
 #define GEMM_H
 
+#include <stddef.h>
+
 // out[r,o] = fma-chain over i = 0..IC-1 of inp[r,i]*w[o,i], starting from bias[o] (0 if no bias)
 // for rows r in [r0, r1) and every output channel o.
 void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
@@ -34,6 +36,40 @@ void matmul_forward_block(float *out, const float *inp, const float *w, const fl
                           int r0, int r1, int c0, int c1, int IC, int OC);
 void matmul_backward_input_block(float *dinp, const float *dout, const float *w,
                                  int r0, int r1, int c0, int c1, int IC, int OC);
+
+// Packed weights: the chunks of one product share one packing of its weight.
+//
+// The fast products read their weight as an operand B (K x N) packed into
+// panels; a call that is given w packs B itself, all of it, however few rows
+// it computes. A product cut into row chunks can instead pack its weight once
+// into a buffer and give every chunk the packed form:
+//   forward         K = IC, N = OC, B(k,n) = w[n*IC + k]
+//   input gradient  K = OC, N = IC, B(k,n) = w[k*IC + n]
+// The packed form does not depend on the rows a call computes: K is cut into
+// blocks from K alone, and for each block, for each panel of the kernel set's
+// panel width (NR) of N, the block's rows of the panel are contiguous, zero past
+// column N-1. It can be packed by column ranges (pieces of it in parallel, each
+// writing only its columns' floats), and a product on it gives exactly the bits
+// of the product on w (the contract above: blocking only pauses a chain).
+//
+// Floats of the packed form of a (K x N) operand: of the forward product's
+// weight matmul_packed_floats(IC, OC), of the input gradient's
+// matmul_packed_floats(OC, IC). 0 when the kernel set has no packed form (the
+// reference set, whose loops read w as it is): then nothing below may be called.
+size_t matmul_packed_floats(int K, int N);
+// Packs output channels [n0, n1) of the forward product's weight (rows of w) /
+// input channels [n0, n1) of the input gradient's (columns of w) into `packed`
+// (64-byte aligned, matmul_packed_floats floats). The range that ends at N also
+// writes the last panel's zero padding. Ranges that share a panel write disjoint
+// floats of it.
+void matmul_pack_forward_weight(float *packed, const float *w, int n0, int n1, int IC, int OC);
+void matmul_pack_backward_input_weight(float *packed, const float *w, int n0, int n1, int IC, int OC);
+// matmul_forward_block and matmul_backward_input_block on the packed weight:
+// the same bits.
+void matmul_forward_packed(float *out, const float *inp, const float *packed, const float *bias,
+                           int r0, int r1, int c0, int c1, int IC, int OC);
+void matmul_backward_input_packed(float *dinp, const float *dout, const float *packed,
+                                  int r0, int r1, int c0, int c1, int IC, int OC);
 
 // dw[o,i] = fma-chain over r = 0..rows-1 of dout[r,o]*inp[r,i], starting from 0;
 // dbias[o] = sum over r = 0..rows-1 of dout[r,o] in increasing r (plain adds), if dbias != NULL;

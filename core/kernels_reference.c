@@ -5,6 +5,8 @@
 // product, the eight partial sums that vectorisation creates are written out,
 // so the order of additions is fixed by the code, not by the compiler.
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "gemm.h"
 #include "extra_work.h"
@@ -69,6 +71,42 @@ void matmul_backward_input_block(float *dinp, const float *dout, const float *w,
 void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
                                 int r0, int r1, int IC, int OC) {
     matmul_backward_input_block(dinp, dout, w, r0, r1, 0, IC, IC, OC);
+}
+
+// No packed form: llm.c's loops read w as it is, and every call streams all of
+// it, as the reference study's did. matmul_packed_floats says so (0), and the
+// step description then has no pack operations, so the entry points below are
+// never reached; they exist because gemm.h declares them for every set.
+size_t matmul_packed_floats(int K, int N) {
+    (void)K, (void)N;
+    return 0;
+}
+
+static void no_packed_form(const char *function) {
+    fprintf(stderr, "%s: the reference kernel set has no packed weights (matmul_packed_floats is 0)\n", function);
+    abort();
+}
+
+void matmul_pack_forward_weight(float *packed, const float *w, int n0, int n1, int IC, int OC) {
+    (void)packed, (void)w, (void)n0, (void)n1, (void)IC, (void)OC;
+    no_packed_form(__func__);
+}
+
+void matmul_pack_backward_input_weight(float *packed, const float *w, int n0, int n1, int IC, int OC) {
+    (void)packed, (void)w, (void)n0, (void)n1, (void)IC, (void)OC;
+    no_packed_form(__func__);
+}
+
+void matmul_forward_packed(float *out, const float *inp, const float *packed, const float *bias,
+                           int r0, int r1, int c0, int c1, int IC, int OC) {
+    (void)out, (void)inp, (void)packed, (void)bias, (void)r0, (void)r1, (void)c0, (void)c1, (void)IC, (void)OC;
+    no_packed_form(__func__);
+}
+
+void matmul_backward_input_packed(float *dinp, const float *dout, const float *packed,
+                                  int r0, int r1, int c0, int c1, int IC, int OC) {
+    (void)dinp, (void)dout, (void)packed, (void)r0, (void)r1, (void)c0, (void)c1, (void)IC, (void)OC;
+    no_packed_form(__func__);
 }
 
 void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,

@@ -233,7 +233,7 @@ static size_t act_tensor_size(const GPT2 *model, const ActShape *shape) {
 // about 11 s of system time in the first step on the development VM; with
 // huge pages about 4,000. (Step times did not measurably change.) Where THP
 // is off madvise fails and the block keeps small pages; nothing else changes.
-static float *zeroed_floats(size_t n, void **block) {
+float *zeroed_floats(size_t n, void **block) {
     const size_t huge = (size_t)2 << 20;
     size_t bytes = n * sizeof(float);
     size_t align = bytes >= huge ? huge : 64;

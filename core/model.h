@@ -197,6 +197,12 @@ const char *gpt2_named_config_name(size_t i);
 const char *gpt2_named_config_list(void);
 int gpt2_padded_vocab(int vocab_size);
 
+// n floats, zeroed lazily (calloc), 64-byte aligned, and on a 2 MB boundary
+// marked for transparent huge pages when at least 2 MB; NULL when memory is
+// short. *block receives what to free(). (The model state's blocks, and the
+// step's rings of packed weights.)
+float *zeroed_floats(size_t n, void **block);
+
 // Pointer to layer `layer` of parameter tensor `t` in a ParameterTensors set.
 float *param_slice(const GPT2 *model, const ParameterTensors *set, int t, int layer);
 float *act_slice(const GPT2 *model, int t, int layer);

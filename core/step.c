@@ -7,10 +7,10 @@
 #include "step.h"
 
 static const char *OP_KIND_NAMES[NUM_OP_KINDS] = {
-    "load_batch", "encoder_fwd", "layernorm_fwd", "matmul_fwd", "attention_fwd",
+    "load_batch", "encoder_fwd", "layernorm_fwd", "pack_weight_fwd", "matmul_fwd", "attention_fwd",
     "residual_fwd", "gelu_fwd", "crossentropy_fwd", "loss_mean",
-    "crossentropy_bwd", "matmul_bwd_input", "matmul_bwd_weight", "layernorm_bwd_input",
-    "layernorm_bwd_params", "gelu_bwd", "attention_bwd", "encoder_bwd", "adamw",
+    "crossentropy_bwd", "pack_weight_bwd_input", "matmul_bwd_input", "matmul_bwd_weight",
+    "layernorm_bwd_input", "layernorm_bwd_params", "gelu_bwd", "attention_bwd", "encoder_bwd", "adamw",
     "comm",
 };
 
@@ -35,6 +35,11 @@ typedef struct {
     int *buffer_index;    // (kind, tensor, layer + 1) -> buffer id, or -1
     int inputs, targets;  // BUF_BATCH buffers
     int loss;             // BUF_LOSS buffer
+    // packed weights (step.h): off when pack_slots is 0
+    int pack_slots;                                 // slots per ring
+    int ring_columns[NUM_PACKED_PRODUCTS];          // a slot's columns (BUF_PACKED's dim[2])
+    size_t ring_offset[NUM_PACKED_PRODUCTS];        // each ring in packed_memory, in floats
+    size_t ring_slot_floats[NUM_PACKED_PRODUCTS];   // one slot, in floats
 } Builder;
 
 // The buffer of one layer (-1: none) of a tensor, added on first use; buffers
@@ -46,6 +51,7 @@ static int buf(Builder *b, BufferKind kind, int tensor, int layer) {
     if (kind == BUF_PARAM || kind == BUF_GRAD) per_layer = m->param_shape[tensor].per_layer;
     if (kind == BUF_ACT) per_layer = m->act_shape[tensor].per_layer;
     if (kind == BUF_DACT) per_layer = m->dact_shape[tensor].per_layer;
+    if (kind == BUF_PACKED) per_layer = 1; // the layer is the ring's slot
     if (!per_layer) layer = -1;
     int *id = &b->buffer_index[((size_t)kind * b->n_tensors + tensor) * (m->config.num_layers + 1) + layer + 1];
     if (*id >= 0) return *id;
@@ -76,6 +82,9 @@ static int buf(Builder *b, BufferKind kind, int tensor, int layer) {
         buffer.dim[0] = s->B;
         buffer.dim[1] = s->T;
         break;
+    case BUF_PACKED:
+        buffer.dim[2] = b->ring_columns[tensor];
+        break;
     case BUF_LOSS:
     case NUM_BUFFER_KINDS:
         break;
@@ -100,6 +109,14 @@ static Ref param(Builder *b, int t, int l) {
 }
 static Ref grad(Builder *b, int t, int l) {
     return (Ref){buf(b, BUF_GRAD, t, l), param_slice(b->s->model, &b->s->model->grads, t, l)};
+}
+// The slot of product p's ring of packed weights that layer l uses; NONE when
+// the step packs no weights.
+static Ref packed(Builder *b, PackedProduct p, int l) {
+    if (!b->pack_slots) return NONE;
+    int slot = l % b->pack_slots;
+    return (Ref){buf(b, BUF_PACKED, p, slot),
+                 b->s->packed_memory + b->ring_offset[p] + (size_t)slot * b->ring_slot_floats[p]};
 }
 
 // Appends an operation of the current phase; NULL (and the builder marked
@@ -165,13 +182,32 @@ static void owns(Op *op, int slot, float *ptr) {
 // ----------------------------------------------------------------------------
 // the layers: one or two operations each, llm.c's functions as data
 
+// Packs the weight w (OC, IC) of a product into the slot `slot` (a packed()
+// Ref), for the forward product (kind OP_PACK_WEIGHT_FWD: columns are output
+// channels, rows of w) or the input gradient (OP_PACK_WEIGHT_BWD_INPUT:
+// columns are input channels, columns of w). Split along those columns.
+static void pack_weight_op(Builder *b, OpKind kind, int layer, const char *what, Ref slot, Ref w, int IC, int OC) {
+    Op *op = add_op(b, kind, layer, SPLIT_CHANNELS, what);
+    if (!op) return;
+    int forward = kind == OP_PACK_WEIGHT_FWD;
+    op->in_channels = IC;
+    op->out_channels = OC;
+    op->split_channels = forward ? OC : IC;
+    op->chunk_width = CHUNK_PRODUCT_COLUMNS;
+    writes(op, PACK_OUT, slot, REGION_COLS);
+    reads(op, PACK_W, w, forward ? REGION_PARAM_ROWS : REGION_COLS);
+}
+
 // out (B,T,OC) = inp (B,T,IC) @ w (OC,IC)^T + bias (OC). Split along rows
 // (chunks of sequences x tokens; fork-join may cut the output columns
 // instead), or, with by_columns, along output columns over every row: the
 // language-model head's weight is 150 times its input, and each row chunk
-// would stream all of it from memory again.
+// would stream all of it from memory again. A row-split product given a
+// packed slot (not NONE) is preceded by the operation that packs w into it,
+// and reads the slot instead of w.
 static void matmul_forward_op(Builder *b, int layer, const char *what, Ref out, Ref inp, Ref w, Ref bias,
-                              int IC, int OC, int by_columns) {
+                              int IC, int OC, int by_columns, Ref slot) {
+    if (!by_columns && slot.ptr) pack_weight_op(b, OP_PACK_WEIGHT_FWD, layer, what, slot, w, IC, OC);
     Op *op = add_op(b, OP_MATMUL_FWD, layer, by_columns ? SPLIT_CHANNELS : SPLIT_ROWS, what);
     if (!op) return;
     op->in_channels = IC;
@@ -188,15 +224,18 @@ static void matmul_forward_op(Builder *b, int layer, const char *what, Ref out, 
     op->cut_columns = OC;
     writes(op, MATMUL_OUT, out, REGION_ROWS);
     reads(op, MATMUL_INP, inp, REGION_ROWS);
-    reads(op, MATMUL_W, w, REGION_ALL);
+    if (slot.ptr) reads(op, MATMUL_W_PACKED, slot, REGION_ALL);
+    else reads(op, MATMUL_W, w, REGION_ALL);
     reads(op, MATMUL_BIAS, bias, REGION_ALL);
 }
 
-// dinp (B,T,IC) = dout (B,T,OC) @ w (OC,IC), split like the forward product;
-// then dw (OC,IC) = dout^T @ inp and dbias (OC) = sum of dout over rows, a
-// reduction over every row split only along output channels.
+// dinp (B,T,IC) = dout (B,T,OC) @ w (OC,IC), split like the forward product
+// (with a packed slot: after the operation that packs w for it, reading the
+// slot instead of w); then dw (OC,IC) = dout^T @ inp and dbias (OC) = sum of
+// dout over rows, a reduction over every row split only along output channels.
 static void matmul_backward_ops(Builder *b, int layer, const char *what, Ref dinp, Ref dout, Ref inp, Ref w,
-                                Ref dw, Ref dbias, int IC, int OC, int by_columns) {
+                                Ref dw, Ref dbias, int IC, int OC, int by_columns, Ref slot) {
+    if (!by_columns && slot.ptr) pack_weight_op(b, OP_PACK_WEIGHT_BWD_INPUT, layer, what, slot, w, IC, OC);
     Op *op = add_op(b, OP_MATMUL_BWD_INPUT, layer, by_columns ? SPLIT_CHANNELS : SPLIT_ROWS, what);
     if (op) {
         op->in_channels = IC;
@@ -211,7 +250,8 @@ static void matmul_backward_ops(Builder *b, int layer, const char *what, Ref din
             op->cut_columns = IC;
             writes(op, MATMUL_BWD_INPUT_DINP, dinp, REGION_ROWS);
             reads(op, MATMUL_BWD_INPUT_DOUT, dout, REGION_ROWS);
-            reads(op, MATMUL_BWD_INPUT_W, w, REGION_ALL);
+            if (slot.ptr) reads(op, MATMUL_BWD_INPUT_W_PACKED, slot, REGION_ALL);
+            else reads(op, MATMUL_BWD_INPUT_W, w, REGION_ALL);
         }
     }
 
@@ -220,6 +260,8 @@ static void matmul_backward_ops(Builder *b, int layer, const char *what, Ref din
     op->in_channels = IC;
     op->out_channels = OC;
     op->split_channels = OC;
+    // each chunk packs all of inp (every row) as its operand B: chunks of at least 256 channels
+    op->chunk_width = CHUNK_PRODUCT_COLUMNS;
     writes(op, MATMUL_BWD_WEIGHT_DW, dw, REGION_PARAM_ROWS);
     writes(op, MATMUL_BWD_WEIGHT_DBIAS, dbias, REGION_PARAM_ROWS);
     reads(op, MATMUL_BWD_WEIGHT_DOUT, dout, REGION_COLS);
@@ -304,7 +346,7 @@ static void describe_forward(Builder *b) {
                              residual, param(b, PARAM_LN1W, l), param(b, PARAM_LN1B, l), C);
         // qkv (B,T,3C)
         matmul_forward_op(b, l, "qkv", act(b, ACT_QKV, l), act(b, ACT_LN1, l), param(b, PARAM_QKVW, l),
-                          param(b, PARAM_QKVB, l), C, 3 * C, 0);
+                          param(b, PARAM_QKVB, l), C, 3 * C, 0, packed(b, PACKED_QKV, l));
         // atty (B,T,C), att (B,T,NH,T); a query row needs the keys and values of the rows before it
         op = add_op(b, OP_ATTENTION_FWD, l, SPLIT_ROWS, "causal");
         if (op) op->cyclic = 1;
@@ -312,19 +354,19 @@ static void describe_forward(Builder *b) {
         writes(op, ATTENTION_ATT, act(b, ACT_ATT, l), REGION_ROWS);
         reads(op, ATTENTION_QKV, act(b, ACT_QKV, l), REGION_ROWS_CAUSAL);
         matmul_forward_op(b, l, "attproj", act(b, ACT_ATTPROJ, l), act(b, ACT_ATTY, l), param(b, PARAM_ATTPROJW, l),
-                          param(b, PARAM_ATTPROJB, l), C, C, 0);
+                          param(b, PARAM_ATTPROJB, l), C, C, 0, packed(b, PACKED_ATTPROJ, l));
         residual_forward_op(b, l, "residual2", act(b, ACT_RESIDUAL2, l), residual, act(b, ACT_ATTPROJ, l), C);
         layernorm_forward_op(b, l, "ln2", act(b, ACT_LN2, l), act(b, ACT_LN2_MEAN, l), act(b, ACT_LN2_RSTD, l),
                              act(b, ACT_RESIDUAL2, l), param(b, PARAM_LN2W, l), param(b, PARAM_LN2B, l), C);
         // fch, fch_gelu (B,T,4C)
         matmul_forward_op(b, l, "fc", act(b, ACT_FCH, l), act(b, ACT_LN2, l), param(b, PARAM_FCW, l),
-                          param(b, PARAM_FCB, l), C, 4 * C, 0);
+                          param(b, PARAM_FCB, l), C, 4 * C, 0, packed(b, PACKED_FC, l));
         op = add_op(b, OP_GELU_FWD, l, SPLIT_ROWS, "fc");
         if (op) op->width = 4 * C;
         writes(op, GELU_OUT, act(b, ACT_FCH_GELU, l), REGION_ROWS);
         reads(op, GELU_INP, act(b, ACT_FCH, l), REGION_ROWS);
         matmul_forward_op(b, l, "fcproj", act(b, ACT_FCPROJ, l), act(b, ACT_FCH_GELU, l), param(b, PARAM_FCPROJW, l),
-                          param(b, PARAM_FCPROJB, l), 4 * C, C, 0);
+                          param(b, PARAM_FCPROJB, l), 4 * C, C, 0, packed(b, PACKED_FCPROJ, l));
         residual_forward_op(b, l, "residual3", act(b, ACT_RESIDUAL3, l), act(b, ACT_RESIDUAL2, l),
                             act(b, ACT_FCPROJ, l), C);
     }
@@ -332,7 +374,7 @@ static void describe_forward(Builder *b) {
                          act(b, ACT_RESIDUAL3, L - 1), param(b, PARAM_LNFW, -1), param(b, PARAM_LNFB, -1), C);
     // logits (B,T,Vp) = lnf @ wte^T: the token embedding is the output head
     matmul_forward_op(b, -1, "lm_head", act(b, ACT_LOGITS, -1), act(b, ACT_LNF, -1), param(b, PARAM_WTE, -1), NONE,
-                      C, model->config.padded_vocab_size, 1);
+                      C, model->config.padded_vocab_size, 1, NONE);
     // probs (B,T,Vp), losses (B,T), then their mean
     op = add_op(b, OP_CROSSENTROPY_FWD, -1, SPLIT_ROWS, "softmax");
     if (op) {
@@ -364,7 +406,7 @@ static void describe_backward(Builder *b) {
     reads(op, CE_BWD_PROBS, probs, REGION_ROWS);
     reads_state(op, b->targets, REGION_ROWS);
     matmul_backward_ops(b, -1, "lm_head", dact(b, DACT_LNF, -1), probs, act(b, ACT_LNF, -1), param(b, PARAM_WTE, -1),
-                        grad(b, PARAM_WTE, -1), NONE, C, model->config.padded_vocab_size, 1);
+                        grad(b, PARAM_WTE, -1), NONE, C, model->config.padded_vocab_size, 1, NONE);
     layernorm_backward_ops(b, -1, "lnf", dact(b, DACT_RESIDUAL3, L - 1), NONE, dact(b, DACT_LNF, -1),
                            act(b, ACT_RESIDUAL3, L - 1), param(b, PARAM_LNFW, -1), act(b, ACT_LNF_MEAN, -1),
                            act(b, ACT_LNF_RSTD, -1), grad(b, PARAM_LNFW, -1), grad(b, PARAM_LNFB, -1), C);
@@ -376,7 +418,7 @@ static void describe_backward(Builder *b) {
         // residual3 = residual2 + fcproj: dfcproj is dres3 itself
         matmul_backward_ops(b, l, "fcproj", dact(b, DACT_FCH_GELU, l), dres3, act(b, ACT_FCH_GELU, l),
                             param(b, PARAM_FCPROJW, l), grad(b, PARAM_FCPROJW, l), grad(b, PARAM_FCPROJB, l), 4 * C, C,
-                            0);
+                            0, packed(b, PACKED_FCPROJ, l));
         // dfch (B,T,4C)
         op = add_op(b, OP_GELU_BWD, l, SPLIT_ROWS, "fc");
         if (op) op->width = 4 * C;
@@ -384,14 +426,15 @@ static void describe_backward(Builder *b) {
         reads(op, GELU_BWD_INP, act(b, ACT_FCH, l), REGION_ROWS);
         reads(op, GELU_BWD_DOUT, dact(b, DACT_FCH_GELU, l), REGION_ROWS);
         matmul_backward_ops(b, l, "fc", dact(b, DACT_LN2, l), dact(b, DACT_FCH, l), act(b, ACT_LN2, l),
-                            param(b, PARAM_FCW, l), grad(b, PARAM_FCW, l), grad(b, PARAM_FCB, l), C, 4 * C, 0);
+                            param(b, PARAM_FCW, l), grad(b, PARAM_FCW, l), grad(b, PARAM_FCB, l), C, 4 * C, 0,
+                            packed(b, PACKED_FC, l));
         layernorm_backward_ops(b, l, "ln2", dres2, dres3, dact(b, DACT_LN2, l), act(b, ACT_RESIDUAL2, l),
                                param(b, PARAM_LN2W, l), act(b, ACT_LN2_MEAN, l), act(b, ACT_LN2_RSTD, l),
                                grad(b, PARAM_LN2W, l), grad(b, PARAM_LN2B, l), C);
         // residual2 = residual + attproj: dattproj is dres2 itself
         matmul_backward_ops(b, l, "attproj", dact(b, DACT_ATTY, l), dres2, act(b, ACT_ATTY, l),
                             param(b, PARAM_ATTPROJW, l), grad(b, PARAM_ATTPROJW, l), grad(b, PARAM_ATTPROJB, l), C, C,
-                            0);
+                            0, packed(b, PACKED_ATTPROJ, l));
         // dqkv (B,T,3C), per (sequence, head): a head's q, k and v columns of every token
         op = add_op(b, OP_ATTENTION_BWD, l, SPLIT_HEADS, "causal");
         if (op) op->cyclic = 1;
@@ -400,7 +443,8 @@ static void describe_backward(Builder *b) {
         reads(op, ATTENTION_BWD_QKV, act(b, ACT_QKV, l), REGION_SEQ_HEADS_QKV);
         reads(op, ATTENTION_BWD_ATT, act(b, ACT_ATT, l), REGION_SEQ_HEADS);
         matmul_backward_ops(b, l, "qkv", dact(b, DACT_LN1, l), dact(b, DACT_QKV, l), act(b, ACT_LN1, l),
-                            param(b, PARAM_QKVW, l), grad(b, PARAM_QKVW, l), grad(b, PARAM_QKVB, l), C, 3 * C, 0);
+                            param(b, PARAM_QKVW, l), grad(b, PARAM_QKVW, l), grad(b, PARAM_QKVB, l), C, 3 * C, 0,
+                            packed(b, PACKED_QKV, l));
         layernorm_backward_ops(b, l, "ln1", dresidual, dres2, dact(b, DACT_LN1, l), residual, param(b, PARAM_LN1W, l),
                                act(b, ACT_LN1_MEAN, l), act(b, ACT_LN1_RSTD, l), grad(b, PARAM_LN1W, l),
                                grad(b, PARAM_LN1B, l), C);
@@ -475,7 +519,30 @@ static void derive_column_blocks(StepDescription *s) {
     }
 }
 
-int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSource *batches) {
+// The rings of packed weights: their shapes, and one allocation for all of
+// them. Each slot holds either layout of its product's weight (the same floats
+// but for the padding of the columns to the kernels' panel width).
+static int allocate_rings(Builder *b) {
+    StepDescription *s = b->s;
+    int L = s->model->config.num_layers, C = s->model->config.channels;
+    // (IC, OC) of each product in units of C
+    static const int in_c[NUM_PACKED_PRODUCTS] = {1, 1, 1, 4}, out_c[NUM_PACKED_PRODUCTS] = {3, 1, 4, 1};
+    b->pack_slots = L < PACK_RING_SLOTS ? L : PACK_RING_SLOTS;
+    size_t total = 0;
+    for (int p = 0; p < NUM_PACKED_PRODUCTS; p++) {
+        int IC = in_c[p] * C, OC = out_c[p] * C;
+        size_t forward = matmul_packed_floats(IC, OC), input = matmul_packed_floats(OC, IC);
+        b->ring_columns[p] = IC > OC ? IC : OC;
+        b->ring_slot_floats[p] = forward > input ? forward : input;
+        b->ring_offset[p] = total;
+        total += (size_t)b->pack_slots * b->ring_slot_floats[p];
+    }
+    s->packed_memory = zeroed_floats(total, &s->packed_allocation);
+    s->packed_floats = total;
+    return s->packed_memory ? 0 : -1;
+}
+
+int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSource *batches, int pack_weights) {
     memset(s, 0, sizeof(*s));
     char why[160];  // every size below is in bounds (model.h's limits) once this accepts them
     if (gpt2_state_bytes(&model->config, model->B, model->T, NULL, why, sizeof(why)) != 0) return -1;
@@ -484,12 +551,21 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
     s->T = model->T;
     s->adamw = adamw;
     s->batches = batches;
-    Builder b = {s, PHASE_FORWARD, 0, NUM_PARAM_TENSORS, NULL, 0, 0, 0};
+    Builder b = {.s = s, .phase = PHASE_FORWARD, .n_tensors = NUM_PARAM_TENSORS};
+    // packing needs a kernel set with a packed form
+    if (pack_weights && matmul_packed_floats(model->config.channels, model->config.channels) > 0 &&
+        allocate_rings(&b) != 0) {
+        step_free(s);
+        return -1;
+    }
     if (NUM_ACT_TENSORS > b.n_tensors) b.n_tensors = NUM_ACT_TENSORS;
     if (NUM_DACT_TENSORS > b.n_tensors) b.n_tensors = NUM_DACT_TENSORS;
     size_t n_index = (size_t)NUM_BUFFER_KINDS * b.n_tensors * (model->config.num_layers + 1);
     b.buffer_index = malloc(n_index * sizeof(int));
-    if (!b.buffer_index) return -1;
+    if (!b.buffer_index) {
+        step_free(s);
+        return -1;
+    }
     for (size_t i = 0; i < n_index; i++) b.buffer_index[i] = -1;
     b.inputs = buf(&b, BUF_BATCH, 0, -1);
     b.targets = buf(&b, BUF_BATCH, 1, -1);
@@ -508,7 +584,7 @@ int step_describe(StepDescription *s, GPT2 *model, AdamWSettings adamw, BatchSou
 }
 
 int step_add_comm(StepDescription *s, Phase phase, const char *label) {
-    Builder b = {s, phase, 0, 0, NULL, 0, 0, 0};
+    Builder b = {.s = s, .phase = phase};
     Op *op = add_op(&b, OP_COMM, -1, SPLIT_NONE, label);
     return op ? s->n_ops - 1 : -1;
 }
@@ -516,8 +592,12 @@ int step_add_comm(StepDescription *s, Phase phase, const char *label) {
 void step_free(StepDescription *s) {
     free(s->ops);
     free(s->buffers);
+    free(s->packed_allocation);
     s->ops = NULL;
     s->buffers = NULL;
+    s->packed_allocation = NULL;
+    s->packed_memory = NULL;
+    s->packed_floats = 0;
     s->n_ops = s->n_buffers = 0;
 }
 
@@ -633,12 +713,20 @@ void op_run(const StepDescription *s, const Op *op, Range r, int iteration, floa
                        layernorm_forward(a[LN_OUT], a[LN_MEAN], a[LN_RSTD], a[LN_INP], a[LN_WEIGHT], a[LN_BIAS], r0,
                                          r1, op->width));
         break;
+    case OP_PACK_WEIGHT_FWD:
+        matmul_pack_forward_weight(a[PACK_OUT], a[PACK_W], r.x0, r.x1, op->in_channels, op->out_channels);
+        break;
     case OP_MATMUL_FWD: {
         int c0, c1;
         r = product_block(s, op, r, op->out_channels, &c0, &c1);
-        FOR_ROW_RANGES(s, r, r0, r1,
-                       matmul_forward_block(a[MATMUL_OUT], a[MATMUL_INP], a[MATMUL_W], a[MATMUL_BIAS], r0, r1, c0,
-                                            c1, op->in_channels, op->out_channels));
+        if (a[MATMUL_W_PACKED])
+            FOR_ROW_RANGES(s, r, r0, r1,
+                           matmul_forward_packed(a[MATMUL_OUT], a[MATMUL_INP], a[MATMUL_W_PACKED], a[MATMUL_BIAS], r0,
+                                                 r1, c0, c1, op->in_channels, op->out_channels));
+        else
+            FOR_ROW_RANGES(s, r, r0, r1,
+                           matmul_forward_block(a[MATMUL_OUT], a[MATMUL_INP], a[MATMUL_W], a[MATMUL_BIAS], r0, r1, c0,
+                                                c1, op->in_channels, op->out_channels));
         break;
     }
     case OP_ATTENTION_FWD:
@@ -667,13 +755,22 @@ void op_run(const StepDescription *s, const Op *op, Range r, int iteration, floa
                        crossentropy_softmax_backward(a[CE_BWD_DLOGITS], a[CE_BWD_PROBS], m->targets, 1.0f / rows, r0,
                                                      r1, op->vocab, op->padded_vocab));
         break;
+    case OP_PACK_WEIGHT_BWD_INPUT:
+        matmul_pack_backward_input_weight(a[PACK_OUT], a[PACK_W], r.x0, r.x1, op->in_channels, op->out_channels);
+        break;
     case OP_MATMUL_BWD_INPUT: {
         int c0, c1;
         r = product_block(s, op, r, op->in_channels, &c0, &c1);
-        FOR_ROW_RANGES(s, r, r0, r1,
-                       matmul_backward_input_block(a[MATMUL_BWD_INPUT_DINP], a[MATMUL_BWD_INPUT_DOUT],
-                                                   a[MATMUL_BWD_INPUT_W], r0, r1, c0, c1, op->in_channels,
-                                                   op->out_channels));
+        if (a[MATMUL_BWD_INPUT_W_PACKED])
+            FOR_ROW_RANGES(s, r, r0, r1,
+                           matmul_backward_input_packed(a[MATMUL_BWD_INPUT_DINP], a[MATMUL_BWD_INPUT_DOUT],
+                                                        a[MATMUL_BWD_INPUT_W_PACKED], r0, r1, c0, c1,
+                                                        op->in_channels, op->out_channels));
+        else
+            FOR_ROW_RANGES(s, r, r0, r1,
+                           matmul_backward_input_block(a[MATMUL_BWD_INPUT_DINP], a[MATMUL_BWD_INPUT_DOUT],
+                                                       a[MATMUL_BWD_INPUT_W], r0, r1, c0, c1, op->in_channels,
+                                                       op->out_channels));
         break;
     }
     case OP_MATMUL_BWD_WEIGHT:

@@ -11,10 +11,10 @@
 typedef enum { PHASE_FORWARD, PHASE_BACKWARD, PHASE_UPDATE, NUM_PHASES } Phase;
 
 typedef enum {
-    OP_LOAD_BATCH, OP_ENCODER_FWD, OP_LAYERNORM_FWD, OP_MATMUL_FWD, OP_ATTENTION_FWD,
+    OP_LOAD_BATCH, OP_ENCODER_FWD, OP_LAYERNORM_FWD, OP_PACK_WEIGHT_FWD, OP_MATMUL_FWD, OP_ATTENTION_FWD,
     OP_RESIDUAL_FWD, OP_GELU_FWD, OP_CROSSENTROPY_FWD, OP_LOSS_MEAN,
-    OP_CROSSENTROPY_BWD, OP_MATMUL_BWD_INPUT, OP_MATMUL_BWD_WEIGHT, OP_LAYERNORM_BWD_INPUT,
-    OP_LAYERNORM_BWD_PARAMS, OP_GELU_BWD, OP_ATTENTION_BWD, OP_ENCODER_BWD, OP_ADAMW,
+    OP_CROSSENTROPY_BWD, OP_PACK_WEIGHT_BWD_INPUT, OP_MATMUL_BWD_INPUT, OP_MATMUL_BWD_WEIGHT,
+    OP_LAYERNORM_BWD_INPUT, OP_LAYERNORM_BWD_PARAMS, OP_GELU_BWD, OP_ATTENTION_BWD, OP_ENCODER_BWD, OP_ADAMW,
     OP_COMM, // communication between processes (gpt2-mpi); no kernel: its executor runs it
     NUM_OP_KINDS
 } OpKind;
@@ -42,8 +42,24 @@ typedef struct {
 // Buffers that dependencies are tracked on. A buffer is one layer of one
 // tensor, viewed as a 3-D box (d0, d1, d2): (B, T, width) for activations and
 // their gradients, (1, rows, cols) for parameters and gradients of parameters,
-// (B, T, 1) for the batch's token ids, (1, 1, 1) for the mean loss.
-typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, NUM_BUFFER_KINDS } BufferKind;
+// (B, T, 1) for the batch's token ids, (1, 1, 1) for the mean loss, and
+// (1, 1, N) for a slot of a product's ring of packed weights (BUF_PACKED:
+// `tensor` is the product (PackedProduct), `layer` the slot; N is the larger
+// of the forward and input-gradient layouts' column counts, which share it).
+typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, BUF_PACKED, NUM_BUFFER_KINDS } BufferKind;
+
+// Packed weights (gemm.h). An executor that cuts the transformer blocks'
+// products into row chunks gets a step in which each product's weight is packed
+// once per step by an operation of its own (OP_PACK_WEIGHT_FWD for the forward
+// product, OP_PACK_WEIGHT_BWD_INPUT for the input gradient; split along the
+// packed columns, reading the weight and writing a slot), and the product's
+// chunks read the packed slot instead of the weight. Each product has a ring of
+// PACK_RING_SLOTS slots, layer l using slot l % PACK_RING_SLOTS in both passes:
+// layer l+2's packing waits for layer l's chunks through the ordinary
+// write-after-read dependencies. The language-model head is split by columns
+// already (each chunk packs only its columns) and has no packed copy.
+typedef enum { PACKED_QKV, PACKED_ATTPROJ, PACKED_FC, PACKED_FCPROJ, NUM_PACKED_PRODUCTS } PackedProduct;
+#define PACK_RING_SLOTS 2
 
 // How a chunked executor's dependency blocks cut a buffer's columns: as
 // finely as the operations that write column ranges of it cut them (derived
@@ -93,7 +109,8 @@ typedef struct {
 // residual_forward, gelu_forward, crossentropy_softmax_forward, mean_loss
 enum { ENCODER_OUT, ENCODER_WTE, ENCODER_WPE };
 enum { LN_OUT, LN_MEAN, LN_RSTD, LN_INP, LN_WEIGHT, LN_BIAS };
-enum { MATMUL_OUT, MATMUL_INP, MATMUL_W, MATMUL_BIAS };
+// (a product reads its weight as w, or packed as MATMUL_W_PACKED; never both)
+enum { MATMUL_OUT, MATMUL_INP, MATMUL_W, MATMUL_BIAS, MATMUL_W_PACKED };
 enum { ATTENTION_OUT, ATTENTION_ATT, ATTENTION_QKV };
 enum { RESIDUAL_OUT, RESIDUAL_A, RESIDUAL_B };
 enum { GELU_OUT, GELU_INP };
@@ -103,7 +120,7 @@ enum { LOSS_LOSSES };
 // matmul_backward_weight_channels, layernorm_backward_input,
 // layernorm_backward_params, gelu_backward, attention_backward, encoder_backward
 enum { CE_BWD_DLOGITS, CE_BWD_PROBS };
-enum { MATMUL_BWD_INPUT_DINP, MATMUL_BWD_INPUT_DOUT, MATMUL_BWD_INPUT_W };
+enum { MATMUL_BWD_INPUT_DINP, MATMUL_BWD_INPUT_DOUT, MATMUL_BWD_INPUT_W, MATMUL_BWD_INPUT_W_PACKED };
 enum { MATMUL_BWD_WEIGHT_DW, MATMUL_BWD_WEIGHT_DBIAS, MATMUL_BWD_WEIGHT_DOUT, MATMUL_BWD_WEIGHT_INP };
 enum { LN_BWD_DINP, LN_BWD_DRESIDUAL, LN_BWD_DOUT, LN_BWD_INP, LN_BWD_WEIGHT, LN_BWD_MEAN, LN_BWD_RSTD };
 enum { LN_BWD_PARAMS_DWEIGHT, LN_BWD_PARAMS_DBIAS, LN_BWD_PARAMS_DOUT, LN_BWD_PARAMS_INP, LN_BWD_PARAMS_MEAN,
@@ -111,6 +128,8 @@ enum { LN_BWD_PARAMS_DWEIGHT, LN_BWD_PARAMS_DBIAS, LN_BWD_PARAMS_DOUT, LN_BWD_PA
 enum { GELU_BWD_DINP, GELU_BWD_INP, GELU_BWD_DOUT };
 enum { ATTENTION_BWD_DQKV, ATTENTION_BWD_DOUT, ATTENTION_BWD_QKV, ATTENTION_BWD_ATT };
 enum { ENCODER_BWD_DWTE, ENCODER_BWD_DWPE, ENCODER_BWD_DOUT };
+// matmul_pack_forward_weight, matmul_pack_backward_input_weight
+enum { PACK_OUT, PACK_W };
 // adamw_update (m and v: the optimizer's moments, touched by this operation only)
 enum { ADAMW_PARAMS, ADAMW_GRADS, ADAMW_M, ADAMW_V };
 
@@ -118,7 +137,9 @@ enum { ADAMW_PARAMS, ADAMW_GRADS, ADAMW_M, ADAMW_V };
 typedef enum {
     CHUNK_CHANNELS,        // Chunking.channel_chunk channels (taskgraph.h: chunking_channels)
     CHUNK_PRODUCT_COLUMNS, // a product's output columns over every row: each chunk packs all of
-                           // its input, so at least 256 wide (chunking_product_columns)
+                           // its input, so at least 256 wide (chunking_product_columns); also the
+                           // columns of a packed weight (a pack operation's chunk: 256 columns of
+                           // d12's weights are 0.8 to 3 MB, well above a task's own cost)
 } ChunkWidth;
 
 typedef struct {
@@ -132,8 +153,8 @@ typedef struct {
     float *arg[MAX_ARGS];  // tensor arguments, by slot; NULL for an absent optional one (a bias)
     // sizes the kernel is called with
     int width;           // row kernels: floats per row (C; 4C for GELU); AdamW: per parameter row
-    int in_channels;     // matrix products: IC; the weight is (OC, IC)
-    int out_channels;    // matrix products: OC
+    int in_channels;     // matrix products and pack operations: IC; the weight is (OC, IC)
+    int out_channels;    // matrix products and pack operations: OC
     int vocab;           // cross-entropy: V real entries per row of logits
     int padded_vocab;    // cross-entropy: Vp stored entries per row
     // scheduling hints, set once with the operation; executors read these
@@ -166,13 +187,22 @@ typedef struct {
     Op *ops;
     int n_buffers, cap_buffers;
     Buffer *buffers;
+    // the rings of packed weights (pack operations only; else NULL, 0)
+    float *packed_memory;
+    size_t packed_floats;
+    void *packed_allocation; // for free()
 } StepDescription;
 
 // Builds the description of one training step (batch load, forward, loss,
 // backward, AdamW) for the model's allocated batch shape, as llm.c's
-// gpt2_forward, gpt2_backward and gpt2_update run it. Returns 0 or -1 on
+// gpt2_forward, gpt2_backward and gpt2_update run it. With pack_weights, and
+// a kernel set that has a packed form (gemm.h: matmul_packed_floats), the
+// transformer blocks' products read weights packed once per step by pack
+// operations (above), and the rings are allocated (zeroed lazily: untouched
+// pages cost nothing); otherwise every product call packs its own part of the
+// weight. The results are the same bits either way. Returns 0 or -1 on
 // allocation failure.
-int step_describe(StepDescription *step, GPT2 *model, AdamWSettings adamw, BatchSource *batches);
+int step_describe(StepDescription *step, GPT2 *model, AdamWSettings adamw, BatchSource *batches, int pack_weights);
 void step_free(StepDescription *step);
 // Appends an operation of kind OP_COMM (one indivisible piece, no buffer
 // accesses) labelled "comm LABEL", so that traces and --describe name the

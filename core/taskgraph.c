@@ -51,6 +51,7 @@ static void grid_for_buffer(const Chunking *c, const Buffer *b, int grid[3]) {
         grid[0] = 1;
         grid[1] = chunking_channels(c, b->dim[1]);
         break;
+    case BUF_PACKED: // (1, 1, columns): blocks of the pack operations' column chunks
     case BUF_LOSS:
     case NUM_BUFFER_KINDS:
         grid[0] = grid[1] = 1;

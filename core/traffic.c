@@ -1,6 +1,7 @@
 // FLOP and compulsory-byte counts of the step's operations; the formulas and
 // their conventions are in traffic.h, and tests/test_traffic.c checks them
 // against counts made by hand.
+#include "gemm.h"
 #include "traffic.h"
 
 #define F 4 // bytes per float and per token id
@@ -32,12 +33,25 @@ Traffic op_traffic(const StepDescription *s, const Op *op, Range r) {
         t.bytes_read = (R * C + 2 * C) * F;
         t.bytes_written = (R * C + 2 * R) * F;
         break;
+    case OP_PACK_WEIGHT_FWD:
+    case OP_PACK_WEIGHT_BWD_INPUT: {
+        // K columns of the packed operand, each `depth` floats (the product's reduction length);
+        // the chunk that ends at the last column also writes the padding to the panel width
+        int forward = op->kind == OP_PACK_WEIGHT_FWD;
+        int64_t depth = forward ? op->in_channels : op->out_channels, columns = op->split_channels;
+        int64_t padded = (int64_t)matmul_packed_floats((int)depth, (int)columns) / depth;
+        t.bytes_read = depth * K * F;
+        t.bytes_written = depth * (K + (r.x1 == columns ? padded - columns : 0)) * F;
+        break;
+    }
     case OP_MATMUL_FWD: {
         // split along rows: R rows x all OC columns; along channels: all N rows x K columns
         int64_t IC = op->in_channels, bias = op->arg[MATMUL_BIAS] != NULL;
         int64_t rows = op->split == SPLIT_CHANNELS ? N : R, OC = op->split == SPLIT_CHANNELS ? K : op->out_channels;
+        // the weight, or its packed form (the columns padded to the panel width)
+        int64_t weight = op->arg[MATMUL_W_PACKED] ? (int64_t)matmul_packed_floats((int)IC, (int)OC) : OC * IC;
         t.flops = 2 * rows * IC * OC;
-        t.bytes_read = (rows * IC + OC * IC + bias * OC) * F;
+        t.bytes_read = (rows * IC + weight + bias * OC) * F;
         t.bytes_written = rows * OC * F;
         break;
     }
@@ -45,8 +59,10 @@ Traffic op_traffic(const StepDescription *s, const Op *op, Range r) {
         // split along rows: R rows x all IC columns; along channels: all N rows x K columns
         int64_t OC = op->out_channels;
         int64_t rows = op->split == SPLIT_CHANNELS ? N : R, IC = op->split == SPLIT_CHANNELS ? K : op->in_channels;
+        int64_t weight =
+            op->arg[MATMUL_BWD_INPUT_W_PACKED] ? (int64_t)matmul_packed_floats((int)OC, (int)IC) : OC * IC;
         t.flops = 2 * rows * IC * OC;
-        t.bytes_read = (rows * OC + OC * IC) * F;
+        t.bytes_read = (rows * OC + weight) * F;
         t.bytes_written = rows * IC * F;
         break;
     }

@@ -41,10 +41,19 @@
 //                         subtracts + C FMAs + 1 div, rstd add + sqrt + div,
 //                         output 4 per element (sub, mul, mul, add);
 //                         read R*C + weight C + bias C; write R*C + mean R + rstd R
+//   pack_weight_fwd,      flops 0; for K columns of the packed operand (output
+//   pack_weight_bwd_input channels of the forward product: rows of w; input channels
+//                         of the input gradient: columns of w), each D floats deep
+//                         (D = IC forward, OC for the input gradient): read D*K;
+//                         write D*K, and the chunk that ends at the last column also
+//                         D*(padded - columns): the zero padding up to the kernels'
+//                         panel width (gemm.h: matmul_packed_floats / D)
 //   matmul_fwd            flops 2*R*IC*OC (the bias is the FMA chain's initial
 //                         value: no extra operation);
-//                         read inp R*IC + weight OC*IC + bias OC; write R*OC
-//   matmul_bwd_input      flops 2*R*IC*OC; read dout R*OC + weight OC*IC; write R*IC
+//                         read inp R*IC + weight OC*IC + bias OC; write R*OC;
+//                         on a packed weight, its packed floats instead of OC*IC
+//   matmul_bwd_input      flops 2*R*IC*OC; read dout R*OC + weight OC*IC (or its
+//                         packed floats); write R*IC
 //   matmul_bwd_weight     flops 2*N*K*IC + (bias) N*K adds for dbias;
 //                         read dout columns N*K + inp N*IC; write dw K*IC + (bias) dbias K
 //   attention_fwd         per (row, head): scores (t+1)*(2hs FMA + 1 scale),

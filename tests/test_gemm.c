@@ -2,8 +2,9 @@
 // core/gemm_naive.c, bit for bit (memcmp), over many shapes and range splits.
 // Each product is run on a split of its range into pieces; the pieces must
 // together write exactly the oracle's bytes and touch nothing outside their
-// range. The last line printed is "N passed, M failed"; exit status 1 on any
-// failure.
+// range. The products on packed weights (gemm.h) are checked the same way,
+// and against the fused path. The last line printed is "N passed, M failed";
+// exit status 1 on any failure.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -173,21 +174,142 @@ static void test_shape(int rows, int IC, int OC, uint64_t *seed) {
     free(inp), free(w), free(bias), free(dout), free(ref), free(got), free(ref_db), free(got_db);
 }
 
+// A packed weight buffer: 64-byte aligned (the kernels load it with aligned loads).
+static float *alloc_packed(size_t n) {
+    size_t bytes = ((n ? n : 1) * sizeof(float) + 63) / 64 * 64;
+    float *p = aligned_alloc(64, bytes);
+    if (!p) {
+        fprintf(stderr, "test_gemm: out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+// Packs columns [0, N) of a weight in the pieces of a split (the pieces in
+// reverse order, so that no piece relies on another having run first).
+static void pack_split(float *packed, size_t n_packed, int forward, const float *w, const Split *sp, int IC,
+                       int OC) {
+    int b[8], N = forward ? OC : IC;
+    int nb = bounds(sp, N, b);
+    poison(packed, n_packed);
+    for (int p = nb - 2; p >= 0; p--) {
+        if (forward) matmul_pack_forward_weight(packed, w, b[p], b[p + 1], IC, OC);
+        else matmul_pack_backward_input_weight(packed, w, b[p], b[p + 1], IC, OC);
+    }
+}
+
+// One product on the packed weight over a grid of row pieces x column pieces.
+static void packed_grid(int forward, float *out, const float *in, const float *packed, const float *bias,
+                        const Split *rows_split, const Split *cols_split, int rows, int IC, int OC) {
+    int rb[8], cb[8], N = forward ? OC : IC;
+    int nr = bounds(rows_split, rows, rb), nc = bounds(cols_split, N, cb);
+    for (int i = 0; i + 1 < nr; i++)
+        for (int j = 0; j + 1 < nc; j++) {
+            if (forward) matmul_forward_packed(out, in, packed, bias, rb[i], rb[i + 1], cb[j], cb[j + 1], IC, OC);
+            else matmul_backward_input_packed(out, in, packed, rb[i], rb[i + 1], cb[j], cb[j + 1], IC, OC);
+        }
+}
+
+// The packed path (gemm.h: one packing of the weight for every row chunk) against the
+// oracle and the fused path, bit for bit: the weight packed whole or in column pieces
+// (the same packed bytes, padding included), then the product over row pieces, column
+// pieces and grids of both; a block in the middle writes only its rows and columns.
+static void test_packed_shape(int rows, int IC, int OC, uint64_t *seed) {
+    if (IC < 1 || OC < 1) return; // a product with an empty weight has no packed form
+    size_t n_inp = (size_t)rows * IC, n_w = (size_t)OC * IC, n_out = (size_t)rows * OC;
+    size_t n_big = n_out > n_inp ? n_out : n_inp;
+    float *inp = alloc_floats(n_inp), *w = alloc_floats(n_w), *bias = alloc_floats(OC);
+    float *dout = alloc_floats(n_out), *ref = alloc_floats(n_big), *fused = alloc_floats(n_big);
+    float *got = alloc_floats(n_big);
+    fill(inp, n_inp, seed);
+    fill(w, n_w, seed);
+    fill(bias, OC, seed);
+    fill(dout, n_out, seed);
+    static const Split *pack_splits[] = {&splits[0], &splits[3], &splits[4], &splits[5]};
+    for (int forward = 1; forward >= 0; forward--) {
+        int K = forward ? IC : OC, N = forward ? OC : IC;
+        size_t n_res = forward ? n_out : n_inp, n_packed = matmul_packed_floats(K, N);
+        const float *in = forward ? inp : dout, *bp = forward ? bias : NULL;
+        const char *what = forward ? "packed forward" : "packed backward input";
+        char name[96];
+        if (n_packed < (size_t)K * N) {
+            snprintf(name, sizeof name, "%s: matmul_packed_floats", what);
+            check(0, name, rows, IC, OC, "-");
+            continue;
+        }
+        float *whole = alloc_packed(n_packed), *pieces = alloc_packed(n_packed);
+        pack_split(whole, n_packed, forward, w, &splits[0], IC, OC);
+        if (forward) matmul_forward_rows_naive(ref, inp, w, bias, 0, rows, IC, OC);
+        else matmul_backward_input_rows_naive(ref, dout, w, 0, rows, IC, OC);
+        if (forward) matmul_forward_rows(fused, inp, w, bias, 0, rows, IC, OC);
+        else matmul_backward_input_rows(fused, dout, w, 0, rows, IC, OC);
+        snprintf(name, sizeof name, "%s: fused path = oracle", what);
+        check(memcmp(ref, fused, n_res * sizeof(float)) == 0, name, rows, IC, OC, "whole");
+        for (size_t s = 1; s < sizeof pack_splits / sizeof pack_splits[0]; s++) {
+            pack_split(pieces, n_packed, forward, w, pack_splits[s], IC, OC);
+            snprintf(name, sizeof name, "%s: packed in column pieces = packed whole", what);
+            check(memcmp(whole, pieces, n_packed * sizeof(float)) == 0, name, rows, IC, OC, pack_splits[s]->name);
+        }
+        // rows split, every column; columns split, every row; a grid of both
+        for (int s = 0; s < NSPLITS; s++) {
+            poison(got, n_res);
+            packed_grid(forward, got, in, whole, bp, &splits[s], &splits[0], rows, IC, OC);
+            snprintf(name, sizeof name, "%s, row pieces", what);
+            check(memcmp(ref, got, n_res * sizeof(float)) == 0, name, rows, IC, OC, splits[s].name);
+            poison(got, n_res);
+            packed_grid(forward, got, in, whole, bp, &splits[0], &splits[s], rows, IC, OC);
+            snprintf(name, sizeof name, "%s, column pieces", what);
+            check(memcmp(ref, got, n_res * sizeof(float)) == 0, name, rows, IC, OC, splits[s].name);
+        }
+        poison(got, n_res);
+        packed_grid(forward, got, in, whole, bp, &splits[3], &splits[2], rows, IC, OC);
+        snprintf(name, sizeof name, "%s, grid of row and column pieces", what);
+        check(memcmp(ref, got, n_res * sizeof(float)) == 0, name, rows, IC, OC, "odd x 1-2-3");
+        poison(got, n_res);
+        packed_grid(forward, got, in, whole, bp, &splits[4], &splits[3], rows, IC, OC);
+        check(memcmp(ref, got, n_res * sizeof(float)) == 0, name, rows, IC, OC, "8s x odd");
+        // a block in the middle writes its rows and columns and nothing else
+        if (rows >= 3 && N >= 3) {
+            int r0 = rows / 3, r1 = 2 * rows / 3 + 1, c0 = N / 3, c1 = 2 * N / 3 + 1;
+            poison(got, n_res);
+            if (forward) matmul_forward_packed(got, in, whole, bp, r0, r1, c0, c1, IC, OC);
+            else matmul_backward_input_packed(got, in, whole, r0, r1, c0, c1, IC, OC);
+            float sentinel;
+            poison(&sentinel, 1);
+            int ok = 1;
+            for (size_t e = 0; e < n_res; e++) {
+                int r = (int)(e / N), col = (int)(e % N);
+                int in_block = r >= r0 && r < r1 && col >= c0 && col < c1;
+                if (memcmp(in_block ? &ref[e] : &sentinel, &got[e], sizeof(float)) != 0) ok = 0;
+            }
+            snprintf(name, sizeof name, "%s writes only its block", what);
+            check(ok, name, rows, IC, OC, "middle");
+        }
+        free(whole), free(pieces);
+    }
+    free(inp), free(w), free(bias), free(dout), free(ref), free(fused), free(got);
+}
+
 int main(void) {
     // (rows, IC, OC): tiny and ragged sizes, sizes that cross the blocking
     // boundaries of gemm.c (several K blocks, several row blocks: more than
     // ~400 rows with K >= 128, B blocks of 64 columns, column blocks of 3072),
-    // and small versions of the GPT-2 layer shapes.
+    // and small versions of the GPT-2 layer shapes. Every shape runs through the
+    // fused products (test_shape) and the packed ones (test_packed_shape).
     static const int shapes[][3] = {
         {1, 1, 1},      {1, 7, 3},     {2, 1, 17},    {3, 5, 16},     {5, 16, 32},
         {13, 36, 108},  {7, 20, 301},  {9, 33, 47},   {16, 64, 96},   {17, 100, 33},
         {13, 257, 31},  {31, 300, 70}, {6, 511, 513}, {200, 40, 24},  {64, 768, 48},
         {40, 96, 1100}, {300, 48, 40}, {257, 19, 23}, {24, 768, 768}, {16, 3072, 128},
         {64, 128, 3072}, {300, 40, 520}, {400, 300, 20}, {8, 0, 5},    {0, 4, 4},
+        // the packed path: K blocks cut into shorter pieces for 200 rows, columns past GEMM_NC
+        {200, 768, 40},  {9, 40, 3200},
     };
     uint64_t seed = 0x9e3779b97f4a7c15ull;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         test_shape(shapes[s][0], shapes[s][1], shapes[s][2], &seed);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        test_packed_shape(shapes[s][0], shapes[s][1], shapes[s][2], &seed);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -10,6 +10,7 @@
 // so N = B*T = 6 rows. Floats and token ids are 4 bytes.
 #include <stdio.h>
 #include <string.h>
+#include "../core/gemm.h"
 #include "../core/model.h"
 #include "../core/step.h"
 #include "../core/traffic.h"
@@ -72,7 +73,7 @@ int main(void) {
     }
     AdamWSettings adamw = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f};
     StepDescription s;
-    if (step_describe(&s, &model, adamw, NULL) != 0) {
+    if (step_describe(&s, &model, adamw, NULL, 0) != 0) {
         printf("cannot describe the step\n0 passed, 1 failed\n");
         return 1;
     }
@@ -179,6 +180,43 @@ int main(void) {
             matmul += op_traffic_full(&s, &s.ops[i]).flops;
     }
     expect("matmul flops of the step", matmul, 64512 + 432);
+    step_free(&s);
+
+    // The step with packed weights (step.h): the fast set packs (gemm.h), with a panel width
+    // that depends on the build, so the padded column counts come from matmul_packed_floats.
+    // The products' FLOPs are the same; a product reads the packed weight instead of w.
+    if (step_describe(&s, &model, adamw, NULL, 1) != 0) {
+        printf("cannot describe the step with packed weights\n0 passed, 1 failed\n");
+        return 1;
+    }
+    long long qkv_pad = (long long)matmul_packed_floats(8, 24) / 8;  // forward: depth IC = 8, 24 columns
+    long long qkv_t_pad = (long long)matmul_packed_floats(24, 8) / 24; // input gradient: depth OC = 24, 8 columns
+    expect("packed qkv weight covers its columns", qkv_pad >= 24 && qkv_t_pad >= 8, 1);
+    // qkv, forward layout: read w 24*8 = 192 floats; write 8 * qkv_pad
+    full(&s, "pack_weight_fwd qkv L0", 0, 192 * 4, 8 * qkv_pad * 4);
+    // output channels [0, 16) of it: read 16 rows of w; write 16 columns, 8 deep, no padding
+    chunk(&s, "pack_weight_fwd qkv L0", (Range){0, 1, 0, 16, 0, 0}, 0, 128 * 4, 128 * 4);
+    // [16, 24), the last columns: 8 columns and the padding
+    chunk(&s, "pack_weight_fwd qkv L0", (Range){0, 1, 16, 24, 0, 0}, 0, 64 * 4, 8 * (8 + qkv_pad - 24) * 4);
+    // input-gradient layout: 8 columns (input channels), 24 deep
+    full(&s, "pack_weight_bwd_input qkv L0", 0, 192 * 4, 24 * qkv_t_pad * 4);
+    // the forward product reads x 48 + the packed weight + b 24; writes 144 as before
+    full(&s, "matmul_fwd qkv L0", 2304, (48 + 8 * qkv_pad + 24) * 4, 576);
+    // the input gradient reads dout 144 + the packed weight; writes 48
+    full(&s, "matmul_bwd_input qkv L0", 2304, (144 + 24 * qkv_t_pad) * 4, 192);
+    // the language-model head has no packed copy: as above
+    full(&s, "matmul_fwd lm_head", 12288, 4288, 3072);
+    int packs = 0;
+    long long matmul_packed = 0;
+    for (int i = 0; i < s.n_ops; i++) {
+        OpKind k = s.ops[i].kind;
+        packs += k == OP_PACK_WEIGHT_FWD || k == OP_PACK_WEIGHT_BWD_INPUT;
+        if (k == OP_MATMUL_FWD || k == OP_MATMUL_BWD_INPUT || k == OP_MATMUL_BWD_WEIGHT)
+            matmul_packed += op_traffic_full(&s, &s.ops[i]).flops;
+    }
+    // four products of one layer, forward and input gradient
+    expect("pack operations of the step", packs, 8);
+    expect("matmul flops of the step with packed weights", matmul_packed, 64512 + 432);
 
     step_free(&s);
     gpt2_free(&model);

@@ -29,8 +29,8 @@ def json_lines(stdout):
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
-def describe(variant, *args):
-    proc = run([binary(variant), "--json", "--describe", *args], timeout=60)
+def describe(variant, *args, kernels="fast"):
+    proc = run([binary(variant, kernels=kernels), "--json", "--describe", *args], timeout=60)
     assert proc.returncode == 0, proc.stderr
     lines = json_lines(proc.stdout)
     assert "info" in lines[0]
@@ -66,8 +66,32 @@ def test_describe_d12_totals():
     assert adamw == 28 * info["num_parameters"]
 
 
+PACK_KINDS = ("pack_weight_fwd", "pack_weight_bwd_input")
+
+
 def test_describe_same_for_every_variant():
+    """Every variant describes the same step; the chunked ones (EXECUTOR_PACKS_WEIGHTS) add one
+    pack operation before each row-split product of the transformer blocks (core/step.h, "Packed
+    weights"), and nothing else changes (tiny's widths are whole panels: the packed weights are
+    the weights' size). The reference kernel set has no packed form: no pack operations."""
     _, seq = describe("seq", "--config", "tiny", "-B", "2", "-T", "16")
+
+    def without_index(ops):
+        return [{k: v for k, v in o.items() if k != "op"} for o in ops]
+
     for variant in ("forkjoin", "tasks", "taskiter"):
-        _, other = describe(variant, "--config", "tiny", "-B", "2", "-T", "16")
-        assert other == seq, variant
+        info, other = describe(variant, "--config", "tiny", "-B", "2", "-T", "16")
+        packs = [o for o in other if o["kernel"] in PACK_KINDS]
+        if variant == "forkjoin":
+            assert other == seq, variant
+            continue
+        # qkv, attproj, fc, fcproj per layer, forward and input gradient, none for the lm_head
+        assert len(packs) == 8 * info["L"], variant
+        assert all(o["flops"] == 0 and o["split"] == "channels" and "lm_head" not in o["label"] for o in packs)
+        for o in packs:  # each directly before the product that reads it
+            product = other[o["op"] + 1]
+            assert product["kernel"] == ("matmul_fwd" if o["kernel"] == "pack_weight_fwd" else "matmul_bwd_input")
+            assert product["label"].split()[1:] == o["label"].split()[1:]
+        assert without_index([o for o in other if o["kernel"] not in PACK_KINDS]) == without_index(seq), variant
+        _, reference = describe(variant, "--config", "tiny", "-B", "2", "-T", "16", kernels="reference")
+        assert not [o for o in reference if o["kernel"] in PACK_KINDS], variant

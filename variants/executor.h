@@ -37,6 +37,14 @@ extern const char *const EXECUTOR_NAME;
 // Whether executor_train must be given every step at once (taskiter runs the
 // loop as one graph); otherwise the front calls it one step at a time.
 extern const int EXECUTOR_WHOLE_LOOP;
+// Whether the step this executor runs is described with pack operations
+// (step_describe's pack_weights; core/step.h, "Packed weights"): 1 for an
+// executor that cuts the transformer blocks' products into row chunks, each of
+// which would otherwise pack all of the weight again; 0 for one that runs a
+// product whole or cut along its output columns, whose calls each pack their
+// own part of the weight, in cache, fused with the product (a separate pack
+// pass would add a write and a read of every weight).
+extern const int EXECUTOR_PACKS_WEIGHTS;
 
 Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err);
 void executor_info(const Executor *ex, ExecutorInfo *info);

@@ -8,6 +8,7 @@
 
 const char *const EXECUTOR_NAME = "forkjoin";
 const int EXECUTOR_WHOLE_LOOP = 0;
+const int EXECUTOR_PACKS_WEIGHTS = 0; // products cut along output columns: each thread packs its share once
 
 struct Executor {
     StepDescription *step;

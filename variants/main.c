@@ -473,7 +473,13 @@ static void print_info(const Options *o, const Run *run) {
 static void describe_step(const Options *o, Run *run) {
     Error err = {{0}};
     run->adamw = (AdamWSettings){o->lr, 0.9f, 0.999f, 1e-8f, o->weight_decay};
-    if (step_describe(&run->step, &run->model, run->adamw, &run->batches) != 0) die("out of memory describing the step");
+#ifdef DISTRIBUTED
+    int pack_weights = dist_packs_weights(&o->exec); // the node-level executor's declaration
+#else
+    int pack_weights = EXECUTOR_PACKS_WEIGHTS;
+#endif
+    if (step_describe(&run->step, &run->model, run->adamw, &run->batches, pack_weights) != 0)
+        die("out of memory describing the step");
     run->ex = executor_create(&run->step, &o->exec, &err);
     if (!run->ex) die("%s", err.message);
     executor_info(run->ex, &run->info);

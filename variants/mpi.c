@@ -38,6 +38,8 @@
 
 const char *const EXECUTOR_NAME = "mpi";
 const int EXECUTOR_WHOLE_LOOP = 0;
+// Not read: the front describes the step for the node-level executor (dist_packs_weights).
+const int EXECUTOR_PACKS_WEIGHTS = 0;
 
 // ----------------------------------------------------------------------------
 // the node-level executors: the threads and chunked variants of variants/LIST,
@@ -47,6 +49,7 @@ const int EXECUTOR_WHOLE_LOOP = 0;
 
 typedef struct {
     const char *name;
+    const int *packs_weights; // its EXECUTOR_PACKS_WEIGHTS
     void *(*create)(StepDescription *step, const ExecOptions *options, Error *err);
     void (*info)(const void *ex, ExecutorInfo *info);
     void (*train)(void *ex, int first, int n, float *losses, StepReport *reports, Trace *trace);
@@ -55,6 +58,7 @@ typedef struct {
 
 #define INNER(name)                                                                                              \
     typedef struct name##_Executor name##_Executor;                                                              \
+    extern const int name##_EXECUTOR_PACKS_WEIGHTS;                                                              \
     name##_Executor *name##_executor_create(StepDescription *step, const ExecOptions *options, Error *err);      \
     void name##_executor_info(const name##_Executor *ex, ExecutorInfo *info);                                    \
     void name##_executor_train(name##_Executor *ex, int first, int n, float *losses, StepReport *reports,        \
@@ -72,7 +76,7 @@ INNER_EXECUTORS
 #undef INNER
 
 static const Inner INNERS[] = {
-#define INNER(name) {#name, name##_create, name##_info, name##_train, name##_destroy},
+#define INNER(name) {#name, &name##_EXECUTOR_PACKS_WEIGHTS, name##_create, name##_info, name##_train, name##_destroy},
     INNER_EXECUTORS
 #undef INNER
 };
@@ -101,6 +105,18 @@ void dist_share(int B, int rank, int ranks, int *b0, int *b1) {
 }
 
 void dist_set_global_batch(int B) { global_B = B; }
+
+// The node-level executor of that name, or NULL.
+static const Inner *inner_named(const char *name) {
+    for (int i = 0; i < N_INNERS; i++)
+        if (strcmp(INNERS[i].name, name) == 0) return &INNERS[i];
+    return NULL;
+}
+
+int dist_packs_weights(const ExecOptions *options) {
+    const Inner *inner = inner_named(options->executor ? options->executor : "forkjoin");
+    return inner ? *inner->packs_weights : 0;
+}
 
 enum { TAG_REDUCE = 1, TAG_GATHER, TAG_LOSS, TAG_TEXT, TAG_TRACE };
 
@@ -181,9 +197,7 @@ static void set_error(Error *err, const char *message) {
 
 Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err) {
     const char *name = options->executor ? options->executor : "forkjoin";
-    const Inner *inner = NULL;
-    for (int i = 0; i < N_INNERS; i++)
-        if (strcmp(INNERS[i].name, name) == 0) inner = &INNERS[i];
+    const Inner *inner = inner_named(name);
     if (!inner) {
         int at = snprintf(err->message, sizeof(err->message), "--executor: unknown executor '%s' (known:", name);
         for (int i = 0; i < N_INNERS && at < (int)sizeof(err->message); i++)

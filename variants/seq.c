@@ -7,6 +7,7 @@
 
 const char *const EXECUTOR_NAME = "seq";
 const int EXECUTOR_WHOLE_LOOP = 0;
+const int EXECUTOR_PACKS_WEIGHTS = 0; // each product whole: one packing per product already
 
 struct Executor {
     StepDescription *step;

@@ -22,6 +22,7 @@
 
 const char *const EXECUTOR_NAME = "taskiter";
 const int EXECUTOR_WHOLE_LOOP = 1;
+const int EXECUTOR_PACKS_WEIGHTS = 1; // row chunks share one packing of each weight
 
 typedef struct {
     int iteration, task;

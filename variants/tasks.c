@@ -11,6 +11,7 @@
 
 const char *const EXECUTOR_NAME = "tasks";
 const int EXECUTOR_WHOLE_LOOP = 0;
+const int EXECUTOR_PACKS_WEIGHTS = 1; // row chunks share one packing of each weight
 
 struct Executor {
     StepDescription *step;

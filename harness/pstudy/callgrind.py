@@ -15,19 +15,22 @@ from pstudy.errors import StudyError
 
 # The step's operation kinds (core/step.c, OP_KIND_NAMES) and the functions op_run calls for each;
 # a kernel's cost is the inclusive cost of these entry functions, so the gemm micro-kernels count
-# for the product that calls them.
+# for the product that calls them. A product on a packed weight (core/gemm.h) has its own entry
+# function, and its packing is an operation of its own (pack_weight_*).
 KERNEL_FUNCTIONS = {
     "load_batch": ("batch_source_next",),
     "encoder_fwd": ("encoder_forward",),
     "layernorm_fwd": ("layernorm_forward",),
-    "matmul_fwd": ("matmul_forward_block",),
+    "pack_weight_fwd": ("matmul_pack_forward_weight",),
+    "matmul_fwd": ("matmul_forward_block", "matmul_forward_packed"),
     "attention_fwd": ("attention_forward",),
     "residual_fwd": ("residual_forward",),
     "gelu_fwd": ("gelu_forward",),
     "crossentropy_fwd": ("crossentropy_softmax_forward",),
     "loss_mean": ("mean_loss",),
     "crossentropy_bwd": ("crossentropy_softmax_backward",),
-    "matmul_bwd_input": ("matmul_backward_input_block",),
+    "pack_weight_bwd_input": ("matmul_pack_backward_input_weight",),
+    "matmul_bwd_input": ("matmul_backward_input_block", "matmul_backward_input_packed"),
     "matmul_bwd_weight": ("matmul_backward_weight_channels",),
     "layernorm_bwd_input": ("layernorm_backward_input",),
     "layernorm_bwd_params": ("layernorm_backward_params",),

@@ -26,8 +26,10 @@ PHASE_STYLES = {"forward": "--", "backward": "-.", "update": ":"}
 
 
 def kind_colours(kinds):
-    cmap = plt.get_cmap("tab20")
-    return {k: cmap(i % 20) for i, k in enumerate(sorted(kinds))}
+    """One colour per kernel kind: tab20's twenty, then tab20b's (a step of the chunked variants
+    has 20 kinds with its pack operations, gpt2-mpi's one more: comm)."""
+    palette = [plt.get_cmap("tab20")(i) for i in range(20)] + [plt.get_cmap("tab20b")(i) for i in range(20)]
+    return {k: palette[i % len(palette)] for i, k in enumerate(sorted(kinds))}
 
 
 def timeline_runs(directory, summary, steps):

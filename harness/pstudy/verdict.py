@@ -78,6 +78,8 @@ KNOWN_LIMITERS = {
     "loss_mean": "a serial sum",
     "encoder_fwd": "a gather of embedding rows",
     "encoder_bwd": "a scatter-add into embedding rows",
+    "pack_weight_fwd": "a copy of the weight into panels, transposed in 8x8 blocks (no arithmetic)",
+    "pack_weight_bwd_input": "a copy of the weight's rows into panels (no arithmetic)",
 }
 
 
