@@ -18,10 +18,12 @@
 //
 // The micro-kernel is chosen at build time: AVX-512 (8 x 32 tile), AVX2+FMA
 // (6 x 16 tile; -DGEMM_MR=4 -DGEMM_NV=3 gives 4 x 24, slower on Zen 3), or
-// plain C with fmaf (4 x 16 tile) that compilers vectorize. Scratch lives on
-// the stack, about 230 KB per call (packed A <= 165 KB, packed B <= 64 KB);
-// there is no global state, so calls on disjoint ranges may run concurrently
-// from any number of threads.
+// plain C with fmaf (4 x 16 tile) that compilers vectorize; -DGEMM_MR (up to
+// 14), -DGEMM_NV (1 to 4 vectors a row) and -DGEMM_YMM (the 256-bit kernel
+// on an AVX-512 build) give other tiles. Scratch lives on the stack, about
+// 230 KB per call (packed A <= 165 KB, packed B <= 64 KB); there is no
+// global state, so calls on disjoint ranges may run concurrently from any
+// number of threads.
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -31,13 +33,30 @@
 #include <immintrin.h>
 #endif
 
-#if defined(__AVX512F__)
-#define GEMM_MR 8
-#define GEMM_NV 2
-#define GEMM_NR 32
+// GEMM_VBITS: the vector width of the micro-kernel (512, 256, or 0 for the
+// portable one). -DGEMM_YMM on an AVX-512 build runs the 256-bit kernel
+// (with AVX-512VL's 32 vector registers).
+#if defined(__AVX512F__) && !defined(GEMM_YMM)
+#define GEMM_VBITS 512
 #elif defined(__AVX2__) && defined(__FMA__)
+#define GEMM_VBITS 256
+#else
+#define GEMM_VBITS 0
+#endif
+
+#if GEMM_VBITS == 512
+#ifndef GEMM_MR
+#define GEMM_MR 8
+#endif
+#ifndef GEMM_NV
+#define GEMM_NV 2
+#endif
+#define GEMM_NR (16 * GEMM_NV)
+#elif GEMM_VBITS == 256
 #ifndef GEMM_MR
 #define GEMM_MR 6
+#endif
+#ifndef GEMM_NV
 #define GEMM_NV 2
 #endif
 #define GEMM_NR (8 * GEMM_NV)
@@ -60,7 +79,11 @@
 #define GEMM_A_FLOATS (264 * 160)
 #endif
 #ifndef GEMM_NB
+#if 64 % GEMM_NR == 0
 #define GEMM_NB 64
+#else
+#define GEMM_NB (2 * GEMM_NR)
+#endif
 #endif
 #ifndef GEMM_PREFETCH_LOCALITY
 #define GEMM_PREFETCH_LOCALITY 3
@@ -103,12 +126,12 @@ static inline void prefetch_read(const float *p) {
 // stride NR. Cin is read with row stride ldcin (0 = the same init row for every
 // row: the bias). mr is a compile-time constant in every instantiation.
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#if GEMM_VBITS > 0
 
 // Two vectors per row (NR = 2 * lanes). The accumulators are named variables,
 // not an array: compilers keep arrays of vectors on the stack, which costs a
 // store per FMA.
-#if defined(__AVX512F__)
+#if GEMM_VBITS == 512
 typedef __m512 vec;
 #define VLANES 16
 #define vload(p) _mm512_load_ps(p)
@@ -128,20 +151,30 @@ typedef __m256 vec;
 #define vzero() _mm256_setzero_ps()
 #endif
 
-#if GEMM_MR == 8
-#define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#elif GEMM_MR == 6
-#define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#elif GEMM_MR == 4
-#define FOR_ROWS(X) X(0) X(1) X(2) X(3)
-#endif
+#define GEMM_CAT_(a, b) a##b
+#define GEMM_CAT(a, b) GEMM_CAT_(a, b)
+#define ROWS_1(X) X(0)
+#define ROWS_2(X) ROWS_1(X) X(1)
+#define ROWS_3(X) ROWS_2(X) X(2)
+#define ROWS_4(X) ROWS_3(X) X(3)
+#define ROWS_5(X) ROWS_4(X) X(4)
+#define ROWS_6(X) ROWS_5(X) X(5)
+#define ROWS_7(X) ROWS_6(X) X(6)
+#define ROWS_8(X) ROWS_7(X) X(7)
+#define ROWS_9(X) ROWS_8(X) X(8)
+#define ROWS_10(X) ROWS_9(X) X(9)
+#define ROWS_11(X) ROWS_10(X) X(10)
+#define ROWS_12(X) ROWS_11(X) X(11)
+#define ROWS_13(X) ROWS_12(X) X(12)
+#define ROWS_14(X) ROWS_13(X) X(13)
+#define FOR_ROWS(X) GEMM_CAT(ROWS_, GEMM_MR)(X)
 
 // Per row i of the tile: accumulators c<i>0 .. c<i>(NV-1).
-#if GEMM_NV == 3
-#define ROW_VECS(X, i) X(i, 0) X(i, 1) X(i, 2)
-#else
-#define ROW_VECS(X, i) X(i, 0) X(i, 1)
-#endif
+#define VECS_1(X, i) X(i, 0)
+#define VECS_2(X, i) VECS_1(X, i) X(i, 1)
+#define VECS_3(X, i) VECS_2(X, i) X(i, 2)
+#define VECS_4(X, i) VECS_3(X, i) X(i, 3)
+#define ROW_VECS(X, i) GEMM_CAT(VECS_, GEMM_NV)(X, i)
 
 GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
                       const float *cin, ptrdiff_t ldcin, float *c, ptrdiff_t ldc) {
@@ -150,6 +183,10 @@ GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
 #define FMA1(i, v) c##i##v = vfma(x, b##v, c##i##v);
 #define STORE1(i, v) vstoreu(c + i * ldc + v * VLANES, c##i##v);
 #define BLOAD1(v) vec b##v = vload(p + (ptrdiff_t)k * GEMM_NR + v * VLANES);
+#define BLOADS_1 BLOAD1(0)
+#define BLOADS_2 BLOADS_1 BLOAD1(1)
+#define BLOADS_3 BLOADS_2 BLOAD1(2)
+#define BLOADS_4 BLOADS_3 BLOAD1(3)
 #define DECLARE(i) ROW_VECS(DECLARE1, i)
 #define LOAD(i) if (mr > i) { ROW_VECS(LOAD1, i) }
 #define UPDATE(i)                                                   \
@@ -164,11 +201,7 @@ GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
     // slots from the FMAs (measured: about 90% -> 99% of peak on Zen 3).
 #pragma GCC unroll 4
     for (int k = 0; k < kc; k++) {
-        BLOAD1(0)
-        BLOAD1(1)
-#if GEMM_NV == 3
-        BLOAD1(2)
-#endif
+        GEMM_CAT(BLOADS_, GEMM_NV)
         FOR_ROWS(UPDATE)
     }
     FOR_ROWS(STORE)
@@ -177,6 +210,10 @@ GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
 #undef FMA1
 #undef STORE1
 #undef BLOAD1
+#undef BLOADS_1
+#undef BLOADS_2
+#undef BLOADS_3
+#undef BLOADS_4
 #undef DECLARE
 #undef LOAD
 #undef UPDATE
@@ -213,24 +250,85 @@ GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
 typedef void (*tile_fn)(int, const float *, const float *, const float *, ptrdiff_t, float *,
                         ptrdiff_t);
 GEMM_TILE_FN(tile_1, 1)
+#if GEMM_MR >= 2
 GEMM_TILE_FN(tile_2, 2)
+#endif
+#if GEMM_MR >= 3
 GEMM_TILE_FN(tile_3, 3)
+#endif
+#if GEMM_MR >= 4
 GEMM_TILE_FN(tile_4, 4)
-#if GEMM_MR > 4
+#endif
+#if GEMM_MR >= 5
 GEMM_TILE_FN(tile_5, 5)
+#endif
+#if GEMM_MR >= 6
 GEMM_TILE_FN(tile_6, 6)
 #endif
-#if GEMM_MR > 6
+#if GEMM_MR >= 7
 GEMM_TILE_FN(tile_7, 7)
+#endif
+#if GEMM_MR >= 8
 GEMM_TILE_FN(tile_8, 8)
 #endif
-static const tile_fn tiles[GEMM_MR + 1] = {
-    NULL, tile_1, tile_2, tile_3, tile_4,
-#if GEMM_MR > 4
-    tile_5, tile_6,
+#if GEMM_MR >= 9
+GEMM_TILE_FN(tile_9, 9)
 #endif
-#if GEMM_MR > 6
-    tile_7, tile_8,
+#if GEMM_MR >= 10
+GEMM_TILE_FN(tile_10, 10)
+#endif
+#if GEMM_MR >= 11
+GEMM_TILE_FN(tile_11, 11)
+#endif
+#if GEMM_MR >= 12
+GEMM_TILE_FN(tile_12, 12)
+#endif
+#if GEMM_MR >= 13
+GEMM_TILE_FN(tile_13, 13)
+#endif
+#if GEMM_MR >= 14
+GEMM_TILE_FN(tile_14, 14)
+#endif
+static const tile_fn tiles[GEMM_MR + 1] = {
+    NULL, tile_1,
+#if GEMM_MR >= 2
+    tile_2,
+#endif
+#if GEMM_MR >= 3
+    tile_3,
+#endif
+#if GEMM_MR >= 4
+    tile_4,
+#endif
+#if GEMM_MR >= 5
+    tile_5,
+#endif
+#if GEMM_MR >= 6
+    tile_6,
+#endif
+#if GEMM_MR >= 7
+    tile_7,
+#endif
+#if GEMM_MR >= 8
+    tile_8,
+#endif
+#if GEMM_MR >= 9
+    tile_9,
+#endif
+#if GEMM_MR >= 10
+    tile_10,
+#endif
+#if GEMM_MR >= 11
+    tile_11,
+#endif
+#if GEMM_MR >= 12
+    tile_12,
+#endif
+#if GEMM_MR >= 13
+    tile_13,
+#endif
+#if GEMM_MR >= 14
+    tile_14,
 #endif
 };
 
@@ -281,14 +379,19 @@ static void pack_a_rows(float *q, const float *a, ptrdiff_t lda, int m0, int mc,
         float *dst = q + (ptrdiff_t)t0 * kc;
         const float *src = a + (ptrdiff_t)(m0 + t0) * lda + k0;
         int k = 0;
-#if defined(__AVX2__) && GEMM_MR <= 8
+#if defined(__AVX2__)
         if (mr == GEMM_MR) {
             for (; k + 8 <= kc; k += 8) {
-                __m256 r[8];
-                for (int i = 0; i < 8; i++)
-                    r[i] = i < GEMM_MR ? _mm256_loadu_ps(src + i * lda + k) : _mm256_setzero_ps();
-                transpose8(r);
-                for (int j = 0; j < 8; j++) _mm256_storeu_ps(dst + (k + j) * GEMM_MR, r[j]);
+                // Groups of 8 rows, the last group first: its 8-float
+                // stores spill into the next k's first slots, which the
+                // earlier groups then overwrite.
+                for (int i0 = (GEMM_MR - 1) / 8 * 8; i0 >= 0; i0 -= 8) {
+                    __m256 r[8];
+                    for (int i = 0; i < 8; i++)
+                        r[i] = i0 + i < GEMM_MR ? _mm256_loadu_ps(src + (i0 + i) * lda + k) : _mm256_setzero_ps();
+                    transpose8(r);
+                    for (int j = 0; j < 8; j++) _mm256_storeu_ps(dst + (k + j) * GEMM_MR + i0, r[j]);
+                }
             }
         }
 #endif
@@ -407,6 +510,8 @@ static void prefetch_block_lines(const BlockLines *bl, int from, int to) {
 
 static void prefetch_rows(const float *c, ptrdiff_t ldc, int rows) {
 #if defined(__GNUC__)
+    // Every line a row of the tile touches (NR floats span one more line
+    // than NR/16 where the row is not 64-byte aligned).
     for (int i = 0; i < rows; i++) {
         __builtin_prefetch(c + i * ldc, 1, 3);
         __builtin_prefetch(c + i * ldc + GEMM_NR - 1, 1, 3);
