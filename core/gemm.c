@@ -21,12 +21,19 @@
 // plain C with fmaf (4 x 16 tile) that compilers vectorize; -DGEMM_MR (up to
 // 14), -DGEMM_NV (1 to 4 vectors a row) and -DGEMM_YMM (the 256-bit kernel
 // on an AVX-512 build) give other tiles. Scratch lives on the stack, about
-// 230 KB per call (packed A <= 165 KB, packed B <= 64 KB); there is no
-// global state, so calls on disjoint ranges may run concurrently from any
-// number of threads.
+// 870 KB per call at most (packed A <= 768 KB, packed B <= 96 KB; OpenMP's
+// worker threads get 4 MB (LLVM) or the process's stack limit, 8 MB, unless
+// OMP_STACKSIZE says otherwise); there is no global state, so calls on
+// disjoint ranges may run concurrently from any number of threads.
+#if !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE  // sysconf's cache sizes under -std=c11
+#endif
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 #include "gemm.h"
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
@@ -65,18 +72,38 @@
 #define GEMM_NR 16
 #endif
 
-// Blocking. A block of A, mc x kc, is packed (at most GEMM_A_FLOATS, kept in
-// L2) and swept by every B panel of kc x NR (at most GEMM_KC rows, kept in
-// L1). mc is made as large as the budget allows, up to the whole row range of
-// a typical call (256), because each extra row block means packing all of B
-// again, and B (the weight) is the operand that comes from memory. NC columns
-// of C are finished over all of K before moving on, so those partial sums
-// stay in cache between K blocks.
+// Blocking. K is cut into equal blocks of at most GEMM_KC (multiples of 8
+// where possible), so the block size kc depends on K alone (gemm_kstep). A
+// block of A, mc x kc, is packed and kept in L2; mc is as many rows as the
+// budget holds (a_budget_floats: three quarters of the L2 size that
+// sysconf reports, at most GEMM_A_FLOATS, the stack buffer's size), because
+// each extra row block means packing all of B again. B is packed kc x NB at
+// a time, in panels of kc x NR that every row tile of the A block sweeps.
+// NC columns of C are finished over all of K before moving on, so those
+// partial sums stay in cache between K blocks.
+//
+// Measured on Zen 4 (1 MB L2; gemm products of d12 at 256 rows, variants
+// interleaved): kc 160 -> 384 (A budget 165 KB -> 384 KB, set for Zen 3's
+// 512 KB L2) took the forward and input-gradient products from 5 to 2 K
+// blocks at K = 768 (each block reads and writes all of C again, C from L3
+// when N >= 2304) and gained 2-10% on every shape but the weight gradient
+// (fc forward +9%, fcproj input gradient +8%); kc 512 and 768 gave the same
+// as 384 within noise, 192-320 less. A budget 768 KB (mc 768 at K = 256)
+// for the weight gradients, which pack all of B (the input, K x N) again
+// for each block of mc channels: fcproj's (M = 768) +9% with its one row
+// block, lmhead's +3-5%; 512 KB gained nothing over 384 KB there.
 #ifndef GEMM_KC
-#define GEMM_KC 256
+#define GEMM_KC 384
 #endif
 #ifndef GEMM_A_FLOATS
-#define GEMM_A_FLOATS (264 * 160)
+#define GEMM_A_FLOATS (768 * 256)
+#endif
+#if GEMM_A_FLOATS < GEMM_KC * 16
+#error "GEMM_A_FLOATS must hold at least 16 rows of GEMM_KC"
+#endif
+// The L2 size assumed where sysconf does not report one.
+#ifndef GEMM_L2_DEFAULT
+#define GEMM_L2_DEFAULT (512 * 1024)
 #endif
 #ifndef GEMM_NB
 #if 64 % GEMM_NR == 0
@@ -482,6 +509,7 @@ static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc,
 // to run ahead of, and A's rows are as short. The block is
 // nseg segments of len floats, segment s at base + s*stride; its lines are
 // numbered 0 .. nseg*(len/16 + 1) - 1 and fetched a few per tile.
+
 typedef struct {
     const float *base;
     ptrdiff_t stride;
@@ -528,6 +556,31 @@ static void prefetch_rows(const float *c, ptrdiff_t ldc, int rows) {
 }
 
 // ----------------------------------------------------------------------------
+// Block sizes.
+
+// kc for a reduction of length K: equal blocks of at most GEMM_KC, rounded
+// up to a multiple of 8 where that stays within GEMM_KC. Depends on K alone.
+static int gemm_kstep(int K) {
+    if (K <= GEMM_KC) return K;
+    int kblocks = (K + GEMM_KC - 1) / GEMM_KC;
+    int kstep = (K + kblocks - 1) / kblocks;
+    return min_int((kstep + 7) / 8 * 8, GEMM_KC);
+}
+
+// Floats of packed A per call: three quarters of the L2 cache (per core, as
+// sysconf reports it; GEMM_L2_DEFAULT where it does not), within the stack
+// buffer's GEMM_A_FLOATS. glibc answers from values it read at start-up.
+static long a_budget_floats(void) {
+    long l2 = 0;
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    if (l2 <= 0) l2 = GEMM_L2_DEFAULT;
+    long floats = l2 / (long)sizeof(float) / 4 * 3;
+    return floats < GEMM_A_FLOATS ? floats : GEMM_A_FLOATS;
+}
+
+// ----------------------------------------------------------------------------
 // The driver. C(m,n) for m < M, n < N (row stride ldc) becomes
 // init[n] (0 if init is NULL) + sum over k < K of A(m,k) B(k,n), each element
 // one fma chain in increasing k. A(m,k) is a[m*lda + k], or a[k*lda + m] if
@@ -541,22 +594,9 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
     _Alignas(64) float edge[GEMM_MR * GEMM_NR];
     if (M <= 0 || N <= 0) return;
 
-    // Block sizes for this call: all of M in one block if the budget allows
-    // it with kc >= 128, else kc = min(K, GEMM_KC) and as many rows as fit.
-    // K is then cut into equal blocks (multiples of 8 where possible).
-    int m_all = (M + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
-    int kmax = min_int(K, GEMM_KC);
-    int mcap;
-    if (m_all * 128 <= GEMM_A_FLOATS) {
-        mcap = m_all;
-        kmax = min_int(kmax, GEMM_A_FLOATS / m_all);
-    } else {
-        if (kmax < 128) kmax = min_int(K, 128);
-        mcap = GEMM_A_FLOATS / (kmax > 0 ? kmax : 1) / GEMM_MR * GEMM_MR;
-    }
-    int kblocks = kmax > 0 ? (K + kmax - 1) / kmax : 1;
-    int kstep = kblocks > 0 ? (K + kblocks - 1) / kblocks : 0;
-    if (kblocks > 1) kstep = min_int((kstep + 7) / 8 * 8, kmax);
+    int kstep = gemm_kstep(K);
+    long mrows = a_budget_floats() / (kstep > 0 ? kstep : 1) / GEMM_MR * GEMM_MR;
+    int mcap = mrows < GEMM_MR ? GEMM_MR : mrows > M ? M : (int)mrows;
 
     for (int m0 = 0; m0 < M; m0 += mcap) {
         int mc = min_int(M - m0, mcap);
