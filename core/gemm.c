@@ -113,10 +113,13 @@
 #endif
 #endif
 #ifndef GEMM_PREFETCH_LOCALITY
-#define GEMM_PREFETCH_LOCALITY 3
+#define GEMM_PREFETCH_LOCALITY 2
 #endif
 #ifndef GEMM_NC
 #define GEMM_NC 3072
+#endif
+#ifndef GEMM_PREFETCH_B_ROWS
+#define GEMM_PREFETCH_B_ROWS 1
 #endif
 #ifndef GEMM_PREFETCH_C_FIRST
 #define GEMM_PREFETCH_C_FIRST 1
@@ -125,7 +128,7 @@
 // comes from memory in short runs (a block is kc rows of NB floats at the
 // weight's row stride), too short for the hardware prefetchers, and the copy
 // alone keeps too few misses in flight; the block-ahead prefetch below did
-// not cover it. Measured (perf, 64-row calls of fc's input gradient): packing
+// not cover it (it was not running then: see PREFETCH_BLOCK). Measured (perf, 64-row calls of fc's input gradient): packing
 // went from 28-36% to 19-26% of the call's time. The same look-ahead in the
 // transposing packer (pack_b_cols), and transposing 16 k at a time there,
 // showed no gain and are not done.
@@ -143,13 +146,45 @@ enum { A_ROWS = 0, A_COLS = 1 };
 
 static inline int min_int(int a, int b) { return a < b ? a : b; }
 
-static inline void prefetch_read(const float *p) {
-#if defined(__GNUC__) && !defined(GEMM_NO_PREFETCH)
-    __builtin_prefetch(p, 0, 3);
+// Software prefetches. On x86 they are asm statements: gcc takes
+// __builtin_prefetch for an operation without side effects, and found the
+// block prefetch below (a static function that does nothing else) "const"
+// and deleted its calls: until this was found (objdump: no prefetcht0 left
+// in gemm), the next-block prefetch never ran in gcc builds; clang kept it.
+// PREFETCH_BLOCK uses the hint GEMM_PREFETCH_LOCALITY (3: prefetcht0, 2: t1,
+// 1: t2, 0: nta); PREFETCH_W is prefetchw where the target has it.
+#if defined(GEMM_NO_PREFETCH)
+#define PREFETCH_R(p) ((void)(p))
+#define PREFETCH_W(p) ((void)(p))
+#define PREFETCH_BLOCK(p) ((void)(p))
+#elif defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define GEMM_PF_ASM(insn, p) __asm__ volatile(insn " %0" : : "m"(*(const char *)(p)))
+#define PREFETCH_R(p) GEMM_PF_ASM("prefetcht0", p)
+#if defined(__PRFCHW__)
+#define PREFETCH_W(p) GEMM_PF_ASM("prefetchw", p)
 #else
-    (void)p;
+#define PREFETCH_W(p) GEMM_PF_ASM("prefetcht0", p)
 #endif
-}
+#if GEMM_PREFETCH_LOCALITY == 3
+#define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetcht0", p)
+#elif GEMM_PREFETCH_LOCALITY == 2
+#define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetcht1", p)
+#elif GEMM_PREFETCH_LOCALITY == 1
+#define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetcht2", p)
+#else
+#define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetchnta", p)
+#endif
+#elif defined(__GNUC__)
+#define PREFETCH_R(p) __builtin_prefetch(p, 0, 3)
+#define PREFETCH_W(p) __builtin_prefetch(p, 1, 3)
+#define PREFETCH_BLOCK(p) __builtin_prefetch(p, 0, GEMM_PREFETCH_LOCALITY)
+#else
+#define PREFETCH_R(p) ((void)(p))
+#define PREFETCH_W(p) ((void)(p))
+#define PREFETCH_BLOCK(p) ((void)(p))
+#endif
+
+static inline void prefetch_read(const float *p) { PREFETCH_R(p); }
 
 // ----------------------------------------------------------------------------
 // Micro-kernels: C(mr x NR) = Cin + A(mr x kc) * P(kc x NR), P packed with row
@@ -509,7 +544,16 @@ static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc,
 // to run ahead of, and A's rows are as short. The block is
 // nseg segments of len floats, segment s at base + s*stride; its lines are
 // numbered 0 .. nseg*(len/16 + 1) - 1 and fetched a few per tile.
-
+//
+// Measured once it ran (Zen 4, d12 at 256 rows): into L2 (prefetcht1,
+// GEMM_PREFETCH_LOCALITY 2) the forward products gained 4-13% (lmhead +12%,
+// fc +13% with the other changes of that commit); into L1 (prefetcht0) about
+// half that, the lines displacing the panel in use. For the row-copied B of
+// the input and weight gradients it neither gains nor loses (pack_b_rows'
+// own look-ahead covers it), and is kept. Issuing the lines from within the
+// tile, one every 4 k instead of a burst before it, was 0.7% slower.
+// Ordinary loads in place of prefetches cost 3-12% (a load that misses
+// holds up retirement).
 typedef struct {
     const float *base;
     ptrdiff_t stride;
@@ -527,32 +571,24 @@ static BlockLines block_lines(const float *b, ptrdiff_t ldb, int b_cols, int k0,
 static int block_line_count(const BlockLines *bl) { return bl->nseg * (bl->len / 16 + 1); }
 
 static void prefetch_block_lines(const BlockLines *bl, int from, int to) {
-#if defined(__GNUC__) && !defined(GEMM_NO_PREFETCH)
     int per = bl->len / 16 + 1;
     to = min_int(to, block_line_count(bl));
     if (from >= to) return;
     // One division per call: the (segment, line) pair is stepped.
     int s = from / per, q = from % per;
     for (int l = from; l < to; l++) {
-        __builtin_prefetch(bl->base + s * bl->stride + min_int(q * 16, bl->len - 1), 0, GEMM_PREFETCH_LOCALITY);
+        PREFETCH_BLOCK(bl->base + s * bl->stride + min_int(q * 16, bl->len - 1));
         if (++q == per) q = 0, s++;
     }
-#else
-    (void)bl, (void)from, (void)to;
-#endif
 }
 
 static void prefetch_rows(const float *c, ptrdiff_t ldc, int rows) {
-#if defined(__GNUC__)
     // Every line a row of the tile touches (NR floats span one more line
     // than NR/16 where the row is not 64-byte aligned).
     for (int i = 0; i < rows; i++) {
-        for (int j = 0; j < GEMM_NR; j += 16) __builtin_prefetch(c + i * ldc + j, 1, 3);
-        __builtin_prefetch(c + i * ldc + GEMM_NR - 1, 1, 3);
+        for (int j = 0; j < GEMM_NR; j += 16) PREFETCH_W(c + i * ldc + j);
+        PREFETCH_W(c + i * ldc + GEMM_NR - 1);
     }
-#else
-    (void)c, (void)ldc, (void)rows;
-#endif
 }
 
 // ----------------------------------------------------------------------------
@@ -623,7 +659,8 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                   else pack_b_rows(bpack, b, ldb, k0, kc, jb, nb);
                   // The next block: the next columns, else the next K block.
                   BlockLines next = {NULL, 0, 0, 0};
-                  if (jb + GEMM_NB < n0 + nc)
+                  if (!b_cols && !GEMM_PREFETCH_B_ROWS) {
+                  } else if (jb + GEMM_NB < n0 + nc)
                       next = block_lines(b, ldb, b_cols, k0, kc, jb + GEMM_NB,
                                          min_int(n0 + nc - jb - GEMM_NB, GEMM_NB));
                   else if (k0 + kc < K)
