@@ -666,12 +666,22 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                 int kc = min_int(K - k0, kstep);
                 if (a_cols) pack_a_cols(apack, a, lda, m0, mc, k0, kc);
                 else pack_a_rows(apack, a, lda, m0, mc, k0, kc);
-                // The next K block of A is fetched over all tiles of this one.
+                // The block of A packed next (the next K block, else the
+                // first of the next column block, else of the next row
+                // block) and the first B block after this K block's last
+                // one are fetched over all tiles of this one.
+                int nk0 = k0 + kc, nm0 = m0, nn0 = n0;
+                if (nk0 >= K) {
+                    nk0 = 0;
+                    if (n0 + nc < N) nn0 = n0 + nc;
+                    else nm0 = m0 + mc, nn0 = 0;
+                }
+                int nkc = min_int(K - nk0, kstep), nmc = min_int(M - nm0, mcap);
+                int more = nm0 < M && K > 0;
                 BlockLines anext = {NULL, 0, 0, 0};
-                if (k0 + kc < K) {
-                    int kn = min_int(K - k0 - kc, kstep);
-                    if (a_cols) anext = (BlockLines){a + (ptrdiff_t)(k0 + kc) * lda + m0, lda, kn, mc};
-                    else anext = (BlockLines){a + (ptrdiff_t)m0 * lda + k0 + kc, lda, mc, kn};
+                if (more && (nk0 != k0 || nm0 != m0)) {
+                    if (a_cols) anext = (BlockLines){a + (ptrdiff_t)nk0 * lda + nm0, lda, nkc, nmc};
+                    else anext = (BlockLines){a + (ptrdiff_t)nm0 * lda + nk0, lda, nmc, nkc};
                 }
                 int acalls = ntiles * ((nc + GEMM_NR - 1) / GEMM_NR), acall = 0;
                 int aper_call = (block_line_count(&anext) + acalls - 1) / acalls;
@@ -685,9 +695,8 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                   } else if (jb + GEMM_NB < n0 + nc)
                       next = block_lines(b, ldb, b_cols, k0, kc, jb + GEMM_NB,
                                          min_int(n0 + nc - jb - GEMM_NB, GEMM_NB));
-                  else if (k0 + kc < K)
-                      next = block_lines(b, ldb, b_cols, k0 + kc, min_int(K - k0 - kc, kstep), n0,
-                                         min_int(nc, GEMM_NB));
+                  else if (more)
+                      next = block_lines(b, ldb, b_cols, nk0, nkc, nn0, min_int(N - nn0, GEMM_NB));
                   int calls = ntiles * ((nb + GEMM_NR - 1) / GEMM_NR);
                   int per_call = (block_line_count(&next) + calls - 1) / calls, call = 0;
                   for (int j0 = jb; j0 < jb + nb; j0 += GEMM_NR) {
