@@ -119,7 +119,7 @@
 #define GEMM_NC 3072
 #endif
 #ifndef GEMM_PREFETCH_B_ROWS
-#define GEMM_PREFETCH_B_ROWS 0
+#define GEMM_PREFETCH_B_ROWS 1
 #endif
 #ifndef GEMM_A_COLS_GROUP
 #define GEMM_A_COLS_GROUP 4
@@ -591,9 +591,11 @@ static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc,
 // GEMM_PREFETCH_LOCALITY 2) the forward products gained 4-13% (lmhead +12%,
 // fc +13% with the other changes of that commit); into L1 (prefetcht0) about
 // half that, the lines displacing the panel in use. For the row-copied B of
-// the input and weight gradients it gains nothing (pack_b_rows' own
-// look-ahead covers it) and, in two runs, cost 1-3% of both products: off
-// (GEMM_PREFETCH_B_ROWS 0). Issuing the lines from within the
+// the input and weight gradients it depends on the pages: with 4 KB pages
+// (gemm_bench's malloc) it is within +-3% either way from run to run (one
+// run looked 1-3% slower with it, the next even); with 2 MB pages, as
+// model.c allocates its tensors, the input gradients are 2-6% faster with it
+// (three runs). On (GEMM_PREFETCH_B_ROWS 1). Issuing the lines from within the
 // tile, one every 4 k instead of a burst before it, was 0.7% slower.
 // Ordinary loads in place of prefetches cost 3-12% (a load that misses
 // holds up retirement).
