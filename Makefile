@@ -133,13 +133,17 @@ reference:
 
 # C unit tests, run by tests/test_units.py: the fast products against the
 # oracle for gcc and clang x (-march=native, -mavx2 -mfma, no -m flags, the
-# AVX-512 branch emulated on AVX2), and the traffic model against hand counts.
+# AVX-512 branch emulated on AVX2, -march=native with small blocks), and the
+# traffic model against hand counts.
 GEMM_TEST_FLAGS_native    := -march=native
 GEMM_TEST_FLAGS_avx2      := -mavx2 -mfma
 GEMM_TEST_FLAGS_generic   :=
 GEMM_TEST_FLAGS_avx512emu := -mavx2 -mfma -include tests/avx512_emu.h
+# small blocks (K blocks of at most 40, 2048 floats of packed A, column blocks
+# of 96): every blocking boundary of gemm.c on the test's small shapes
+GEMM_TEST_FLAGS_smallblocks := -march=native -DGEMM_KC=40 -DGEMM_A_FLOATS=2048 -DGEMM_NC=96
 UNIT_CFLAGS := -std=c11 -O3 -ffp-contract=off -fno-math-errno -Wall -Wextra
-UNIT_TESTS := $(foreach c,$(COMPILERS),$(foreach a,native avx2 generic avx512emu,build/tests/test_gemm-$(c)-$(a)) build/tests/test_traffic-$(c))
+UNIT_TESTS := $(foreach c,$(COMPILERS),$(foreach a,native avx2 generic avx512emu smallblocks,build/tests/test_gemm-$(c)-$(a)) build/tests/test_traffic-$(c))
 .PHONY: unit-tests
 unit-tests: $(UNIT_TESTS)
 build/tests/test_gemm-%: tests/test_gemm.c core/gemm.c core/gemm_naive.c core/gemm.h core/gemm_naive.h tests/avx512_emu.h

@@ -18,26 +18,52 @@
 //
 // The micro-kernel is chosen at build time: AVX-512 (8 x 32 tile), AVX2+FMA
 // (6 x 16 tile; -DGEMM_MR=4 -DGEMM_NV=3 gives 4 x 24, slower on Zen 3), or
-// plain C with fmaf (4 x 16 tile) that compilers vectorize. Scratch lives on
-// the stack, about 230 KB per call (packed A <= 165 KB, packed B <= 64 KB);
-// there is no global state, so calls on disjoint ranges may run concurrently
-// from any number of threads.
+// plain C with fmaf (4 x 16 tile) that compilers vectorize; -DGEMM_MR (up to
+// 14), -DGEMM_NV (1 to 4 vectors a row) and -DGEMM_YMM (the 256-bit kernel
+// on an AVX-512 build) give other tiles. Scratch lives on the stack, about
+// 870 KB per call at most (packed A <= 768 KB, packed B <= 96 KB; OpenMP's
+// worker threads get 4 MB (LLVM) or the process's stack limit, 8 MB, unless
+// OMP_STACKSIZE says otherwise); there is no global state, so calls on
+// disjoint ranges may run concurrently from any number of threads.
+#if !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE  // sysconf's cache sizes under -std=c11
+#endif
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 #include "gemm.h"
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
 #endif
 
-#if defined(__AVX512F__)
-#define GEMM_MR 8
-#define GEMM_NV 2
-#define GEMM_NR 32
+// GEMM_VBITS: the vector width of the micro-kernel (512, 256, or 0 for the
+// portable one). -DGEMM_YMM on an AVX-512 build runs the 256-bit kernel
+// (with AVX-512VL's 32 vector registers).
+#if defined(__AVX512F__) && !defined(GEMM_YMM)
+#define GEMM_VBITS 512
 #elif defined(__AVX2__) && defined(__FMA__)
+#define GEMM_VBITS 256
+#else
+#define GEMM_VBITS 0
+#endif
+
+#if GEMM_VBITS == 512
+#ifndef GEMM_MR
+#define GEMM_MR 8
+#endif
+#ifndef GEMM_NV
+#define GEMM_NV 2
+#endif
+#define GEMM_NR (16 * GEMM_NV)
+#elif GEMM_VBITS == 256
 #ifndef GEMM_MR
 #define GEMM_MR 6
+#endif
+#ifndef GEMM_NV
 #define GEMM_NV 2
 #endif
 #define GEMM_NR (8 * GEMM_NV)
@@ -46,33 +72,70 @@
 #define GEMM_NR 16
 #endif
 
-// Blocking. A block of A, mc x kc, is packed (at most GEMM_A_FLOATS, kept in
-// L2) and swept by every B panel of kc x NR (at most GEMM_KC rows, kept in
-// L1). mc is made as large as the budget allows, up to the whole row range of
-// a typical call (256), because each extra row block means packing all of B
-// again, and B (the weight) is the operand that comes from memory. NC columns
-// of C are finished over all of K before moving on, so those partial sums
-// stay in cache between K blocks.
+// Blocking. K is cut into equal blocks of at most GEMM_KC (multiples of 8
+// where possible), so the block size kc depends on K alone (gemm_kstep). A
+// block of A, mc x kc, is packed and kept in L2; mc is as many rows as the
+// budget holds (a_budget_floats: three quarters of the L2 size that
+// sysconf reports, at most GEMM_A_FLOATS, the stack buffer's size), because
+// each extra row block means packing all of B again. B is packed kc x NB at
+// a time, in panels of kc x NR that every row tile of the A block sweeps.
+// NC columns of C are finished over all of K before moving on, so those
+// partial sums stay in cache between K blocks.
+//
+// Measured on Zen 4 (1 MB L2; gemm products of d12 at 256 rows, variants
+// interleaved): kc 160 -> 384 (A budget 165 KB -> 384 KB, set for Zen 3's
+// 512 KB L2) took the forward and input-gradient products from 5 to 2 K
+// blocks at K = 768 (each block reads and writes all of C again, C from L3
+// when N >= 2304) and gained 2-10% on every shape but the weight gradient
+// (fc forward +9%, fcproj input gradient +8%); kc 512 and 768 gave the same
+// as 384 within noise, 192-320 less. A budget 768 KB (mc 768 at K = 256)
+// for the weight gradients, which pack all of B (the input, K x N) again
+// for each block of mc channels: fcproj's (M = 768) +9% with its one row
+// block, lmhead's +3-5%; 512 KB gained nothing over 384 KB there. Later,
+// with the prefetch working: kc 768 (K = 768 in one block) +1% on the
+// forward products, +1-3% on fcproj's input gradient, the rest even; not
+// taken for a 192 KB larger stack frame and all of L2 for A. B blocks of
+// 128 or 32 columns (GEMM_NB) instead of 64: even.
 #ifndef GEMM_KC
-#define GEMM_KC 256
+#define GEMM_KC 384
 #endif
 #ifndef GEMM_A_FLOATS
-#define GEMM_A_FLOATS (264 * 160)
+#define GEMM_A_FLOATS (768 * 256)
+#endif
+#if GEMM_A_FLOATS < GEMM_KC * 16
+#error "GEMM_A_FLOATS must hold at least 16 rows of GEMM_KC"
+#endif
+// The L2 size assumed where sysconf does not report one.
+#ifndef GEMM_L2_DEFAULT
+#define GEMM_L2_DEFAULT (512 * 1024)
 #endif
 #ifndef GEMM_NB
+#if 64 % GEMM_NR == 0
 #define GEMM_NB 64
+#else
+#define GEMM_NB (2 * GEMM_NR)
+#endif
 #endif
 #ifndef GEMM_PREFETCH_LOCALITY
-#define GEMM_PREFETCH_LOCALITY 3
+#define GEMM_PREFETCH_LOCALITY 2
 #endif
 #ifndef GEMM_NC
 #define GEMM_NC 3072
+#endif
+#ifndef GEMM_PREFETCH_B_ROWS
+#define GEMM_PREFETCH_B_ROWS 1
+#endif
+#ifndef GEMM_A_COLS_GROUP
+#define GEMM_A_COLS_GROUP 4
+#endif
+#ifndef GEMM_PREFETCH_C_FIRST
+#define GEMM_PREFETCH_C_FIRST 1
 #endif
 // Rows of B that pack_b_rows fetches ahead of the one it copies. There B
 // comes from memory in short runs (a block is kc rows of NB floats at the
 // weight's row stride), too short for the hardware prefetchers, and the copy
 // alone keeps too few misses in flight; the block-ahead prefetch below did
-// not cover it. Measured (perf, 64-row calls of fc's input gradient): packing
+// not cover it (it was not running then: see PREFETCH_BLOCK). Measured (perf, 64-row calls of fc's input gradient): packing
 // went from 28-36% to 19-26% of the call's time. The same look-ahead in the
 // transposing packer (pack_b_cols), and transposing 16 k at a time there,
 // showed no gain and are not done.
@@ -90,25 +153,65 @@ enum { A_ROWS = 0, A_COLS = 1 };
 
 static inline int min_int(int a, int b) { return a < b ? a : b; }
 
-static inline void prefetch_read(const float *p) {
-#if defined(__GNUC__) && !defined(GEMM_NO_PREFETCH)
-    __builtin_prefetch(p, 0, 3);
+// Software prefetches. On x86 they are asm statements: gcc takes
+// __builtin_prefetch for an operation without side effects, and found the
+// block prefetch below (a static function that does nothing else) "const"
+// and deleted its calls: until this was found (objdump: no prefetcht0 left
+// in gemm), the next-block prefetch never ran in gcc builds; clang kept it.
+// PREFETCH_BLOCK uses the hint GEMM_PREFETCH_LOCALITY (3: prefetcht0, 2: t1,
+// 1: t2, 0: nta); PREFETCH_W is prefetchw where the target has it.
+#if defined(GEMM_NO_PREFETCH)
+#define PREFETCH_R(p) ((void)(p))
+#define PREFETCH_W(p) ((void)(p))
+#define PREFETCH_BLOCK(p) ((void)(p))
+#elif defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define GEMM_PF_ASM(insn, p) __asm__ volatile(insn " %0" : : "m"(*(const char *)(p)))
+#define PREFETCH_R(p) GEMM_PF_ASM("prefetcht0", p)
+#if defined(__PRFCHW__)
+#define PREFETCH_W(p) GEMM_PF_ASM("prefetchw", p)
 #else
-    (void)p;
+#define PREFETCH_W(p) GEMM_PF_ASM("prefetcht0", p)
 #endif
-}
+#if GEMM_PREFETCH_LOCALITY == 3
+#define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetcht0", p)
+#elif GEMM_PREFETCH_LOCALITY == 2
+#define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetcht1", p)
+#elif GEMM_PREFETCH_LOCALITY == 1
+#define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetcht2", p)
+#else
+#define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetchnta", p)
+#endif
+#elif defined(__GNUC__)
+#define PREFETCH_R(p) __builtin_prefetch(p, 0, 3)
+#define PREFETCH_W(p) __builtin_prefetch(p, 1, 3)
+#define PREFETCH_BLOCK(p) __builtin_prefetch(p, 0, GEMM_PREFETCH_LOCALITY)
+#else
+#define PREFETCH_R(p) ((void)(p))
+#define PREFETCH_W(p) ((void)(p))
+#define PREFETCH_BLOCK(p) ((void)(p))
+#endif
+
+static inline void prefetch_read(const float *p) { PREFETCH_R(p); }
 
 // ----------------------------------------------------------------------------
 // Micro-kernels: C(mr x NR) = Cin + A(mr x kc) * P(kc x NR), P packed with row
 // stride NR. Cin is read with row stride ldcin (0 = the same init row for every
 // row: the bias). mr is a compile-time constant in every instantiation.
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#if GEMM_VBITS > 0
 
-// Two vectors per row (NR = 2 * lanes). The accumulators are named variables,
-// not an array: compilers keep arrays of vectors on the stack, which costs a
-// store per FMA.
-#if defined(__AVX512F__)
+// NV vectors per row (NR = NV * lanes; 2 by default). The accumulators are
+// named variables, not an array: compilers keep arrays of vectors on the
+// stack, which costs a store per FMA.
+//
+// Tile shapes measured on Zen 4 (AVX-512 on 256-bit pipes). Alone, on data
+// in L1 or L2, every shape tried runs at 97-100% of peak: zmm 8x32, 12x32,
+// 14x32, 10x32, 8x48, 6x64, 8x64 and ymm 6x16, 12x16, 8x24, 6x32, 14x16,
+// with the broadcast as its own instruction or folded into the FMA. In the
+// products (d12, 256 rows, interleaved runs): 12x32 -1% overall, 14x32 -3%,
+// 8x48 +1% within noise (better on the input gradients, worse on the weight
+// gradients), ymm 12x16 (GEMM_YMM) -15%. 8x32 is kept.
+#if GEMM_VBITS == 512
 typedef __m512 vec;
 #define VLANES 16
 #define vload(p) _mm512_load_ps(p)
@@ -128,20 +231,30 @@ typedef __m256 vec;
 #define vzero() _mm256_setzero_ps()
 #endif
 
-#if GEMM_MR == 8
-#define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#elif GEMM_MR == 6
-#define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#elif GEMM_MR == 4
-#define FOR_ROWS(X) X(0) X(1) X(2) X(3)
-#endif
+#define GEMM_CAT_(a, b) a##b
+#define GEMM_CAT(a, b) GEMM_CAT_(a, b)
+#define ROWS_1(X) X(0)
+#define ROWS_2(X) ROWS_1(X) X(1)
+#define ROWS_3(X) ROWS_2(X) X(2)
+#define ROWS_4(X) ROWS_3(X) X(3)
+#define ROWS_5(X) ROWS_4(X) X(4)
+#define ROWS_6(X) ROWS_5(X) X(5)
+#define ROWS_7(X) ROWS_6(X) X(6)
+#define ROWS_8(X) ROWS_7(X) X(7)
+#define ROWS_9(X) ROWS_8(X) X(8)
+#define ROWS_10(X) ROWS_9(X) X(9)
+#define ROWS_11(X) ROWS_10(X) X(10)
+#define ROWS_12(X) ROWS_11(X) X(11)
+#define ROWS_13(X) ROWS_12(X) X(12)
+#define ROWS_14(X) ROWS_13(X) X(13)
+#define FOR_ROWS(X) GEMM_CAT(ROWS_, GEMM_MR)(X)
 
 // Per row i of the tile: accumulators c<i>0 .. c<i>(NV-1).
-#if GEMM_NV == 3
-#define ROW_VECS(X, i) X(i, 0) X(i, 1) X(i, 2)
-#else
-#define ROW_VECS(X, i) X(i, 0) X(i, 1)
-#endif
+#define VECS_1(X, i) X(i, 0)
+#define VECS_2(X, i) VECS_1(X, i) X(i, 1)
+#define VECS_3(X, i) VECS_2(X, i) X(i, 2)
+#define VECS_4(X, i) VECS_3(X, i) X(i, 3)
+#define ROW_VECS(X, i) GEMM_CAT(VECS_, GEMM_NV)(X, i)
 
 GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
                       const float *cin, ptrdiff_t ldcin, float *c, ptrdiff_t ldc) {
@@ -150,6 +263,10 @@ GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
 #define FMA1(i, v) c##i##v = vfma(x, b##v, c##i##v);
 #define STORE1(i, v) vstoreu(c + i * ldc + v * VLANES, c##i##v);
 #define BLOAD1(v) vec b##v = vload(p + (ptrdiff_t)k * GEMM_NR + v * VLANES);
+#define BLOADS_1 BLOAD1(0)
+#define BLOADS_2 BLOADS_1 BLOAD1(1)
+#define BLOADS_3 BLOADS_2 BLOAD1(2)
+#define BLOADS_4 BLOADS_3 BLOAD1(3)
 #define DECLARE(i) ROW_VECS(DECLARE1, i)
 #define LOAD(i) if (mr > i) { ROW_VECS(LOAD1, i) }
 #define UPDATE(i)                                                   \
@@ -164,11 +281,7 @@ GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
     // slots from the FMAs (measured: about 90% -> 99% of peak on Zen 3).
 #pragma GCC unroll 4
     for (int k = 0; k < kc; k++) {
-        BLOAD1(0)
-        BLOAD1(1)
-#if GEMM_NV == 3
-        BLOAD1(2)
-#endif
+        GEMM_CAT(BLOADS_, GEMM_NV)
         FOR_ROWS(UPDATE)
     }
     FOR_ROWS(STORE)
@@ -177,6 +290,10 @@ GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
 #undef FMA1
 #undef STORE1
 #undef BLOAD1
+#undef BLOADS_1
+#undef BLOADS_2
+#undef BLOADS_3
+#undef BLOADS_4
 #undef DECLARE
 #undef LOAD
 #undef UPDATE
@@ -213,24 +330,85 @@ GEMM_INLINE void tile(int mr, int kc, const float *a, const float *p,
 typedef void (*tile_fn)(int, const float *, const float *, const float *, ptrdiff_t, float *,
                         ptrdiff_t);
 GEMM_TILE_FN(tile_1, 1)
+#if GEMM_MR >= 2
 GEMM_TILE_FN(tile_2, 2)
+#endif
+#if GEMM_MR >= 3
 GEMM_TILE_FN(tile_3, 3)
+#endif
+#if GEMM_MR >= 4
 GEMM_TILE_FN(tile_4, 4)
-#if GEMM_MR > 4
+#endif
+#if GEMM_MR >= 5
 GEMM_TILE_FN(tile_5, 5)
+#endif
+#if GEMM_MR >= 6
 GEMM_TILE_FN(tile_6, 6)
 #endif
-#if GEMM_MR > 6
+#if GEMM_MR >= 7
 GEMM_TILE_FN(tile_7, 7)
+#endif
+#if GEMM_MR >= 8
 GEMM_TILE_FN(tile_8, 8)
 #endif
-static const tile_fn tiles[GEMM_MR + 1] = {
-    NULL, tile_1, tile_2, tile_3, tile_4,
-#if GEMM_MR > 4
-    tile_5, tile_6,
+#if GEMM_MR >= 9
+GEMM_TILE_FN(tile_9, 9)
 #endif
-#if GEMM_MR > 6
-    tile_7, tile_8,
+#if GEMM_MR >= 10
+GEMM_TILE_FN(tile_10, 10)
+#endif
+#if GEMM_MR >= 11
+GEMM_TILE_FN(tile_11, 11)
+#endif
+#if GEMM_MR >= 12
+GEMM_TILE_FN(tile_12, 12)
+#endif
+#if GEMM_MR >= 13
+GEMM_TILE_FN(tile_13, 13)
+#endif
+#if GEMM_MR >= 14
+GEMM_TILE_FN(tile_14, 14)
+#endif
+static const tile_fn tiles[GEMM_MR + 1] = {
+    NULL, tile_1,
+#if GEMM_MR >= 2
+    tile_2,
+#endif
+#if GEMM_MR >= 3
+    tile_3,
+#endif
+#if GEMM_MR >= 4
+    tile_4,
+#endif
+#if GEMM_MR >= 5
+    tile_5,
+#endif
+#if GEMM_MR >= 6
+    tile_6,
+#endif
+#if GEMM_MR >= 7
+    tile_7,
+#endif
+#if GEMM_MR >= 8
+    tile_8,
+#endif
+#if GEMM_MR >= 9
+    tile_9,
+#endif
+#if GEMM_MR >= 10
+    tile_10,
+#endif
+#if GEMM_MR >= 11
+    tile_11,
+#endif
+#if GEMM_MR >= 12
+    tile_12,
+#endif
+#if GEMM_MR >= 13
+    tile_13,
+#endif
+#if GEMM_MR >= 14
+    tile_14,
 #endif
 };
 
@@ -281,14 +459,19 @@ static void pack_a_rows(float *q, const float *a, ptrdiff_t lda, int m0, int mc,
         float *dst = q + (ptrdiff_t)t0 * kc;
         const float *src = a + (ptrdiff_t)(m0 + t0) * lda + k0;
         int k = 0;
-#if defined(__AVX2__) && GEMM_MR <= 8
+#if defined(__AVX2__)
         if (mr == GEMM_MR) {
             for (; k + 8 <= kc; k += 8) {
-                __m256 r[8];
-                for (int i = 0; i < 8; i++)
-                    r[i] = i < GEMM_MR ? _mm256_loadu_ps(src + i * lda + k) : _mm256_setzero_ps();
-                transpose8(r);
-                for (int j = 0; j < 8; j++) _mm256_storeu_ps(dst + (k + j) * GEMM_MR, r[j]);
+                // Groups of 8 rows, the last group first: its 8-float
+                // stores spill into the next k's first slots, which the
+                // earlier groups then overwrite.
+                for (int i0 = (GEMM_MR - 1) / 8 * 8; i0 >= 0; i0 -= 8) {
+                    __m256 r[8];
+                    for (int i = 0; i < 8; i++)
+                        r[i] = i0 + i < GEMM_MR ? _mm256_loadu_ps(src + (i0 + i) * lda + k) : _mm256_setzero_ps();
+                    transpose8(r);
+                    for (int j = 0; j < 8; j++) _mm256_storeu_ps(dst + (k + j) * GEMM_MR + i0, r[j]);
+                }
             }
         }
 #endif
@@ -301,19 +484,50 @@ static void pack_a_rows(float *q, const float *a, ptrdiff_t lda, int m0, int mc,
 // consecutive floats per k. Full panels copy with a constant size, which
 // compilers turn into one vector move (a variable-length copy of 8 floats
 // became `rep movs`, whose start-up cost made this packing about a sixth of
-// the weight-gradient products' time).
-static void pack_a_cols(float *q, const float *a, ptrdiff_t lda, int m0, int mc, int k0, int kc) {
-    for (int t0 = 0; t0 < mc; t0 += GEMM_MR) {
-        int mr = mc - t0 < GEMM_MR ? mc - t0 : GEMM_MR;
-        float *dst = q + (ptrdiff_t)t0 * kc;
-        if (mr == GEMM_MR) {
-            const float *src = a + (ptrdiff_t)k0 * lda + m0 + t0;
-            for (int k = 0; k < kc; k++) memcpy(dst + k * GEMM_MR, src + (ptrdiff_t)k * lda, GEMM_MR * sizeof(float));
+// the weight-gradient products' time). Full panels go in groups of
+// GEMM_A_COLS_GROUP, k outer within a group: one panel at a time read 32
+// bytes of each of kc rows and came back for the rest of the line after a
+// sweep of all rows, by when rows OC floats apart (OC*4 a multiple of 4 KB)
+// had evicted it from L1. Measured alone (384 x 256 blocks): 0.19 -> 0.11
+// ns per float at OC = 768, 0.66 -> 0.19 at OC = 3072; 8 panels a group
+// were slower at OC = 768 (their 8 destinations 8 KB apart share a set).
+//
+// With colsum (the weight gradient's bias gradient), each copied value is
+// also added to colsum[m - m0], in increasing k: the sum over rows that
+// otherwise took a second pass over dout (1-2% of the product).
+static void pack_a_cols(float *q, const float *a, ptrdiff_t lda, int m0, int mc, int k0, int kc,
+                        float *colsum) {
+    int full = mc / GEMM_MR;
+    for (int t0 = 0; t0 < full; t0 += GEMM_A_COLS_GROUP) {
+        int g = min_int(full - t0, GEMM_A_COLS_GROUP);
+        const float *src = a + (ptrdiff_t)k0 * lda + m0 + t0 * GEMM_MR;
+        float *dst = q + (ptrdiff_t)t0 * GEMM_MR * kc;
+        if (colsum) {
+            float *cs = colsum + t0 * GEMM_MR;
+            for (int k = 0; k < kc; k++)
+                for (int t = 0; t < g; t++) {
+                    const float *s = src + (ptrdiff_t)k * lda + t * GEMM_MR;
+                    float *d = dst + (ptrdiff_t)t * GEMM_MR * kc + k * GEMM_MR;
+                    for (int i = 0; i < GEMM_MR; i++) {
+                        d[i] = s[i];
+                        cs[t * GEMM_MR + i] += s[i];
+                    }
+                }
             continue;
         }
+        for (int k = 0; k < kc; k++)
+            for (int t = 0; t < g; t++)
+                memcpy(dst + (ptrdiff_t)t * GEMM_MR * kc + k * GEMM_MR, src + (ptrdiff_t)k * lda + t * GEMM_MR,
+                       GEMM_MR * sizeof(float));
+    }
+    int t0 = full * GEMM_MR, mr = mc - t0;
+    if (mr > 0) {
+        float *dst = q + (ptrdiff_t)t0 * kc;
         for (int k = 0; k < kc; k++) {
             const float *src = a + (ptrdiff_t)(k0 + k) * lda + m0 + t0;
             for (int i = 0; i < mr; i++) dst[k * GEMM_MR + i] = src[i];
+            if (colsum)
+                for (int i = 0; i < mr; i++) colsum[t0 + i] += src[i];
         }
     }
 }
@@ -347,14 +561,22 @@ static void pack_b_rows(float *p, const float *b, ptrdiff_t ldb, int k0, int kc,
 
 // B(k,n) = b[n*ldb + k]: the weight read as w^T. Each panel is a transpose,
 // done in 8 x 8 blocks where AVX2 is there.
+//
+// Eight rows of the weight at a time, along all of kc (rows outer, k inner).
+// With k outer the 32 rows of a panel were read in turn, and rows 12 KB
+// apart (IC = 3072) all fall in one 8-way L1 set: measured alone, packing a
+// 384 x 64 block took 0.56 ns per float from L2 that way and 0.18 this way
+// (0.13 for both at IC = 768); fcproj's forward product gained 6%.
 static void pack_b_panel_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc, int n0, int nr) {
     int k = 0;
 #if defined(__AVX2__)
     if (nr == GEMM_NR) {
-        for (; k + 8 <= kc; k += 8)
-            for (int j = 0; j < GEMM_NR; j += 8)
-                transpose8x8(p + (ptrdiff_t)k * GEMM_NR + j, GEMM_NR,
-                             b + (ptrdiff_t)(n0 + j) * ldb + k0 + k, ldb);
+        int k8 = kc / 8 * 8;
+        for (int j = 0; j < GEMM_NR; j += 8)
+            for (int kk = 0; kk < k8; kk += 8)
+                transpose8x8(p + (ptrdiff_t)kk * GEMM_NR + j, GEMM_NR,
+                             b + (ptrdiff_t)(n0 + j) * ldb + k0 + kk, ldb);
+        k = k8;
     }
 #endif
     for (; k < kc; k++) {
@@ -376,6 +598,21 @@ static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc,
 // to run ahead of, and A's rows are as short. The block is
 // nseg segments of len floats, segment s at base + s*stride; its lines are
 // numbered 0 .. nseg*(len/16 + 1) - 1 and fetched a few per tile.
+//
+// Measured once it ran (Zen 4, d12 at 256 rows): into L2 (prefetcht1,
+// GEMM_PREFETCH_LOCALITY 2) the forward products gained 4-13% (lmhead +12%,
+// fc +13% with the other changes of that commit); into L1 (prefetcht0) about
+// half that, the lines displacing the panel in use. For the row-copied B of
+// the input and weight gradients it depends on the pages: with 4 KB pages
+// (gemm_bench's malloc) it is within +-3% either way from run to run (one
+// run looked 1-3% slower with it, the next even); with 2 MB pages, as
+// model.c allocates its tensors, the input gradients are 2-6% faster with it
+// (three runs). On (GEMM_PREFETCH_B_ROWS 1). Issuing the lines from within the
+// tile, one every 4 k instead of a burst before it, was 0.7% slower.
+// Ordinary loads in place of prefetches cost 3-12% (a load that misses
+// holds up retirement). Prefetching only every 2nd, 4th or 8th line of a
+// segment, leaving the rest to the hardware prefetchers, cost 2-5%. The
+// look-ahead of pack_b_rows at 0, 2, 4 or 16 rows instead of 8: even.
 typedef struct {
     const float *base;
     ptrdiff_t stride;
@@ -393,27 +630,49 @@ static BlockLines block_lines(const float *b, ptrdiff_t ldb, int b_cols, int k0,
 static int block_line_count(const BlockLines *bl) { return bl->nseg * (bl->len / 16 + 1); }
 
 static void prefetch_block_lines(const BlockLines *bl, int from, int to) {
-#if defined(__GNUC__) && !defined(GEMM_NO_PREFETCH)
     int per = bl->len / 16 + 1;
     to = min_int(to, block_line_count(bl));
+    if (from >= to) return;
+    // One division per call: the (segment, line) pair is stepped.
+    int s = from / per, q = from % per;
     for (int l = from; l < to; l++) {
-        int s = l / per, q = l % per;
-        __builtin_prefetch(bl->base + s * bl->stride + min_int(q * 16, bl->len - 1), 0, GEMM_PREFETCH_LOCALITY);
+        PREFETCH_BLOCK(bl->base + s * bl->stride + min_int(q * 16, bl->len - 1));
+        if (++q == per) q = 0, s++;
     }
-#else
-    (void)bl, (void)from, (void)to;
-#endif
 }
 
 static void prefetch_rows(const float *c, ptrdiff_t ldc, int rows) {
-#if defined(__GNUC__)
+    // Every line a row of the tile touches (NR floats span one more line
+    // than NR/16 where the row is not 64-byte aligned).
     for (int i = 0; i < rows; i++) {
-        __builtin_prefetch(c + i * ldc, 1, 3);
-        __builtin_prefetch(c + i * ldc + GEMM_NR - 1, 1, 3);
+        for (int j = 0; j < GEMM_NR; j += 16) PREFETCH_W(c + i * ldc + j);
+        PREFETCH_W(c + i * ldc + GEMM_NR - 1);
     }
-#else
-    (void)c, (void)ldc, (void)rows;
+}
+
+// ----------------------------------------------------------------------------
+// Block sizes.
+
+// kc for a reduction of length K: equal blocks of at most GEMM_KC, rounded
+// up to a multiple of 8 where that stays within GEMM_KC. Depends on K alone.
+static int gemm_kstep(int K) {
+    if (K <= GEMM_KC) return K;
+    int kblocks = (K + GEMM_KC - 1) / GEMM_KC;
+    int kstep = (K + kblocks - 1) / kblocks;
+    return min_int((kstep + 7) / 8 * 8, GEMM_KC);
+}
+
+// Floats of packed A per call: three quarters of the L2 cache (per core, as
+// sysconf reports it; GEMM_L2_DEFAULT where it does not), within the stack
+// buffer's GEMM_A_FLOATS. glibc answers from values it read at start-up.
+static long a_budget_floats(void) {
+    long l2 = 0;
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
 #endif
+    if (l2 <= 0) l2 = GEMM_L2_DEFAULT;
+    long floats = l2 / (long)sizeof(float) / 4 * 3;
+    return floats < GEMM_A_FLOATS ? floats : GEMM_A_FLOATS;
 }
 
 // ----------------------------------------------------------------------------
@@ -423,29 +682,24 @@ static void prefetch_rows(const float *c, ptrdiff_t ldc, int rows) {
 // a_cols; B(k,n) is b[k*ldb + n], or b[n*ldb + k] if b_cols.
 static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                  const float *b, ptrdiff_t ldb, int b_cols, const float *init,
-                 float *c, ptrdiff_t ldc) {
+                 float *c, ptrdiff_t ldc, float *colsum) {
     _Alignas(64) float apack[GEMM_A_FLOATS + 8];
     _Alignas(64) float bpack[GEMM_KC * GEMM_NB];
     _Alignas(64) float init_row[GEMM_NR];
     _Alignas(64) float edge[GEMM_MR * GEMM_NR];
-    if (M <= 0 || N <= 0) return;
-
-    // Block sizes for this call: all of M in one block if the budget allows
-    // it with kc >= 128, else kc = min(K, GEMM_KC) and as many rows as fit.
-    // K is then cut into equal blocks (multiples of 8 where possible).
-    int m_all = (M + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
-    int kmax = min_int(K, GEMM_KC);
-    int mcap;
-    if (m_all * 128 <= GEMM_A_FLOATS) {
-        mcap = m_all;
-        kmax = min_int(kmax, GEMM_A_FLOATS / m_all);
-    } else {
-        if (kmax < 128) kmax = min_int(K, 128);
-        mcap = GEMM_A_FLOATS / (kmax > 0 ? kmax : 1) / GEMM_MR * GEMM_MR;
+    if (M <= 0) return;
+    if (N <= 0) {  // no product, but the column sums
+        if (colsum && a_cols) {
+            for (int m = 0; m < M; m++) colsum[m] = 0.0f;
+            for (int k = 0; k < K; k++)
+                for (int m = 0; m < M; m++) colsum[m] += a[(ptrdiff_t)k * lda + m];
+        }
+        return;
     }
-    int kblocks = kmax > 0 ? (K + kmax - 1) / kmax : 1;
-    int kstep = kblocks > 0 ? (K + kblocks - 1) / kblocks : 0;
-    if (kblocks > 1) kstep = min_int((kstep + 7) / 8 * 8, kmax);
+
+    int kstep = gemm_kstep(K);
+    long mrows = a_budget_floats() / (kstep > 0 ? kstep : 1) / GEMM_MR * GEMM_MR;
+    int mcap = mrows < GEMM_MR ? GEMM_MR : mrows > M ? M : (int)mrows;
 
     for (int m0 = 0; m0 < M; m0 += mcap) {
         int mc = min_int(M - m0, mcap);
@@ -455,14 +709,29 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
             // K == 0 still needs one pass to write the initial values.
             for (int k0 = 0; k0 < K || k0 == 0; k0 += kstep) {
                 int kc = min_int(K - k0, kstep);
-                if (a_cols) pack_a_cols(apack, a, lda, m0, mc, k0, kc);
+                // colsum[m] (a_cols only) = sum over k of A(m,k), in
+                // increasing k, accumulated as A is packed the first time.
+                float *cs = colsum && n0 == 0 ? colsum + m0 : NULL;
+                if (cs && k0 == 0)
+                    for (int i = 0; i < mc; i++) cs[i] = 0.0f;
+                if (a_cols) pack_a_cols(apack, a, lda, m0, mc, k0, kc, K > 0 ? cs : NULL);
                 else pack_a_rows(apack, a, lda, m0, mc, k0, kc);
-                // The next K block of A is fetched over all tiles of this one.
+                // The block of A packed next (the next K block, else the
+                // first of the next column block, else of the next row
+                // block) and the first B block after this K block's last
+                // one are fetched over all tiles of this one.
+                int nk0 = k0 + kc, nm0 = m0, nn0 = n0;
+                if (nk0 >= K) {
+                    nk0 = 0;
+                    if (n0 + nc < N) nn0 = n0 + nc;
+                    else nm0 = m0 + mc, nn0 = 0;
+                }
+                int nkc = min_int(K - nk0, kstep), nmc = min_int(M - nm0, mcap);
+                int more = nm0 < M && K > 0;
                 BlockLines anext = {NULL, 0, 0, 0};
-                if (k0 + kc < K) {
-                    int kn = min_int(K - k0 - kc, kstep);
-                    if (a_cols) anext = (BlockLines){a + (ptrdiff_t)(k0 + kc) * lda + m0, lda, kn, mc};
-                    else anext = (BlockLines){a + (ptrdiff_t)m0 * lda + k0 + kc, lda, mc, kn};
+                if (more && (nk0 != k0 || nm0 != m0)) {
+                    if (a_cols) anext = (BlockLines){a + (ptrdiff_t)nk0 * lda + nm0, lda, nkc, nmc};
+                    else anext = (BlockLines){a + (ptrdiff_t)nm0 * lda + nk0, lda, nmc, nkc};
                 }
                 int acalls = ntiles * ((nc + GEMM_NR - 1) / GEMM_NR), acall = 0;
                 int aper_call = (block_line_count(&anext) + acalls - 1) / acalls;
@@ -472,12 +741,12 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                   else pack_b_rows(bpack, b, ldb, k0, kc, jb, nb);
                   // The next block: the next columns, else the next K block.
                   BlockLines next = {NULL, 0, 0, 0};
-                  if (jb + GEMM_NB < n0 + nc)
+                  if (!b_cols && !GEMM_PREFETCH_B_ROWS) {
+                  } else if (jb + GEMM_NB < n0 + nc)
                       next = block_lines(b, ldb, b_cols, k0, kc, jb + GEMM_NB,
                                          min_int(n0 + nc - jb - GEMM_NB, GEMM_NB));
-                  else if (k0 + kc < K)
-                      next = block_lines(b, ldb, b_cols, k0 + kc, min_int(K - k0 - kc, kstep), n0,
-                                         min_int(nc, GEMM_NB));
+                  else if (more)
+                      next = block_lines(b, ldb, b_cols, nk0, nkc, nn0, min_int(N - nn0, GEMM_NB));
                   int calls = ntiles * ((nb + GEMM_NR - 1) / GEMM_NR);
                   int per_call = (block_line_count(&next) + calls - 1) / calls, call = 0;
                   for (int j0 = jb; j0 < jb + nb; j0 += GEMM_NR) {
@@ -494,9 +763,15 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                         prefetch_block_lines(&next, call * per_call, (call + 1) * per_call);
                         prefetch_block_lines(&anext, acall * aper_call, (acall + 1) * aper_call);
                         call++, acall++;
-                        // The C rows of the next tile, which come from L3 on
-                        // every K block but the first.
-                        if (t + 1 < ntiles && k0 > 0) prefetch_rows(cp + GEMM_MR * ldc, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
+                        // The C rows of the next tile (after a panel's last
+                        // tile, the next panel's first), which come from L3
+                        // on every K block but the first; on the first the
+                        // stores need the lines too (measured: the weight
+                        // gradients, one K block, 4-6% slower without).
+                        if (GEMM_PREFETCH_C_FIRST || k0 > 0) {
+                            if (t + 1 < ntiles) prefetch_rows(cp + GEMM_MR * ldc, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
+                            else if (j0 + GEMM_NR < n0 + nc) prefetch_rows(c + (ptrdiff_t)m0 * ldc + j0 + GEMM_NR, ldc, min_int(mc, GEMM_MR));
+                        }
                         if (nr == GEMM_NR) {
                             if (k0 == 0) tiles[mr](kc, ap, panel, init_row, 0, cp, ldc);
                             else tiles[mr](kc, ap, panel, cp, ldc, cp, ldc);
@@ -527,7 +802,7 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
 void matmul_forward_block(float *out, const float *inp, const float *w, const float *bias,
                           int r0, int r1, int c0, int c1, int IC, int OC) {
     gemm(r1 - r0, c1 - c0, IC, inp + (ptrdiff_t)r0 * IC, IC, A_ROWS, w + (ptrdiff_t)c0 * IC, IC, 1,
-         bias ? bias + c0 : NULL, out + (ptrdiff_t)r0 * OC + c0, OC);
+         bias ? bias + c0 : NULL, out + (ptrdiff_t)r0 * OC + c0, OC, NULL);
 }
 
 void matmul_forward_rows(float *out, const float *inp, const float *w, const float *bias,
@@ -538,7 +813,7 @@ void matmul_forward_rows(float *out, const float *inp, const float *w, const flo
 void matmul_backward_input_block(float *dinp, const float *dout, const float *w,
                                  int r0, int r1, int c0, int c1, int IC, int OC) {
     gemm(r1 - r0, c1 - c0, OC, dout + (ptrdiff_t)r0 * OC, OC, A_ROWS, w + c0, IC, 0, NULL,
-         dinp + (ptrdiff_t)r0 * IC + c0, IC);
+         dinp + (ptrdiff_t)r0 * IC + c0, IC, NULL);
 }
 
 void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
@@ -548,17 +823,10 @@ void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
 
 void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,
                                      int o0, int o1, int rows, int IC, int OC) {
+    // dbias[o]: plain adds in increasing row order, made while dout^T is
+    // packed (pack_a_cols).
     gemm(o1 - o0, IC, rows, dout + o0, OC, A_COLS, inp, IC, 0, NULL,
-         dw + (ptrdiff_t)o0 * IC, IC);
-    if (dbias) {
-        // Plain adds in increasing row order, one channel per lane; the
-        // compiler may vectorise across channels, which keeps each sum's order.
-        for (int o = o0; o < o1; o++) dbias[o] = 0.0f;
-        for (int r = 0; r < rows; r++) {
-            const float *g = dout + (ptrdiff_t)r * OC;
-            for (int o = o0; o < o1; o++) dbias[o] += g[o];
-        }
-    }
+         dw + (ptrdiff_t)o0 * IC, IC, dbias ? dbias + o0 : NULL);
 }
 
 // ----------------------------------------------------------------------------
@@ -566,23 +834,15 @@ void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout,
 // the same product.
 //
 // Layout of a packed K x N operand. K is cut into blocks of kstep floats
-// (packed_kstep: from K alone, as gemm() cuts K for a call of few rows); N is
+// (packed_kstep: from K alone, gemm()'s own cut, gemm_kstep); N is
 // padded to npad, a multiple of NR. The block of k in [k0, k0 + kc) starts at
 // float k0 * npad; its panel q (columns [q*NR, q*NR + NR)) at
 // k0*npad + q*kc*NR, and row k of that panel at + (k - k0)*NR: each panel is
 // exactly what pack_b_rows and pack_b_cols make for one call, zero past
-// column N-1, so the micro-kernels read it as they read theirs. A call on the
-// packed form may cut a block's rows into shorter pieces (a piece of a panel
-// is still contiguous), which is how it keeps the row blocks gemm() would use.
+// column N-1, so the micro-kernels read it as they read theirs, and a call on
+// the packed form walks the same K blocks and row blocks as gemm().
 
-static int packed_kstep(int K) {
-    int kmax = min_int(K, GEMM_KC);
-    if (kmax <= 0) return 1;
-    int kblocks = (K + kmax - 1) / kmax;
-    int kstep = (K + kblocks - 1) / kblocks;
-    if (kblocks > 1) kstep = min_int((kstep + 7) / 8 * 8, kmax);
-    return kstep;
-}
+static int packed_kstep(int K) { return K > 0 ? gemm_kstep(K) : 1; }
 
 static int padded_columns(int N) { return (N + GEMM_NR - 1) / GEMM_NR * GEMM_NR; }
 
@@ -667,21 +927,11 @@ void matmul_pack_backward_input_weight(float *packed, const float *w, int n0, in
     pack_columns(packed, w, IC, 0, OC, IC, n0, n1);
 }
 
-// The pieces a call cuts a packed K block of kc rows into: at most kmax long,
-// nearly equal (multiples of 8 where there are several), as gemm() cuts K.
-static int piece_length(int kc, int kmax) {
-    int pieces = (kc + kmax - 1) / kmax;
-    int step = (kc + pieces - 1) / pieces;
-    if (pieces > 1) step = min_int((step + 7) / 8 * 8, kmax);
-    return step;
-}
-
 // The driver on a packed B: C(m,n) for m < M and columns n in [c0, c1) (C and
 // init indexed by the column itself) becomes init[n] (0 if init is NULL) +
 // sum over k < K of A(m,k) B(k,n), A(m,k) = a[m*lda + k]. The loops are
-// gemm()'s, with B's packing gone: blocks of rows as gemm() makes them for M
-// rows, each packed K block cut into pieces short enough for them, every
-// column block finished over all of K before the next. Columns of a panel
+// gemm()'s, with B's packing gone: the same K blocks (the packed ones) and
+// row blocks, every column block finished over all of K before the next. Columns of a panel
 // outside [c0, c1) are computed on a copy and not stored, like a ragged edge.
 static void gemm_packed(int M, int K, int N, int c0, int c1, const float *a, ptrdiff_t lda, const float *packed,
                         const float *init, float *c, ptrdiff_t ldc) {
@@ -696,14 +946,9 @@ static void gemm_packed(int M, int K, int N, int c0, int c1, const float *a, ptr
     }
     int kstep = packed_kstep(K);
     ptrdiff_t npad = padded_columns(N);
-    int m_all = (M + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
-    int kmax = kstep, mcap;
-    if (m_all * 128 <= GEMM_A_FLOATS) {
-        mcap = m_all;
-        kmax = min_int(kmax, GEMM_A_FLOATS / m_all);
-    } else {
-        mcap = GEMM_A_FLOATS / kmax / GEMM_MR * GEMM_MR;
-    }
+    // gemm()'s row blocks: as many rows of a K block as the packed-A budget holds
+    long mrows = a_budget_floats() / kstep / GEMM_MR * GEMM_MR;
+    int mcap = mrows < GEMM_MR ? GEMM_MR : mrows > M ? M : (int)mrows;
 
     for (int m0 = 0; m0 < M; m0 += mcap) {
         int mc = min_int(M - m0, mcap);
@@ -711,53 +956,50 @@ static void gemm_packed(int M, int K, int N, int c0, int c1, const float *a, ptr
         for (int n0 = c0; n0 < c1; n0 += GEMM_NC) {
             int n1 = min_int(c1, n0 + GEMM_NC);
             int q0 = n0 / GEMM_NR, q1 = (n1 + GEMM_NR - 1) / GEMM_NR;
-            for (int bk0 = 0; bk0 < K; bk0 += kstep) {
-                int bkc = min_int(K - bk0, kstep), pstep = piece_length(bkc, kmax);
-                const float *block = packed + (ptrdiff_t)bk0 * npad;
-                for (int k0 = bk0; k0 < bk0 + bkc; k0 += pstep) {
-                    int kc = min_int(bk0 + bkc - k0, pstep);
-                    pack_a_rows(apack, a, lda, m0, mc, k0, kc);
-                    // the next piece of A is fetched over all tiles of this one
-                    BlockLines anext = {NULL, 0, 0, 0};
-                    if (k0 + kc < K)
-                        anext = (BlockLines){a + (ptrdiff_t)m0 * lda + k0 + kc, lda, mc, min_int(K - k0 - kc, pstep)};
-                    int acalls = ntiles * (q1 - q0), acall = 0;
-                    int aper_call = (block_line_count(&anext) + acalls - 1) / acalls;
-                    for (int q = q0; q < q1; q++) {
-                        int base = q * GEMM_NR;
-                        int ja = max_int(n0 - base, 0), jb = min_int(n1 - base, GEMM_NR);
-                        const float *panel = block + (ptrdiff_t)q * bkc * GEMM_NR + (ptrdiff_t)(k0 - bk0) * GEMM_NR;
-                        // this piece of the next panel, fetched over the tiles of this one
-                        BlockLines next = {NULL, 0, 0, 0};
-                        if (q + 1 < q1) next = (BlockLines){panel + (ptrdiff_t)bkc * GEMM_NR, 0, 1, kc * GEMM_NR};
-                        int per_call = (block_line_count(&next) + ntiles - 1) / ntiles;
-                        if (k0 == 0)
-                            for (int j = 0; j < GEMM_NR; j++)
-                                init_row[j] = (init && j >= ja && j < jb) ? init[base + j] : 0.0f;
-                        for (int t = 0; t < ntiles; t++) {
-                            int t0 = t * GEMM_MR, mr = min_int(mc - t0, GEMM_MR);
-                            const float *ap = apack + (ptrdiff_t)t0 * kc;
-                            float *cp = c + (ptrdiff_t)(m0 + t0) * ldc + base;
-                            prefetch_block_lines(&next, t * per_call, (t + 1) * per_call);
-                            prefetch_block_lines(&anext, acall * aper_call, (acall + 1) * aper_call);
-                            acall++;
-                            if (t + 1 < ntiles && k0 > 0)
-                                prefetch_rows(cp + GEMM_MR * ldc + ja, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
-                            if (ja == 0 && jb == GEMM_NR) {
-                                if (k0 == 0) tiles[mr](kc, ap, panel, init_row, 0, cp, ldc);
-                                else tiles[mr](kc, ap, panel, cp, ldc, cp, ldc);
-                            } else {
-                                // columns [ja, jb) of the panel: the full-width tile on a copy
-                                for (int i = 0; i < mr; i++) {
-                                    const float *src = k0 == 0 ? init_row : cp + (ptrdiff_t)i * ldc;
-                                    memset(edge + i * GEMM_NR, 0, GEMM_NR * sizeof(float));
-                                    memcpy(edge + i * GEMM_NR + ja, src + ja, (size_t)(jb - ja) * sizeof(float));
-                                }
-                                tiles[mr](kc, ap, panel, edge, GEMM_NR, edge, GEMM_NR);
-                                for (int i = 0; i < mr; i++)
-                                    memcpy(cp + (ptrdiff_t)i * ldc + ja, edge + i * GEMM_NR + ja,
-                                           (size_t)(jb - ja) * sizeof(float));
+            for (int k0 = 0; k0 < K; k0 += kstep) {
+                int kc = min_int(K - k0, kstep);
+                const float *block = packed + (ptrdiff_t)k0 * npad;
+                pack_a_rows(apack, a, lda, m0, mc, k0, kc);
+                // the next K block of A is fetched over all tiles of this one
+                BlockLines anext = {NULL, 0, 0, 0};
+                if (k0 + kc < K)
+                    anext = (BlockLines){a + (ptrdiff_t)m0 * lda + k0 + kc, lda, mc, min_int(K - k0 - kc, kstep)};
+                int acalls = ntiles * (q1 - q0), acall = 0;
+                int aper_call = (block_line_count(&anext) + acalls - 1) / acalls;
+                for (int q = q0; q < q1; q++) {
+                    int base = q * GEMM_NR;
+                    int ja = max_int(n0 - base, 0), jb = min_int(n1 - base, GEMM_NR);
+                    const float *panel = block + (ptrdiff_t)q * kc * GEMM_NR;
+                    // this K block of the next panel, fetched over the tiles of this one
+                    BlockLines next = {NULL, 0, 0, 0};
+                    if (q + 1 < q1) next = (BlockLines){panel + (ptrdiff_t)kc * GEMM_NR, 0, 1, kc * GEMM_NR};
+                    int per_call = (block_line_count(&next) + ntiles - 1) / ntiles;
+                    if (k0 == 0)
+                        for (int j = 0; j < GEMM_NR; j++)
+                            init_row[j] = (init && j >= ja && j < jb) ? init[base + j] : 0.0f;
+                    for (int t = 0; t < ntiles; t++) {
+                        int t0 = t * GEMM_MR, mr = min_int(mc - t0, GEMM_MR);
+                        const float *ap = apack + (ptrdiff_t)t0 * kc;
+                        float *cp = c + (ptrdiff_t)(m0 + t0) * ldc + base;
+                        prefetch_block_lines(&next, t * per_call, (t + 1) * per_call);
+                        prefetch_block_lines(&anext, acall * aper_call, (acall + 1) * aper_call);
+                        acall++;
+                        if ((GEMM_PREFETCH_C_FIRST || k0 > 0) && t + 1 < ntiles)
+                            prefetch_rows(cp + GEMM_MR * ldc + ja, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
+                        if (ja == 0 && jb == GEMM_NR) {
+                            if (k0 == 0) tiles[mr](kc, ap, panel, init_row, 0, cp, ldc);
+                            else tiles[mr](kc, ap, panel, cp, ldc, cp, ldc);
+                        } else {
+                            // columns [ja, jb) of the panel: the full-width tile on a copy
+                            for (int i = 0; i < mr; i++) {
+                                const float *src = k0 == 0 ? init_row : cp + (ptrdiff_t)i * ldc;
+                                memset(edge + i * GEMM_NR, 0, GEMM_NR * sizeof(float));
+                                memcpy(edge + i * GEMM_NR + ja, src + ja, (size_t)(jb - ja) * sizeof(float));
                             }
+                            tiles[mr](kc, ap, panel, edge, GEMM_NR, edge, GEMM_NR);
+                            for (int i = 0; i < mr; i++)
+                                memcpy(cp + (ptrdiff_t)i * ldc + ja, edge + i * GEMM_NR + ja,
+                                       (size_t)(jb - ja) * sizeof(float));
                         }
                     }
                 }

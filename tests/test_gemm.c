@@ -292,16 +292,20 @@ static void test_packed_shape(int rows, int IC, int OC, uint64_t *seed) {
 
 int main(void) {
     // (rows, IC, OC): tiny and ragged sizes, sizes that cross the blocking
-    // boundaries of gemm.c (several K blocks, several row blocks: more than
-    // ~400 rows with K >= 128, B blocks of 64 columns, column blocks of 3072),
-    // and small versions of the GPT-2 layer shapes. Every shape runs through the
-    // fused products (test_shape) and the packed ones (test_packed_shape).
+    // boundaries of gemm.c (several K blocks: K > 384; several row blocks:
+    // rows x K block above the packed-A budget, at most 196,608 floats, as
+    // in (600, 768, 40)'s forward and (256, 40, 1000)'s weight gradient; B
+    // blocks of 64 columns, column blocks of 3072), and small versions of the
+    // GPT-2 layer shapes. The smallblocks build cuts all of these finer. Every
+    // shape runs through the fused products (test_shape) and the packed ones
+    // (test_packed_shape).
     static const int shapes[][3] = {
         {1, 1, 1},      {1, 7, 3},     {2, 1, 17},    {3, 5, 16},     {5, 16, 32},
         {13, 36, 108},  {7, 20, 301},  {9, 33, 47},   {16, 64, 96},   {17, 100, 33},
         {13, 257, 31},  {31, 300, 70}, {6, 511, 513}, {200, 40, 24},  {64, 768, 48},
         {40, 96, 1100}, {300, 48, 40}, {257, 19, 23}, {24, 768, 768}, {16, 3072, 128},
         {64, 128, 3072}, {300, 40, 520}, {400, 300, 20}, {8, 0, 5},    {0, 4, 4},
+        {600, 768, 40}, {256, 40, 1000},
         // the packed path: K blocks cut into shorter pieces for 200 rows, columns past GEMM_NC
         {200, 768, 40},  {9, 40, 3200},
     };

@@ -19,13 +19,13 @@ def unit_tests():
 def test_every_unit_test_was_built(unit_tests):
     names = {p.name for p in unit_tests}
     for compiler in ("gcc", "clang"):
-        for arch in ("native", "avx2", "generic", "avx512emu"):
+        for arch in ("native", "avx2", "generic", "avx512emu", "smallblocks"):
             assert f"test_gemm-{compiler}-{arch}" in names
         assert f"test_traffic-{compiler}" in names
 
 
 @pytest.mark.parametrize("name", [f"test_gemm-{c}-{a}" for c in ("gcc", "clang")
-                                  for a in ("native", "avx2", "generic", "avx512emu")] +
+                                  for a in ("native", "avx2", "generic", "avx512emu", "smallblocks")] +
                          ["test_traffic-gcc", "test_traffic-clang"])
 def test_unit(unit_tests, name):
     r = run([ROOT / "build" / "tests" / name], timeout=300)
