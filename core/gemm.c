@@ -73,11 +73,11 @@
 #endif
 
 // Blocking. K is cut into equal blocks of at most GEMM_KC (multiples of 8
-// where possible), so the block size kc depends on K alone (gemm_kstep). A
-// block of A, mc x kc, is packed and kept in L2; mc is as many rows as the
-// budget holds (a_budget_floats: three quarters of the L2 size that
-// sysconf reports, at most GEMM_A_FLOATS, the stack buffer's size), because
-// each extra row block means packing all of B again. B is packed kc x NB at
+// where possible; less on a small L2), so the block size kc depends on K
+// alone (gemm_kstep). A block of A, mc x kc, is packed and kept in L2; mc is
+// as many rows as the budget holds (a_budget_floats: the L2 size that
+// sysconf reports less 256 KB, at most GEMM_A_FLOATS, the stack buffer's
+// size), because each extra row block means packing all of B again. B is packed kc x NB at
 // a time, in panels of kc x NR that every row tile of the A block sweeps.
 // NC columns of C are finished over all of K before moving on, so those
 // partial sums stay in cache between K blocks.
@@ -105,9 +105,16 @@
 #if GEMM_A_FLOATS < GEMM_KC * 16
 #error "GEMM_A_FLOATS must hold at least 16 rows of GEMM_KC"
 #endif
-// The L2 size assumed where sysconf does not report one.
+// The L2 size assumed where sysconf does not report one; the part of L2 left
+// to other data than packed A; the row count kc is sized for.
 #ifndef GEMM_L2_DEFAULT
 #define GEMM_L2_DEFAULT (512 * 1024)
+#endif
+#ifndef GEMM_L2_RESERVE
+#define GEMM_L2_RESERVE (256 * 1024)
+#endif
+#ifndef GEMM_KC_ROWS
+#define GEMM_KC_ROWS 256
 #endif
 #ifndef GEMM_NB
 #if 64 % GEMM_NR == 0
@@ -653,26 +660,42 @@ static void prefetch_rows(const float *c, ptrdiff_t ldc, int rows) {
 // ----------------------------------------------------------------------------
 // Block sizes.
 
-// kc for a reduction of length K: equal blocks of at most GEMM_KC, rounded
-// up to a multiple of 8 where that stays within GEMM_KC. Depends on K alone.
-static int gemm_kstep(int K) {
-    if (K <= GEMM_KC) return K;
-    int kblocks = (K + GEMM_KC - 1) / GEMM_KC;
-    int kstep = (K + kblocks - 1) / kblocks;
-    return min_int((kstep + 7) / 8 * 8, GEMM_KC);
-}
-
-// Floats of packed A per call: three quarters of the L2 cache (per core, as
-// sysconf reports it; GEMM_L2_DEFAULT where it does not), within the stack
-// buffer's GEMM_A_FLOATS. glibc answers from values it read at start-up.
+// Floats of packed A per call: the L2 cache (per core, as sysconf reports
+// it; GEMM_L2_DEFAULT where it does not) less GEMM_L2_RESERVE for what
+// else passes through it (the B panel in use, the next B block being
+// prefetched, C's lines), or half of it where L2 is smaller than twice
+// that; at most the stack buffer's GEMM_A_FLOATS. glibc answers from values
+// it read at start-up. 1 MB L2: 768 KB (the measured setting); 512 KB (Zen
+// 3): 256 KB, where 3/4 of L2 would leave too little for the rest.
 static long a_budget_floats(void) {
     long l2 = 0;
 #if defined(_SC_LEVEL2_CACHE_SIZE)
     l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
 #endif
     if (l2 <= 0) l2 = GEMM_L2_DEFAULT;
-    long floats = l2 / (long)sizeof(float) / 4 * 3;
+    long bytes = l2 >= 2 * GEMM_L2_RESERVE ? l2 - GEMM_L2_RESERVE : l2 / 2;
+    long floats = bytes / (long)sizeof(float);
     return floats < GEMM_A_FLOATS ? floats : GEMM_A_FLOATS;
+}
+
+// The largest K block: GEMM_KC, or less where the A budget does not hold
+// GEMM_KC_ROWS rows of it (a 512 KB L2 gets 256), so that a typical call's
+// rows stay in one row block (each more packs all of B again).
+static int kc_max(void) {
+    long k = a_budget_floats() / GEMM_KC_ROWS / 8 * 8;
+    int floor = min_int(GEMM_KC, 64);
+    return k >= GEMM_KC ? GEMM_KC : k < floor ? floor : (int)k;
+}
+
+// kc for a reduction of length K: equal blocks of at most kc_max(), rounded
+// up to a multiple of 8 where that stays within it. Depends on K alone (and
+// the machine), so that a weight can be packed in its K blocks ahead.
+static int gemm_kstep(int K) {
+    int kmax = kc_max();
+    if (K <= kmax) return K;
+    int kblocks = (K + kmax - 1) / kmax;
+    int kstep = (K + kblocks - 1) / kblocks;
+    return min_int((kstep + 7) / 8 * 8, kmax);
 }
 
 // ----------------------------------------------------------------------------
