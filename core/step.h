@@ -162,7 +162,7 @@ typedef struct {
     int cyclic;          // pieces differ in cost or disturb their neighbours (causal attention: a
                          // row's cost grows with its token; attention backward: neighbouring heads
                          // of one sequence write the same gradient rows): executors sharing the
-                         // finest pieces (single rows, (sequence, head) pairs) deal them round robin
+                         // finest pieces deal them round robin or in balanced shares
     int cut_columns;     // > 0: a row-split matrix product whose output columns (this many) may be
                          // cut instead of its rows, so that each thread packs only its share of the weight
     ChunkWidth chunk_width; // SPLIT_CHANNELS: how chunking executors size its chunks

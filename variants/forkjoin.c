@@ -1,6 +1,7 @@
 // forkjoin: every operation is an OpenMP worksharing loop over its split
 // dimension, with the loop's implied barrier before the next operation, as
 // llm.c does, but for every operation that has a parallel dimension.
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include "../core/schedule.h"
@@ -27,15 +28,16 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
 }
 
 // How many pieces the worksharing loop of an operation has: one per thread
-// for evenly divisible work; one per row for a row split marked cyclic
-// (causal attention, whose cost grows along the sequence), so that a cyclic
-// schedule balances it; one per (sequence, head) pair for a head split.
+// for evenly divisible work; one per (sequence, thread) for a row split marked
+// cyclic (causal attention, whose cost grows along the sequence: each piece a
+// contiguous run of tokens holding an equal share of the causal triangle, see
+// triangle_share); one per (sequence, head) pair for a head split.
 // Matrix products that may be cut along their output columns (cut_columns)
 // are: each thread then packs only its share of the weight instead of all of it.
 static int pieces(const Executor *ex, const Op *op) {
     const StepDescription *s = ex->step;
     switch (op->split) {
-    case SPLIT_ROWS: return op->cyclic ? s->B * s->T : ex->threads;  // also column cuts
+    case SPLIT_ROWS: return op->cyclic ? s->B * ex->threads : ex->threads;  // also column cuts
     case SPLIT_HEADS: return s->B * s->model->config.num_heads;
     case SPLIT_CHANNELS: return ex->threads;
     case SPLIT_NONE: return 1;
@@ -63,6 +65,16 @@ static void share_of_16s(int extent, int p, int n, int *lo, int *hi) {
     if (*lo > extent) *lo = extent;
 }
 
+// The first token of share q of n of a sequence of T tokens whose token t
+// costs t + 1 (a causal attention row): the shares hold equal parts of the
+// triangle, so share q starts at T sqrt(q / n). Single rows dealt round robin
+// balance as well, but attention packs the keys and values of its range once
+// per head and call, so single rows re-pack them for every row (4x the time of
+// a whole sequence at d12, measured).
+static int triangle_share(int T, int q, int n) {
+    return (int)lround(T * sqrt((double)q / n));
+}
+
 // The ranges of piece p of n of an operation (at most three: an even share
 // of rows spans up to three per-sequence ranges). Returns how many.
 static int piece_ranges(const StepDescription *s, const Op *op, int p, int n, Range out[3]) {
@@ -77,9 +89,13 @@ static int piece_ranges(const StepDescription *s, const Op *op, int p, int n, Ra
     switch (op->split) {
     case SPLIT_ROWS: {
         if (op->cyclic) {
-            // single rows, dealt round robin
-            out[0] = (Range){p / s->T, p / s->T + 1, p % s->T, p % s->T + 1, 0, 0};
-            return 1;
+            // piece p: sequence p / shares, its share p % shares (shares = n / B
+            // pieces per sequence), so that round robin gives each thread one
+            // share of every sequence
+            int shares = n / s->B, b = p / shares, q = p % shares;
+            int t0 = triangle_share(s->T, q, shares), t1 = triangle_share(s->T, q + 1, shares);
+            out[0] = (Range){b, b + 1, t0, t1, 0, 0};
+            return t0 < t1;
         }
         // rows [lo, hi) of the flattened (B, T) space, as per-sequence ranges
         long rows = (long)s->B * s->T;
