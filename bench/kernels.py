@@ -144,6 +144,13 @@ def measure_gemm(args, out, env, meta):
     rows = args.B * args.T
     requested = args.openblas_cores.split(",") if args.openblas_cores else None
     cores, skipped = openblas_candidates(cpu_flags(), requested)
+    if getattr(args, "coretype_from_env", False):
+        # a core type set in the environment (some shells set one) hides OpenBLAS at its best:
+        # name every other core type this CPU runs as left out, and why
+        for core in openblas_candidates(cpu_flags(), None)[0]:
+            if core not in cores:
+                skipped[core] = (f"OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']} in the environment "
+                                 "(unset it to compare with every core type)")
     all_rows = []
     for core in cores:
         text = run([ROOT / "build/bench/gemm_bench", "--json", "--rows", rows, "--reps", 15],
@@ -310,7 +317,8 @@ def main(argv=None):
         ap.error(f"--steps {args.steps}: must be at least 2 (the first is a warm-up)")
     env = dict(os.environ, OMP_PROC_BIND="close", OMP_PLACES="cores")
     # OpenBLAS picks its kernels by CPU at load time; every core type this CPU runs is tried
-    if not args.openblas_cores and env.get("OPENBLAS_CORETYPE"):
+    args.coretype_from_env = not args.openblas_cores and bool(env.get("OPENBLAS_CORETYPE"))
+    if args.coretype_from_env:
         args.openblas_cores = env["OPENBLAS_CORETYPE"]
     git = machine.git_state(ROOT)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -322,7 +330,8 @@ def main(argv=None):
             "args": {k: v for k, v in vars(args).items() if k != "source"}, "threads": threads,
             "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "git": git, "cpu": machine.cpu(), "system": machine.system(), "software": machine.software(),
-            "env": {k: env.get(k) for k in ("OMP_PROC_BIND", "OMP_PLACES", "OPENBLAS_CORETYPE")}}
+            "env": {k: v for k, v in env.items()
+                    if k in ("OMP_PROC_BIND", "OMP_PLACES") or k.startswith("OPENBLAS_")}}
     resultsdir.write_json(out / "meta.json", meta)
     print(f"bench/kernels.py: writing {out}", file=sys.stderr)
     measure(args, threads, out, env, meta)

@@ -67,3 +67,31 @@ def test_openblas_core_types_are_those_the_cpu_runs_and_each_shape_meets_the_fas
     rows.append({"layer": "qkv", "product": "backward_input", "openblas_gflops": 90.0, "openblas_core": "Zen"})
     best = bench.fastest_per_shape(rows)
     assert [(r["product"], r["openblas_core"]) for r in best] == [("forward", "SkylakeX"), ("backward_input", "Zen")]
+
+
+def test_a_core_type_set_in_the_environment_is_named_as_what_hid_the_others(tmp_path, monkeypatch):
+    import json
+    import subprocess
+    from types import SimpleNamespace
+
+    def fake_gemm_bench(cmd, env=None):
+        core = env["OPENBLAS_CORETYPE"]
+        shape = {"layer": "qkv", "product": "forward", "M": 256, "N": 2304, "K": 768, "gemm_gflops": 150.0,
+                 "openblas_gflops": 100.0, "ratio": 1.5, "median_ratio": 1.5}
+        text = json.dumps(shape) + "\n" + json.dumps({"total": {"openblas_core": core}}) + "\n"
+        return subprocess.CompletedProcess(cmd, 0, text, "")
+
+    monkeypatch.setattr(bench, "run", fake_gemm_bench)
+    monkeypatch.setattr(bench, "cpu_flags", lambda cpuinfo=None: {"avx", "avx2", "fma"})
+    args = SimpleNamespace(B=4, T=64, openblas_cores="Haswell", coretype_from_env=True)
+    meta = {}
+    bench.measure_gemm(args, tmp_path, {"OPENBLAS_CORETYPE": "Haswell"}, meta)
+    cores = meta["openblas_cores"]
+    assert cores["run"] == ["Haswell"]
+    assert sorted(cores["left_out"]) == ["Sandybridge", "Zen"]
+    assert "OPENBLAS_CORETYPE=Haswell in the environment" in cores["left_out"]["Zen"]
+    # asked for on the command line, the others are not reported as hidden
+    meta = {}
+    bench.measure_gemm(SimpleNamespace(B=4, T=64, openblas_cores="Haswell", coretype_from_env=False),
+                       tmp_path, {"OPENBLAS_CORETYPE": "Haswell"}, meta)
+    assert meta["openblas_cores"]["left_out"] == {}
