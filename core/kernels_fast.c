@@ -67,11 +67,23 @@ static inline float exp_poly(float x) {
     return p * scale.f;
 }
 
+// In two passes over blocks of GELU_BLOCK elements: the denominators, then
+// the quotients. The same operations in one loop (x / (1 + e), or x * s)
+// ran 3.7x slower (Zen 5, gcc 12: 1.27 against 0.34 ms for 786,432
+// elements, the same bits), while storing the sigmoid alone ran at the
+// two-pass speed; the backward pass, which does more per element, ran at
+// 0.5 ms in one loop.
+#define GELU_BLOCK 256
 static inline void gelu_forward_elements(float *o, const float *in, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        float x = in[i];
-        float y = GELU_SCALING_FACTOR * (x + 0.044715f * x * x * x);
-        o[i] = x / (1.0f + exp_poly(-2.0f * y));
+    float denominator[GELU_BLOCK];
+    for (size_t i0 = 0; i0 < n; i0 += GELU_BLOCK) {
+        size_t m = n - i0 < GELU_BLOCK ? n - i0 : GELU_BLOCK;
+        const float *x = in + i0;
+        for (size_t i = 0; i < m; i++) {
+            float y = GELU_SCALING_FACTOR * (x[i] + 0.044715f * x[i] * x[i] * x[i]);
+            denominator[i] = 1.0f + exp_poly(-2.0f * y);
+        }
+        for (size_t i = 0; i < m; i++) o[i0 + i] = x[i] / denominator[i];
     }
 }
 
@@ -86,12 +98,19 @@ void gelu_forward(float *out, const float *inp, int r0, int r1, int N) {
 }
 
 static inline void gelu_backward_elements(float *d, const float *in, const float *g, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        float x = in[i];
-        float y = GELU_SCALING_FACTOR * (x + 0.044715f * x * x * x);
-        float s = 1.0f / (1.0f + exp_poly(-2.0f * y));
-        float local_grad = s + 2.0f * x * s * (1.0f - s) * GELU_SCALING_FACTOR * (1.0f + 3.0f * 0.044715f * x * x);
-        d[i] = local_grad * g[i];
+    float sigmoid[GELU_BLOCK];
+    for (size_t i0 = 0; i0 < n; i0 += GELU_BLOCK) {
+        size_t m = n - i0 < GELU_BLOCK ? n - i0 : GELU_BLOCK;
+        const float *x = in + i0;
+        for (size_t i = 0; i < m; i++) {
+            float y = GELU_SCALING_FACTOR * (x[i] + 0.044715f * x[i] * x[i] * x[i]);
+            sigmoid[i] = 1.0f / (1.0f + exp_poly(-2.0f * y));
+        }
+        for (size_t i = 0; i < m; i++) {
+            float s = sigmoid[i];
+            float local_grad = s + 2.0f * x[i] * s * (1.0f - s) * GELU_SCALING_FACTOR * (1.0f + 3.0f * 0.044715f * x[i] * x[i]);
+            d[i0 + i] = local_grad * g[i0 + i];
+        }
     }
 }
 
