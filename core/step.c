@@ -475,6 +475,7 @@ static void describe_update(Builder *b) {
             if (op) {
                 op->split_channels = shape->rows;
                 op->width = shape->cols;
+                op->chunk_width = CHUNK_PARAM_ELEMENTS;
             }
             writes(op, ADAMW_PARAMS, param(b, t, l), REGION_PARAM_ROWS);
             reads(op, ADAMW_GRADS, grad(b, t, l), REGION_PARAM_ROWS);

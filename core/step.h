@@ -140,6 +140,10 @@ typedef enum {
                            // its input, so at least 256 wide (chunking_product_columns); also the
                            // columns of a packed weight (a pack operation's chunk: 256 columns of
                            // d12's weights are 0.8 to 3 MB, well above a task's own cost)
+    CHUNK_PARAM_ELEMENTS,  // AdamW over a parameter tensor's rows: at least CHUNK_MIN_PARAM_ELEMENTS
+                           // elements a chunk (chunking_param_elements), so that a bias or a
+                           // LayerNorm weight (rows one element wide) is one chunk, not 12 to 48
+                           // chunks of 64 elements, each updated in less time than a task costs
 } ChunkWidth;
 
 typedef struct {

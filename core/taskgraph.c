@@ -37,6 +37,11 @@ int chunking_product_columns(const Chunking *c, int extent) {
     return min_int(max_int(chunking_channels(c, extent), 256), extent);
 }
 
+int chunking_param_elements(const Chunking *c, int extent, int width) {
+    int rows = max_int(chunking_channels(c, extent), ceil_div(CHUNK_MIN_PARAM_ELEMENTS, max_int(width, 1)));
+    return min_int(ceil_div(rows, 16) * 16, extent);
+}
+
 // Block sizes of a buffer's grid, chosen to match the chunks that touch it.
 static void grid_for_buffer(const Chunking *c, const Buffer *b, int grid[3]) {
     switch (b->kind) {
@@ -100,7 +105,9 @@ static void op_steps(const StepDescription *s, const Chunking *c, const Op *op, 
     case SPLIT_HEADS: step_b = c->batch_subsize; step_x = 1; break;
     case SPLIT_CHANNELS:
         step_b = 1;
-        step_x = op->chunk_width == CHUNK_PRODUCT_COLUMNS ? chunking_product_columns(c, ex) : chunking_channels(c, ex);
+        step_x = op->chunk_width == CHUNK_PRODUCT_COLUMNS  ? chunking_product_columns(c, ex)
+                 : op->chunk_width == CHUNK_PARAM_ELEMENTS ? chunking_param_elements(c, ex, op->width)
+                                                           : chunking_channels(c, ex);
         break;
     case SPLIT_NONE: step_b = 1; step_x = 1; break;
     }

@@ -56,6 +56,10 @@ int chunking_resolve(Chunking *c, const StepDescription *step, char *err, size_t
 int chunking_channels(const Chunking *c, int extent);
 // Chunk width of a matrix product split along its output columns.
 int chunking_product_columns(const Chunking *c, int extent);
+// Rows per chunk of an update over rows `width` elements wide: the channel
+// chunk, or more rows where that holds fewer than CHUNK_MIN_PARAM_ELEMENTS.
+#define CHUNK_MIN_PARAM_ELEMENTS 32768
+int chunking_param_elements(const Chunking *c, int extent, int width);
 
 // Cuts every operation into chunk tasks and maps their accesses to blocks.
 int taskgraph_build(TaskGraph *g, const StepDescription *step, const Chunking *chunking);
