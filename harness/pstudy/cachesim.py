@@ -72,9 +72,34 @@ def _size(text):
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
 
 
-def geometry(sysfs=SYSFS):
-    """{"I1"|"D1"|"LL": {"size", "assoc", "line", "level", "source"}} of cpu0's caches; StudyError naming
-    sysfs when a level cannot be read or valgrind could not simulate it (sets not a power of two)."""
+CACHE_NAMES = ("I1", "D1", "LL")
+CACHES_KEY = "[cachesim] caches"
+
+
+def parse_caches(text):
+    """{"I1"|"D1"|"LL": geometry} from "[cachesim] caches" ("D1=49152,12,64 LL=33554432,16,64": bytes,
+    ways, line bytes; any of the three, space separated); StudyError naming the key otherwise."""
+    out = {}
+    for item in (text or "").split():
+        m = re.fullmatch(r"(I1|D1|LL)=(\d+),(\d+),(\d+)", item)
+        if not m:
+            raise StudyError(f"{CACHES_KEY}: {item!r}: expected NAME=size,ways,line with NAME one of "
+                             f"{', '.join(CACHE_NAMES)} (sizes in bytes)")
+        name, size, assoc, line = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+        if name in out:
+            raise StudyError(f"{CACHES_KEY}: {name} given twice")
+        if min(size, assoc, line) <= 0:
+            raise StudyError(f"{CACHES_KEY}: {item!r}: size, ways and line must be positive")
+        out[name] = {"level": 1 if name != "LL" else 3, "type": {"I1": "Instruction", "D1": "Data"}.get(name, "Unified"),
+                     "size": size, "assoc": assoc, "line": line, "source": CACHES_KEY}
+    return out
+
+
+def geometry(sysfs=SYSFS, caches=""):
+    """{"I1"|"D1"|"LL": {"size", "assoc", "line", "level", "source"}} of cpu0's caches, those named in
+    `caches` ("[cachesim] caches", parse_caches) taken from there; StudyError naming sysfs when a level
+    cannot be read, or its source when valgrind could not simulate it (sets not a power of two)."""
+    given = parse_caches(caches)
     found = []
     for d in sorted(Path(sysfs).glob("index*")):
         level, kind = _read(d / "level"), _read(d / "type")
@@ -84,19 +109,22 @@ def geometry(sysfs=SYSFS):
             continue
         found.append({"level": int(level), "type": kind, "size": size, "assoc": int(assoc), "line": int(line),
                       "source": str(d)})
-    out = {}
+    out = dict(given)
     for name, pick in (("I1", lambda c: c["level"] == 1 and c["type"] == "Instruction"),
                        ("D1", lambda c: c["level"] == 1 and c["type"] == "Data")):
         match = [c for c in found if pick(c)]
-        if match:
+        if match and name not in out:
             out[name] = match[0]
     unified = [c for c in found if c["type"] == "Unified"]
-    if unified:
+    if unified and "LL" not in out:
         out["LL"] = max(unified, key=lambda c: c["level"])
-    missing = [n for n in ("I1", "D1", "LL") if n not in out]
+    missing = [n for n in CACHE_NAMES if n not in out]
     if missing:
+        # some VMs describe no caches there (their CPUID may be invented too: one reported a 508 MB L3)
         raise StudyError(f"{sysfs}: no {', '.join(missing)} cache described (index*/level, type, size, "
-                         "ways_of_associativity, coherency_line_size)")
+                         f"ways_of_associativity, coherency_line_size); give it in {CACHES_KEY}, "
+                         "e.g. \"D1=49152,12,64 LL=33554432,16,64\"")
+    out = {n: out[n] for n in CACHE_NAMES}
     for name, c in out.items():
         sets = c["size"] // (c["assoc"] * c["line"])
         if sets <= 0 or sets & (sets - 1) or sets * c["assoc"] * c["line"] != c["size"]:
@@ -216,7 +244,7 @@ def run_all(study, directory, root, say=print, sysfs=SYSFS):
     """Simulates every (compiler, kernel set) of the study's sweep on [cachesim]'s model into
     resultsdir.cachesim_dir(directory), skipping those already there; returns {(compiler, kernels): rows}."""
     from pstudy.sweep import Point
-    geo = geometry(sysfs)
+    geo = geometry(sysfs, study.cachesim.get("caches", ""))
     s = sim_study(study)
     out = resultsdir.cachesim_dir(directory)
     (out / "callgrind").mkdir(parents=True, exist_ok=True)

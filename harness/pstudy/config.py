@@ -89,6 +89,7 @@ SCHEMA = {
         "B": ("posint", 4),
         "T": ("posint", 64),
         "steps": ("posint", 2),
+        "caches": ("str", ""),           # "I1=size,assoc,line D1=... LL=...": instead of sysfs (pstudy.cachesim)
     },
     "regress": {                      # read by perfstudy regress only; --metric and --threshold override
         "metric": ("metric", "time"),

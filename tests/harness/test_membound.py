@@ -309,8 +309,28 @@ def test_geometry_from_sysfs_and_a_size_valgrind_cannot_simulate(tmp_path):
     with pytest.raises(StudyError, match="power of two"):
         cachesim.geometry(fake_sysfs(tmp_path / "b", [(1, "Data", "48K", 12, 64), (1, "Instruction", "32K", 8, 64),
                                                       (3, "Unified", "30M", 12, 64)]))
-    with pytest.raises(StudyError, match="no LL"):
+    with pytest.raises(StudyError, match="no LL") as err:
         cachesim.geometry(fake_sysfs(tmp_path / "c", [(1, "Data", "32K", 8, 64), (1, "Instruction", "32K", 8, 64)]))
+    assert "[cachesim] caches" in str(err.value)
+
+
+def test_caches_given_in_the_config_replace_or_complete_sysfs(tmp_path):
+    # a machine whose sysfs describes nothing: every level from the config
+    geo = cachesim.geometry(tmp_path / "empty", "I1=32768,8,64 D1=49152,12,64 LL=33554432,16,64")
+    assert cachesim.valgrind_options(geo) == ["--I1=32768,8,64", "--D1=49152,12,64", "--LL=33554432,16,64"]
+    assert geo["D1"]["source"] == "[cachesim] caches"
+    # one level given, the others from sysfs
+    sysfs = fake_sysfs(tmp_path / "a", [(1, "Data", "32K", 8, 64), (1, "Instruction", "32K", 8, 64),
+                                        (3, "Unified", "508M", 1, 64)])
+    geo = cachesim.geometry(sysfs, "LL=33554432,16,64")
+    assert geo["LL"]["size"] == 32 << 20 and geo["D1"]["source"].endswith("index0")
+    for bad, fragment in (("L2=1,1,64", "NAME=size,ways,line"), ("D1=48K,12,64", "NAME=size,ways,line"),
+                          ("D1=0,12,64", "positive"), ("LL=1,1,64 LL=2,1,64", "twice")):
+        with pytest.raises(StudyError, match=r"\[cachesim\] caches") as err:
+            cachesim.geometry(sysfs, bad)
+        assert fragment in str(err.value)
+    with pytest.raises(StudyError, match="power of two"):
+        cachesim.geometry(tmp_path / "empty", "I1=32768,8,64 D1=49152,12,64 LL=31457280,12,64")
 
 
 CALLGRIND = """version: 1
@@ -371,7 +391,9 @@ def test_bad_callgrind_output_names_the_file(tmp_path, text, fragment):
 def test_a_real_simulation_on_the_tiny_model(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text('[model]\nconfig = "tiny"\nB = 1\nT = 8\n[run]\nsteps = 1\n[sweep]\nkernels = ["fast"]\n'
-                   '[cachesim]\nconfig = "tiny"\nB = 1\nT = 8\nsteps = 1\n')
+                   '[cachesim]\nconfig = "tiny"\nB = 1\nT = 8\nsteps = 1\n'
+                   # given, not read from sysfs: some VMs describe no caches there
+                   'caches = "I1=32768,8,64 D1=32768,8,64 LL=33554432,16,64"\n')
     out = tmp_path / "r"
     out.mkdir()
     assert cli.main(["cachesim", str(cfg), "--into", str(out)]) == 0
@@ -383,7 +405,7 @@ def test_a_real_simulation_on_the_tiny_model(tmp_path):
     big = table.set_index("kernel").loc[["matmul_fwd", "adamw"]]
     assert (big["Dr"] > 0).all() and (big["simulated_bytes"] > 0).all() and (big["compulsory_bytes"] > 0).all()
     meta = cachesim.read_meta(out)
-    assert meta["geometry"]["LL"]["source"].startswith("/sys/") and "AVX2" in meta["build"]
+    assert meta["geometry"]["LL"]["source"] == "[cachesim] caches" and "AVX2" in meta["build"]
     assert "-mavx2" in subprocess.run(["make", "-s", "print-flags"], cwd=REPO, capture_output=True,
                                       text=True).stdout.replace("-march=native", "-mavx2 -mfma")
     assert (resultsdir.cachesim_dir(out) / "cachesim_ratio.png").read_bytes()[:4] == b"\x89PNG"
