@@ -70,9 +70,12 @@ _LIKWID_PEAK = {"avx512": "peakflops_sp_avx512_fma", "avx2": "peakflops_sp_avx_f
 FLOP_PER_CYCLE = {"avx512": 64, "avx2": 32, "sse": 16, "scalar": 4}
 BYTES_PER_CYCLE = 192
 # When only the current clock is known (/proc/cpuinfo's "cpu MHz", a VM's nominal frequency),
-# turbo may run above it; this allowance keeps a true turbo figure (for example 178 GFLOP/s on a
-# 2.5 GHz Cascade Lake vCPU, 1.11 x nominal) while still rejecting a glitch (292, 1.83 x).
-NOMINAL_CLOCK_ALLOWANCE = 1.5
+# turbo may run above it, by up to about 2x on servers: EPYC 9845 2.1 -> 3.7 GHz (1.76x), Xeon
+# 6980P 2.0 -> 3.9 GHz (1.95x); a Zen 5 VM here reporting 2096 MHz measured 223 GFLOP/s, 3.48 GHz
+# (1.66x), which the former allowance of 1.5 rejected as a glitch. A glitch within 2x (292 GFLOP/s
+# on a 2.5 GHz Cascade Lake vCPU, 1.83x) is then left to the second-best statistic, which one
+# outlier cannot move.
+NOMINAL_CLOCK_ALLOWANCE = 2.0
 STATISTIC = "second best of the repetitions (one outlier cannot move it)"
 
 
