@@ -93,7 +93,9 @@ void gelu_forward(float *out, const float *inp, int r0, int r1, int N) {
     size_t n = (size_t)(r1 - r0) * N;
     gelu_forward_elements(o, in, n);
 #ifdef EXTRA_WORK_ELEMENTS
-    gelu_forward_elements(o, in, EXTRA_WORK_ELEMENTS("gelu_fwd", n)); // test builds only (extra_work.h)
+    // test builds only (extra_work.h); a compile-time 0 leaves no second call site, which would
+    // change how the other kernel's loop is inlined (and its instruction count)
+    if (EXTRA_WORK_ELEMENTS("gelu_fwd", n)) gelu_forward_elements(o, in, EXTRA_WORK_ELEMENTS("gelu_fwd", n));
 #endif
 }
 
@@ -120,7 +122,8 @@ void gelu_backward(float *dinp, const float *inp, const float *dout, int r0, int
     size_t n = (size_t)(r1 - r0) * N;
     gelu_backward_elements(d, in, g, n);
 #ifdef EXTRA_WORK_ELEMENTS
-    gelu_backward_elements(d, in, g, EXTRA_WORK_ELEMENTS("gelu_bwd", n)); // test builds only (extra_work.h)
+    if (EXTRA_WORK_ELEMENTS("gelu_bwd", n)) // test builds only (extra_work.h), as above
+        gelu_backward_elements(d, in, g, EXTRA_WORK_ELEMENTS("gelu_bwd", n));
 #endif
 }
 
