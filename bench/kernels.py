@@ -143,11 +143,12 @@ def measure_gemm(args, out, env, meta):
     into gemm.csv; which core types ran and which were left out (and why) go into meta."""
     rows = args.B * args.T
     requested = args.openblas_cores.split(",") if args.openblas_cores else None
-    cores, skipped = openblas_candidates(cpu_flags(), requested)
-    if getattr(args, "coretype_from_env", False):
+    flags = cpu_flags()
+    cores, skipped = openblas_candidates(flags, requested)
+    if args.coretype_from_env:
         # a core type set in the environment (some shells set one) hides OpenBLAS at its best:
         # name every other core type this CPU runs as left out, and why
-        for core in openblas_candidates(cpu_flags(), None)[0]:
+        for core in openblas_candidates(flags)[0]:
             if core not in cores:
                 skipped[core] = (f"OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']} in the environment "
                                  "(unset it to compare with every core type)")

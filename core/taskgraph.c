@@ -23,23 +23,24 @@ int chunking_resolve(Chunking *c, const StepDescription *s, char *err, size_t er
     return 0;
 }
 
-int chunking_channels(const Chunking *c, int extent) {
-    int size = max_int(c->channel_chunk, ceil_div(extent, c->max_channel_chunks));
+// The channel chunk (at most max_channel_chunks chunks), at least `floor`
+// channels, in whole vectors, at most the extent.
+static int channels_at_least(const Chunking *c, int extent, int floor) {
+    int size = max_int(max_int(c->channel_chunk, ceil_div(extent, c->max_channel_chunks)), floor);
     size = ceil_div(size, 16) * 16; // whole vectors
     return min_int(size, extent);
 }
+
+int chunking_channels(const Chunking *c, int extent) { return channels_at_least(c, extent, 0); }
 
 // Chunks of a matrix product cut along its output columns are at least 256
 // wide: each such chunk packs every row of its input (for the language-model
 // head's input gradient, all 50304 columns of the logits' gradient), so a
 // narrow chunk would spend its time packing.
-int chunking_product_columns(const Chunking *c, int extent) {
-    return min_int(max_int(chunking_channels(c, extent), 256), extent);
-}
+int chunking_product_columns(const Chunking *c, int extent) { return channels_at_least(c, extent, 256); }
 
 int chunking_param_elements(const Chunking *c, int extent, int width) {
-    int rows = max_int(chunking_channels(c, extent), ceil_div(CHUNK_MIN_PARAM_ELEMENTS, max_int(width, 1)));
-    return min_int(ceil_div(rows, 16) * 16, extent);
+    return channels_at_least(c, extent, ceil_div(CHUNK_MIN_PARAM_ELEMENTS, max_int(width, 1)));
 }
 
 // Block sizes of a buffer's grid, chosen to match the chunks that touch it.
