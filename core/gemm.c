@@ -74,10 +74,11 @@
 
 // Blocking. K is cut into equal blocks of at most GEMM_KC (multiples of 8
 // where possible; less on a small L2), so the block size kc depends on K
-// alone (gemm_kstep). A block of A, mc x kc, is packed and kept in L2; mc is
-// as many rows as the budget holds (a_budget_floats: the L2 size that
-// sysconf reports less 256 KB, at most GEMM_A_FLOATS, the stack buffer's
-// size), because each extra row block means packing all of B again. B is packed kc x NB at
+// alone (gemm_kstep). A block of A, mc x kc, is packed and kept in L2; the
+// rows are cut into as few equal blocks as the budget allows (row_block;
+// a_budget_floats: the L2 size that sysconf reports less 256 KB, at most
+// GEMM_A_FLOATS, the stack buffer's size), because each extra row block
+// means packing all of B again. B is packed kc x NB at
 // a time, in panels of kc x NR that every row tile of the A block sweeps.
 // NC columns of C are finished over all of K before moving on, so those
 // partial sums stay in cache between K blocks.
@@ -711,6 +712,25 @@ static int gemm_kstep(int K) {
     return min_int((kstep + 7) / 8 * 8, kmax);
 }
 
+// Rows of A per row block for M rows and K blocks of kstep: the fewest blocks
+// the A budget allows, equal in size, in whole tiles (at most what the stack
+// buffer holds). Each row block packs all of B again, so the count matters,
+// not the budget's last rows: rounding the budget's rows down to whole tiles
+// first made 256 rows on a 512 KB L2 (budget 256 rows of kc 256) a block of
+// 252 and one of 4, which re-packed B for 4 rows (every d12 product 3-6%
+// slower on Zen 3).
+static int row_block(int M, int kstep) {
+    long fit = a_budget_floats() / (kstep > 0 ? kstep : 1);
+    long most = (long)GEMM_A_FLOATS / (kstep > 0 ? kstep : 1) / GEMM_MR * GEMM_MR;
+    if (fit < GEMM_MR) fit = GEMM_MR;
+    if (most < GEMM_MR) most = GEMM_MR;
+    long blocks = (M + fit - 1) / fit;
+    long mc = (M + blocks - 1) / blocks;
+    mc = (mc + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
+    if (mc > most) mc = most;
+    return mc > M ? M : (int)mc;
+}
+
 // ----------------------------------------------------------------------------
 // The driver. C(m,n) for m < M, n < N (row stride ldc) becomes
 // init[n] (0 if init is NULL) + sum over k < K of A(m,k) B(k,n), each element
@@ -734,8 +754,7 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
     }
 
     int kstep = gemm_kstep(K);
-    long mrows = a_budget_floats() / (kstep > 0 ? kstep : 1) / GEMM_MR * GEMM_MR;
-    int mcap = mrows < GEMM_MR ? GEMM_MR : mrows > M ? M : (int)mrows;
+    int mcap = row_block(M, kstep);
 
     for (int m0 = 0; m0 < M; m0 += mcap) {
         int mc = min_int(M - m0, mcap);
@@ -982,9 +1001,7 @@ static void gemm_packed(int M, int K, int N, int c0, int c1, const float *a, ptr
     }
     int kstep = packed_kstep(K);
     ptrdiff_t npad = padded_columns(N);
-    // gemm()'s row blocks: as many rows of a K block as the packed-A budget holds
-    long mrows = a_budget_floats() / kstep / GEMM_MR * GEMM_MR;
-    int mcap = mrows < GEMM_MR ? GEMM_MR : mrows > M ? M : (int)mrows;
+    int mcap = row_block(M, kstep); // gemm()'s row blocks
 
     for (int m0 = 0; m0 < M; m0 += mcap) {
         int mc = min_int(M - m0, mcap);
