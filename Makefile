@@ -141,7 +141,7 @@ GEMM_TEST_FLAGS_generic   :=
 GEMM_TEST_FLAGS_avx512emu := -mavx2 -mfma -include tests/avx512_emu.h
 # small blocks (K blocks of at most 40, 2048 floats of packed A, column blocks
 # of 96): every blocking boundary of gemm.c on the test's small shapes
-GEMM_TEST_FLAGS_smallblocks := -march=native -DGEMM_KC=40 -DGEMM_A_FLOATS=2048 -DGEMM_NC=96
+GEMM_TEST_FLAGS_smallblocks := -march=native -DGEMM_KC=40 -DGEMM_A_FLOATS=2048 -DGEMM_NC=96 -DGEMM_SHARED_B_FLOATS=4096
 UNIT_CFLAGS := -std=c11 -O3 -ffp-contract=off -fno-math-errno -Wall -Wextra
 UNIT_TESTS := $(foreach c,$(COMPILERS),$(foreach a,native avx2 generic avx512emu smallblocks,build/tests/test_gemm-$(c)-$(a)) build/tests/test_traffic-$(c))
 .PHONY: unit-tests

@@ -851,6 +851,61 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
     }
 }
 
+// The weight gradient where its channels take several row blocks and the
+// reduction (the batch's rows) is one K block: gemm() packs all of B (the
+// input, K x N) again for every row block of channels (lmhead's 50304
+// channels: 197 times), while here each column block of B is packed once and
+// every row block sweeps it from L2 or L3. The panels are exactly gemm()'s,
+// walked in the same order per element, so the bits are gemm()'s. A(m,k) =
+// a[k*lda + m] (dout^T), B(k,n) = b[k*ldb + n], C starts from 0; colsum as
+// in gemm().
+#ifndef GEMM_SHARED_B_FLOATS
+#define GEMM_SHARED_B_FLOATS (768 * 256)
+#endif
+static void gemm_shared_b(int M, int N, int K, const float *a, ptrdiff_t lda, const float *b, ptrdiff_t ldb,
+                          float *c, ptrdiff_t ldc, float *colsum) {
+    _Alignas(64) float apack[GEMM_A_FLOATS + 8];
+    _Alignas(64) float bshared[GEMM_SHARED_B_FLOATS];
+    _Alignas(64) float zeros[GEMM_NR] = {0};
+    _Alignas(64) float edge[GEMM_MR * GEMM_NR];
+    int kc = K, mcap = row_block(M, kc);
+    int ncap = GEMM_SHARED_B_FLOATS / kc / GEMM_NR * GEMM_NR;
+    if (colsum)
+        for (int m = 0; m < M; m++) colsum[m] = 0.0f;
+    for (int n0 = 0; n0 < N; n0 += ncap) {
+        int nc = min_int(N - n0, ncap), npanels = (nc + GEMM_NR - 1) / GEMM_NR;
+        for (int jb = 0; jb < nc; jb += GEMM_NB)
+            pack_b_rows(bshared + (ptrdiff_t)jb * kc, b, ldb, 0, kc, n0 + jb, min_int(nc - jb, GEMM_NB));
+        for (int m0 = 0; m0 < M; m0 += mcap) {
+            int mc = min_int(M - m0, mcap), ntiles = (mc + GEMM_MR - 1) / GEMM_MR;
+            pack_a_cols(apack, a, lda, m0, mc, 0, kc, colsum && n0 == 0 ? colsum + m0 : NULL);
+            for (int q = 0; q < npanels; q++) {
+                const float *panel = bshared + (ptrdiff_t)q * kc * GEMM_NR;
+                int j0 = n0 + q * GEMM_NR, nr = min_int(n0 + nc - j0, GEMM_NR);
+                // the next panel, from L2 or L3, fetched over this one's tiles
+                BlockLines next = {NULL, 0, 0, 0};
+                if (q + 1 < npanels) next = (BlockLines){panel + (ptrdiff_t)kc * GEMM_NR, 0, 1, kc * GEMM_NR};
+                int per_call = (block_line_count(&next) + ntiles - 1) / ntiles;
+                for (int t = 0; t < ntiles; t++) {
+                    int t0 = t * GEMM_MR, mr = min_int(mc - t0, GEMM_MR);
+                    const float *ap = apack + (ptrdiff_t)t0 * kc;
+                    float *cp = c + (ptrdiff_t)(m0 + t0) * ldc + j0;
+                    prefetch_block_lines(&next, t * per_call, (t + 1) * per_call);
+                    if (GEMM_PREFETCH_C_FIRST && t + 1 < ntiles)
+                        prefetch_rows(cp + GEMM_MR * ldc, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
+                    if (nr == GEMM_NR) {
+                        tiles[mr](kc, ap, panel, zeros, 0, cp, ldc);
+                    } else {
+                        tiles[mr](kc, ap, panel, zeros, 0, edge, GEMM_NR);
+                        for (int i = 0; i < mr; i++)
+                            memcpy(cp + (ptrdiff_t)i * ldc, edge + i * GEMM_NR, (size_t)nr * sizeof(float));
+                    }
+                }
+            }
+        }
+    }
+}
+
 // ----------------------------------------------------------------------------
 // The three products of gemm.h.
 
@@ -880,8 +935,13 @@ void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout,
                                      int o0, int o1, int rows, int IC, int OC) {
     // dbias[o]: plain adds in increasing row order, made while dout^T is
     // packed (pack_a_cols).
-    gemm(o1 - o0, IC, rows, dout + o0, OC, A_COLS, inp, IC, 0, NULL,
-         dw + (ptrdiff_t)o0 * IC, IC, dbias ? dbias + o0 : NULL);
+    int M = o1 - o0;
+    if (M > 0 && IC > 0 && rows > 0 && gemm_kstep(rows) == rows && row_block(M, rows) < M &&
+        GEMM_SHARED_B_FLOATS / rows >= GEMM_NR)
+        gemm_shared_b(M, IC, rows, dout + o0, OC, inp, IC, dw + (ptrdiff_t)o0 * IC, IC, dbias ? dbias + o0 : NULL);
+    else
+        gemm(M, IC, rows, dout + o0, OC, A_COLS, inp, IC, 0, NULL, dw + (ptrdiff_t)o0 * IC, IC,
+             dbias ? dbias + o0 : NULL);
 }
 
 // ----------------------------------------------------------------------------
