@@ -65,10 +65,44 @@ def json_lines(text):
     return [json.loads(x) for x in text.splitlines() if x.strip().startswith("{")]
 
 
+def binary_is_stale(binary):
+    """Whether make would rebuild this binary (`make -q`: exit 1), so that a benchmark never times
+    code older than the checkout and calls it the checkout's; a binary make has no rule for is
+    taken as it is."""
+    try:
+        target = binary.resolve().relative_to(ROOT)
+    except ValueError:
+        return False
+    r = subprocess.run(["make", "-q", "-C", str(ROOT), str(target)], capture_output=True, text=True)
+    return r.returncode == 1
+
+
+def step_points(args, threads, kernels):
+    """The points of the step benchmark for one kernel set."""
+    for variant in args.variants.split(","):
+        for t in ([1] if vocabulary.is_sequential(variant) else threads):
+            chunk = (1, args.T) if vocabulary.is_chunked(variant) else (None, None)
+            yield variant, t, Point(variant, "gcc", kernels, t, *chunk)
+
+
+def check_binaries(args, threads):
+    """Exits with a message naming the make target when a binary the benchmark runs is missing or
+    older than its sources, before anything is measured or a directory is made."""
+    binaries = ([] if args.skip_gemm else [ROOT / "build/bench/gemm_bench"]) + [ROOT / "build/bench/peakflops"]
+    for kernels in args.kernels.split(","):
+        study = study_for(args, kernels)
+        binaries.append(runner.binary_path(study, Point(vocabulary.BASELINE, "gcc", kernels, 1, None, None),
+                                           str(ROOT)))
+        binaries += [runner.binary_path(study, point, str(ROOT)) for _, _, point in step_points(args, threads, kernels)]
+    for binary in map(Path, binaries):
+        how = BUILT_BY.get(binary.name, "make")
+        if not binary.exists():
+            sys.exit(f"bench/kernels.py: {binary}: not built (build it with {how})")
+        if binary_is_stale(binary):
+            sys.exit(f"bench/kernels.py: {binary}: older than its sources (rebuild it with {how})")
+
+
 def run(cmd, env=None):
-    binary = Path(str(cmd[0]))
-    if not binary.exists():
-        sys.exit(f"bench/kernels.py: {binary}: not built (build it with {BUILT_BY.get(binary.name, 'make')})")
     r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.exit(f"bench/kernels.py: {' '.join(map(str, cmd))} failed: {r.stderr.strip()[-500:]}")
@@ -183,24 +217,19 @@ def measure(args, threads, out, env, meta):
         describe = runner.binary_path(study, Point(vocabulary.BASELINE, "gcc", kernels, 1, None, None), str(ROOT))
         ops = json_lines(run([describe, "--json", "--describe"] + runner.model_args(study, str(ROOT))).stdout)
         flops = sum(o["flops"] for o in ops if "flops" in o)
-        for variant in args.variants.split(","):
-            for t in ([1] if vocabulary.is_sequential(variant) else threads):
-                chunk = (1, args.T) if vocabulary.is_chunked(variant) else (None, None)
-                point = Point(variant, "gcc", kernels, t, *chunk)
-                binary = runner.binary_path(study, point, str(ROOT))
-                if not os.path.exists(binary):
-                    sys.exit(f"bench/kernels.py: {binary}: not built (build it with make)")
-                before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-                outcome = runner.execute(study, point, binary, str(ROOT))
-                if outcome.status != runner.OK:
-                    sys.exit(f"bench/kernels.py: {point.label()}: {outcome.status}: {outcome.error}")
-                rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-                for s in outcome.steps:
-                    if not s["warmup"]:
-                        step_rows.append({"kernels": kernels, "variant": variant, "threads": t, "step": s["step"],
-                                          "step_s": s["step_s"], "flops": flops,
-                                          "peak_rss_bytes": rss * 1024 if rss > before else "NA"})
-                print(f"  {kernels} {variant} t={t} done", file=sys.stderr, flush=True)
+        for variant, t, point in step_points(args, threads, kernels):
+            binary = runner.binary_path(study, point, str(ROOT))
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            outcome = runner.execute(study, point, binary, str(ROOT))
+            if outcome.status != runner.OK:
+                sys.exit(f"bench/kernels.py: {point.label()}: {outcome.status}: {outcome.error}")
+            rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            for s in outcome.steps:
+                if not s["warmup"]:
+                    step_rows.append({"kernels": kernels, "variant": variant, "threads": t, "step": s["step"],
+                                      "step_s": s["step_s"], "flops": flops,
+                                      "peak_rss_bytes": rss * 1024 if rss > before else "NA"})
+            print(f"  {kernels} {variant} t={t} done", file=sys.stderr, flush=True)
     write_csv(out / "steps.csv", STEP_COLUMNS, step_rows)
 
 
@@ -321,6 +350,7 @@ def main(argv=None):
     args.coretype_from_env = not args.openblas_cores and bool(env.get("OPENBLAS_CORETYPE"))
     if args.coretype_from_env:
         args.openblas_cores = env["OPENBLAS_CORETYPE"]
+    check_binaries(args, threads)
     git = machine.git_state(ROOT)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
     try:

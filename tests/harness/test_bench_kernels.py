@@ -46,6 +46,28 @@ def test_missing_gemm_bench_names_its_make_target(tmp_path, monkeypatch):
                                               "(or make bench))")
 
 
+def test_a_binary_older_than_its_sources_is_refused_before_a_directory_is_made(tmp_path, monkeypatch):
+    """A benchmark binary make would rebuild (sources changed since) is named with its make target,
+    instead of timing older code under the checkout's commit."""
+    import os
+    (tmp_path / "build" / "bench").mkdir(parents=True)
+    (tmp_path / "src.c").write_text("new\n")
+    (tmp_path / "Makefile").write_text("build/bench/gemm_bench: src.c\n\tcp src.c $@\n")
+    binary = tmp_path / "build" / "bench" / "gemm_bench"
+    binary.write_text("old\n")
+    os.utime(binary, (1_000_000, 1_000_000))
+    monkeypatch.setattr(bench, "ROOT", tmp_path)
+    assert bench.binary_is_stale(binary)
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--config", "tiny", "--out", str(tmp_path / "out")])
+    assert str(exit_info.value.code).endswith("gemm_bench: older than its sources (rebuild it with make "
+                                              "build/bench/gemm_bench (or make bench))")
+    assert not (tmp_path / "out").exists()
+    os.utime(binary, None)
+    assert not bench.binary_is_stale(binary)
+    assert not bench.binary_is_stale(Path("/bin/sh"))  # outside the checkout: taken as it is
+
+
 def test_damaged_saved_directory_gets_one_line(tmp_path):
     (tmp_path / "meta.json").write_text('{"args": {"config": "tiny"}}')
     with pytest.raises(SystemExit) as exit_info:
