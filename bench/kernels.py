@@ -65,18 +65,6 @@ def json_lines(text):
     return [json.loads(x) for x in text.splitlines() if x.strip().startswith("{")]
 
 
-def binary_is_stale(binary):
-    """Whether make would rebuild this binary (`make -q`: exit 1), so that a benchmark never times
-    code older than the checkout and calls it the checkout's; a binary make has no rule for is
-    taken as it is."""
-    try:
-        target = binary.resolve().relative_to(ROOT)
-    except ValueError:
-        return False
-    r = subprocess.run(["make", "-q", "-C", str(ROOT), str(target)], capture_output=True, text=True)
-    return r.returncode == 1
-
-
 def step_points(args, threads, kernels):
     """The points of the step benchmark for one kernel set."""
     for variant in args.variants.split(","):
@@ -98,7 +86,7 @@ def check_binaries(args, threads):
         how = BUILT_BY.get(binary.name, "make")
         if not binary.exists():
             sys.exit(f"bench/kernels.py: {binary}: not built (build it with {how})")
-        if binary_is_stale(binary):
+        if runner.binary_is_stale(binary, ROOT):
             sys.exit(f"bench/kernels.py: {binary}: older than its sources (rebuild it with {how})")
 
 

@@ -354,6 +354,8 @@ def main(argv=None):
         if not binary.exists():
             sys.exit(f"bench/variants.py: {binary.parent}: no {binary.name} (build it with make, "
                      f"or check --compiler/--kernels)")
+        if runner.binary_is_stale(binary, ROOT):
+            sys.exit(f"bench/variants.py: {binary}: older than its sources (rebuild it with make)")
     git = machine.git_state(ROOT)
     out = new_directory(Path(args.out), git)
     meta = {"benchmark": "bench/variants.py", "command": [sys.executable] + sys.argv,

@@ -46,6 +46,20 @@ def binary_path(study, point, root, build_dir=None):
     return path if os.path.isabs(path) else os.path.join(root, path)
 
 
+def binary_is_stale(binary, root):
+    """Whether make would rebuild `binary` (`make -q` exits 1: a source is newer), so that a
+    benchmark never times code older than the checkout under the checkout's commit. A binary
+    outside `root`, or one make has no rule for, is taken as it is."""
+    try:
+        target = os.path.relpath(os.path.realpath(binary), os.path.realpath(root))
+    except ValueError:
+        return False
+    if target.startswith(os.pardir):
+        return False
+    r = subprocess.run(["make", "-q", "-C", str(root), target], capture_output=True, text=True)
+    return r.returncode == 1
+
+
 def model_path(value, root):
     if value is None:
         return None

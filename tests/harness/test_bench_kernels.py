@@ -57,15 +57,15 @@ def test_a_binary_older_than_its_sources_is_refused_before_a_directory_is_made(t
     binary.write_text("old\n")
     os.utime(binary, (1_000_000, 1_000_000))
     monkeypatch.setattr(bench, "ROOT", tmp_path)
-    assert bench.binary_is_stale(binary)
+    assert bench.runner.binary_is_stale(binary, tmp_path)
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--config", "tiny", "--out", str(tmp_path / "out")])
     assert str(exit_info.value.code).endswith("gemm_bench: older than its sources (rebuild it with make "
                                               "build/bench/gemm_bench (or make bench))")
     assert not (tmp_path / "out").exists()
     os.utime(binary, None)
-    assert not bench.binary_is_stale(binary)
-    assert not bench.binary_is_stale(Path("/bin/sh"))  # outside the checkout: taken as it is
+    assert not bench.runner.binary_is_stale(binary, tmp_path)
+    assert not bench.runner.binary_is_stale(Path("/bin/sh"), tmp_path)  # outside the checkout: taken as it is
 
 
 def test_damaged_saved_directory_gets_one_line(tmp_path):
