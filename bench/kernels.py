@@ -73,14 +73,18 @@ def step_points(args, threads, kernels):
             yield variant, t, Point(variant, "gcc", kernels, t, *chunk)
 
 
+def describe_binary(study, kernels):
+    """The binary whose --describe gives the step's FLOPs (the sequential variant's)."""
+    return runner.binary_path(study, Point(vocabulary.BASELINE, "gcc", kernels, 1, None, None), str(ROOT))
+
+
 def check_binaries(args, threads):
     """Exits with a message naming the make target when a binary the benchmark runs is missing or
     older than its sources, before anything is measured or a directory is made."""
     binaries = ([] if args.skip_gemm else [ROOT / "build/bench/gemm_bench"]) + [ROOT / "build/bench/peakflops"]
     for kernels in args.kernels.split(","):
         study = study_for(args, kernels)
-        binaries.append(runner.binary_path(study, Point(vocabulary.BASELINE, "gcc", kernels, 1, None, None),
-                                           str(ROOT)))
+        binaries.append(describe_binary(study, kernels))
         binaries += [runner.binary_path(study, point, str(ROOT)) for _, _, point in step_points(args, threads, kernels)]
     for binary in map(Path, binaries):
         how = BUILT_BY.get(binary.name, "make")
@@ -202,8 +206,7 @@ def measure(args, threads, out, env, meta):
     step_rows = []
     for kernels in args.kernels.split(","):
         study = study_for(args, kernels)
-        describe = runner.binary_path(study, Point(vocabulary.BASELINE, "gcc", kernels, 1, None, None), str(ROOT))
-        ops = json_lines(run([describe, "--json", "--describe"] + runner.model_args(study, str(ROOT))).stdout)
+        ops = json_lines(run([describe_binary(study, kernels), "--json", "--describe"] + runner.model_args(study, str(ROOT))).stdout)
         flops = sum(o["flops"] for o in ops if "flops" in o)
         for variant, t, point in step_points(args, threads, kernels):
             binary = runner.binary_path(study, point, str(ROOT))

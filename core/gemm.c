@@ -972,7 +972,7 @@ size_t matmul_packed_floats(int K, int N) {
 // GEMM_PACK_ROWS_GROUP panels at a time, k inner: with every panel of the
 // range per row (16 for a chunk of 256 columns) the copies went to 16 places
 // kc*NR floats apart, all in one L1 set. Measured alone on Zen 3 (d12's weights
-// from memory, chunks of 256 columns): 0.53-0.67 -> 0.35-0.52 ns per float;
+// from memory, chunks of 256 columns): 0.53-0.67 -> 0.31-0.50 ns per float;
 // groups of 1 or 2 panels were slower than all 16, 8 the same as 4.
 #ifndef GEMM_PACK_ROWS_GROUP
 #define GEMM_PACK_ROWS_GROUP 4
