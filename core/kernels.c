@@ -33,6 +33,12 @@ void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *in
     }
 }
 
+// A chunk of a few channels reads a short piece of every row, rows C floats
+// apart: too far apart for the hardware prefetchers, so each row waited on
+// memory (Zen 3, d12, chunks of 64 channels: 25 us a chunk, 1.5 ns per
+// element, against 0.2 for whole rows). The rows LN_PARAMS_AHEAD_ROWS ahead
+// are fetched while this one is summed.
+#define LN_PARAMS_AHEAD_ROWS 8
 void layernorm_backward_params(float *dweight, float *dbias, const float *dout,
                                const float *inp, const float *mean, const float *rstd,
                                int c0, int c1, int rows, int C) {
@@ -40,9 +46,15 @@ void layernorm_backward_params(float *dweight, float *dbias, const float *dout,
         dweight[c] = 0.0f;
         dbias[c] = 0.0f;
     }
+    int piece = c1 - c0 < C;
     for (int r = 0; r < rows; r++) {
         const float *g = dout + (size_t)r * C;
         const float *x = inp + (size_t)r * C;
+        if (piece && r + LN_PARAMS_AHEAD_ROWS < rows)
+            for (int c = c0; c < c1; c += 16) {
+                __builtin_prefetch(g + (size_t)LN_PARAMS_AHEAD_ROWS * C + c);
+                __builtin_prefetch(x + (size_t)LN_PARAMS_AHEAD_ROWS * C + c);
+            }
         float m = mean[r], s = rstd[r];
         for (int c = c0; c < c1; c++) {
             float norm = (x[c] - m) * s;
