@@ -165,7 +165,7 @@ bench: deps
 	@$(MAKE) --no-print-directory build build/bench/gemm_bench
 	$(PYTHON) bench/kernels.py
 bench-variants: deps
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build build/bench/gemm_bench
 	$(PYTHON) bench/variants.py
 bench-harness: deps
 	$(PYTHON) bench/harness_scaling.py

@@ -4,8 +4,11 @@
 // --reps repetitions, the two libraries alternating within each repetition;
 // the median of the per-repetition ratios is printed beside the ratio of bests. Usage:
 //   gemm_bench [--rows N] [--reps N] [--peak GFLOPS] [--json] [--skip-openblas] [--cpu-time] [--chunk N]
+//   gemm_bench --task-form N [--rows N] [--reps N] [--layers L] [--json] [--cpu-time]
 // (--chunk N calls the project's products on pieces of N rows/channels, as
 // the task variants do, while OpenBLAS still does the whole product;
+// --task-form N compares, instead of OpenBLAS, the project's products in the
+// two forms the variants run them in, with chunks of N rows: see task_form();
 // --cpu-time times by thread CPU time; --skip-openblas times only the project's kernels, for tuning; ratios are then 1.)
 // With --json each line is one object: {"layer", "product", "M", "N", "K",
 // "gemm_gflops", "openblas_gflops", "ratio"}, then one {"total": ...} line (with
@@ -141,23 +144,201 @@ static int parse_int(const char *opt, const char *s) {
     return (int)v;
 }
 
+// ----------------------------------------------------------------------------
+// --task-form N: the products of the transformer blocks in the two forms the
+// variants run them in, on this machine, single thread:
+//   fork-join form  one call over all rows (forward, input gradient) or all
+//                   output channels (weight gradient); the call packs the
+//                   weight block by block as it goes, into a buffer that stays
+//                   in L2 (forkjoin, seq);
+//   task form       forward and input gradient: the weight packed once into a
+//                   buffer of its whole packed size, in pieces of 256 columns
+//                   (the pack operations of core/step.h), then row chunks of N
+//                   rows on it; weight gradient: chunks of TASK_FORM_CHANNELS
+//                   output channels, each packing the layer's input (tasks and
+//                   taskiter with BATCH_SUBSIZE * T = N).
+// Run rules: the L layers (--layers, d12's 12) each have their own weight, and
+// one timing covers all L in turn, as a step does, so that each weight comes
+// from memory (L weights of one shape are 28 to 340 MB); the two forms
+// alternate within a repetition, which goes first alternating too; best of
+// --reps, and the median of the per-repetition ratios task / fork-join. The
+// pack's time is also timed alone (per packed float), beside a copy floor:
+// memcpy of each weight into the packed buffer (per float), the least that
+// writing a packed copy of a weight from memory costs here.
+#define TASK_FORM_CHANNELS 256 // core/taskgraph.c: product column chunks are at least 256 wide
+#define TASK_FORM_PACK_PIECE 256
+
+typedef struct {
+    int layers, rows, IC, OC;
+    float **w, **dw;
+    float *inp, *bias, *out, *dout, *dinp, *dbias, *packed;
+} TaskFormShape;
+
+static size_t task_form_packed_floats(int product, int IC, int OC) {
+    return product == FORWARD ? matmul_packed_floats(IC, OC) : matmul_packed_floats(OC, IC);
+}
+
+static double time_forkjoin_form(TaskFormShape *S, int product) {
+    double t0 = now();
+    for (int l = 0; l < S->layers; l++) switch (product) {
+        case FORWARD: matmul_forward_rows(S->out, S->inp, S->w[l], S->bias, 0, S->rows, S->IC, S->OC); break;
+        case BACKWARD_INPUT: matmul_backward_input_rows(S->dinp, S->dout, S->w[l], 0, S->rows, S->IC, S->OC); break;
+        default: matmul_backward_weight_channels(S->dw[l], S->dbias, S->dout, S->inp, 0, S->OC, S->rows, S->IC, S->OC);
+        }
+    return now() - t0;
+}
+
+// Returns the whole time; *pack_s gets the part spent packing.
+static double time_task_form(TaskFormShape *S, int product, int chunk_rows, double *pack_s) {
+    double t0 = now(), packing = 0;
+    for (int l = 0; l < S->layers; l++) {
+        if (product == BACKWARD_WEIGHT) {
+            for (int o = 0; o < S->OC; o += TASK_FORM_CHANNELS)
+                matmul_backward_weight_channels(S->dw[l], S->dbias, S->dout, S->inp, o,
+                                                o + TASK_FORM_CHANNELS < S->OC ? o + TASK_FORM_CHANNELS : S->OC,
+                                                S->rows, S->IC, S->OC);
+            continue;
+        }
+        double p0 = now();
+        int n = product == FORWARD ? S->OC : S->IC;
+        for (int c = 0; c < n; c += TASK_FORM_PACK_PIECE) {
+            int c1 = c + TASK_FORM_PACK_PIECE < n ? c + TASK_FORM_PACK_PIECE : n;
+            if (product == FORWARD) matmul_pack_forward_weight(S->packed, S->w[l], c, c1, S->IC, S->OC);
+            else matmul_pack_backward_input_weight(S->packed, S->w[l], c, c1, S->IC, S->OC);
+        }
+        packing += now() - p0;
+        for (int r = 0; r < S->rows; r += chunk_rows) {
+            int r1 = r + chunk_rows < S->rows ? r + chunk_rows : S->rows;
+            if (product == FORWARD)
+                matmul_forward_packed(S->out, S->inp, S->packed, S->bias, r, r1, 0, S->OC, S->IC, S->OC);
+            else
+                matmul_backward_input_packed(S->dinp, S->dout, S->packed, r, r1, 0, S->IC, S->IC, S->OC);
+        }
+    }
+    *pack_s = packing;
+    return now() - t0;
+}
+
+static double time_copy_floor(TaskFormShape *S) {
+    double t0 = now();
+    for (int l = 0; l < S->layers; l++) memcpy(S->packed, S->w[l], (size_t)S->IC * S->OC * sizeof(float));
+    return now() - t0;
+}
+
+static int task_form(int rows, int chunk_rows, int layers, int reps, int json) {
+    static const struct { const char *name; int IC, OC; } shapes[] = {
+        {"qkv", 768, 2304}, {"attproj", 768, 768}, {"fc", 768, 3072}, {"fcproj", 3072, 768},
+    };
+    if (!json) {
+        printf("task form (a packing of each weight + chunks of %d rows; weight gradient: chunks of %d channels) "
+               "against fork-join form (one call), %d rows, %d layers a timing, best of %d, the forms alternating (%s)\n",
+               chunk_rows, TASK_FORM_CHANNELS, rows, layers, reps,
+               bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU time");
+        printf("%-8s %-16s %10s %10s %9s %7s %7s %10s %10s\n", "layer", "product", "forkjoin ms", "task ms",
+               "pack ms", "ratio", "median", "pack ns/f", "copy ns/f");
+    }
+    double sum_fj = 0, sum_task = 0, sum_pack = 0, packed_floats = 0;
+    unsigned state = 4242;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        TaskFormShape S = {layers, rows, shapes[s].IC, shapes[s].OC, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        size_t n_w = (size_t)S.IC * S.OC;
+        S.w = malloc(layers * sizeof(float *));
+        S.dw = malloc(layers * sizeof(float *));
+        if (!S.w || !S.dw) {
+            fprintf(stderr, "gemm_bench: out of memory (%d layers)\n", layers);
+            exit(2);
+        }
+        for (int l = 0; l < layers; l++) S.w[l] = random_floats(n_w, &state), S.dw[l] = random_floats(n_w, &state);
+        S.inp = random_floats((size_t)rows * S.IC, &state), S.dinp = random_floats((size_t)rows * S.IC, &state);
+        S.out = random_floats((size_t)rows * S.OC, &state), S.dout = random_floats((size_t)rows * S.OC, &state);
+        S.bias = random_floats(S.OC, &state), S.dbias = random_floats(S.OC, &state);
+        size_t n_packed = task_form_packed_floats(FORWARD, S.IC, S.OC);
+        if (task_form_packed_floats(BACKWARD_INPUT, S.IC, S.OC) > n_packed)
+            n_packed = task_form_packed_floats(BACKWARD_INPUT, S.IC, S.OC);
+        if (n_packed < n_w) n_packed = n_w;
+        S.packed = aligned_alloc(64, (n_packed * sizeof(float) + 63) / 64 * 64);
+        if (!S.packed) {
+            fprintf(stderr, "gemm_bench: out of memory (%zu floats)\n", n_packed);
+            exit(2);
+        }
+        memset(S.packed, 0, n_packed * sizeof(float));
+        for (int p = 0; p < 3; p++) {
+            double best_fj = 1e30, best_task = 1e30, best_pack = 1e30, best_copy = 1e30, ratios[1024];
+            int n = reps < 1024 ? reps : 1024;
+            double pack_s;
+            time_forkjoin_form(&S, p), time_task_form(&S, p, chunk_rows, &pack_s); // warm-up of both
+            for (int r = 0; r < n; r++) {
+                double tf, tt;
+                if (r % 2 == 0) tf = time_forkjoin_form(&S, p), tt = time_task_form(&S, p, chunk_rows, &pack_s);
+                else tt = time_task_form(&S, p, chunk_rows, &pack_s), tf = time_forkjoin_form(&S, p);
+                if (p != BACKWARD_WEIGHT) {
+                    double tc = time_copy_floor(&S);
+                    if (tc < best_copy) best_copy = tc;
+                    if (pack_s < best_pack) best_pack = pack_s;
+                }
+                if (tf < best_fj) best_fj = tf;
+                if (tt < best_task) best_task = tt;
+                ratios[r] = tt / tf;
+            }
+            qsort(ratios, n, sizeof(double), compare_doubles);
+            double median = n % 2 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+            double floats = (double)layers * n_w;
+            int has_pack = p != BACKWARD_WEIGHT;
+            sum_fj += best_fj, sum_task += best_task;
+            if (has_pack) sum_pack += best_pack, packed_floats += floats;
+            if (json) {
+                printf("{\"layer\": \"%s\", \"product\": \"%s\", \"rows\": %d, \"chunk\": %d, \"layers\": %d, "
+                       "\"forkjoin_s\": %.9f, \"task_s\": %.9f, \"ratio\": %.4f, \"median_ratio\": %.4f",
+                       shapes[s].name, product_names[p], rows, p == BACKWARD_WEIGHT ? TASK_FORM_CHANNELS : chunk_rows,
+                       layers, best_fj, best_task, best_task / best_fj, median);
+                if (has_pack)
+                    printf(", \"pack_s\": %.9f, \"pack_ns_per_float\": %.4f, \"copy_ns_per_float\": %.4f",
+                           best_pack, best_pack / floats * 1e9, best_copy / floats * 1e9);
+                printf("}\n");
+            } else {
+                printf("%-8s %-16s %10.2f %10.2f ", shapes[s].name, product_names[p], best_fj * 1e3, best_task * 1e3);
+                if (has_pack) printf("%9.2f ", best_pack * 1e3);
+                else printf("%9s ", "-");
+                printf("%7.3f %7.3f ", best_task / best_fj, median);
+                if (has_pack) printf("%10.3f %10.3f\n", best_pack / floats * 1e9, best_copy / floats * 1e9);
+                else printf("%10s %10s\n", "-", "-");
+            }
+        }
+        for (int l = 0; l < layers; l++) free(S.w[l]), free(S.dw[l]);
+        free(S.w), free(S.dw), free(S.inp), free(S.dinp), free(S.out), free(S.dout), free(S.bias), free(S.dbias),
+            free(S.packed);
+    }
+    if (json)
+        printf("{\"total\": {\"rows\": %d, \"chunk\": %d, \"layers\": %d, \"forkjoin_s\": %.9f, \"task_s\": %.9f, "
+               "\"ratio\": %.4f, \"pack_s\": %.9f, \"pack_ns_per_float\": %.4f}}\n",
+               rows, chunk_rows, layers, sum_fj, sum_task, sum_task / sum_fj, sum_pack, sum_pack / packed_floats * 1e9);
+    else
+        printf("%-8s %-16s %10.2f %10.2f %9.2f %7.3f\n", "all", "(sum of bests)", sum_fj * 1e3, sum_task * 1e3,
+               sum_pack * 1e3, sum_task / sum_fj);
+    if (!json) printf("\n");
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    int rows = 256, reps = 5, json = 0, skip_openblas = 0;
+    int rows = 256, reps = 5, json = 0, skip_openblas = 0, task_form_rows = 0, n_layers = 12;
     double peak = 0.0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--skip-openblas")) skip_openblas = 1;
         else if (!strcmp(argv[i], "--cpu-time")) bench_clock = CLOCK_THREAD_CPUTIME_ID;
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = parse_int("--chunk", argv[++i]);
+        else if (!strcmp(argv[i], "--task-form") && i + 1 < argc) task_form_rows = parse_int("--task-form", argv[++i]);
+        else if (!strcmp(argv[i], "--layers") && i + 1 < argc) n_layers = parse_int("--layers", argv[++i]);
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc) rows = parse_int("--rows", argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = parse_int("--reps", argv[++i]);
         else if (!strcmp(argv[i], "--peak") && i + 1 < argc) peak = parse_int("--peak", argv[++i]);
         else {
-            fprintf(stderr, "gemm_bench: %s: unknown option (use --rows N --reps N --chunk N --peak GFLOPS --json --skip-openblas --cpu-time)\n",
+            fprintf(stderr, "gemm_bench: %s: unknown option (use --rows N --reps N --chunk N --peak GFLOPS --json --skip-openblas --cpu-time --task-form N --layers L)\n",
                     argv[i]);
             return 2;
         }
     }
+    if (task_form_rows) return task_form(rows, task_form_rows, n_layers, reps, json);
     // GPT-2 124M: C = 768, padded vocabulary Vp = 50304.
     static const struct { const char *name; int IC, OC, has_bias; } layers[] = {
         {"qkv", 768, 2304, 1},  {"attproj", 768, 768, 1}, {"fc", 768, 3072, 1},

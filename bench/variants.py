@@ -14,6 +14,14 @@ reported. Prints the ratios the targets are stated in:
 (The within-3% targets are issue 19's: the task variants' row chunks share one packing of each
 weight, core/step.h "Packed weights", so that they run the products as efficiently as fork-join.)
 
+Products in the two forms (d12 only, the shapes bench/gemm_bench knows): the
+transformer blocks' products, single thread, in the form fork-join runs them
+(one call, packing inside) and in the task form (a packing of each weight, then
+chunks of BATCH_SUBSIZE=1 rows; weight gradients in chunks of 256 channels), the
+forms alternating (`gemm_bench --task-form`). It says how much of the 1-thread
+gap is the products' form, and prices the packing against a plain copy of the
+same bytes, the least a packed copy of a weight costs.
+
 Per-task overhead at 1 thread is (step time - sum of chunk times) / tasks: the
 runtime's own cost. At more threads the same difference divided by the task
 count also holds idle time, and is labelled so.
@@ -34,7 +42,7 @@ per-repetition ratios and the hypervisor's steal time during each run are
 printed beside them.
 
 Every measured step is saved as it is measured, in a new directory
-results/bench-variants/<date>-<commit>/ (steps.csv, meta.json, summary.txt; an
+results/bench-variants/<date>-<commit>/ (steps.csv, products.csv, meta.json, summary.txt; an
 earlier one is never overwritten), and `--from DIR` prints the summary of a
 saved directory again.
 """
@@ -44,6 +52,7 @@ import datetime
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -70,6 +79,18 @@ ALSO_CHUNKED_BY_4 = ("tasks",)
 # step's chunk times (traced runs only). steal: the hypervisor's share of CPU time during the run.
 COLUMNS = ["purpose", "repetition", "slot", "variant", "threads", "chunking", "traced", "step", "step_s",
            "busy_s", "tasks_per_step", "steal"]
+
+# products.csv: one row per (layer, product) of `gemm_bench --task-form`: the best time of each form
+# over the model's layers, their ratio (task / fork-join) and the median of the per-repetition
+# ratios; forward and input gradient also the packing's time alone, per packed float, and a plain
+# copy's per float (NA for the weight gradient, which has no pack operation)
+PRODUCT_COLUMNS = ["layer", "product", "rows", "chunk", "layers", "forkjoin_s", "task_s", "ratio", "median_ratio",
+                   "pack_s", "pack_ns_per_float", "copy_ns_per_float"]
+GEMM_BENCH = ROOT / "build/bench/gemm_bench"
+GEMM_BENCH_TARGET = "build/bench/gemm_bench"  # its make target
+PRODUCT_REPETITIONS = 7
+PRODUCT_CONFIG = "d12"  # the shapes gemm_bench times
+D12_LAYERS = 12
 
 
 def study_for(args):
@@ -144,6 +165,31 @@ def points_of(study, threads):
     return points
 
 
+def measure_products(study, out):
+    """gemm_bench --task-form into out/products.csv (d12's shapes, B*T rows, chunks of T rows)."""
+    B, T = study.model["B"], study.model["T"]
+    cmd = [str(GEMM_BENCH), "--json", "--task-form", str(T), "--rows", str(B * T), "--layers", str(D12_LAYERS),
+           "--reps", str(PRODUCT_REPETITIONS)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"bench/variants.py: {' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()[-300:]}")
+    rows = []
+    for line in r.stdout.splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            sys.exit(f"bench/variants.py: {' '.join(cmd)}: not a JSON line: {line[:80]!r}")
+        if "layer" in obj:
+            rows.append({c: obj.get(c, "NA") for c in PRODUCT_COLUMNS})
+    if not rows:
+        sys.exit(f"bench/variants.py: {' '.join(cmd)}: printed no products")
+    with open(out / "products.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, PRODUCT_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    print("  products in the two forms done", file=sys.stderr)
+
+
 def measure(study, threads, out):
     """Runs the benchmark, appending each run's measured steps to out/steps.csv as they come."""
     points = points_of(study, threads)
@@ -208,8 +254,34 @@ def run_medians(steps, purpose):
     return out
 
 
-def summary(steps, meta):
-    """The benchmark's report, from its steps.csv rows and meta.json."""
+def products_summary(products, step_s, say):
+    """The products section: per shape and in all, task form / fork-join form, and the packing
+    against a plain copy; `step_s` (forkjoin's 1-thread step, if measured) sizes the gap."""
+    first = products.iloc[0]
+    say(f"\nproducts of the transformer blocks, 1 thread, {int(first.rows)} rows, {int(first.layers)} layers a "
+        f"timing (the weights from memory), best of {PRODUCT_REPETITIONS}, the two forms alternating: "
+        f"fork-join form = one call that packs as it goes; task form = a packing of each weight, then chunks "
+        f"of {int(first.chunk)} rows (weight gradient: chunks of 256 channels, each packing the layer's input)")
+    say(f"{'layer':8s} {'product':16s} {'forkjoin ms':>11s} {'task ms':>9s} {'pack ms':>8s} {'ratio':>6s} "
+        f"{'median':>6s} {'pack ns/float':>13s} {'copy ns/float':>13s}")
+    for r in products.to_dict("records"):
+        packed = r["pack_s"] == r["pack_s"]  # NaN for the weight gradient
+        say(f"{r['layer']:8s} {r['product']:16s} {r['forkjoin_s'] * 1e3:11.1f} {r['task_s'] * 1e3:9.1f} "
+            + (f"{r['pack_s'] * 1e3:8.1f} " if packed else f"{'-':>8s} ")
+            + f"{r['ratio']:6.3f} {r['median_ratio']:6.3f} "
+            + (f"{r['pack_ns_per_float']:13.3f} {r['copy_ns_per_float']:13.3f}" if packed else f"{'-':>13s} {'-':>13s}"))
+    fj, task = products.forkjoin_s.sum(), products.task_s.sum()
+    pk = products.dropna(subset=["pack_s"])
+    floats = (pk.pack_s / pk.pack_ns_per_float * 1e9).sum()
+    copy_s = (pk.copy_ns_per_float * pk.pack_s / pk.pack_ns_per_float).sum()
+    say(f"all products: task form / fork-join form {task / fj:.3f} ({(task - fj) * 1e3:.0f} ms a step"
+        + (f", {(task - fj) / step_s:.1%} of forkjoin's 1-thread step" if step_s else "") + "); "
+        f"the packing {pk.pack_s.sum() * 1e3:.0f} ms ({pk.pack_s.sum() / floats * 1e9:.3f} ns per float), "
+        f"a plain copy of the same floats {copy_s * 1e3:.0f} ms ({copy_s / floats * 1e9:.3f} ns per float)")
+
+
+def summary(steps, meta, products=None):
+    """The benchmark's report, from its steps.csv rows, meta.json and products.csv (if measured)."""
     a = meta["args"]
     lines = []
     say = lines.append
@@ -269,6 +341,11 @@ def summary(steps, meta):
     plain, with_trace = cost.get((FORKJOIN, top, "", 0)), cost.get((FORKJOIN, top, "", 1))
     if plain and with_trace:
         target(f"with --trace / without ({FORKJOIN}, {top} threads)", with_trace, plain, lambda r: r < 1.02, "< 1.02")
+    if products is not None and len(products):
+        fj1 = medians.get((FORKJOIN, 1, "", 0))
+        products_summary(products, statistics.median(fj1) if fj1 else None, say)
+    elif meta.get("products"):
+        say(f"\nproducts in the two forms: {meta['products']}")
     return "\n".join(lines) + "\n"
 
 
@@ -301,7 +378,17 @@ def load(directory):
             raise StudyError(f"{directory / 'steps.csv'}: line {line}: {col} is not a number")
         steps[col] = values
     steps["chunking"] = steps["chunking"].fillna("").astype(str)
-    return steps, meta
+    products = None
+    if (directory / "products.csv").exists():
+        products = resultsdir.read_csv(directory / "products.csv", PRODUCT_COLUMNS, what="bench/variants.py products")
+        for col in PRODUCT_COLUMNS[2:]:
+            values = pd.to_numeric(products[col], errors="coerce")
+            bad = values.isna() & (products[col].notna() | (col not in PRODUCT_COLUMNS[-3:]))
+            if bad.any():
+                line = int(bad.to_numpy().argmax()) + 2
+                raise StudyError(f"{directory / 'products.csv'}: line {line}: {col} is not a number")
+            products[col] = values
+    return steps, meta, products
 
 
 def main(argv=None):
@@ -315,6 +402,8 @@ def main(argv=None):
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--compiler", default="gcc")
     ap.add_argument("--kernels", default="fast")
+    ap.add_argument("--skip-products", action="store_true",
+                    help="leave out the products in the two forms (gemm_bench --task-form)")
     ap.add_argument("--out", default=str(ROOT / "results" / "bench-variants"),
                     help="where the new results directory is made")
     ap.add_argument("--from", dest="source", metavar="DIR",
@@ -322,8 +411,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.source:
         try:
-            steps, meta = load(args.source)
-            sys.stdout.write(summary(steps, meta))
+            sys.stdout.write(summary(*load(args.source)))
         except StudyError as err:
             sys.exit(f"bench/variants.py: {err}")
         except KeyError as err:
@@ -356,6 +444,16 @@ def main(argv=None):
                      f"or check --compiler/--kernels)")
         if runner.binary_is_stale(binary, ROOT):
             sys.exit(f"bench/variants.py: {binary}: older than its sources (rebuild it with make)")
+    products_skipped = ("--skip-products" if args.skip_products else
+                        f"not measured: gemm_bench times {PRODUCT_CONFIG}'s shapes, the config is {args.config}"
+                        if args.config != PRODUCT_CONFIG else None)
+    if not products_skipped:
+        if not GEMM_BENCH.exists():
+            sys.exit(f"bench/variants.py: {GEMM_BENCH.parent}: no {GEMM_BENCH.name} "
+                     f"(build it with make {GEMM_BENCH_TARGET}, or pass --skip-products)")
+        if runner.binary_is_stale(GEMM_BENCH, ROOT):
+            sys.exit(f"bench/variants.py: {GEMM_BENCH}: older than its sources "
+                     f"(rebuild it with make {GEMM_BENCH_TARGET})")
     git = machine.git_state(ROOT)
     out = new_directory(Path(args.out), git)
     meta = {"benchmark": "bench/variants.py", "command": [sys.executable] + sys.argv,
@@ -363,14 +461,17 @@ def main(argv=None):
             "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "git": git, "cpu": machine.cpu(), "system": machine.system(), "software": machine.software(),
             "env": {k: os.environ.get(k, d) for k, d in OMP_DEFAULTS.items()}}
+    if products_skipped:
+        meta["products"] = products_skipped
     resultsdir.write_json(out / "meta.json", meta)
     print(f"bench/variants.py: writing {out}", file=sys.stderr)
+    if not products_skipped:
+        measure_products(study, out)
     # what each binary reported about itself (compiler, OpenMP runtime, placement, chunking)
     meta["runs_info"] = measure(study, threads, out)
     meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     resultsdir.write_json(out / "meta.json", meta)
-    steps, meta = load(out)
-    text = summary(steps, meta)
+    text = summary(*load(out))
     resultsdir.atomic_write(out / "summary.txt", text)
     sys.stdout.write("\n" + text)
     print(f"\nbench/variants.py: saved in {out}", file=sys.stderr)

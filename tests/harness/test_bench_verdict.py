@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import subprocess
 
 import pytest
 
@@ -93,8 +94,11 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
     printed = capsys.readouterr().out
     assert printed == (first / "summary.txt").read_text()
     assert "taskiter(BATCH_SUBSIZE=1) / forkjoin at 2 threads:" in printed and "-> " in printed
-    steps, meta = bench.load(first)
+    steps, meta, products = bench.load(first)
     assert meta["args"]["config"] == "tiny" and meta["git"]["commit"]
+    # gemm_bench knows d12's shapes only: the products are not measured, and the summary says why
+    assert products is None and not (first / "products.csv").exists()
+    assert "products in the two forms: not measured: gemm_bench times d12's shapes, the config is tiny" in printed
     points = steps[steps.purpose == "point"]
     # one row per measured step: 9 points x 6 repetitions x 1 measured step
     assert len(points) == 9 * 6 and set(points.repetition) == set(range(6))
@@ -123,3 +127,74 @@ def test_a_saved_meta_without_the_run_options_is_named(tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--from", str(tmp_path)])
     assert str(exit_info.value.code) == f"bench/variants.py: {tmp_path / 'meta.json'}: no args.B"
+
+
+def write_saved_run(directory, products_text):
+    """A saved directory with one repetition of forkjoin at 1 thread (2.0 s) and a products.csv."""
+    args = {"config": "d12", "B": 4, "T": 64, "steps": 2, "compiler": "gcc", "kernels": "fast"}
+    (directory / "meta.json").write_text(json.dumps({"args": args}))
+    (directory / "steps.csv").write_text(",".join(bench.COLUMNS) + "\npoint,0,0,forkjoin,1,,0,1,2.0,NA,NA,0.0\n")
+    (directory / "products.csv").write_text(",".join(bench.PRODUCT_COLUMNS) + "\n" + products_text)
+
+
+def test_the_products_in_the_two_forms_are_summarised_from_the_saved_rows(tmp_path, capsys):
+    # fc forward: fork-join 100 ms, task 104 ms of which the packing 12 ms over 12 x 768 x 3072
+    # floats (0.424 ns each), a copy 0.25 ns each; its weight gradient 100 -> 102 ms, no packing
+    floats = 12 * 768 * 3072
+    write_saved_run(tmp_path,
+                    f"fc,forward,256,64,12,0.100,0.104,1.04,1.05,0.012,{0.012 / floats * 1e9:.6f},0.25\n"
+                    "fc,backward_weight,256,256,12,0.100,0.102,1.02,1.03,NA,NA,NA\n")
+    assert bench.main(["--from", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    table = out[out.index(next(line for line in out if line.startswith("products of the transformer"))):]
+    assert "chunks of 64 rows" in table[0] and "12 layers" in table[0]
+    assert table[2].split() == ["fc", "forward", "100.0", "104.0", "12.0", "1.040", "1.050", "0.424", "0.250"]
+    assert table[3].split() == ["fc", "backward_weight", "100.0", "102.0", "-", "1.020", "1.030", "-", "-"]
+    # 206 / 200 ms; the 6 ms gap is 0.3% of forkjoin's 2.0 s step; a copy of the packed floats 7 ms
+    assert table[4] == ("all products: task form / fork-join form 1.030 (6 ms a step, 0.3% of forkjoin's "
+                        "1-thread step); the packing 12 ms (0.424 ns per float), a plain copy of the same "
+                        "floats 7 ms (0.250 ns per float)")
+
+
+def test_a_damaged_products_table_gets_a_one_line_error(tmp_path):
+    write_saved_run(tmp_path, "fc,forward,256,64,12,0.100,fast,1.04,1.05,0.012,0.42,0.25\n")
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--from", str(tmp_path)])
+    assert str(exit_info.value.code) == f"bench/variants.py: {tmp_path / 'products.csv'}: line 2: task_s is not a number"
+
+
+def test_a_missing_gemm_bench_is_named_before_anything_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "GEMM_BENCH", tmp_path / "build" / "bench" / "gemm_bench")
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--out", str(tmp_path / "results")])
+    assert str(exit_info.value.code).startswith(f"bench/variants.py: {tmp_path}/build/bench: no gemm_bench (build it with make")
+    assert not (tmp_path / "results").exists()
+
+
+def test_gemm_bench_times_each_product_in_both_forms(tmp_path):
+    # the real benchmark on small sizes: 16 rows in chunks of 8, one layer, one repetition
+    r = subprocess.run(["make", "-s", "build/bench/gemm_bench"], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([str(bench.GEMM_BENCH), "--json", "--task-form", "8", "--rows", "16", "--layers", "1",
+                        "--reps", "1"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    shapes = [x for x in lines if "layer" in x]
+    assert [(x["layer"], x["product"]) for x in shapes] == [
+        (layer, product) for layer in ("qkv", "attproj", "fc", "fcproj")
+        for product in ("forward", "backward_input", "backward_weight")]
+    for x in shapes:
+        assert x["rows"] == 16 and x["layers"] == 1
+        assert x["forkjoin_s"] > 0 and x["task_s"] > 0
+        assert abs(x["ratio"] - x["task_s"] / x["forkjoin_s"]) < 1e-3 * x["ratio"]
+        if x["product"] == "backward_weight":  # chunks of channels, no packing of its own
+            assert x["chunk"] == 256 and "pack_s" not in x
+        else:
+            assert x["chunk"] == 8 and 0 < x["pack_s"] < x["task_s"]
+            assert x["pack_ns_per_float"] > 0 and x["copy_ns_per_float"] > 0
+    total = lines[-1]["total"]
+    assert abs(total["forkjoin_s"] - sum(x["forkjoin_s"] for x in shapes)) < 1e-5
+    assert abs(total["task_s"] - sum(x["task_s"] for x in shapes)) < 1e-5
+    r = subprocess.run([str(bench.GEMM_BENCH), "--task-form", "0"], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == ["gemm_bench: --task-form: expected a positive integer, got '0'"]
