@@ -41,8 +41,15 @@ does, and "undecided" otherwise: more repetitions would tell. The
 per-repetition ratios and the hypervisor's steal time during each run are
 printed beside them.
 
+Where the time goes: from traced runs of each task point and of forkjoin at
+each thread count (two rounds, forkjoin next to the task points, the order
+reversed in the second), the time of each kernel's chunks per step (summed over
+the threads; the median over the traced steps) and the idle time (threads x step
+- the chunks' time), each task variant's beside forkjoin's with the difference:
+which kernels make up a gap.
+
 Every measured step is saved as it is measured, in a new directory
-results/bench-variants/<date>-<commit>/ (steps.csv, products.csv, meta.json, summary.txt; an
+results/bench-variants/<date>-<commit>/ (steps.csv, kernels.csv, products.csv, meta.json, summary.txt; an
 earlier one is never overwritten), and `--from DIR` prints the summary of a
 saved directory again.
 """
@@ -60,7 +67,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
 from pstudy import config as configmod  # noqa: E402
-from pstudy import machine, resultsdir, runner, vocabulary  # noqa: E402
+from pstudy import machine, resultsdir, runner, traceformats, vocabulary  # noqa: E402
 from pstudy.ceilings import cpu_times, steal_fraction  # noqa: E402
 from pstudy.compare import hl_paired_ratio_ci  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
@@ -74,11 +81,20 @@ SEQ, FORKJOIN = vocabulary.BASELINE, vocabulary.FORKJOIN
 # (BATCH_SUBSIZE=1); these chunked variants also with the reference study's BATCH_SUBSIZE=4.
 ALSO_CHUNKED_BY_4 = ("tasks",)
 # One row per measured step. purpose: "point" (the repetitions the table and ratios come from),
-# "overhead" (one traced run per task point, for the per-task overhead) or "trace_cost" (forkjoin
-# with and without --trace). slot: the run's position in its repetition. busy_s: the sum of the
+# "overhead" (one traced run per task point, for the per-task overhead and the breakdown),
+# "breakdown" (one traced forkjoin run per thread count, what the breakdown compares with) or
+# "trace_cost" (forkjoin with and without --trace). slot: the run's position in its repetition. busy_s: the sum of the
 # step's chunk times (traced runs only). steal: the hypervisor's share of CPU time during the run.
 COLUMNS = ["purpose", "repetition", "slot", "variant", "threads", "chunking", "traced", "step", "step_s",
            "busy_s", "tasks_per_step", "steal"]
+# kernels.csv: for each measured step of a traced run (purpose "overhead": the task points;
+# "breakdown": forkjoin at each thread count; repetition: the round), per kernel the seconds its
+# chunks took and how many
+KERNEL_COLUMNS = ["purpose", "variant", "threads", "chunking", "repetition", "step", "kernel", "seconds", "chunks"]
+# traced runs of each task point and of forkjoin at each thread count (per-task overhead, breakdown)
+TRACED_ROUNDS = 2
+# a kernel gets a row of its own in the breakdown when some variant differs from forkjoin by this much
+BREAKDOWN_MIN_MS = 0.5
 
 # products.csv: one row per (layer, product) of `gemm_bench --task-form`: the best time of each form
 # over the model's layers, their ratio (task / fork-join) and the median of the per-repetition
@@ -133,13 +149,13 @@ def ratio_verdict(samples_a, samples_b, target):
 
 
 def chunk_seconds(trace, iterations):
-    total = {i: 0.0 for i in iterations}
-    with open(trace) as f:
-        for row in csv.DictReader(f):
-            it = int(row["iteration"])
-            if it in total:
-                total[it] += float(row["end_s"]) - float(row["start_s"])
-    return total
+    """{step: sum of its chunk times} and [(step, kernel, seconds, chunks)] of a --trace CSV."""
+    chunks = traceformats.read_chunks(trace)
+    chunks = chunks[chunks.iteration.isin(iterations)].assign(seconds=lambda c: c.end_s - c.start_s)
+    busy = chunks.groupby("iteration").seconds.sum()
+    per_kernel = chunks.groupby(["iteration", "kernel"], sort=False).seconds.agg(["sum", "size"])
+    return ({i: float(busy.get(i, 0.0)) for i in iterations},
+            [(int(i), k, float(r["sum"]), int(r["size"])) for (i, k), r in per_kernel.iterrows()])
 
 
 def new_directory(root, git):
@@ -195,16 +211,23 @@ def measure(study, threads, out):
     points = points_of(study, threads)
     top = max(threads)
     infos = {}
-    with tempfile.TemporaryDirectory(prefix="bench-variants-") as tmp, open(out / "steps.csv", "w", newline="") as f:
+    with tempfile.TemporaryDirectory(prefix="bench-variants-") as tmp, open(out / "steps.csv", "w", newline="") as f, \
+            open(out / "kernels.csv", "w", newline="") as kf:
         tmp = Path(tmp)
         writer = csv.DictWriter(f, COLUMNS)
         writer.writeheader()
+        kernel_writer = csv.writer(kf)
+        kernel_writer.writerow(KERNEL_COLUMNS)
 
         def one_run(purpose, rep, slot, point, traced=False):
             trace = tmp / "trace.csv" if traced else None
             info, measured, steal = run(study, point, trace)
             infos.setdefault(f"{point.variant} threads={point.threads} {chunking_text(point)}".strip(), info)
-            busy = chunk_seconds(trace, [s["step"] for s in measured]) if traced else {}
+            busy, per_kernel = chunk_seconds(trace, [s["step"] for s in measured]) if traced else ({}, [])
+            if purpose in ("overhead", "breakdown"):
+                kernel_writer.writerows([purpose, point.variant, point.threads, chunking_text(point), rep, *row]
+                                        for row in per_kernel)
+                kf.flush()
             for s in measured:
                 writer.writerow({"purpose": purpose, "repetition": rep, "slot": slot, "variant": point.variant,
                                  "threads": point.threads, "chunking": chunking_text(point),
@@ -222,11 +245,14 @@ def measure(study, threads, out):
                 print(f"  rep {rep}: {point.variant:8s} threads={point.threads} {chunking_text(point):18s} "
                       f"median step {median:.3f} s{'' if steal is None else f', steal {steal:.1%}'}",
                       file=sys.stderr)
-        # Per-task overhead from one traced run per task point, outside the repetitions, so that
-        # tracing's own cost stays out of the paired ratios.
-        for slot, point in enumerate(points):
-            if vocabulary.is_chunked(point.variant):
-                one_run("overhead", 0, slot, point, traced=True)
+        # Per-task overhead and the breakdown from traced runs of each task point and of forkjoin at
+        # each thread count, outside the repetitions, so that tracing's own cost stays out of the
+        # paired ratios; forkjoin next to the task points it is compared with, the order reversed in
+        # the second round, as the repetitions are.
+        traced_points = [p for p in points if p.variant == FORKJOIN or vocabulary.is_chunked(p.variant)]
+        for rep in range(TRACED_ROUNDS):
+            for slot, point in enumerate(traced_points if rep % 2 == 0 else traced_points[::-1]):
+                one_run("breakdown" if point.variant == FORKJOIN else "overhead", rep, slot, point, traced=True)
         # the cost of tracing: forkjoin at the largest thread count, with and without, paired
         # like the points (the order alternates between repetitions)
         fj = next(p for p in points if p.variant == FORKJOIN and p.threads == top)
@@ -280,8 +306,55 @@ def products_summary(products, step_s, say):
         f"a plain copy of the same floats {copy_s * 1e3:.0f} ms ({copy_s / floats * 1e9:.3f} ns per float)")
 
 
-def summary(steps, meta, products=None):
-    """The benchmark's report, from its steps.csv rows, meta.json and products.csv (if measured)."""
+def breakdown_summary(steps, kernels, say):
+    """Per thread count, each task point's time by kernel against forkjoin's, from the traced runs."""
+    traced = steps[steps.traced == 1]
+    for t in sorted(set(kernels.threads)):
+        runs = [(FORKJOIN, "breakdown", "")] + [(v, "overhead", "--batch-subsize 1") for v in vocabulary.CHUNKED_VARIANTS]
+        columns = {}
+        for variant, purpose, chunking in runs:
+            mine = kernels[(kernels.purpose == purpose) & (kernels.variant == variant) & (kernels.threads == t) &
+                           (kernels.chunking == chunking)]
+            rows = traced[(traced.purpose == purpose) & (traced.variant == variant) & (traced.threads == t) &
+                          (traced.chunking == chunking)]
+            if len(mine) and len(rows):
+                # the median over the traced steps (a kernel absent from a step counts 0 there)
+                per_step = mine.pivot_table(index=["repetition", "step"], columns="kernel", values="seconds",
+                                            aggfunc="sum", fill_value=0.0)
+                idle = float((t * rows.step_s - rows.busy_s).median()) * 1e3
+                columns[variant] = ((per_step.median() * 1e3).to_dict(), idle, float(rows.step_s.median()) * 1e3)
+        if FORKJOIN not in columns or len(columns) < 2:
+            continue
+        base = columns[FORKJOIN][0]
+        others = [v for v in columns if v != FORKJOIN]
+        names = sorted(set().union(*(c[0] for c in columns.values())))
+
+        def diff(v, k):
+            return columns[v][0].get(k, 0.0) - base.get(k, 0.0)
+
+        shown = sorted((k for k in names if max(abs(diff(v, k)) for v in others) >= BREAKDOWN_MIN_MS),
+                       key=lambda k: -max(abs(diff(v, k)) for v in others))
+        rest = [k for k in names if k not in shown]
+        say(f"\nwhere the time goes at {t} thread{'s' if t > 1 else ''} (traced runs, ms a step, the median over "
+            f"their steps; chunk times summed over the threads; idle = threads x step - the chunks' time: "
+            f"runtime and waiting)")
+        say(f"{'kernel':24s} {FORKJOIN:>9s}" + "".join(f" {v:>9s} {'diff':>7s}" for v in others))
+
+        def row(name, values):
+            fj = values(FORKJOIN)
+            say(f"{name:24s} {fj:9.1f}" + "".join(f" {values(v):9.1f} {values(v) - fj:+7.1f}" for v in others))
+
+        for k in shown:
+            row(k, lambda v, k=k: columns[v][0].get(k, 0.0))
+        if rest:
+            row(f"other kernels ({len(rest)})", lambda v: sum(columns[v][0].get(k, 0.0) for k in rest))
+        row("idle", lambda v: columns[v][1])
+        row("step (wall clock)", lambda v: columns[v][2])
+
+
+def summary(steps, meta, products=None, kernels=None):
+    """The benchmark's report, from its steps.csv rows, meta.json, and products.csv and kernels.csv (if
+    measured)."""
     a = meta["args"]
     lines = []
     say = lines.append
@@ -341,6 +414,8 @@ def summary(steps, meta, products=None):
     plain, with_trace = cost.get((FORKJOIN, top, "", 0)), cost.get((FORKJOIN, top, "", 1))
     if plain and with_trace:
         target(f"with --trace / without ({FORKJOIN}, {top} threads)", with_trace, plain, lambda r: r < 1.02, "< 1.02")
+    if kernels is not None and len(kernels):
+        breakdown_summary(steps, kernels, say)
     if products is not None and len(products):
         fj1 = medians.get((FORKJOIN, 1, "", 0))
         products_summary(products, statistics.median(fj1) if fj1 else None, say)
@@ -388,7 +463,17 @@ def load(directory):
                 line = int(bad.to_numpy().argmax()) + 2
                 raise StudyError(f"{directory / 'products.csv'}: line {line}: {col} is not a number")
             products[col] = values
-    return steps, meta, products
+    kernels = None
+    if (directory / "kernels.csv").exists():
+        kernels = resultsdir.read_csv(directory / "kernels.csv", KERNEL_COLUMNS, what="bench/variants.py kernels")
+        for col in ("threads", "repetition", "step", "seconds", "chunks"):
+            values = pd.to_numeric(kernels[col], errors="coerce")
+            if values.isna().any():
+                line = int(values.isna().to_numpy().argmax()) + 2
+                raise StudyError(f"{directory / 'kernels.csv'}: line {line}: {col} is not a number")
+            kernels[col] = values
+        kernels["chunking"] = kernels["chunking"].fillna("").astype(str)
+    return steps, meta, products, kernels
 
 
 def main(argv=None):

@@ -94,7 +94,7 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
     printed = capsys.readouterr().out
     assert printed == (first / "summary.txt").read_text()
     assert "taskiter(BATCH_SUBSIZE=1) / forkjoin at 2 threads:" in printed and "-> " in printed
-    steps, meta, products = bench.load(first)
+    steps, meta, products, kernels = bench.load(first)
     assert meta["args"]["config"] == "tiny" and meta["git"]["commit"]
     # gemm_bench knows d12's shapes only: the products are not measured, and the summary says why
     assert products is None and not (first / "products.csv").exists()
@@ -106,7 +106,22 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
     order = [points[points.repetition == r].sort_values("slot").variant.tolist() for r in (0, 1)]
     assert order[0] == order[1][::-1]
     traced = steps[steps.purpose == "overhead"]
-    assert len(traced) == 6 and traced.busy_s.gt(0).all()
+    # 3 task points x 2 thread counts x 2 rounds x 1 measured step
+    assert len(traced) == 12 and traced.busy_s.gt(0).all()
+    # the breakdown: forkjoin traced once per thread count; per step, the kernels' times add up to the
+    # chunks' time of steps.csv
+    runs = steps[steps.traced == 1]
+    assert sorted(runs[runs.purpose == "breakdown"].threads) == [1, 1, 2, 2]
+    for _, r in runs[runs.purpose.isin(["overhead", "breakdown"])].iterrows():
+        mine = kernels[(kernels.purpose == r.purpose) & (kernels.variant == r.variant) &
+                       (kernels.threads == r.threads) & (kernels.chunking == r.chunking) &
+                       (kernels.repetition == r.repetition) & (kernels.step == r.step)]
+        assert abs(mine.seconds.sum() - r.busy_s) < 1e-6 * max(r.busy_s, 1)
+        assert "matmul_fwd" in set(mine.kernel) and mine.chunks.gt(0).all()
+    for t in (1, 2):
+        assert f"where the time goes at {t} thread" in printed
+    section = printed[printed.index("where the time goes at 1 thread"):].splitlines()
+    assert section[1].split() == ["kernel", "forkjoin", "tasks", "diff", "taskiter", "diff"]
 
 
 def test_a_damaged_saved_directory_gets_a_one_line_error(tmp_path):
@@ -135,6 +150,38 @@ def write_saved_run(directory, products_text):
     (directory / "meta.json").write_text(json.dumps({"args": args}))
     (directory / "steps.csv").write_text(",".join(bench.COLUMNS) + "\npoint,0,0,forkjoin,1,,0,1,2.0,NA,NA,0.0\n")
     (directory / "products.csv").write_text(",".join(bench.PRODUCT_COLUMNS) + "\n" + products_text)
+
+
+def test_the_breakdown_puts_each_kernel_of_a_task_variant_beside_forkjoin(tmp_path, capsys):
+    write_saved_run(tmp_path, "")
+    (tmp_path / "products.csv").unlink()
+    # one traced step of each at 1 thread: forkjoin 115 ms (matmul 100, adamw 10: idle 5); tasks
+    # 125 ms (matmul 104, adamw 10.2, pack 7: idle 3.8); taskiter 120 ms (matmul 103, adamw 10.1,
+    # pack 6.5: idle 0.4)
+    steps = ["breakdown,0,0,forkjoin,1,,1,1,0.115,0.110,NA,0.0",
+             "overhead,0,1,tasks,1,--batch-subsize 1,1,1,0.125,0.1212,9,0.0",
+             "overhead,0,2,taskiter,1,--batch-subsize 1,1,1,0.120,0.1196,9,0.0"]
+    with open(tmp_path / "steps.csv", "a") as f:
+        f.write("\n".join(steps) + "\n")
+    kernels = ["breakdown,forkjoin,1,,0,1,matmul_fwd,0.100,2", "breakdown,forkjoin,1,,0,1,adamw,0.010,1",
+               "overhead,tasks,1,--batch-subsize 1,0,1,matmul_fwd,0.104,4",
+               "overhead,tasks,1,--batch-subsize 1,0,1,adamw,0.0102,1",
+               "overhead,tasks,1,--batch-subsize 1,0,1,pack_weight_fwd,0.007,4",
+               "overhead,taskiter,1,--batch-subsize 1,0,1,matmul_fwd,0.103,4",
+               "overhead,taskiter,1,--batch-subsize 1,0,1,adamw,0.0101,1",
+               "overhead,taskiter,1,--batch-subsize 1,0,1,pack_weight_fwd,0.0065,4"]
+    (tmp_path / "kernels.csv").write_text(",".join(bench.KERNEL_COLUMNS) + "\n" + "\n".join(kernels) + "\n")
+    assert bench.main(["--from", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = out.index(next(line for line in out if line.startswith("where the time goes at 1 thread")))
+    table = [line.split() for line in out[start + 1:start + 7]]
+    assert table[0] == ["kernel", "forkjoin", "tasks", "diff", "taskiter", "diff"]
+    # largest difference first; adamw (0.2 and 0.1 ms) is below the 0.5 ms a row of its own needs
+    assert table[1] == ["pack_weight_fwd", "0.0", "7.0", "+7.0", "6.5", "+6.5"]
+    assert table[2] == ["matmul_fwd", "100.0", "104.0", "+4.0", "103.0", "+3.0"]
+    assert table[3] == ["other", "kernels", "(1)", "10.0", "10.2", "+0.2", "10.1", "+0.1"]
+    assert table[4] == ["idle", "5.0", "3.8", "-1.2", "0.4", "-4.6"]
+    assert table[5] == ["step", "(wall", "clock)", "115.0", "125.0", "+10.0", "120.0", "+5.0"]
 
 
 def test_the_products_in_the_two_forms_are_summarised_from_the_saved_rows(tmp_path, capsys):
@@ -198,3 +245,11 @@ def test_gemm_bench_times_each_product_in_both_forms(tmp_path):
     r = subprocess.run([str(bench.GEMM_BENCH), "--task-form", "0"], capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == ["gemm_bench: --task-form: expected a positive integer, got '0'"]
+
+
+def test_a_damaged_kernels_table_gets_a_one_line_error(tmp_path):
+    write_saved_run(tmp_path, "")
+    (tmp_path / "kernels.csv").write_text(",".join(bench.KERNEL_COLUMNS) + "\nbreakdown,forkjoin,1,,0,1,adamw,soon,1\n")
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--from", str(tmp_path)])
+    assert str(exit_info.value.code) == f"bench/variants.py: {tmp_path / 'kernels.csv'}: line 2: seconds is not a number"
