@@ -300,6 +300,13 @@ def load_meta(directory):
     return directory, meta
 
 
+
+def bad_input(message):
+    """A saved directory that cannot be read (--from): one line on stderr and exit status 2, as for
+    any bad input."""
+    print(f"bench/kernels.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="d12")
@@ -323,7 +330,7 @@ def main(argv=None):
         try:
             sys.stdout.write(summary(*load_meta(args.source)))
         except StudyError as err:
-            sys.exit(f"bench/kernels.py: {err}")
+            bad_input(err)
         return 0
     try:
         threads = [int(t) for t in args.threads.split(",")]

@@ -476,6 +476,13 @@ def load(directory):
     return steps, meta, products, kernels
 
 
+
+def bad_input(message):
+    """A saved directory that cannot be read (--from): one line on stderr and exit status 2, as for
+    any bad input."""
+    print(f"bench/variants.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="d12")
@@ -498,11 +505,11 @@ def main(argv=None):
         try:
             sys.stdout.write(summary(*load(args.source)))
         except StudyError as err:
-            sys.exit(f"bench/variants.py: {err}")
+            bad_input(err)
         except KeyError as err:
             variant, threads, chunking, _ = err.args[0]
-            sys.exit(f"bench/variants.py: {Path(args.source) / 'steps.csv'}: incomplete: no runs of {variant} "
-                     f"at {threads} threads{' with ' + chunking if chunking else ''}")
+            bad_input(f"{Path(args.source) / 'steps.csv'}: incomplete: no runs of {variant} "
+                      f"at {threads} threads{' with ' + chunking if chunking else ''}")
         return 0
     if args.repetitions < 1:
         ap.error(f"--repetitions {args.repetitions}: must be at least 1")

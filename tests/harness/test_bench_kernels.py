@@ -68,11 +68,12 @@ def test_a_binary_older_than_its_sources_is_refused_before_a_directory_is_made(t
     assert not bench.runner.binary_is_stale(Path("/bin/sh"), tmp_path)  # outside the checkout: taken as it is
 
 
-def test_damaged_saved_directory_gets_one_line(tmp_path):
+def test_damaged_saved_directory_gets_one_line(tmp_path, capsys):
     (tmp_path / "meta.json").write_text('{"args": {"config": "tiny"}}')
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--from", str(tmp_path)])
-    assert str(exit_info.value.code) == f"bench/kernels.py: {tmp_path / 'meta.json'}: no args.B"
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [f"bench/kernels.py: {tmp_path / 'meta.json'}: no args.B"]
 
 
 def test_openblas_core_types_are_those_the_cpu_runs_and_each_shape_meets_the_fastest():

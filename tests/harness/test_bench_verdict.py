@@ -124,24 +124,27 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
     assert section[1].split() == ["kernel", "forkjoin", "tasks", "diff", "taskiter", "diff"]
 
 
-def test_a_damaged_saved_directory_gets_a_one_line_error(tmp_path):
+def test_a_damaged_saved_directory_gets_a_one_line_error(tmp_path, capsys):
     args = {"config": "tiny", "B": 2, "T": 8, "steps": 2, "compiler": "gcc", "kernels": "fast"}
     (tmp_path / "meta.json").write_text(json.dumps({"args": args}))
     (tmp_path / "steps.csv").write_text(",".join(bench.COLUMNS) + "\npoint,0,0,seq,1,,0,1,fast,NA,88,0.0\n")
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--from", str(tmp_path)])
-    assert str(exit_info.value.code) == f"bench/variants.py: {tmp_path / 'steps.csv'}: line 2: step_s is not a number"
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"bench/variants.py: {tmp_path / 'steps.csv'}: line 2: step_s is not a number"]
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--from", str(tmp_path / "nothing")])
-    assert "no such directory" in str(exit_info.value.code)
+    assert exit_info.value.code == 2 and "no such directory" in capsys.readouterr().err
 
 
-def test_a_saved_meta_without_the_run_options_is_named(tmp_path):
+def test_a_saved_meta_without_the_run_options_is_named(tmp_path, capsys):
     (tmp_path / "meta.json").write_text('{"args": {"config": "tiny"}}')
     (tmp_path / "steps.csv").write_text(",".join(bench.COLUMNS) + "\npoint,0,0,seq,1,,0,1,0.5,NA,88,0.0\n")
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--from", str(tmp_path)])
-    assert str(exit_info.value.code) == f"bench/variants.py: {tmp_path / 'meta.json'}: no args.B"
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [f"bench/variants.py: {tmp_path / 'meta.json'}: no args.B"]
 
 
 def write_saved_run(directory, products_text):
@@ -203,11 +206,18 @@ def test_the_products_in_the_two_forms_are_summarised_from_the_saved_rows(tmp_pa
                         "floats 7 ms (0.250 ns per float)")
 
 
-def test_a_damaged_products_table_gets_a_one_line_error(tmp_path):
-    write_saved_run(tmp_path, "fc,forward,256,64,12,0.100,fast,1.04,1.05,0.012,0.42,0.25\n")
+@pytest.mark.parametrize("name,row,message", [
+    ("products.csv", "fc,forward,256,64,12,0.100,fast,1.04,1.05,0.012,0.42,0.25", "line 2: task_s is not a number"),
+    ("kernels.csv", "breakdown,forkjoin,1,,0,1,adamw,soon,1", "line 2: seconds is not a number"),
+])
+def test_a_damaged_saved_table_gets_a_one_line_error(tmp_path, capsys, name, row, message):
+    write_saved_run(tmp_path, "")
+    columns = bench.PRODUCT_COLUMNS if name == "products.csv" else bench.KERNEL_COLUMNS
+    (tmp_path / name).write_text(",".join(columns) + "\n" + row + "\n")
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--from", str(tmp_path)])
-    assert str(exit_info.value.code) == f"bench/variants.py: {tmp_path / 'products.csv'}: line 2: task_s is not a number"
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [f"bench/variants.py: {tmp_path / name}: {message}"]
 
 
 def test_a_missing_gemm_bench_is_named_before_anything_runs(tmp_path, monkeypatch):
@@ -245,11 +255,3 @@ def test_gemm_bench_times_each_product_in_both_forms(tmp_path):
     r = subprocess.run([str(bench.GEMM_BENCH), "--task-form", "0"], capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == ["gemm_bench: --task-form: expected a positive integer, got '0'"]
-
-
-def test_a_damaged_kernels_table_gets_a_one_line_error(tmp_path):
-    write_saved_run(tmp_path, "")
-    (tmp_path / "kernels.csv").write_text(",".join(bench.KERNEL_COLUMNS) + "\nbreakdown,forkjoin,1,,0,1,adamw,soon,1\n")
-    with pytest.raises(SystemExit) as exit_info:
-        bench.main(["--from", str(tmp_path)])
-    assert str(exit_info.value.code) == f"bench/variants.py: {tmp_path / 'kernels.csv'}: line 2: seconds is not a number"
