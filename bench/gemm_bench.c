@@ -106,6 +106,12 @@ static int compare_doubles(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+// The median of n > 0 values (sorts them).
+static double median_of(double *x, int n) {
+    qsort(x, n, sizeof(double), compare_doubles);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
 // The two libraries timed alternately, repetition by repetition (which goes
 // first alternates too), so that a drift of the machine hits both alike.
 // Returns the best time of each and the median of the per-repetition ratios
@@ -130,8 +136,7 @@ static void time_interleaved(Layer *L, int product, int reps, int skip_openblas,
         if (tb < *best_blas) *best_blas = tb;
         ratios[r] = tb / tg;
     }
-    qsort(ratios, n, sizeof(double), compare_doubles);
-    *median_ratio = n % 2 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+    *median_ratio = median_of(ratios, n);
 }
 
 static int parse_int(const char *opt, const char *s) {
@@ -173,10 +178,6 @@ typedef struct {
     float **w, **dw;
     float *inp, *bias, *out, *dout, *dinp, *dbias, *packed;
 } TaskFormShape;
-
-static size_t task_form_packed_floats(int product, int IC, int OC) {
-    return product == FORWARD ? matmul_packed_floats(IC, OC) : matmul_packed_floats(OC, IC);
-}
 
 static double time_forkjoin_form(TaskFormShape *S, int product) {
     double t0 = now();
@@ -252,10 +253,10 @@ static int task_form(int rows, int chunk_rows, int layers, int reps, int json) {
         S.inp = random_floats((size_t)rows * S.IC, &state), S.dinp = random_floats((size_t)rows * S.IC, &state);
         S.out = random_floats((size_t)rows * S.OC, &state), S.dout = random_floats((size_t)rows * S.OC, &state);
         S.bias = random_floats(S.OC, &state), S.dbias = random_floats(S.OC, &state);
-        size_t n_packed = task_form_packed_floats(FORWARD, S.IC, S.OC);
-        if (task_form_packed_floats(BACKWARD_INPUT, S.IC, S.OC) > n_packed)
-            n_packed = task_form_packed_floats(BACKWARD_INPUT, S.IC, S.OC);
-        if (n_packed < n_w) n_packed = n_w;
+        // the larger packed layout (forward, input gradient), and room for the copy floor's memcpy
+        size_t n_packed = n_w;
+        if (matmul_packed_floats(S.IC, S.OC) > n_packed) n_packed = matmul_packed_floats(S.IC, S.OC);
+        if (matmul_packed_floats(S.OC, S.IC) > n_packed) n_packed = matmul_packed_floats(S.OC, S.IC);
         S.packed = aligned_alloc(64, (n_packed * sizeof(float) + 63) / 64 * 64);
         if (!S.packed) {
             fprintf(stderr, "gemm_bench: out of memory (%zu floats)\n", n_packed);
@@ -280,8 +281,7 @@ static int task_form(int rows, int chunk_rows, int layers, int reps, int json) {
                 if (tt < best_task) best_task = tt;
                 ratios[r] = tt / tf;
             }
-            qsort(ratios, n, sizeof(double), compare_doubles);
-            double median = n % 2 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+            double median = median_of(ratios, n);
             double floats = (double)layers * n_w;
             int has_pack = p != BACKWARD_WEIGHT;
             sum_fj += best_fj, sum_task += best_task;
@@ -313,9 +313,8 @@ static int task_form(int rows, int chunk_rows, int layers, int reps, int json) {
                "\"ratio\": %.4f, \"pack_s\": %.9f, \"pack_ns_per_float\": %.4f}}\n",
                rows, chunk_rows, layers, sum_fj, sum_task, sum_task / sum_fj, sum_pack, sum_pack / packed_floats * 1e9);
     else
-        printf("%-8s %-16s %10.2f %10.2f %9.2f %7.3f\n", "all", "(sum of bests)", sum_fj * 1e3, sum_task * 1e3,
+        printf("%-8s %-16s %10.2f %10.2f %9.2f %7.3f\n\n", "all", "(sum of bests)", sum_fj * 1e3, sum_task * 1e3,
                sum_pack * 1e3, sum_task / sum_fj);
-    if (!json) printf("\n");
     return 0;
 }
 

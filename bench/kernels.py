@@ -300,12 +300,12 @@ def load_meta(directory):
     return directory, meta
 
 
-
 def bad_input(message):
     """A saved directory that cannot be read (--from): one line on stderr and exit status 2, as for
     any bad input."""
     print(f"bench/kernels.py: {message}", file=sys.stderr)
     sys.exit(2)
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -102,8 +102,8 @@ BREAKDOWN_MIN_MS = 0.5
 # copy's per float (NA for the weight gradient, which has no pack operation)
 PRODUCT_COLUMNS = ["layer", "product", "rows", "chunk", "layers", "forkjoin_s", "task_s", "ratio", "median_ratio",
                    "pack_s", "pack_ns_per_float", "copy_ns_per_float"]
-GEMM_BENCH = ROOT / "build/bench/gemm_bench"
-GEMM_BENCH_TARGET = "build/bench/gemm_bench"  # its make target
+GEMM_BENCH_TARGET = "build/bench/gemm_bench"  # its make target, relative to the checkout
+GEMM_BENCH = ROOT / GEMM_BENCH_TARGET
 PRODUCT_REPETITIONS = 7
 PRODUCT_CONFIG = "d12"  # the shapes gemm_bench times
 D12_LAYERS = 12
@@ -284,10 +284,13 @@ def products_summary(products, step_s, say):
     """The products section: per shape and in all, task form / fork-join form, and the packing
     against a plain copy; `step_s` (forkjoin's 1-thread step, if measured) sizes the gap."""
     first = products.iloc[0]
+    channels = products[products["product"] == "backward_weight"].chunk
     say(f"\nproducts of the transformer blocks, 1 thread, {int(first.rows)} rows, {int(first.layers)} layers a "
         f"timing (the weights from memory), best of {PRODUCT_REPETITIONS}, the two forms alternating: "
         f"fork-join form = one call that packs as it goes; task form = a packing of each weight, then chunks "
-        f"of {int(first.chunk)} rows (weight gradient: chunks of 256 channels, each packing the layer's input)")
+        f"of {int(first.chunk)} rows"
+        + (f" (weight gradient: chunks of {int(channels.iloc[0])} channels, each packing the layer's input)"
+           if len(channels) else ""))
     say(f"{'layer':8s} {'product':16s} {'forkjoin ms':>11s} {'task ms':>9s} {'pack ms':>8s} {'ratio':>6s} "
         f"{'median':>6s} {'pack ns/float':>13s} {'copy ns/float':>13s}")
     for r in products.to_dict("records"):
@@ -442,39 +445,44 @@ def load(directory):
                if not isinstance(args, dict) or k not in args]
     if lacking:
         raise StudyError(f"{directory / 'meta.json'}: no args.{lacking[0]}")
-    import pandas as pd
-
     # NA is allowed where a run has no such figure (untraced, untasked, no /proc/stat)
-    for col in ("repetition", "slot", "threads", "traced", "step", "step_s", "busy_s", "tasks_per_step", "steal"):
-        values = pd.to_numeric(steps[col], errors="coerce")
-        bad = values.isna() & (steps[col].notna() | (col not in ("busy_s", "tasks_per_step", "steal")))
-        if bad.any():
-            line = int(bad.to_numpy().argmax()) + 2  # the header is line 1
-            raise StudyError(f"{directory / 'steps.csv'}: line {line}: {col} is not a number")
-        steps[col] = values
+    numeric(steps, directory / "steps.csv",
+            ("repetition", "slot", "threads", "traced", "step", "step_s", "busy_s", "tasks_per_step", "steal"),
+            nullable=("busy_s", "tasks_per_step", "steal"))
     steps["chunking"] = steps["chunking"].fillna("").astype(str)
-    products = None
+    products = kernels = None
     if (directory / "products.csv").exists():
         products = resultsdir.read_csv(directory / "products.csv", PRODUCT_COLUMNS, what="bench/variants.py products")
-        for col in PRODUCT_COLUMNS[2:]:
-            values = pd.to_numeric(products[col], errors="coerce")
-            bad = values.isna() & (products[col].notna() | (col not in PRODUCT_COLUMNS[-3:]))
-            if bad.any():
-                line = int(bad.to_numpy().argmax()) + 2
-                raise StudyError(f"{directory / 'products.csv'}: line {line}: {col} is not a number")
-            products[col] = values
-    kernels = None
+        # the weight gradients have no packing: NA there
+        numeric(products, directory / "products.csv", PRODUCT_COLUMNS[2:], nullable=PRODUCT_COLUMNS[-3:])
     if (directory / "kernels.csv").exists():
         kernels = resultsdir.read_csv(directory / "kernels.csv", KERNEL_COLUMNS, what="bench/variants.py kernels")
-        for col in ("threads", "repetition", "step", "seconds", "chunks"):
-            values = pd.to_numeric(kernels[col], errors="coerce")
-            if values.isna().any():
-                line = int(values.isna().to_numpy().argmax()) + 2
-                raise StudyError(f"{directory / 'kernels.csv'}: line {line}: {col} is not a number")
-            kernels[col] = values
+        numeric(kernels, directory / "kernels.csv", ("threads", "repetition", "step", "seconds", "chunks"))
         kernels["chunking"] = kernels["chunking"].fillna("").astype(str)
     return steps, meta, products, kernels
 
+
+def numeric(frame, path, columns, nullable=()):
+    """Makes `columns` of a saved table numbers in place; StudyError naming the file, the line and
+    the column at the first value that is not one (NA only allowed in `nullable`)."""
+    import pandas as pd
+
+    for col in columns:
+        values = pd.to_numeric(frame[col], errors="coerce")
+        bad = values.isna() & (frame[col].notna() | (col not in nullable))
+        if bad.any():
+            line = int(bad.to_numpy().argmax()) + 2  # the header is line 1
+            raise StudyError(f"{path}: line {line}: {col} is not a number")
+        frame[col] = values
+
+
+def refuse_missing_or_stale(binary, rebuild, build):
+    """Exits naming `binary` when it is absent (`build`: how to build it) or older than its sources
+    (`rebuild`), before anything is measured: a stale one would time older code under this commit."""
+    if not binary.exists():
+        sys.exit(f"bench/variants.py: {binary.parent}: no {binary.name} (build it with {build})")
+    if runner.binary_is_stale(binary, ROOT):
+        sys.exit(f"bench/variants.py: {binary}: older than its sources (rebuild it with {rebuild})")
 
 
 def bad_input(message):
@@ -482,6 +490,7 @@ def bad_input(message):
     any bad input."""
     print(f"bench/variants.py: {message}", file=sys.stderr)
     sys.exit(2)
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -530,22 +539,14 @@ def main(argv=None):
     except StudyError as err:
         ap.error(str(err))
     for point in points_of(study, threads):
-        binary = Path(runner.binary_path(study, point, str(ROOT)))
-        if not binary.exists():
-            sys.exit(f"bench/variants.py: {binary.parent}: no {binary.name} (build it with make, "
-                     f"or check --compiler/--kernels)")
-        if runner.binary_is_stale(binary, ROOT):
-            sys.exit(f"bench/variants.py: {binary}: older than its sources (rebuild it with make)")
+        refuse_missing_or_stale(Path(runner.binary_path(study, point, str(ROOT))), "make",
+                                "make, or check --compiler/--kernels")
     products_skipped = ("--skip-products" if args.skip_products else
                         f"not measured: gemm_bench times {PRODUCT_CONFIG}'s shapes, the config is {args.config}"
                         if args.config != PRODUCT_CONFIG else None)
     if not products_skipped:
-        if not GEMM_BENCH.exists():
-            sys.exit(f"bench/variants.py: {GEMM_BENCH.parent}: no {GEMM_BENCH.name} "
-                     f"(build it with make {GEMM_BENCH_TARGET}, or pass --skip-products)")
-        if runner.binary_is_stale(GEMM_BENCH, ROOT):
-            sys.exit(f"bench/variants.py: {GEMM_BENCH}: older than its sources "
-                     f"(rebuild it with make {GEMM_BENCH_TARGET})")
+        refuse_missing_or_stale(GEMM_BENCH, f"make {GEMM_BENCH_TARGET}",
+                                f"make {GEMM_BENCH_TARGET}, or pass --skip-products")
     git = machine.git_state(ROOT)
     out = new_directory(Path(args.out), git)
     meta = {"benchmark": "bench/variants.py", "command": [sys.executable] + sys.argv,
