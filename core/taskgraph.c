@@ -357,6 +357,58 @@ done:
     return rc;
 }
 
+// A phase is a run of consecutive tasks of one phase: the executor waits
+// where the phase changes. Per block, the accesses within the run (0, 1 or
+// 2 meaning more) and whether one of them writes.
+enum { TOUCHED_ONCE = 1, TOUCHED_MORE = 2, TOUCH_COUNT = 3, WRITTEN = 4 };
+
+int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, ChunkTask *tasks, int **ids) {
+    unsigned char *touch = calloc(g->n_blocks > 0 ? g->n_blocks : 1, 1);
+    int *kept = malloc((g->n_block_ids > 0 ? g->n_block_ids : 1) * sizeof(int));
+    if (!touch || !kept) {
+        free(touch);
+        free(kept);
+        return -1;
+    }
+    int n_kept = 0;
+    for (int first = 0, last; first < g->n_tasks; first = last) {
+        Phase phase = step->ops[g->tasks[first].op].phase;
+        for (last = first; last < g->n_tasks && step->ops[g->tasks[last].op].phase == phase; last++) {
+            const ChunkTask *t = &g->tasks[last];
+            for (int k = 0; k < t->n_out + t->n_in; k++) {
+                int block = g->block_ids[k < t->n_out ? t->out_first + k : t->in_first + k - t->n_out];
+                int count = touch[block] & TOUCH_COUNT;
+                touch[block] = (unsigned char)((touch[block] & WRITTEN) | (count ? TOUCHED_MORE : TOUCHED_ONCE) |
+                                               (k < t->n_out ? WRITTEN : 0));
+            }
+        }
+        for (int i = first; i < last; i++) {
+            const ChunkTask *t = &g->tasks[i];
+            tasks[i] = *t;
+            tasks[i].out_first = n_kept;
+            for (int k = 0; k < t->n_out; k++) {
+                int block = g->block_ids[t->out_first + k];
+                if ((touch[block] & TOUCH_COUNT) == TOUCHED_MORE) kept[n_kept++] = block;
+            }
+            tasks[i].n_out = n_kept - tasks[i].out_first;
+            tasks[i].in_first = n_kept;
+            for (int k = 0; k < t->n_in; k++) {
+                int block = g->block_ids[t->in_first + k];
+                if (touch[block] == (TOUCHED_MORE | WRITTEN)) kept[n_kept++] = block;
+            }
+            tasks[i].n_in = n_kept - tasks[i].in_first;
+        }
+        for (int i = first; i < last; i++) {
+            const ChunkTask *t = &g->tasks[i];
+            for (int k = 0; k < t->n_out; k++) touch[g->block_ids[t->out_first + k]] = 0;
+            for (int k = 0; k < t->n_in; k++) touch[g->block_ids[t->in_first + k]] = 0;
+        }
+    }
+    free(touch);
+    *ids = kept;
+    return 0;
+}
+
 void taskgraph_free(TaskGraph *g) {
     free(g->tasks);
     free(g->block_ids);

@@ -67,6 +67,14 @@ int taskgraph_build(TaskGraph *g, const StepDescription *step, const Chunking *c
 // write-after-write on blocks), within an iteration and into the next one.
 int taskgraph_analyse(TaskGraph *g);
 void taskgraph_free(TaskGraph *g);
+// The block lists an executor that waits at the end of every phase must hand
+// to its runtime: only the blocks that two or more tasks of one phase touch,
+// one of them writing. A wait already orders every other pair, so naming such
+// blocks costs the runtime work and orders nothing (in d12, B=4, T=64 with
+// one sequence a chunk, 5 of every 6 blocks the tasks touch). Fills
+// `tasks[g->n_tasks]` (the graph's tasks with their lists cut) and `*ids`
+// (freed by the caller). Returns 0, or -1 out of memory.
+int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, ChunkTask *tasks, int **ids);
 // What a chunked executor starts with: the chunking resolved from its options
 // (0: default), the tasks built, and, with `analyse`, their dependency graph.
 // Returns 0, or -1 with a message in err.

@@ -3,6 +3,8 @@
 // the OpenMP runtime resolves the dependencies each step and chunks of
 // different layers overlap. A taskwait closes the forward pass, the backward
 // pass and the update, so that each can be timed, as in the reference study.
+// Since those waits order everything across phases, the clauses name only
+// the blocks shared within a phase (taskgraph_phase_depends).
 #include <omp.h>
 #include <stdlib.h>
 #include "../core/schedule.h"
@@ -16,6 +18,8 @@ const int EXECUTOR_PACKS_WEIGHTS = 1; // row chunks share one packing of each we
 struct Executor {
     StepDescription *step;
     TaskGraph graph;
+    ChunkTask *depends;   // the graph's tasks with the blocks their clauses name
+    int *depend_blocks;
     int threads;
     char *sentinels; // one byte per block: the addresses the depend clauses name
 };
@@ -33,8 +37,10 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
         executor_destroy(ex);
         return NULL;
     }
-    if (!(ex->sentinels = calloc(ex->graph.n_blocks, 1))) {
-        snprintf(err->message, sizeof(err->message), "out of memory for the dependency sentinels");
+    if (!(ex->depends = malloc((ex->graph.n_tasks > 0 ? ex->graph.n_tasks : 1) * sizeof(ChunkTask))) ||
+        taskgraph_phase_depends(&ex->graph, step, ex->depends, &ex->depend_blocks) != 0 ||
+        !(ex->sentinels = calloc(ex->graph.n_blocks, 1))) {
+        snprintf(err->message, sizeof(err->message), "out of memory for the depend clauses' block lists");
         executor_destroy(ex);
         return NULL;
     }
@@ -49,6 +55,7 @@ void executor_info(const Executor *ex, ExecutorInfo *info) {
 void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {
     const StepDescription *s = ex->step;
     const TaskGraph *g = &ex->graph;
+    const int *depend_blocks = ex->depend_blocks;
     char *sentinels = ex->sentinels;
     for (int it = first; it < first + n; it++) {
         StepReport *report = &reports[it - first];
@@ -59,9 +66,9 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         {
             double phase_start = step_start;
             for (int i = 0; i < g->n_tasks; i++) {
-                const ChunkTask *t = &g->tasks[i];
+                const ChunkTask *t = &ex->depends[i];
                 Phase phase = s->ops[t->op].phase;
-                const int *in = g->block_ids + t->in_first, *out = g->block_ids + t->out_first;
+                const int *in = depend_blocks + t->in_first, *out = depend_blocks + t->out_first;
                 int n_in = t->n_in, n_out = t->n_out;
                 // GCC does not count uses inside depend iterators (-Wunused-but-set-variable)
                 (void)n_in, (void)n_out, (void)in, (void)out, (void)sentinels;
@@ -81,9 +88,9 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
     }
 }
 
-// The chunk tasks and the dependencies the depend clauses express (the same
-// read-after-write, write-after-read and write-after-write edges on blocks),
-// with a wait after every phase.
+// The chunk tasks and the dependencies on blocks (read-after-write,
+// write-after-read and write-after-write), with a wait after every phase:
+// the depend clauses express the edges within a phase, the waits the rest.
 int executor_schedule(Executor *ex, Schedule *out, char *err, size_t err_len) {
     *out = (Schedule){SCHEDULE_DATAFLOW, ex->threads, 1, 0, 0, NULL, &ex->graph};
     if (!ex->graph.succ_first && taskgraph_analyse(&ex->graph) != 0) {
@@ -96,6 +103,8 @@ int executor_schedule(Executor *ex, Schedule *out, char *err, size_t err_len) {
 void executor_destroy(Executor *ex) {
     if (!ex) return;
     taskgraph_free(&ex->graph);
+    free(ex->depends);
+    free(ex->depend_blocks);
     free(ex->sentinels);
     free(ex);
 }
