@@ -69,12 +69,12 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         StepReport *report = &reports[it - first];
         *report = (StepReport){0};
         double step_start = now_seconds(), phase_start = step_start;
-        for (int first = 0, last; first < g->n_tasks; first = last) {
-            Phase phase = s->ops[g->tasks[first].op].phase;
-            for (last = first; last < g->n_tasks && s->ops[g->tasks[last].op].phase == phase; last++) {}
+        for (int begin = 0, end; begin < g->n_tasks; begin = end) {
+            Phase phase = s->ops[g->tasks[begin].op].phase;
+            for (end = begin; end < g->n_tasks && s->ops[g->tasks[end].op].phase == phase; end++) {}
 #pragma omp parallel num_threads(ex->threads)
 #pragma omp single nowait
-            for (int i = first; i < last; i++) {
+            for (int i = begin; i < end; i++) {
                 const ChunkTask *t = &ex->depends[i];
                 const int *in = depend_blocks + t->in_first, *out = depend_blocks + t->out_first;
                 int n_in = t->n_in, n_out = t->n_out;
