@@ -357,9 +357,14 @@ done:
     return rc;
 }
 
-// A phase is a run of consecutive tasks of one phase: the executor waits
-// where the phase changes. Per block, the accesses within the run (0, 1 or
-// 2 meaning more) and whether one of them writes.
+int taskgraph_phase_end(const TaskGraph *g, const StepDescription *step, int begin) {
+    int end = begin;
+    while (end < g->n_tasks && step->ops[g->tasks[end].op].phase == step->ops[g->tasks[begin].op].phase) end++;
+    return end;
+}
+
+// Per block, its accesses within a phase's run of tasks (0, 1 or 2 meaning
+// more) and whether one of them writes.
 enum { TOUCHED_ONCE = 1, TOUCHED_MORE = 2, TOUCH_COUNT = 3, WRITTEN = 4 };
 
 int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, ChunkTask *tasks, int **ids) {
@@ -372,9 +377,9 @@ int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, Chu
     }
     int n_kept = 0;
     for (int first = 0, last; first < g->n_tasks; first = last) {
-        Phase phase = step->ops[g->tasks[first].op].phase;
-        for (last = first; last < g->n_tasks && step->ops[g->tasks[last].op].phase == phase; last++) {
-            const ChunkTask *t = &g->tasks[last];
+        last = taskgraph_phase_end(g, step, first);
+        for (int i = first; i < last; i++) {
+            const ChunkTask *t = &g->tasks[i];
             for (int k = 0; k < t->n_out + t->n_in; k++) {
                 int block = g->block_ids[k < t->n_out ? t->out_first + k : t->in_first + k - t->n_out];
                 int count = touch[block] & TOUCH_COUNT;

@@ -75,6 +75,9 @@ void taskgraph_free(TaskGraph *g);
 // `tasks[g->n_tasks]` (the graph's tasks with their lists cut) and `*ids`
 // (freed by the caller). Returns 0, or -1 out of memory.
 int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, ChunkTask *tasks, int **ids);
+// The end of the run of tasks of one phase that starts at `begin` (the tasks
+// are listed phase by phase; an executor waits where the phase changes).
+int taskgraph_phase_end(const TaskGraph *g, const StepDescription *step, int begin);
 // What a chunked executor starts with: the chunking resolved from its options
 // (0: default), the tasks built, and, with `analyse`, their dependency graph.
 // Returns 0, or -1 with a message in err.

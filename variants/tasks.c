@@ -71,7 +71,7 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         double step_start = now_seconds(), phase_start = step_start;
         for (int begin = 0, end; begin < g->n_tasks; begin = end) {
             Phase phase = s->ops[g->tasks[begin].op].phase;
-            for (end = begin; end < g->n_tasks && s->ops[g->tasks[end].op].phase == phase; end++) {}
+            end = taskgraph_phase_end(g, s, begin);
 #pragma omp parallel num_threads(ex->threads)
 #pragma omp single nowait
             for (int i = begin; i < end; i++) {
