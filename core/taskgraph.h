@@ -71,7 +71,7 @@ void taskgraph_free(TaskGraph *g);
 // to its runtime: only the blocks that two or more tasks of one phase touch,
 // one of them writing. A wait already orders every other pair, so naming such
 // blocks costs the runtime work and orders nothing (in d12, B=4, T=64 with
-// one sequence a chunk, 5 of every 6 blocks the tasks touch). Fills
+// one sequence a chunk, 34,552 of the 49,680 blocks the tasks name). Fills
 // `tasks[g->n_tasks]` (the graph's tasks with their lists cut) and `*ids`
 // (freed by the caller). Returns 0, or -1 out of memory.
 int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, ChunkTask *tasks, int **ids);

@@ -11,7 +11,7 @@
 // phase, libgomp's creating thread, waiting in the taskwait, ran one sequence
 // up to a layer ahead of the others, and the other thread idled 16.6 ms a
 // step before the language-model head, which needs every sequence (traced,
-// d12, 2 threads). At a region's barrier every thread takes ready tasks from
+// d12, 2 threads, Zen 3 VM). At a region's barrier every thread takes ready tasks from
 // the team's queue: idle time fell from about 50 to 11 thread-ms a step.
 #include <omp.h>
 #include <stdlib.h>
