@@ -367,12 +367,14 @@ int taskgraph_phase_end(const TaskGraph *g, const StepDescription *step, int beg
 // more) and whether one of them writes.
 enum { TOUCHED_ONCE = 1, TOUCHED_MORE = 2, TOUCH_COUNT = 3, WRITTEN = 4 };
 
-int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, ChunkTask *tasks, int **ids) {
+int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, ChunkTask **tasks_out, int **ids) {
     unsigned char *touch = calloc(g->n_blocks > 0 ? g->n_blocks : 1, 1);
     int *kept = malloc((g->n_block_ids > 0 ? g->n_block_ids : 1) * sizeof(int));
-    if (!touch || !kept) {
+    ChunkTask *tasks = malloc((g->n_tasks > 0 ? g->n_tasks : 1) * sizeof(ChunkTask));
+    if (!touch || !kept || !tasks) {
         free(touch);
         free(kept);
+        free(tasks);
         return -1;
     }
     int n_kept = 0;
@@ -410,6 +412,7 @@ int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, Chu
         }
     }
     free(touch);
+    *tasks_out = tasks;
     *ids = kept;
     return 0;
 }

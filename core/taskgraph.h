@@ -71,10 +71,10 @@ void taskgraph_free(TaskGraph *g);
 // to its runtime: only the blocks that two or more tasks of one phase touch,
 // one of them writing. A wait already orders every other pair, so naming such
 // blocks costs the runtime work and orders nothing (in d12, B=4, T=64 with
-// one sequence a chunk, 34,552 of the 49,680 blocks the tasks name). Fills
-// `tasks[g->n_tasks]` (the graph's tasks with their lists cut) and `*ids`
-// (freed by the caller). Returns 0, or -1 out of memory.
-int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, ChunkTask *tasks, int **ids);
+// one sequence a chunk, 34,552 of the 49,680 blocks the tasks name). Sets
+// `*tasks` (the graph's g->n_tasks tasks with their lists cut) and `*ids`
+// (the lists), both freed by the caller. Returns 0, or -1 out of memory.
+int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, ChunkTask **tasks, int **ids);
 // The end of the run of tasks of one phase that starts at `begin` (the tasks
 // are listed phase by phase; an executor waits where the phase changes).
 int taskgraph_phase_end(const TaskGraph *g, const StepDescription *step, int begin);

@@ -11,8 +11,9 @@
 // phase, libgomp's creating thread, waiting in the taskwait, ran one sequence
 // up to a layer ahead of the others, and the other thread idled 16.6 ms a
 // step before the language-model head, which needs every sequence (traced,
-// d12, 2 threads, Zen 3 VM). At a region's barrier every thread takes ready tasks from
-// the team's queue: idle time fell from about 50 to 11 thread-ms a step.
+// d12, 2 threads, Zen 3 VM). At a region's barrier every thread takes ready
+// tasks from the team's queue: idle time fell from about 50 to 11 thread-ms a
+// step.
 #include <omp.h>
 #include <stdlib.h>
 #include "../core/schedule.h"
@@ -45,8 +46,7 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
         executor_destroy(ex);
         return NULL;
     }
-    if (!(ex->depends = malloc((ex->graph.n_tasks > 0 ? ex->graph.n_tasks : 1) * sizeof(ChunkTask))) ||
-        taskgraph_phase_depends(&ex->graph, step, ex->depends, &ex->depend_blocks) != 0 ||
+    if (taskgraph_phase_depends(&ex->graph, step, &ex->depends, &ex->depend_blocks) != 0 ||
         !(ex->sentinels = calloc(ex->graph.n_blocks, 1))) {
         snprintf(err->message, sizeof(err->message), "out of memory for the depend clauses' block lists");
         executor_destroy(ex);
