@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
 from pstudy import config as configmod  # noqa: E402
-from pstudy import machine, resultsdir, runner, vocabulary  # noqa: E402
+from pstudy import errors, machine, resultsdir, runner, vocabulary  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
 from pstudy.sweep import Point  # noqa: E402
 
@@ -300,13 +300,6 @@ def load_meta(directory):
     return directory, meta
 
 
-def bad_input(message):
-    """A saved directory that cannot be read (--from): one line on stderr and exit status 2, as for
-    any bad input."""
-    print(f"bench/kernels.py: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="d12")
@@ -330,7 +323,7 @@ def main(argv=None):
         try:
             sys.stdout.write(summary(*load_meta(args.source)))
         except StudyError as err:
-            bad_input(err)
+            errors.exit_bad_input("bench/kernels.py", err)
         return 0
     try:
         threads = [int(t) for t in args.threads.split(",")]

@@ -67,7 +67,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
 from pstudy import config as configmod  # noqa: E402
-from pstudy import machine, resultsdir, runner, traceformats, vocabulary  # noqa: E402
+from pstudy import errors, machine, resultsdir, runner, traceformats, vocabulary  # noqa: E402
 from pstudy.ceilings import cpu_times, steal_fraction  # noqa: E402
 from pstudy.compare import hl_paired_ratio_ci  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
@@ -485,13 +485,6 @@ def refuse_missing_or_stale(binary, rebuild, build):
         sys.exit(f"bench/variants.py: {binary}: older than its sources (rebuild it with {rebuild})")
 
 
-def bad_input(message):
-    """A saved directory that cannot be read (--from): one line on stderr and exit status 2, as for
-    any bad input."""
-    print(f"bench/variants.py: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="d12")
@@ -514,11 +507,11 @@ def main(argv=None):
         try:
             sys.stdout.write(summary(*load(args.source)))
         except StudyError as err:
-            bad_input(err)
+            errors.exit_bad_input("bench/variants.py", err)
         except KeyError as err:
             variant, threads, chunking, _ = err.args[0]
-            bad_input(f"{Path(args.source) / 'steps.csv'}: incomplete: no runs of {variant} "
-                      f"at {threads} threads{' with ' + chunking if chunking else ''}")
+            errors.exit_bad_input("bench/variants.py", f"{Path(args.source) / 'steps.csv'}: incomplete: no runs of "
+                                  f"{variant} at {threads} threads{' with ' + chunking if chunking else ''}")
         return 0
     if args.repetitions < 1:
         ap.error(f"--repetitions {args.repetitions}: must be at least 1")

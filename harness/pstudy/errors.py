@@ -1,4 +1,5 @@
 """The one error type the harness reports to the user: a one-line message and exit status 2."""
+import sys
 
 
 class StudyError(Exception):
@@ -17,3 +18,10 @@ def os_error_message(err):
     if err.filename is not None:
         return f"{err.filename}: {text}"
     return text
+
+
+def exit_bad_input(program, message):
+    """What a script outside the perfstudy command (bench/) does with bad input: the same one
+    line, "PROGRAM: message", on stderr and exit status 2."""
+    sys.stderr.write(f"{program}: {message}\n")
+    sys.exit(2)
