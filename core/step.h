@@ -77,7 +77,12 @@ typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, BUF_
 // alternating runs: 2.377-2.405 s without, 2.402-2.411 s with); (4) at 2
 // threads, pack operations in one chunk or in chunks of 1024 columns instead
 // of 256, or (tasks) their tasks created before the preceding product's:
-// steps within 0.5% of the present ones (1.211-1.219 s; forkjoin 1.184-1.194).
+// steps within 0.5% of the present ones (1.211-1.219 s; forkjoin 1.184-1.194);
+// (5) (1) again, with the weight's lines of the next panel prefetched and its
+// slot lines prefetched for writing over the tiles of the present one, as
+// gemm() fetches its next B block: the first chunks took 35 ms (forward) and
+// 42 ms (input gradient) a step longer than the others, what the pack
+// operations take (33.5 and 36.2 ms): no overlap, and the step no faster.
 typedef enum { PACKED_QKV, PACKED_ATTPROJ, PACKED_FC, PACKED_FCPROJ, NUM_PACKED_PRODUCTS } PackedProduct;
 #define PACK_RING_SLOTS 2
 
