@@ -262,12 +262,14 @@ def measure(study, threads, out):
     return infos
 
 
-# the targets the chunked variants are held to against fork-join: (variant, thread counts, test on
-# the ratio, text); thread counts EACH (every measured count: 1 and 2 by default) or TOP (the largest)
+# the targets the chunked variants are held to against fork-join: (variant, thread counts, what the
+# target asks, test on the ratio, text); thread counts EACH (every measured count: 1 and 2 by
+# default) or TOP (the largest). What it asks is printed with the ratio, so that the same ratio held
+# to two targets reads as two targets, not as one line printed twice.
 EACH, TOP = "each", "top"
-TARGETS_AGAINST_FORKJOIN = [("tasks", EACH, lambda r: r <= 1.03, "<= 1.03"),
-                            ("taskiter", EACH, lambda r: r <= 1.03, "<= 1.03"),
-                            ("taskiter", TOP, lambda r: r < 1, "< 1")]
+TARGETS_AGAINST_FORKJOIN = [("tasks", EACH, "within 3%", lambda r: r <= 1.03, "<= 1.03"),
+                            ("taskiter", EACH, "within 3%", lambda r: r <= 1.03, "<= 1.03"),
+                            ("taskiter", TOP, "faster", lambda r: r < 1, "< 1")]
 
 
 def run_medians(steps, purpose):
@@ -399,10 +401,10 @@ def summary(steps, meta, products=None, kernels=None):
     say(f"\nratios from one median per run ({reps} runs per point), paired by repetition, "
         f"Hodges-Lehmann intervals")
     counts = sorted({t for (_, t, _, _) in medians})
-    for variant, which, test, limit_text in TARGETS_AGAINST_FORKJOIN:
+    for variant, which, asks, test, limit_text in TARGETS_AGAINST_FORKJOIN:
         for t in (counts if which == EACH else [top]):
             if (variant, t, "--batch-subsize 1", 0) in medians:
-                target(f"{variant}(BATCH_SUBSIZE=1) / {FORKJOIN} at {t} thread{'s' if t > 1 else ''}",
+                target(f"{variant}(BATCH_SUBSIZE=1) / {FORKJOIN} at {t} thread{'s' if t > 1 else ''}, {asks}",
                        medians[(variant, t, "--batch-subsize 1", 0)], medians[(FORKJOIN, t, "", 0)], test,
                        limit_text)
     for (variant, t, chunking, traced) in medians:
