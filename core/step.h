@@ -69,8 +69,9 @@ typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, BUF_
 // within the noise. What the pass costs is reading every weight from memory
 // twice a step with nothing to overlap it with, which fork-join's products do
 // under their arithmetic. Alone, with the weight and the slot both in memory,
-// a pack runs as fast as a memcpy of the same floats (0.41-0.45 ns a float
-// for both on that VM); with both in L3, at 0.2-0.3. Trying to get there:
+// a pack runs as fast as a memcpy of the same floats (0.40-0.52 ns a float,
+// the memcpy 0.42-0.46, on that VM); with both in L3, at 0.16-0.48. Trying to
+// get there:
 // (3) each row chunk of the preceding product prefetching its share of the
 // next pack's weight (prefetcht1) and slot (prefetchw), spread over its tile
 // calls: pack operations 74 -> 68 ms a step, the step no faster (1 thread, 3
