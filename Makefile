@@ -33,7 +33,7 @@ KERNEL_SRC_fast      := core/gemm.c core/kernels_fast.c
 KERNEL_SRC_reference := core/kernels_reference.c
 GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
 # the command-line front besides variants/main.c (which is built with and without OpenMP)
-FRONT_SRC := variants/verify.c
+FRONT_SRC := variants/verify.c variants/options.c
 HEADERS  := $(wildcard core/*.h variants/*.h)
 
 .PHONY: all build deps test run reference clean print-flags print-variants
@@ -195,12 +195,12 @@ build/asan/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(GEMM_
 	@mkdir -p build/asan
 	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' variants/main.c $(FRONT_SRC) variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
 
-# libFuzzer targets for the readers (tests/fuzz/fuzz_*.c), clang with ASan and
+# libFuzzer targets for the readers and the command line (tests/fuzz/fuzz_*.c), clang with ASan and
 # UBSan (any UB report aborts). `make fuzz FUZZ_SECONDS=N` runs each for N
 # seconds from its seed corpus tests/fuzz/corpus/<target>/ (read only; new
 # inputs go to build/fuzz/corpus/<target>/, crashes to build/fuzz/artifacts/<target>/).
 # tests/test_fuzz.py runs each for a few seconds inside `make test`.
-FUZZ_TARGETS := checkpoint tokens debug_state losses
+FUZZ_TARGETS := checkpoint tokens debug_state losses options
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_SRC     := core/fileio.c core/model.c
@@ -209,6 +209,10 @@ fuzz-build: $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_TARGETS))
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_SRC) core/fileio.h core/model.h core/checked.h
 	@mkdir -p build/fuzz
 	clang $(FUZZ_CFLAGS) $< $(FUZZ_SRC) -o $@ -lm
+# the command line: the binaries' own option parsing (variants/options.c)
+build/fuzz/fuzz_options: tests/fuzz/fuzz_options.c variants/options.c variants/options.h variants/executor.h $(FUZZ_SRC) core/fileio.h core/model.h core/checked.h
+	@mkdir -p build/fuzz
+	clang $(FUZZ_CFLAGS) $< variants/options.c $(FUZZ_SRC) -o $@ -lm
 fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 	    mkdir -p build/fuzz/corpus/$$t build/fuzz/artifacts/$$t; \

@@ -264,13 +264,18 @@ int checkpoint_check_destination(const char *path, Error *err) {
     return fileio_check_destination(path, "checkpoint", err);
 }
 
+int fileio_is_dev_null(const char *path) {
+    struct stat st, null;
+    return stat(path, &st) == 0 && S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 &&
+           S_ISCHR(null.st_mode) && st.st_rdev == null.st_rdev;
+}
+
 int fileio_check_destination(const char *path, const char *what, Error *err) {
     if (path[0] == '\0' || path[strlen(path) - 1] == '/')
         return error_set(err, path, "cannot write %s: not a file name", what);
-    // a character device (/dev/null, a terminal) takes writes without blocking; only the
-    // checkpoint, renamed into place, must be a regular file
-    struct stat st;
-    if (strcmp(what, "checkpoint") != 0 && stat(path, &st) == 0 && S_ISCHR(st.st_mode)) return 0;
+    // one rule for every output: a regular file, existing or new, or /dev/null to discard it;
+    // any other device, a FIFO or a socket is refused by create_temp_beside
+    if (fileio_is_dev_null(path)) return 0;
     char *tmp;
     int fd = create_temp_beside(path, what, &tmp, err);
     if (fd < 0) return -1;
@@ -295,6 +300,7 @@ static int write_full(int fd, const void *buf, size_t n) {
 int checkpoint_write(const char *path, const GPT2 *model, Error *err) {
     if (path[0] == '\0' || path[strlen(path) - 1] == '/')
         return error_set(err, path, "cannot write checkpoint: not a file name");
+    if (fileio_is_dev_null(path)) return 0; // discarded on purpose (renaming over it would replace the device)
     int32_t h[HEADER_INTS] = {0};
     const GPT2Config *c = &model->config;
     h[0] = CHECKPOINT_MAGIC;

@@ -67,14 +67,19 @@ int checkpoint_read_config(const char *path, GPT2Config *config, Error *err);
 int checkpoint_read_params(const char *path, GPT2 *model, Error *err);
 // Checks, before training, that a checkpoint can be written to path: its
 // directory exists and takes a new file, and path is not a directory or
-// other non-regular file.
+// other non-regular file; or path is /dev/null (fileio_check_destination).
 int checkpoint_check_destination(const char *path, Error *err);
-// The same check for any output file (`what` names it in the message: "trace", ...);
-// an existing character device such as /dev/null is accepted.
+// The same check for any output file (`what` names it in the message: "trace", ...).
+// Every output follows one rule: a regular file, existing or new, or /dev/null
+// (the same device, under any name) to discard it; a directory, a FIFO, a
+// socket or any other device is refused.
 int fileio_check_destination(const char *path, const char *what, Error *err);
+// Whether path is /dev/null (the device, under any name).
+int fileio_is_dev_null(const char *path);
 // Writes atomically: a temporary file in path's directory, fsync, rename
 // over path, fsync of the directory. A crash leaves either the old file or
 // the complete new one under path (and possibly a ".NAME.tmp-XXXXXX" beside it).
+// /dev/null takes nothing: the checkpoint is discarded.
 int checkpoint_write(const char *path, const GPT2 *model, Error *err);
 
 // ---- token files

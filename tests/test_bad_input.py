@@ -128,12 +128,32 @@ def test_bad_chunking(variant, option, value):
 
 
 @pytest.mark.parametrize("variant", ["tasks", "taskiter"])
-def test_chunks_larger_than_the_batch_mean_one_chunk(variant):
-    r = run([binary(variant), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--batch-subsize", "99",
-             "--token-chunk", "999", "--json"])
-    assert r.returncode == 0, r.stderr
-    info = __import__("json").loads(r.stdout.splitlines()[0])["info"]
-    assert info["batch_subsize"] == 2 and info["token_chunk"] == 8
+@pytest.mark.parametrize("option,value,needle", [("--batch-subsize", "1048576", "larger than the batch of 2"),
+                                                 ("--token-chunk", "64", "larger than the sequence length of 8")])
+def test_chunks_larger_than_the_batch_are_refused(variant, option, value, needle):
+    """Issue 36: the harness refused these while the binaries cut them down silently; both refuse
+    them now, so that the chunk sizes a run reports are the ones it was given."""
+    check_error(run([binary(variant), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", option, value]),
+                option, needle)
+
+
+@pytest.mark.parametrize("value", [" 3", "3 ", "\t3", "3\n", ""])
+def test_white_space_around_a_number_is_refused_alike(value):
+    """Issue 36: " 3" was accepted (strtoll skips leading blanks) while "3 " was not."""
+    check_error(run([binary("forkjoin"), "--config", "tiny", "--threads", value]), "--threads", "not an integer")
+    check_error(run([binary("seq"), "--config", "tiny", "--lr", value.replace("3", "0.1")]), "--lr")
+
+
+@pytest.mark.parametrize("args", [["--steps", "1", "--steps", "2"], ["-B", "2", "-B2"], ["--json", "--json"],
+                                  ["--threads=2", "--thr", "3"], ["--config", "d6"]])
+def test_a_repeated_option_is_refused(args):
+    """Issue 36: a repeated option silently kept its last value."""
+    check_error(run([binary("seq"), "--config", "tiny", "-T", "8"] + args), "given more than once")
+
+
+def test_a_value_is_one_line_in_the_message_whatever_it_holds():
+    r = run([binary("seq"), "--config", "tiny", "--threads", "3\n4"])
+    check_error(r, "--threads", "'3?4' is not an integer")
 
 
 def test_unknown_config_name():

@@ -1,4 +1,4 @@
-"""The readers' libFuzzer targets (tests/fuzz/, `make fuzz`): every committed
+"""The libFuzzer targets of the readers and the command line (tests/fuzz/, `make fuzz`): every committed
 corpus file (seeds and regression-* inputs that once crashed) runs clean, and
 a short bounded fuzzing run per target finds no crash, hang, leak or
 sanitizer report."""
@@ -10,7 +10,7 @@ import pytest
 
 from variant_helpers import ROOT
 
-TARGETS = ["checkpoint", "tokens", "debug_state", "losses"]
+TARGETS = ["checkpoint", "tokens", "debug_state", "losses", "options"]
 SECONDS = int(os.environ.get("FUZZ_TEST_SECONDS", "20"))
 BAD = re.compile(r"ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer)|runtime error:|"
                  r"SUMMARY: |deadly signal|Test unit written")

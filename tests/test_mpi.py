@@ -3,6 +3,10 @@ by the rank count or not), bit-identical results across repeats, executors and t
 for both update modes, the communication in traces, and bad input."""
 import os
 import shutil
+import signal
+import struct
+import subprocess
+import time
 
 import pytest
 
@@ -109,3 +113,207 @@ def test_mpi_bad_input_is_one_line_exit_2(args, expect):
     assert r.returncode == 2
     [line] = r.stderr.strip().splitlines()
     assert line.startswith(f"gpt2-mpi: {expect}")
+
+
+# ----------------------------------------------------------------------------
+# issue 36: ranks agree before any collective work; a failure on one rank ends the whole job
+
+AGREE_TIMEOUT = 20  # every case below must end within this many seconds
+BASE = ["--config", "tiny", "-B", "3", "-T", "8", "--steps", "3", "--threads", "1"]
+
+
+def launcher():
+    out = ["mpirun", "-q", "--oversubscribe", "--bind-to", "none"]
+    return out + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+
+
+def mpmd(per_rank, timeout=AGREE_TIMEOUT):
+    """mpirun's MPMD form, one rank per argument list: `-np 1 A : -np 1 B ...`."""
+    cmd = launcher()
+    for i, args in enumerate(per_rank):
+        cmd += ([":"] if i else []) + ["-np", "1"] + [str(a) for a in args]
+    return run(cmd, timeout=timeout)
+
+
+def token_file(path, count, vocab=512, offset=0):
+    tokens = [(offset + 7 * i) % vocab for i in range(count)]
+    path.write_bytes(struct.pack("<256i", 20240520, 1, count, *([0] * 253)) + struct.pack(f"<{count}H", *tokens))
+    return path
+
+
+def check_one_line(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    assert not [line for line in r.stdout.splitlines() if '"step"' in line]  # nothing trained
+
+
+def last_rank_case(case, tmp_path):
+    """(arguments of every rank but the last, the last rank's, the words its line must hold)."""
+    good = token_file(tmp_path / "good.bin", 200)
+    common = BASE + ["--data", good]
+    if case == "missing file":
+        return common, BASE + ["--data", tmp_path / "nonexistent.bin"], ["nonexistent.bin", "No such file"]
+    if case == "unreadable file":
+        bad = tmp_path / "unreadable.bin"
+        if os.geteuid() == 0:  # root reads any mode: a directory cannot be read as a token file either
+            bad.mkdir()
+            words = ["unreadable.bin", "directory"]
+        else:
+            token_file(bad, 200).chmod(0)
+            words = ["unreadable.bin", "Permission denied"]
+        return common, BASE + ["--data", bad], words
+    if case == "token file too short":
+        return common, BASE + ["--data", token_file(tmp_path / "short.bin", 3 * 8)], ["short.bin", "fewer than"]
+    if case == "model":
+        return BASE, ["--config", "small"] + BASE[2:], ["the model", "L=4"]
+    if case == "B":
+        return BASE, BASE + ["-B", "4"], ["-B", "4 there, 3 on rank 0"]
+    if case == "T":
+        return BASE, BASE + ["-T", "16"], ["-T", "16 there, 8 on rank 0"]
+    if case == "data":
+        other = token_file(tmp_path / "other.bin", 200, offset=1)
+        return common, BASE + ["--data", other], ["--data"]
+    if case == "update mode":
+        return BASE, None, ["--update"]
+    raise AssertionError(case)
+
+
+def without_repeats(args):
+    """The last value of each option given twice (the cases above add to BASE)."""
+    out, seen = [], {}
+    for i in range(0, len(args), 2):
+        if args[i] in seen:
+            out[seen[args[i]] + 1] = args[i + 1]
+        else:
+            seen[args[i]] = len(out)
+            out += args[i:i + 2]
+    return out
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("update", ["sharded", "replicated"])
+@pytest.mark.parametrize("case", ["missing file", "unreadable file", "token file too short", "model", "B", "T",
+                                  "data", "update mode"])
+def test_one_rank_bad_or_disagreeing_ends_the_job_with_one_line(tmp_path, ranks, update, case):
+    """Before issue 36, a bad input on one rank hung the job (rank 0 waited in reduce_scatter for a
+    rank that had left), and ranks given different B, T or update modes trained on inconsistent
+    work and exited 0. Now every rank checks, then all agree: one line from rank 0 naming the
+    rank, exit 2, within seconds."""
+    others, last, words = last_rank_case(case, tmp_path)
+    if case == "update mode":
+        others, last = BASE + ["--update", update], BASE + ["--update", "replicated" if update == "sharded"
+                                                             else "sharded"]
+    else:
+        others, last = others + ["--update", update], last + ["--update", update]
+    per_rank = [[binary("mpi")] + without_repeats(others)] * (ranks - 1) + [[binary("mpi")] + without_repeats(last)]
+    start = time.monotonic()
+    r = mpmd(per_rank)
+    check_one_line(r, f"rank {ranks - 1}", *words)
+    assert time.monotonic() - start < AGREE_TIMEOUT
+
+
+@pytest.mark.parametrize("extra,words", [
+    (["--steps", "2"], ["--steps", "2 there, 3 on rank 0"]),
+    (["--seed", "5"], ["--seed"]), (["--lr", "0.5"], ["--lr"]), (["--frobnicate"], ["unknown option"]),
+    (["--json"], ["--json"]), (["--check"], ["what to run", "--check"]),
+])
+def test_other_settings_that_must_match(extra, words):
+    r = mpmd([[binary("mpi")] + BASE, [binary("mpi")] + without_repeats(BASE + extra)])
+    check_one_line(r, "rank 1", *words)
+
+
+def test_shuffle_and_vocabulary_on_one_rank(tmp_path):
+    good = token_file(tmp_path / "good.bin", 200)
+    r = mpmd([[binary("mpi")] + BASE + ["--data", good], [binary("mpi")] + BASE + ["--data", good, "--shuffle"]])
+    check_one_line(r, "rank 1", "--shuffle")
+    outside = token_file(tmp_path / "outside.bin", 200, vocab=60000, offset=1000)
+    r = mpmd([[binary("mpi")] + BASE + ["--data", good], [binary("mpi")] + BASE + ["--data", outside]])
+    check_one_line(r, "rank 1", "outside.bin")
+
+
+def test_agreeing_ranks_train_and_the_same_failure_everywhere_names_no_rank(tmp_path):
+    good = token_file(tmp_path / "good.bin", 200)
+    r = mpmd([[binary("mpi")] + BASE + ["--data", good, "--json"]] * 3)
+    assert r.returncode == 0, r.stderr
+    assert len(step_records(r.stdout)) == 3
+    r = mpmd([[binary("mpi")] + BASE + ["--data", tmp_path / "none.bin"]] * 2)
+    check_one_line(r, "none.bin")
+    assert not r.stderr.startswith("gpt2-mpi: rank")
+
+
+def test_a_later_failure_on_one_rank_aborts_every_rank():
+    """After the agreement (here: rank 1's allocation fails under a smaller address-space limit),
+    the failing rank prints its line and MPI_Abort ends every rank: mpirun exits 2."""
+    # d12's state for one sequence of 64 tokens is 2.1 GB; 1 GB of address space is ample for MPI
+    args = [binary("mpi"), "--config", "d12", "-B", "2", "-T", "64", "--steps", "2", "--threads", "1"]
+    limited = ["sh", "-c", "ulimit -v 1000000 && exec \"$0\" \"$@\""] + args
+    start = time.monotonic()
+    r = mpmd([args, limited])
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    [line] = r.stderr.strip().splitlines()
+    assert line.startswith("gpt2-mpi: rank 1: out of memory"), line
+    assert time.monotonic() - start < AGREE_TIMEOUT
+
+
+def rank_pids(launcher_pid, rank):
+    """The pids of the processes below launcher_pid that MPI started as `rank`."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat_fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+                children.setdefault(int(stat_fields[1]), []).append(int(entry))
+            except OSError:
+                pass
+    below, todo = [], [launcher_pid]
+    while todo:
+        pid = todo.pop()
+        for child in children.get(pid, []):
+            below.append(child)
+            todo.append(child)
+    out = []
+    for pid in below:
+        try:
+            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+            exe = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            continue
+        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env and exe.endswith("gpt2-mpi"):
+            out.append(pid)
+    return out
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("update", ["sharded", "replicated"])
+def test_a_rank_killed_mid_step_ends_the_job(ranks, update):
+    """A rank killed with SIGKILL while training: mpirun ends the job at once (Open MPI: exit 137)."""
+    cmd = launcher() + ["-np", str(ranks), str(binary("mpi")), "--config", "tiny", "-B", "3", "-T", "8",
+                        "--steps", "100000", "--threads", "1", "--update", update, "--json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stdout:  # training has started: a step record from rank 0
+            if '"step"' in line:
+                break
+        victims = rank_pids(proc.pid, ranks - 1)
+        assert victims
+        killed_at = time.monotonic()
+        for pid in victims:
+            os.kill(pid, signal.SIGKILL)
+        proc.communicate(timeout=AGREE_TIMEOUT)
+        assert proc.returncode != 0
+        assert time.monotonic() - killed_at < AGREE_TIMEOUT
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_describe_graph_is_refused_before_the_info_line(tmp_path):
+    """Issue 36: gpt2-mpi --describe-graph printed its info line, then refused."""
+    r = run([binary("mpi"), "--config", "tiny", "-T", "8", "--json", "--describe-graph", tmp_path / "g.json"])
+    assert r.returncode == 2 and r.stdout == ""
+    [line] = r.stderr.strip().splitlines()
+    assert "--describe-graph" in line and "does not describe its schedule" in line

@@ -45,3 +45,31 @@ def test_option_spellings():
 def test_chunked_in_info():
     r = run([binary("tasks"), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--json"])
     assert json.loads(r.stdout.splitlines()[0])["info"]["chunked"] is True
+
+
+def test_diverged_training_writes_valid_json():
+    """Issue 36: --json wrote `"loss": -nan` (invalid JSON) when training diverged; a loss that is
+    not a finite number is null."""
+    r = run([binary("seq"), "--config", "tiny", "-T", "16", "--steps", "4", "--lr", "1e30", "--json"])
+    assert r.returncode == 0, r.stderr
+
+    def refuse(constant):
+        raise ValueError(constant)
+    records = [json.loads(line, parse_constant=refuse) for line in r.stdout.splitlines()]
+    losses = [rec["loss"] for rec in records if "step" in rec]
+    assert len(losses) == 4 and losses[-1] is None
+
+
+@pytest.mark.parametrize("variant", ["seq", "tasks"])
+def test_check_stops_where_the_run_would_start(variant, tmp_path):
+    """--check: every check of a run (options, model, data, outputs, memory), nothing run or written."""
+    ok = run([binary(variant), "--config", "tiny", "-B", "2", "-T", "8", "--check", "--json",
+              "--save", tmp_path / "m.bin"])
+    assert ok.returncode == 0 and ok.stdout == "" and ok.stderr == "", ok.stderr
+    assert list(tmp_path.iterdir()) == []
+    for args, needle in [(["--config", "tiny", "-T", "99999"], "max_seq_len"),
+                         (["--config", "d12", "-B", "100000", "-T", "1024"], "exceeds the limit"),
+                         (["--config", "d12", "-B", "300000", "-T", "32"], "more than the limit"),
+                         (["--config", "tiny", "--trace", tmp_path], "cannot write trace")]:
+        r = run([binary(variant)] + args + ["--check"])
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, r.stderr

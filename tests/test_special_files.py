@@ -151,3 +151,19 @@ def test_killed_save_never_leaves_a_partial_file(tmp_path):
             if n.name.startswith(".d6.bin.tmp-"):
                 n.unlink()
     assert caught >= 3, "a save in progress was caught fewer than 3 times of 4"
+
+
+@pytest.mark.parametrize("option", ["--save", "--trace", "--describe-graph"])
+def test_one_rule_for_every_output(tmp_path, option):
+    """Issue 36: --trace and --describe-graph took any character device while --save took none.
+    Every output now takes a regular file, existing or new, or /dev/null (discarded), and refuses
+    any other device before the run."""
+    base = [binary("forkjoin"), "--model", MODEL, "-B", "1", "-T", "4", "--steps", "1"]
+    for dest in ("/dev/null", tmp_path / "new.out"):
+        r = run(base + [option, dest], timeout=60)
+        assert r.returncode == 0, r.stderr
+    assert os.path.exists("/dev/null") and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    for dest in ("/dev/zero", "/dev/full"):
+        r = run(base + [option, dest], timeout=60)
+        check_error(r, dest, "character device")
+        assert "step" not in r.stderr

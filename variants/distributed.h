@@ -13,6 +13,28 @@ void dist_init(int *argc, char ***argv);
 // Ends it (MPI_Finalize); every rank calls it once before exiting.
 void dist_finalize(void);
 int dist_rank(void);
+// Ends every rank of the job at once with `status` (MPI_Abort): for a failure
+// on one rank after the ranks agreed, which the others cannot learn of.
+void dist_abort(int status) __attribute__((noreturn));
+
+// The agreement before any collective work. Every rank calls dist_agree once,
+// after checking its own options and inputs: DIST_READY with the settings
+// that must match across ranks (each a name and its value as text), or
+// DIST_FAILED with its one-line error, or DIST_LEAVING when it stops early
+// with status 0 (--help, --list-configs). Every rank gets the same verdict:
+// DIST_AGREED when all are ready and every setting equals rank 0's; else the
+// status every rank exits with (0 when all are leaving, 2 otherwise), with the
+// line naming the rank and the problem in `line` (empty for 0).
+enum { DIST_READY, DIST_FAILED, DIST_LEAVING };
+#define DIST_AGREED (-1)
+#define DIST_LINE 768
+#define DIST_MAX_SETTINGS 24
+typedef struct {
+    char name[40];
+    char value[120];
+} DistSetting;
+int dist_agree(int state, const char *failure, const DistSetting *settings, int n, char *line, size_t line_len);
+
 int dist_ranks(void);
 
 // Rank `rank`'s share of a batch of B sequences: [*b0, *b1), contiguous and as
@@ -25,6 +47,10 @@ void dist_set_global_batch(int B);
 // names (0 for an unknown name, which executor_create then reports): the step
 // is described for the executor that runs it.
 int dist_packs_weights(const ExecOptions *options);
+
+// 0 when options->executor names a node-level executor, else -1 with err set:
+// checked before the ranks agree, as every option is.
+int dist_check_executor(const ExecOptions *options, Error *err);
 
 // On rank 0, writes `"rank_placement": [...]` built from every rank's
 // `fragment` (a JSON object, at most 4095 characters); every rank calls it.

@@ -8,7 +8,6 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include "../core/trace.h"
 #include "../core/traffic.h"
 #include "executor.h"
+#include "options.h"
 #include "verify.h"
 #ifdef DISTRIBUTED
 #include "distributed.h"
@@ -43,31 +43,28 @@
 
 #define EXIT_BAD_INPUT 2
 
-typedef struct {
-    const char *model_path, *config_name, *data_path, *verify_path, *trace_path, *save_path;
-    const char *expect_losses_path;
-    const char *graph_path; // --describe-graph: write the step's schedule (core/schedule.h) instead of training
-    int B, T, steps;
-    float lr, weight_decay, tolerance;
-    long long seed;
-    int json;
-    int describe;     // print the step's operations with FLOPs and bytes instead of training
-    int list_configs; // print the embedded configurations' names instead of training
-    int shuffle;      // llm.c's shuffled batch order (--data)
-    int data_order;   // print each step's batch offset instead of training (--data)
-    ExecOptions exec; // with the distributed variants' --executor and --update
-
-} Options;
-
 static char program[64] = "gpt2";
 // ranks other than 0 of a distributed run print nothing (their stdout is /dev/null)
 static int silent;
+#ifdef DISTRIBUTED
+// whether the ranks have agreed to run (dist_agree); before that, a rank that stops tells the
+// others through the agreement, after it, it ends the job (MPI_Abort)
+static int agreed;
+#endif
 
 // Exits with `status`, ending the process layer first in a distributed run.
 static void leave(int status) __attribute__((noreturn));
 static void leave(int status) {
 #ifdef DISTRIBUTED
     fflush(stdout);
+    if (!agreed) { // a rank stopping early (--help, --list-configs) must not leave the others waiting
+        char line[DIST_LINE];
+        int all = dist_agree(DIST_LEAVING, NULL, NULL, 0, line, sizeof(line));
+        if (all != DIST_AGREED && all != status) {
+            if (!silent) fprintf(stderr, "%s: %s\n", program, line);
+            status = all;
+        }
+    }
     dist_finalize();
 #endif
     exit(status);
@@ -75,190 +72,48 @@ static void leave(int status) {
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...) {
+    char line[512];
     va_list args;
     va_start(args, fmt);
-    if (!silent) { // every rank finds the same bad input: one line, from rank 0
-        fprintf(stderr, "%s: ", program);
-        vfprintf(stderr, fmt, args);
-        fprintf(stderr, "\n");
-    }
+    vsnprintf(line, sizeof(line), fmt, args);
     va_end(args);
+    for (char *c = line; *c; c++) // one line, whatever a file name held
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+#ifdef DISTRIBUTED
+    if (!agreed) {
+        // every rank learns of this rank's failure at the agreement, and rank 0 prints it
+        char all[DIST_LINE];
+        dist_agree(DIST_FAILED, line, NULL, 0, all, sizeof(all));
+        if (!silent) fprintf(stderr, "%s: %s\n", program, all);
+        fflush(stdout);
+        dist_finalize();
+        exit(EXIT_BAD_INPUT);
+    }
+    if (dist_ranks() > 1) { // one rank cannot go on alone: its line, then the whole job ends
+        fprintf(stderr, "%s: rank %d: %s\n", program, dist_rank(), line);
+        fflush(stdout);
+        dist_abort(EXIT_BAD_INPUT);
+    }
+#endif
+    if (!silent) fprintf(stderr, "%s: %s\n", program, line);
     leave(EXIT_BAD_INPUT);
 }
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: %s [options]\n"
-            "  --config NAME        embedded model configuration (%s; default d12)\n"
-            "  --list-configs       print the embedded configurations' names, one per line\n"
-            "  --model FILE         llm.c checkpoint (magic 20240326 v3) instead of --config\n"
-            "  --data FILE          llm.c token file (magic 20240520 v1); default: synthetic stream\n"
-            "  --shuffle            with --data: llm.c's shuffled batch order (seed 42, reshuffled each pass)\n"
-            "  --data-order         with --data: print where each step's batch starts (token offset,\n"
-            "                       one per line) instead of training\n"
-            "  -B N, -T N           batch size and sequence length (default 4 and 64)\n"
-            "  --steps N            training steps (default 10)\n"
-            "  --lr X, --wd X       AdamW learning rate and weight decay (default 1e-4 and 0)\n"
-            "  --seed N             seed of random weights and synthetic data (default 1337)\n"
-            "  --threads N          threads of parallel variants (default OMP_NUM_THREADS)\n"
-            "  --batch-subsize N    sequences per chunk (tasks, taskiter)\n"
-            "  --token-chunk K      tokens per chunk (tasks, taskiter)\n"
-            "  --channel-chunk N    channels per chunk of channel-split operations (tasks, taskiter)\n"
-            "  --json               one JSON object per line on stdout\n"
-            "  --trace FILE         write per-kernel timing records (CSV)\n"
-            "  --describe-graph FILE write the chunk tasks of one step, their order and dependencies,\n"
-            "                       FLOPs and bytes as JSON (README: task graph export) instead of training\n"
-            "  --describe           print each operation of the step with its FLOPs and compulsory\n"
-            "                       bytes (one JSON object per line) instead of training\n"
-            "  --verify FILE        check logits, loss and gradients against an llm.c debug state,\n"
-            "                       then train --steps steps on its batch\n"
-            "  --expect-losses FILE with --verify: expected per-step losses (whitespace separated)\n"
-            "  --tolerance X        with --verify: largest accepted absolute difference (default 1e-4)\n"
-            "  --save FILE          write a checkpoint after training\n",
-            program, gpt2_named_config_list());
 #ifdef DISTRIBUTED
-    fprintf(out,
-            "  --executor NAME      node-level executor inside each rank: forkjoin, tasks, taskiter\n"
-            "                       (default forkjoin)\n"
-            "  --update MODE        replicated (all-reduce, full AdamW on every rank) or sharded\n"
-            "                       (ZeRO-1: AdamW on this rank's shard, then all-gather; default)\n"
-            "  The global batch (-B) is split over the ranks (mpirun -np R): rank r gets\n"
-            "  sequences [B*r/R, B*(r+1)/R).\n");
+#define DISTRIBUTED_FRONT 1
+#else
+#define DISTRIBUTED_FRONT 0
 #endif
-}
-
-static long long parse_int(const char *option, const char *text, long long lo, long long hi) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end) die("%s: '%s' is not an integer", option, text);
-    if (v < lo || v > hi) die("%s: %lld is out of range [%lld, %lld]", option, v, lo, hi);
-    return v;
-}
-
-static float parse_float(const char *option, const char *text) {
-    char *end;
-    errno = 0;
-    float v = strtof(text, &end);
-    if (errno || end == text || *end || !isfinite(v)) die("%s: '%s' is not a finite number", option, text);
-    return v;
-}
-
-// getopt_long's codes of the options without a one-letter form
-enum {
-    OPT_CONFIG = 256, OPT_LIST_CONFIGS, OPT_MODEL, OPT_DATA, OPT_SHUFFLE, OPT_DATA_ORDER, OPT_STEPS, OPT_LR, OPT_WD,
-    OPT_SEED, OPT_THREADS, OPT_BATCH_SUBSIZE, OPT_TOKEN_CHUNK, OPT_CHANNEL_CHUNK, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
-    OPT_DESCRIBE_GRAPH, OPT_VERIFY, OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE, OPT_EXECUTOR, OPT_UPDATE,
-};
-
-static const struct option LONG_OPTIONS[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"config", required_argument, NULL, OPT_CONFIG},
-    {"list-configs", no_argument, NULL, OPT_LIST_CONFIGS},
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"data", required_argument, NULL, OPT_DATA},
-    {"shuffle", no_argument, NULL, OPT_SHUFFLE},
-    {"data-order", no_argument, NULL, OPT_DATA_ORDER},
-    {"steps", required_argument, NULL, OPT_STEPS},
-    {"lr", required_argument, NULL, OPT_LR},
-    {"wd", required_argument, NULL, OPT_WD},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"batch-subsize", required_argument, NULL, OPT_BATCH_SUBSIZE},
-    {"token-chunk", required_argument, NULL, OPT_TOKEN_CHUNK},
-    {"channel-chunk", required_argument, NULL, OPT_CHANNEL_CHUNK},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"trace", required_argument, NULL, OPT_TRACE},
-    {"describe", no_argument, NULL, OPT_DESCRIBE},
-    {"describe-graph", required_argument, NULL, OPT_DESCRIBE_GRAPH},
-    {"verify", required_argument, NULL, OPT_VERIFY},
-    {"expect-losses", required_argument, NULL, OPT_EXPECT_LOSSES},
-    {"tolerance", required_argument, NULL, OPT_TOLERANCE},
-    {"save", required_argument, NULL, OPT_SAVE},
-#ifdef DISTRIBUTED
-    {"executor", required_argument, NULL, OPT_EXECUTOR},
-    {"update", required_argument, NULL, OPT_UPDATE},
-#endif
-    {NULL, 0, NULL, 0},
-};
-#define SHORT_OPTIONS ":hB:T:" // leading ':': a missing value is told apart from an unknown option
-
-// The option of getopt_long code `code` as written on the command line ("-B", "--steps").
-static const char *option_name(int code) {
-    static char name[64];
-    if (code < 256) {
-        snprintf(name, sizeof(name), "-%c", code);
-        return name;
-    }
-    for (const struct option *o = LONG_OPTIONS; o->name; o++)
-        if (o->val == code) snprintf(name, sizeof(name), "--%s", o->name);
-    return name;
-}
 
 static Options parse_options(int argc, char **argv) {
-    Options o = {0};
-    o.B = 4;
-    o.T = 64;
-    o.steps = 10;
-    o.lr = 1e-4f;
-    o.weight_decay = 0.0f;
-    o.tolerance = 1e-4f;
-    o.seed = 1337;
-    o.exec.sharded_update = 1;
-    int B_given = 0, T_given = 0;
-    opterr = 0; // every message is ours: one line, then exit 2
-    int code;
-    while ((code = getopt_long(argc, argv, SHORT_OPTIONS, LONG_OPTIONS, NULL)) != -1) {
-        const char *name = option_name(code), *v = optarg;
-        switch (code) {
-        case 'h':
-            if (!silent) usage(stdout);
-            leave(0);
-        case OPT_CONFIG: o.config_name = v; break;
-        case OPT_LIST_CONFIGS: o.list_configs = 1; break;
-        case OPT_MODEL: o.model_path = v; break;
-        case OPT_DATA: o.data_path = v; break;
-        case OPT_SHUFFLE: o.shuffle = 1; break;
-        case OPT_DATA_ORDER: o.data_order = 1; break;
-        case 'B': o.B = (int)parse_int(name, v, 1, 1 << 20); B_given = 1; break;
-        case 'T': o.T = (int)parse_int(name, v, 1, 1 << 20); T_given = 1; break;
-        case OPT_STEPS: o.steps = (int)parse_int(name, v, 0, 1 << 24); break;
-        case OPT_LR: o.lr = parse_float(name, v); break;
-        case OPT_WD: o.weight_decay = parse_float(name, v); break;
-        case OPT_SEED: o.seed = parse_int(name, v, 0, (1ll << 62)); break;
-        case OPT_THREADS: o.exec.threads = (int)parse_int(name, v, 1, 4096); break;
-        case OPT_BATCH_SUBSIZE: o.exec.batch_subsize = (int)parse_int(name, v, 1, 1 << 20); break;
-        case OPT_TOKEN_CHUNK: o.exec.token_chunk = (int)parse_int(name, v, 1, 1 << 20); break;
-        case OPT_CHANNEL_CHUNK: o.exec.channel_chunk = (int)parse_int(name, v, 1, 1 << 24); break;
-        case OPT_JSON: o.json = 1; break;
-        case OPT_TRACE: o.trace_path = v; break;
-        case OPT_DESCRIBE: o.describe = 1; break;
-        case OPT_DESCRIBE_GRAPH: o.graph_path = v; o.describe = 1; break;
-        case OPT_VERIFY: o.verify_path = v; break;
-        case OPT_EXPECT_LOSSES: o.expect_losses_path = v; break;
-        case OPT_TOLERANCE: o.tolerance = parse_float(name, v); break;
-        case OPT_SAVE: o.save_path = v; break;
-        case OPT_EXECUTOR: o.exec.executor = v; break;
-        case OPT_UPDATE:
-            if (strcmp(v, "replicated") != 0 && strcmp(v, "sharded") != 0)
-                die("%s: '%s' is neither replicated nor sharded", name, v);
-            o.exec.sharded_update = strcmp(v, "sharded") == 0;
-            break;
-        case ':': die("%s: missing value", option_name(optopt));
-        default: // '?': an unknown option, or a value given to one that takes none (optopt names it)
-            if (optopt >= 256) die("%s: takes no value", option_name(optopt));
-            if (optopt > 0) die("unknown option '-%c' (see --help)", optopt);
-            die("unknown option '%s' (see --help)", argv[optind - 1]);
-        }
+    Options o;
+    char err[512];
+    int parsed = options_parse(argc, argv, DISTRIBUTED_FRONT, &o, err, sizeof(err));
+    if (parsed == OPTIONS_ERROR) die("%s", err);
+    if (parsed == OPTIONS_HELP) {
+        if (!silent) options_usage(stdout, program, DISTRIBUTED_FRONT);
+        leave(0);
     }
-    if (optind < argc) die("unexpected argument '%s' (see --help)", argv[optind]);
-    if (o.model_path && o.config_name) die("--model and --config exclude each other");
-    if (!o.model_path && !o.config_name) o.config_name = "d12";
-    if (o.verify_path && o.data_path) die("--verify trains on the debug state's batch; --data does not apply");
-    if (o.expect_losses_path && !o.verify_path) die("--expect-losses needs --verify");
-    if (o.verify_path && (B_given || T_given)) die("--verify takes B and T from the debug state; drop -B/-T");
-    if (o.shuffle && !o.data_path) die("--shuffle needs --data (it orders a token file's batches)");
-    if (o.data_order && !o.data_path) die("--data-order needs --data");
     return o;
 }
 
@@ -298,17 +153,22 @@ static void print_placement_json(FILE *out, int threads) {
 }
 
 static void print_step(const Options *o, int step, const StepReport *r) {
+    // a diverged run's loss (NaN, infinity) is JSON's null: the line stays valid JSON and the
+    // harness records the divergence
+    char loss[32];
+    if (isfinite(r->loss)) snprintf(loss, sizeof(loss), "%.9g", r->loss);
+    else snprintf(loss, sizeof(loss), "null");
 #ifdef DISTRIBUTED
     if (o->json)
-        printf("{\"step\": %d, \"loss\": %.9g, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, "
+        printf("{\"step\": %d, \"loss\": %s, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, "
                "\"comm_s\": %.9f, \"step_s\": %.9f}\n",
-               step, r->loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
+               step, loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
                r->comm_s, r->step_s);
 #else
     if (o->json)
-        printf("{\"step\": %d, \"loss\": %.9g, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, "
+        printf("{\"step\": %d, \"loss\": %s, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, "
                "\"step_s\": %.9f}\n",
-               step, r->loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
+               step, loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
                r->step_s);
 #endif
     else if (!silent)
@@ -349,6 +209,8 @@ typedef struct {
     Trace trace;
     int failures;      // verification comparisons beyond the tolerance
     int b0, b1;        // the sequences of each batch this process trains on: [0, B) but in a distributed run
+    Schedule schedule; // --describe-graph
+    int has_schedule;
 } Run;
 
 static void list_configs(void) {
@@ -372,15 +234,19 @@ static void load_model(Options *o, Run *run) {
         o->B = run->state.B;
         o->T = run->state.T;
     }
-    if (o->T > run->config.max_seq_len) die("-T: %d exceeds the model's max_seq_len %d", o->T, run->config.max_seq_len);
+    int ranks = 1;
+#ifdef DISTRIBUTED
+    ranks = dist_ranks();
+#endif
+    char why[512];
+    if (options_check_model(o, &run->config, ranks, why, sizeof(why)) != 0) die("%s", why);
+#ifdef DISTRIBUTED
+    if (dist_check_executor(&o->exec, &err) != 0) die("%s", err.message);
+#endif
     run->b0 = 0;
     run->b1 = o->B;
 #ifdef DISTRIBUTED
     // the global batch split over the ranks, each rank at least one sequence
-    int ranks = dist_ranks();
-    if (ranks > o->B)
-        die("%s: a batch of %d sequences cannot be split over %d ranks (at most one rank per sequence)",
-            o->verify_path ? o->verify_path : "-B", o->B, ranks);
     dist_set_global_batch(o->B);
     dist_share(o->B, dist_rank(), ranks, &run->b0, &run->b1);
 #endif
@@ -401,6 +267,66 @@ static void load_data(const Options *o, Run *run) {
     if ((run->b0 != 0 || run->b1 != o->B) && batches_share(&run->batches, run->b0, run->b1, &err) != 0)
         die("%s", err.message);
 }
+
+#ifdef DISTRIBUTED
+// 64-bit FNV-1a of n bytes: a token file's or a debug state's batch, compared across ranks.
+static uint64_t fnv1a(const void *data, size_t n) {
+    const unsigned char *p = data;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+// Before any collective work: every rank has checked its own options and inputs, and now all
+// of them compare what must match (README: MPI, "Ranks that disagree"). A rank that failed got
+// here through die(), with its line instead of these settings.
+static void agree(const Options *o, const Run *run) {
+    DistSetting s[DIST_MAX_SETTINGS];
+    int n = 0;
+#define SETTING(label, ...) snprintf(s[n].name, sizeof(s[n].name), "%s", label), \
+                            snprintf(s[n].value, sizeof(s[n].value), __VA_ARGS__), n++
+    const GPT2Config *c = &run->config;
+    SETTING("the model (--config, --model)", "L=%d NH=%d C=%d V=%d Vp=%d maxT=%d, %zu parameters", c->num_layers,
+            c->num_heads, c->channels, c->vocab_size, c->padded_vocab_size, c->max_seq_len,
+            run->model.num_parameters);
+    SETTING("-B", "%d", o->B);
+    SETTING("-T", "%d", o->T);
+    SETTING("--steps", "%d", o->steps);
+    if (o->verify_path) {
+        size_t bytes = (size_t)o->B * o->T * sizeof(int);
+        SETTING("--verify", "a debug state whose batch hashes to %016llx, loss %.9g",
+                (unsigned long long)(fnv1a(run->state.inputs, bytes) ^ fnv1a(run->state.targets, bytes)),
+                run->state.loss);
+    } else if (o->data_path) {
+        SETTING("--data", "%zu tokens hashing to %016llx", run->batches.file.count,
+                (unsigned long long)fnv1a(run->batches.file.tokens, run->batches.file.count * sizeof(uint16_t)));
+    } else {
+        SETTING("--data", "none (synthetic tokens)");
+    }
+    SETTING("--shuffle", "%s", o->shuffle ? "given" : "not given");
+    SETTING("--seed", "%lld", o->seed);
+    SETTING("--lr", "%.9g", o->lr);
+    SETTING("--wd", "%.9g", o->weight_decay);
+    SETTING("--update", "%s", o->exec.sharded_update ? "sharded" : "replicated");
+    SETTING("what to run", "%s", o->check ? "--check" : o->data_order ? "--data-order" : o->graph_path ?
+            "--describe-graph" : o->describe ? "--describe" : "training");
+    // the ones that add collective steps (the info line's placement, the trace's gathering)
+    SETTING("--json", "%s", o->json ? "given" : "not given");
+    SETTING("--trace", "%s", o->trace_path ? "given" : "not given");
+    SETTING("--expect-losses", "%s", o->expect_losses_path ? "given" : "not given");
+    SETTING("--tolerance", "%.9g", o->tolerance);
+#undef SETTING
+    char line[DIST_LINE];
+    int status = dist_agree(DIST_READY, NULL, s, n, line, sizeof(line));
+    if (status != DIST_AGREED) {
+        if (!silent && line[0]) fprintf(stderr, "%s: %s\n", program, line);
+        fflush(stdout);
+        dist_finalize();
+        exit(status);
+    }
+    agreed = 1;
+}
+#endif
 
 // --data-order: the token offset of each step's batch, one per line.
 static void print_data_order(const Options *o, Run *run) {
@@ -483,6 +409,11 @@ static void describe_step(const Options *o, Run *run) {
     run->ex = executor_create(&run->step, &o->exec, &err);
     if (!run->ex) die("%s", err.message);
     executor_info(run->ex, &run->info);
+    if (o->graph_path) { // a variant that cannot describe its schedule says so before anything is printed
+        char why[256];
+        if (executor_schedule(run->ex, &run->schedule, why, sizeof(why)) != 0) die("--describe-graph: %s", why);
+        run->has_schedule = 1;
+    }
     print_info(o, run);
 }
 
@@ -492,15 +423,12 @@ static void print_step_description(const Run *run) {
         die("stdout: cannot write the step description");
 }
 
-// --describe-graph FILE: the step's chunk tasks as this variant schedules them.
-static void write_schedule(const char *path, Run *run) {
-    char err[256];
-    Schedule sched;
-    if (executor_schedule(run->ex, &sched, err, sizeof(err)) != 0) die("--describe-graph: %s", err);
-    FILE *f = fopen(path, "w");
-    if (!f || schedule_write_json(&sched, &run->step, EXECUTOR_NAME, f) != 0 || fclose(f) != 0)
-        die("%s: cannot write the task graph: %s", path, strerror(errno));
-    schedule_free(&sched);
+// --describe-graph FILE: the step's chunk tasks as this variant schedules them (run->schedule,
+// asked of the executor by describe_step before the info line).
+static void write_schedule(const Options *o, Run *run) {
+    FILE *f = fopen(o->graph_path, "w");
+    if (!f || schedule_write_json(&run->schedule, &run->step, EXECUTOR_NAME, f) != 0 || fclose(f) != 0)
+        die("%s: cannot write the task graph: %s", o->graph_path, strerror(errno));
 }
 
 // The training loop; with --verify, first a probe step checked against the debug state.
@@ -587,6 +515,7 @@ static void save(const Options *o, Run *run) {
 // Frees what the run holds; the exit status: 1 when a verification failed, else 0.
 static int report(const Options *o, Run *run) {
     trace_free(&run->trace);
+    if (run->has_schedule) schedule_free(&run->schedule);
     free(run->losses);
     free(run->reports);
     if (run->ex) executor_destroy(run->ex);
@@ -628,6 +557,10 @@ int main(int argc, char **argv) {
     static Run run; // zeroed: what a step has not built yet frees as nothing
     load_model(&o, &run);
     load_data(&o, &run);
+#ifdef DISTRIBUTED
+    agree(&o, &run);
+#endif
+    if (o.check) leave(report(&o, &run));
     if (o.data_order) {
         print_data_order(&o, &run);
         leave(report(&o, &run));
@@ -635,7 +568,7 @@ int main(int argc, char **argv) {
     load_parameters(&o, &run);
     describe_step(&o, &run);
     if (o.graph_path) {
-        write_schedule(o.graph_path, &run);
+        write_schedule(&o, &run);
         leave(report(&o, &run));
     }
     if (o.describe) {

@@ -99,6 +99,82 @@ void dist_finalize(void) { MPI_Finalize(); }
 int dist_rank(void) { return world_rank; }
 int dist_ranks(void) { return world_size; }
 
+void dist_abort(int status) {
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, status);
+    exit(status); // not reached: MPI_Abort does not return
+}
+
+// One rank's part of the agreement, sent to every rank.
+typedef struct {
+    int state, n;
+    char failure[512];
+    DistSetting settings[DIST_MAX_SETTINGS];
+} Agreement;
+
+// The verdict on every rank's part; the same on every rank, which sees them all.
+static int verdict(const Agreement *all, int R, char *line, size_t len) {
+    line[0] = '\0';
+    int failed = -1, same = 1;
+    for (int q = 0; q < R; q++)
+        if (all[q].state == DIST_FAILED) {
+            if (failed < 0) failed = q;
+            else if (strcmp(all[q].failure, all[failed].failure) != 0) same = 0;
+        } else {
+            same = 0;
+        }
+    if (failed >= 0) {
+        // one input shared by every rank (a missing model on all of them) needs no rank in its line
+        if (same || R == 1) snprintf(line, len, "%s", all[failed].failure);
+        else snprintf(line, len, "rank %d: %s", failed, all[failed].failure);
+        return 2;
+    }
+    for (int q = 1; q < R; q++)
+        if (all[q].state != all[0].state) {
+            int leaving = all[q].state == DIST_LEAVING ? q : 0;
+            snprintf(line, len, "rank %d stops before training (--help or --list-configs) while rank %d would run: "
+                     "give every rank the same options", leaving, leaving ? 0 : q);
+            return 2;
+        }
+    if (all[0].state == DIST_LEAVING) return 0;
+    for (int q = 1; q < R; q++) {
+        if (all[q].n != all[0].n) {
+            snprintf(line, len, "rank %d runs a different build of gpt2-mpi than rank 0 (%d settings to agree on, "
+                     "not %d)", q, all[q].n, all[0].n);
+            return 2;
+        }
+        for (int i = 0; i < all[0].n; i++) {
+            const DistSetting *mine = &all[0].settings[i], *theirs = &all[q].settings[i];
+            if (strcmp(mine->name, theirs->name) != 0 || strcmp(mine->value, theirs->value) != 0) {
+                snprintf(line, len, "rank %d disagrees with rank 0 on %s: %s there, %s on rank 0 (every rank "
+                         "must be given the same options and data)", q, mine->name, theirs->value, mine->value);
+                return 2;
+            }
+        }
+    }
+    return DIST_AGREED;
+}
+
+int dist_agree(int state, const char *failure, const DistSetting *settings, int n, char *line, size_t line_len) {
+    Agreement mine;
+    memset(&mine, 0, sizeof(mine));
+    mine.state = state;
+    mine.n = n < DIST_MAX_SETTINGS ? n : DIST_MAX_SETTINGS;
+    snprintf(mine.failure, sizeof(mine.failure), "%s", failure ? failure : "");
+    for (int i = 0; i < mine.n; i++) mine.settings[i] = settings[i];
+    Agreement *all = malloc((size_t)world_size * sizeof(Agreement));
+    if (!all) {
+        fprintf(stderr, "gpt2-mpi: rank %d: out of memory for the ranks' agreement\n", world_rank);
+        dist_abort(2);
+    }
+    // a collective every rank reaches exactly once, whether its checks passed or not: no rank
+    // waits on one that has given up
+    MPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE, MPI_COMM_WORLD);
+    int status = verdict(all, world_size, line, line_len);
+    free(all);
+    return status;
+}
+
 void dist_share(int B, int rank, int ranks, int *b0, int *b1) {
     *b0 = (int)((long)B * rank / ranks);
     *b1 = (int)((long)B * (rank + 1) / ranks);
@@ -195,14 +271,21 @@ static void set_error(Error *err, const char *message) {
     snprintf(err->message, sizeof(err->message), "%s", message);
 }
 
+int dist_check_executor(const ExecOptions *options, Error *err) {
+    const char *name = options->executor ? options->executor : "forkjoin";
+    if (inner_named(name)) return 0;
+    int at = snprintf(err->message, sizeof(err->message), "--executor: unknown executor '%s' (known:", name);
+    for (int i = 0; i < N_INNERS && at < (int)sizeof(err->message); i++)
+        at += snprintf(err->message + at, sizeof(err->message) - at, "%s %s", i ? "," : "", INNERS[i].name);
+    if (at < (int)sizeof(err->message)) snprintf(err->message + at, sizeof(err->message) - at, ")");
+    return -1;
+}
+
 Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err) {
     const char *name = options->executor ? options->executor : "forkjoin";
     const Inner *inner = inner_named(name);
     if (!inner) {
-        int at = snprintf(err->message, sizeof(err->message), "--executor: unknown executor '%s' (known:", name);
-        for (int i = 0; i < N_INNERS && at < (int)sizeof(err->message); i++)
-            at += snprintf(err->message + at, sizeof(err->message) - at, "%s %s", i ? "," : "", INNERS[i].name);
-        if (at < (int)sizeof(err->message)) snprintf(err->message + at, sizeof(err->message) - at, ")");
+        dist_check_executor(options, err);
         return NULL;
     }
     Executor *ex = calloc(1, sizeof(*ex));

@@ -19,12 +19,20 @@ double max_abs_diff(const float *a, const float *b, size_t n, size_t *where) {
     return worst;
 }
 
+// A number as JSON writes it: a NaN or infinite one (a diverged run, a NaN difference) as null.
+static const char *json_number(double v, const char *fmt, char *buf, size_t len) {
+    if (isfinite(v)) snprintf(buf, len, fmt, v);
+    else snprintf(buf, len, "null");
+    return buf;
+}
+
 // One line per comparison: `label` names it in JSON, `text_label` (padded) in text.
 static int report(int json, const char *label, const char *text_label, double diff, size_t at, float tol) {
     int ok = diff <= tol;
+    char num[32];
     if (json)
-        printf("{\"verify\": \"%s\", \"max_abs_diff\": %.6g, \"at\": %zu, \"ok\": %s}\n", label, diff, at,
-               ok ? "true" : "false");
+        printf("{\"verify\": \"%s\", \"max_abs_diff\": %s, \"at\": %zu, \"ok\": %s}\n", label,
+               json_number(diff, "%.6g", num, sizeof(num)), at, ok ? "true" : "false");
     else
         fprintf(stderr, "verify %s max |diff| %.3e at %zu %s\n", text_label, diff, at, ok ? "ok" : "FAIL");
     return !ok;
@@ -49,9 +57,11 @@ int verify_debug_state(const GPT2 *model, const DebugState *state, float loss, f
 
     double loss_diff = max_abs_diff(&loss, &state->loss, 1, &where);
     int loss_ok = loss_diff <= tol;
+    char num[3][32];
     if (json)
-        printf("{\"verify\": \"loss\", \"value\": %.9g, \"expected\": %.9g, \"max_abs_diff\": %.6g, \"ok\": %s}\n",
-               loss, state->loss, loss_diff, loss_ok ? "true" : "false");
+        printf("{\"verify\": \"loss\", \"value\": %s, \"expected\": %s, \"max_abs_diff\": %s, \"ok\": %s}\n",
+               json_number(loss, "%.9g", num[0], 32), json_number(state->loss, "%.9g", num[1], 32),
+               json_number(loss_diff, "%.6g", num[2], 32), loss_ok ? "true" : "false");
     else
         fprintf(stderr, "verify %-10s %.7f expected %.7f |diff| %.3e %s\n", "loss", loss, state->loss, loss_diff,
                 loss_ok ? "ok" : "FAIL");
@@ -93,9 +103,10 @@ int verify_losses(const char *path, const float *losses, int steps, float tol, i
     double worst = steps > 0 ? max_abs_diff(losses, expected, (size_t)steps, &at) : 0.0;
     free(expected);
     int ok = worst <= tol;
+    char num[32];
     if (json)
-        printf("{\"verify\": \"losses\", \"max_abs_diff\": %.6g, \"at\": %zu, \"ok\": %s}\n", worst, at,
-               ok ? "true" : "false");
+        printf("{\"verify\": \"losses\", \"max_abs_diff\": %s, \"at\": %zu, \"ok\": %s}\n",
+               json_number(worst, "%.6g", num, sizeof(num)), at, ok ? "true" : "false");
     else
         fprintf(stderr, "verify %-10s max |diff| %.3e at step %zu %s\n", "losses", worst, at, ok ? "ok" : "FAIL");
     return !ok;

@@ -259,6 +259,9 @@ def parse(text, study, point):
                            f"(expected {len(steps)})", info=info)
         for key in STEP_FIELDS:
             value = obj.get(key)
+            if key == "loss" and value is None and key in obj:  # the binary's word for a NaN or infinite loss
+                return Outcome(GARBAGE, f"stdout line {n}: step {record['step']}: training diverged (the loss is "
+                               "not a finite number)", info=info)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 return Outcome(GARBAGE, f"stdout line {n}: step {record['step']}: {key} is {value!r}, "
                                "expected a finite number", info=info)

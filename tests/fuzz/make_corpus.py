@@ -110,10 +110,43 @@ def loss_files():
     }
 
 
+def command_lines():
+    """For fuzz_options: a first byte (bit 0: the distributed front; bits 1-2: ranks - 1), then
+    arguments separated by NUL bytes."""
+    def line(front, *args):
+        return bytes([front]) + b"\0".join(a.encode() for a in args)
+    return {
+        "plain.bin": line(0, "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--json"),
+        "spellings.bin": line(0, "--config=small", "-B4", "-T", "16", "--steps=3", "--lr", "1e-3", "--wd=0.1",
+                              "--seed", "7"),
+        "chunks.bin": line(0, "--config", "d6", "-B", "4", "-T", "64", "--batch-subsize", "2", "--token-chunk",
+                           "16", "--channel-chunk", "128", "--threads", "2"),
+        "chunk-too-large.bin": line(0, "--config", "tiny", "-T", "32", "--token-chunk", "64"),
+        "outputs.bin": line(0, "--config", "tiny", "--trace", "t.csv", "--save", "/dev/null",
+                            "--describe-graph", "g.json", "--describe"),
+        "verify.bin": line(0, "--model", "m.bin", "--verify", "s.bin", "--expect-losses", "l.txt",
+                           "--tolerance", "1e-3"),
+        "data.bin": line(0, "--config", "d12", "--data", "tok.bin", "--shuffle", "--data-order", "--check"),
+        "mpi.bin": line(1 | (1 << 1), "--config", "tiny", "-B", "3", "-T", "8", "--update", "replicated",
+                        "--executor", "taskiter"),
+        "mpi-ranks.bin": line(1 | (3 << 1), "--config", "d12", "-B", "2", "--update", "sharded"),
+        "memory.bin": line(0, "--config", "d12", "-B", "1048576", "-T", "1024"),
+        "repeated.bin": line(0, "--steps", "1", "--steps", "2"),
+        "whitespace.bin": line(0, "--threads", " 3", "--lr", "1e-3 "),
+        "unknown.bin": line(0, "--frobnicate", "-x", "--", "extra"),
+        "missing-value.bin": line(0, "--config", "tiny", "-T"),
+        "control-bytes.bin": line(0, "--threads", "3\n4", "--update", "\x01"),
+        "abbreviated.bin": line(1, "--thr", "2", "--upd", "sharded", "--s", "1"),
+        "help.bin": line(0, "--config", "tiny", "--help"),
+        "empty.bin": b"\0",
+    }
+
+
 def main():
     rng = random.Random(23)
     for target, files in [("checkpoint", checkpoints(rng)), ("tokens", token_files(rng)),
-                          ("debug_state", debug_states(rng)), ("losses", loss_files())]:
+                          ("debug_state", debug_states(rng)), ("losses", loss_files()),
+                          ("options", command_lines())]:
         d = HERE / "corpus" / target
         d.mkdir(parents=True, exist_ok=True)
         for old in d.iterdir():
