@@ -26,6 +26,7 @@ ABSTRACT_PLACES = ("threads", "cores", "sockets", "ll_caches", "numa_domains")
 DEFAULT_BINARY = "{build_dir}/{compiler}/{kernels}/gpt2-{variant}"
 MAX_THREADS = 4096  # above any node this study targets; a typo such as "1..5000000" stops here
 MAX_RUNS = 10_000   # runs in one sweep unless run.max_runs says otherwise
+MAX_TIMEOUT_S = 1_000_000  # run.timeout_s: 11.6 days
 UNMEASURED_KEYS = ("max_runs",)
 
 # table -> key -> (kind, default); a default of REQUIRED means the key must be given.
@@ -262,8 +263,10 @@ def check(kind, value, path, name, cpu_count):
             raise bad("a non-negative integer")
         return value
     if kind == "posnumber":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise bad("a positive number of seconds")
+        # finite and within what a wait can take (an epoll timeout in ms is an int): inf or 1e300
+        # would pass a plain "> 0" and then break the first run's wait
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT_S:
+            raise bad(f"a positive number of seconds, at most {MAX_TIMEOUT_S:,}")
         return value
     if kind == "posintlist":
         items = value if isinstance(value, list) else [value]

@@ -52,7 +52,69 @@ def read(path):
     bad = sorted(set(frame["metric"].astype(str)) - {TIME, INSTRUCTIONS})
     if bad:
         raise StudyError(f"{path}: not a history file: unknown metric {bad[0]!r}")
-    frame["regressed"] = frame["regressed"].astype(str).str.lower().isin(["true", "1"])
+    return _checked(path, frame)
+
+
+# what a row's values must be (a damaged row is refused, never drawn): column -> (kind, required for
+# time rows, required for instruction rows)
+_ROW_RULES = {
+    "date": ("text", True, True), "commit": ("text", True, True), "config": ("text", True, True),
+    "host": ("text", True, True), "variant": ("text", True, True), "compiler": ("text", True, True),
+    "kernels": ("text", True, True), "threads": ("count", True, True), "batch_subsize": ("count", False, False),
+    "k": ("count", False, False), "ranks": ("count", False, False), "phase": ("text", True, False),
+    "median_s": ("positive", True, False), "base_median_s": ("positive", True, False),
+    "ratio": ("positive", True, True), "ci_low": ("positive", False, False), "ci_high": ("positive", False, False),
+    "p_holm": ("probability", False, False), "ratio_to_previous": ("positive", False, False),
+    "regressed": ("bool", True, True), "kernel": ("text", False, True),
+    "instructions": ("nonnegative", False, True), "base_instructions": ("nonnegative", False, True),
+}
+
+
+def _checked(path, frame):
+    """The rows with their values typed, or StudyError naming the file, the line and the column of
+    the first damaged value (a short row, a word where a number belongs, a count below 1, a ratio
+    that is not a positive finite number, a verdict that is neither true nor false)."""
+    import pandas as pd
+
+    def problem(row, column, kind, required):
+        v = row[column]
+        if v is None or v is pd.NA or (isinstance(v, float) and v != v) or str(v) in ("", "NA", "<NA>"):
+            return "missing value" if required else None
+        text = str(v).strip()
+        if kind == "text":
+            return None
+        if kind == "bool":
+            return None if text.lower() in ("true", "false", "1", "0") else f"{text!r} is neither true nor false"
+        try:
+            x = float(text)
+        except ValueError:
+            return f"{text!r} is not a number"
+        if kind == "count":
+            return None if math.isfinite(x) and x == int(x) and x >= 1 else f"{x:g} is not a count of 1 or more"
+        if not math.isfinite(x):
+            return f"{x:g} is not a finite number"
+        if kind == "positive" and x <= 0:
+            return f"{x:g} is not positive"
+        if kind == "nonnegative" and x < 0:
+            return f"{x:g} is negative"
+        if kind == "probability" and not 0 <= x <= 1:
+            return f"{x:g} is not a probability"
+        return None
+
+    for i, row in frame.iterrows():
+        time_row = str(row["metric"]) == TIME
+        for column, (kind, for_time, for_counts) in _ROW_RULES.items():
+            if column not in frame.columns:
+                continue
+            why = problem(row, column, kind, for_time if time_row else for_counts)
+            if why:
+                raise StudyError(f"{path}: line {i + 2}: {column}: {why} (a damaged row; mend or delete it)")
+    for column, (kind, _, _) in _ROW_RULES.items():
+        if column in frame.columns and kind in ("positive", "nonnegative", "probability"):
+            frame[column] = pd.to_numeric(frame[column], errors="coerce")
+        elif column in frame.columns and kind == "count":
+            frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
+    frame["regressed"] = frame["regressed"].astype(str).str.strip().str.lower().isin(["true", "1"])
     return frame
 
 

@@ -27,6 +27,7 @@ or a run failed (nothing can be said about this commit), 130 interrupted.
 import datetime
 import os
 import random
+import re
 import shlex
 import shutil
 import subprocess
@@ -190,10 +191,21 @@ def build(worktree, study, jobs, log_path, make_args=None):
             proc.wait()
             raise
     if code != 0:
-        with open(log_path) as f:
-            last = [line.rstrip() for line in f if line.strip()][-1:]
         raise CannotMeasure(f"build of {worktree.name} failed (make exit {code}): "
-                            f"{last[0] if last else ''} (log: {log_path})")
+                            f"{build_error(log_path)} (log: {log_path})")
+
+
+def build_error(log_path):
+    """The line of a failed build's log that says why: the compiler's first error, else the last
+    line that is not make's own bookkeeping ("make[1]: Leaving directory ...")."""
+    with open(log_path, errors="replace") as f:
+        lines = [line.rstrip() for line in f if line.strip()]
+    errors = [line for line in lines if re.search(r"(^|: )(fatal )?error: ", line)]
+    if errors:
+        return errors[0]
+    chatter = re.compile(r"^make(\[\d+\])?: (Entering|Leaving) directory")
+    told = [line for line in lines[1:] if not chatter.match(line)]  # lines[0]: the command, logged first
+    return told[-1] if told else ""
 
 
 def binaries_of(study, side, repo):

@@ -604,7 +604,14 @@ def read_csv(path, columns=(), what="", absent=None):
         raise StudyError(f"{path}: {what + ': ' if what else ''}missing columns {', '.join(missing)}")
     for col in vocabulary.OPTIONAL_KEYS:
         if col in frame.columns:
-            frame[col] = frame[col].astype("Int64")
+            try:
+                frame[col] = frame[col].astype("Int64")
+            except (TypeError, ValueError):  # a damaged row: a word, or nothing, where a count belongs
+                values = pd.to_numeric(frame[col], errors="coerce")
+                bad = frame.index[values.isna() & frame[col].notna()]
+                line = int(bad[0]) + 2 if len(bad) else "?"
+                raise StudyError(f"{path}: line {line}: {col}: {frame[col].iloc[bad[0]] if len(bad) else ''!r} "
+                                 "is not an integer (a damaged row)") from None
     return frame
 
 

@@ -84,6 +84,54 @@ def model_args(study, root, steps=None, point=None):
     return args
 
 
+# the options `--check` may refuse, and the config key each one comes from
+CHECKED_OPTION_KEYS = {"-B": "model.B", "-T": "model.T", "-B/-T": "model.B, model.T", "--steps": "run.steps",
+                       "--config": "model.config", "--model": "model.checkpoint", "--data": "model.data",
+                       "--batch-subsize": "sweep.batch_subsize", "--token-chunk": "sweep.token_chunk",
+                       "--threads": "sweep.threads"}
+
+
+def check_command(study, point, binary, root):
+    """The binary's own check of a point's run (its --check: the options, the model against T, the
+    data, the memory the model state needs), without running it; threads and chunking left out, so
+    that a sweep asks once per binary and batch. A distributed point is checked as
+    one process holding the largest rank's share of the batch."""
+    cmd = command(study, point, binary, root)
+    cmd = cmd[cmd.index(binary):]  # no launcher: one process
+    cmd.remove("--json")
+    for option in ("--threads", "--batch-subsize", "--token-chunk"):  # the config checks these itself
+        if option in cmd:
+            del cmd[cmd.index(option):cmd.index(option) + 2]
+    ranks = getattr(point, "ranks", None)
+    if ranks:
+        at = cmd.index("-B") + 1
+        cmd[at] = str(-(-int(cmd[at]) // ranks))
+    return cmd + ["--check"]
+
+
+def check_run(study, point, binary, root):
+    """None when the binary accepts the point's run (check_command); otherwise its one-line refusal,
+    prefixed with the config key it names."""
+    cmd = check_command(study, point, binary, root)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                              env=environment(study, point))
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"run.binary: {binary} --check: {err}"
+    if done.returncode == 0:
+        return None
+    last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+    if "--check" in last and "unknown option" in last:
+        return f"run.binary: {binary} --check: {last} (a build older than the harness? rebuild with make)"
+    problem = last.split(": ", 1)[1] if last.startswith("gpt2-") and ": " in last else last
+    option = problem.split(":", 1)[0]
+    key = CHECKED_OPTION_KEYS.get(option)
+    if key is None:
+        paths = {study.model["data"]: "model.data", study.model["checkpoint"]: "model.checkpoint"}
+        key = next((k for v, k in paths.items() if v and problem.startswith(model_path(v, root))), "model")
+    return f"{key}: {problem} ({os.path.basename(binary)} refuses the run)"
+
+
 def launcher_program(study):
     """The program that starts a distributed run's ranks: [launcher] command, else mpirun or srun."""
     return study.launcher["command"] or ("srun" if study.launcher["kind"] == "slurm" else "mpirun")

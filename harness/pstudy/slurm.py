@@ -92,13 +92,22 @@ def batch_script(study, run, binary, root, trace, options):
 def slurm_command(args):
     """Runs a Slurm client command; (returncode, stdout, stderr). A missing program is StudyError."""
     try:
-        done = subprocess.run(args, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)
+        # its own process group: a command given up on is ended with every child it started
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
     except FileNotFoundError:
         raise StudyError(f"--slurm: {args[0]} is not on PATH (is this a Slurm login node?)") from None
+    try:
+        out, err = proc.communicate(timeout=COMMAND_TIMEOUT_S)
     except subprocess.TimeoutExpired:
+        runner.kill_group(proc, grace=0.0)
+        proc.communicate()
         return 1, "", f"{args[0]}: no answer in {COMMAND_TIMEOUT_S} s"
-    return done.returncode, done.stdout, done.stderr
+    except BaseException:  # Ctrl-C: the command is in its own session and did not get the SIGINT
+        runner.kill_group(proc, grace=0.0)
+        proc.wait()
+        raise
+    return proc.returncode, out, err
 
 
 def last_line(text, fallback):
@@ -110,8 +119,12 @@ def submit(script):
     """sbatch the script; the job id, or StudyError with sbatch's own message (one line, exit 2)."""
     code, out, err = slurm_command(["sbatch", "--parsable", str(script)])
     job = out.strip().split(";")[0]
-    if code != 0 or not job.isdigit():
+    if code != 0:
         raise StudyError(f"--slurm: sbatch {script.name} failed: {last_line(err, f'exit status {code}')}")
+    if not (job.isascii() and job.isdigit()):
+        shown = last_line(out, "nothing")
+        raise StudyError(f"--slurm: sbatch {script.name} printed {shown[:80]!r} where --parsable prints the job "
+                         f"id{'; ' + last_line(err, '') if err.strip() else ''}")
     return job
 
 

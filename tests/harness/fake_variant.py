@@ -7,7 +7,8 @@ no time is really spent unless FAKE_SLEEP_S asks for it.
 
 Misbehaviour, for testing the harness, chosen by environment variables:
   FAKE_MODE            ok (default) | crash | segv | hang | garbage | short | mismatch | slower |
-                       slowdown (every step FAKE_SLOWDOWN times longer: 0.1 = 10% slower)
+                       slowdown (every step FAKE_SLOWDOWN times longer: 0.1 = 10% slower) |
+                       diverge (from step 1 on, the loss is null: the binaries' word for NaN)
   FAKE_MODE_VARIANTS   comma-separated variants the mode applies to (default: all)
   FAKE_MODE_THREADS    comma-separated thread counts the mode applies to (default: all)
   FAKE_PIDFILE         in hang mode, write the pid of a child process left sleeping (to check
@@ -87,12 +88,15 @@ def main():
     parser.add_argument("--trace")
     parser.add_argument("--describe", action="store_true")
     parser.add_argument("--list-configs", action="store_true")
+    parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     if args.list_configs:  # the real binaries' embedded configurations, one per line
         print("\n".join(("d12", "d6", "small", "tiny")))
         return 0
     if args.model and not os.path.isfile(args.model):
         fail(prog, args.model, "no such file")
+    if args.check:  # the real binaries' checks before a run, all passed; nothing is run
+        return 0
     threads = int(os.environ.get("OMP_NUM_THREADS", "1")) if args.threads is None else args.threads
     if variant == "seq":
         threads = 1
@@ -171,7 +175,8 @@ def main():
         noise = 1.0 + rng.uniform(-spread, spread)
         total = BASE_STEP_S[variant] * scale * warm * noise
         update = float(update_s) * noise if update_s else 0.10 * total
-        record = {"step": step, "loss": 11.0 - 0.1 * step, "forward_s": 0.35 * total,
+        record = {"step": step, "loss": None if mode == "diverge" and step else 11.0 - 0.1 * step,
+                  "forward_s": 0.35 * total,
                   "backward_s": 0.55 * total, "update_s": update, "step_s": 0.9 * total + update}
         if os.environ.get("FAKE_SLEEP_S"):
             time.sleep(float(os.environ["FAKE_SLEEP_S"]))

@@ -52,6 +52,10 @@ def add_arguments(parser):
 
 
 def main(args):
+    for flag in ("base", "candidate", "base_build", "candidate_build", "main_branch"):
+        if getattr(args, flag) is not None and not getattr(args, flag).strip():  # "--base=" is no default
+            raise StudyError(f"--{flag.replace('_', '-')}: empty (give a revision, or leave the option out)"
+                             if "build" not in flag else f"--{flag.replace('_', '-')}: empty (give a build tree)")
     if args.candidate_build and args.candidate != "HEAD":
         raise StudyError("--candidate-build: give either --candidate REV or --candidate-build DIR")
     if args.base_build and args.base:

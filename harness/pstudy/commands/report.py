@@ -39,19 +39,29 @@ def main(args):
     out.write(f"model {model.get('config') or model.get('checkpoint')}, B={model.get('B')}, T={model.get('T')}; "
               f"{run.get('steps')} measured steps after {run.get('warmup')} warm-up, "
               f"{run.get('repetitions')} repetitions; placement {meta.get('placement')}\n")
-    out.write("Times are medians over the measured steps of all repetitions, with 95% order-statistic CIs.\n"
-              "Speedup = base time / time; efficiency = speedup / threads. Bases:\n")
-    out.write("\n".join(terminal.base_lines(summary)) + "\n\n")
-    with pd.option_context("display.width", 250):
-        out.write(terminal.table(summary) + "\n")
+    # a sweep in which every run failed or timed out has no time to show: its failures are the report
+    measured = "step_median_s" in summary and summary["step_median_s"].notna().any()
+    if measured:
+        out.write("Times are medians over the measured steps of all repetitions, with 95% order-statistic CIs.\n"
+                  "Speedup = base time / time; efficiency = speedup / threads. Bases:\n")
+        out.write("\n".join(terminal.base_lines(summary)) + "\n\n")
+        with pd.option_context("display.width", 250):
+            out.write(terminal.table(summary) + "\n")
+    else:
+        out.write("No run succeeded: no times, table, chart or figures to show.\n")
     failures_path = directory / resultsdir.FAILURES_CSV
     if failures_path.exists():
         failures = resultsdir.read_csv(failures_path)
         if len(failures):
-            out.write(f"\n{len(failures)} failed runs (failures.csv), first ones:\n")
-            for _, f in failures.head(5).iterrows():
+            shown = len(failures) if not measured else 5
+            out.write(f"\n{len(failures)} failed runs (failures.csv)" + (", first ones" if shown < len(failures) else "")
+                      + ":\n")
+            for _, f in failures.head(shown).iterrows():
                 out.write(f"  {f['variant']} {f['compiler']}/{f['kernels']} t={f['threads']} "
                           f"rep {f['repetition']}: {f['status']}: {f['error']}\n")
+    if not measured:
+        sys.stderr.write(f"perfstudy report: {directory}: every run failed (listed above)\n")
+        return 0
     if not args.no_chart:
         chart, note = terminal.gnuplot_chart(summary)
         if chart:

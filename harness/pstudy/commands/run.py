@@ -126,6 +126,9 @@ def sweep_into(directory, resumed, study, git, binaries, args):
             err.filename = str(directory)
         record_failure(directory, meta, err)
         raise
+    except Exception as err:  # a bug: meta.json still gets a final status, never "running" for good
+        record_failure(directory, meta, err)
+        raise
     resultsdir.release_space(directory)
     journal.append("end")
     n_failed = resultsdir.tabulate(directory, meta, "complete", common.now())
@@ -175,7 +178,7 @@ def analyse(study, directory, binaries, meta):
 def record_failure(directory, meta, err):
     """Status "failed" with the error in meta.json first (a small file, the likeliest to fit on a full
     disk), then the tables from the run records, if they can be written."""
-    meta["error"] = os_error_message(err)
+    meta["error"] = os_error_message(err) if isinstance(err, OSError) else f"{type(err).__name__}: {err}"
     meta["status"] = "failed"
     resultsdir.release_space(directory)
     try:
@@ -211,6 +214,18 @@ def check_inputs(study, order):
         value = runner.model_path(study.model[key], str(REPO_ROOT))
         if value is not None and not os.path.isfile(value):
             raise StudyError(f"{study.path}: model.{key}: no such file {value}")
+    # the limits (T, steps, memory) are the binaries', asked of them with --check, not copied here:
+    # once per binary and distinct command line (threads and chunking aside, which the config checks)
+    asked = set()
+    for run in order:
+        path = binaries[binary_key(run.point)]
+        cmd = tuple(runner.check_command(study, run.point, path, str(REPO_ROOT)))
+        if (path, cmd) in asked:
+            continue
+        asked.add((path, cmd))
+        refusal = runner.check_run(study, run.point, path, str(REPO_ROOT))
+        if refusal:
+            raise StudyError(f"{study.path}: {refusal}")
     return binaries
 
 
