@@ -36,10 +36,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
-from pstudy import config as configmod  # noqa: E402
-from pstudy import errors, machine, resultsdir, runner, vocabulary  # noqa: E402
+from pstudy.store import config as configmod  # noqa: E402
+from pstudy import errors  # noqa: E402
+from pstudy.store import resultsdir, vocabulary  # noqa: E402
+from pstudy.measure import provenance as machine, runner  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
-from pstudy.sweep import Point  # noqa: E402
+from pstudy.store.sweep import Point  # noqa: E402
 
 GEMM_COLUMNS = ["layer", "product", "M", "N", "K", "gemm_gflops", "openblas_gflops", "ratio", "median_ratio"]
 GEMM_CORE_COLUMNS = ["openblas_core"] + GEMM_COLUMNS

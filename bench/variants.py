@@ -66,12 +66,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
-from pstudy import config as configmod  # noqa: E402
-from pstudy import errors, machine, resultsdir, runner, traceformats, vocabulary  # noqa: E402
-from pstudy.ceilings import cpu_times, steal_fraction  # noqa: E402
-from pstudy.compare import hl_paired_ratio_ci  # noqa: E402
+from pstudy.store import config as configmod  # noqa: E402
+from pstudy import errors  # noqa: E402
+from pstudy.store import resultsdir, traceformats, vocabulary  # noqa: E402
+from pstudy.measure import provenance as machine, runner  # noqa: E402
+from pstudy.measure.ceilings import cpu_times, steal_fraction  # noqa: E402
+from pstudy.analyse.compare import hl_paired_ratio_ci  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
-from pstudy.sweep import Point  # noqa: E402
+from pstudy.store.sweep import Point  # noqa: E402
 
 CONFIDENCE = 0.95
 # thread placement of every run unless the environment sets it

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from pstudy import resultsdir
+from pstudy.store import resultsdir
 from pstudy.errors import StudyError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

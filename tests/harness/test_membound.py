@@ -12,8 +12,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pstudy import cachesim, cli, config, resultsdir, sensitivity, verdict
-from pstudy import roofline as rl
+from pstudy import cli
+from pstudy.store import config, resultsdir
+from pstudy.measure import cachesim, sensitivity
+from pstudy.analyse import verdict
+from pstudy.analyse import roofline as rl
 from pstudy.errors import StudyError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from pstudy import cli
-from pstudy import roofline as rl
+from pstudy.analyse import roofline as rl
 
 REPO = Path(__file__).resolve().parents[2]
 COUNTERS_DATA = REPO / "tests" / "data" / "counters"

@@ -2,7 +2,8 @@
 
 import pytest
 
-from pstudy import machines, simulate, taskgraph
+from pstudy.store import machinefiles as machines, taskgraph
+from pstudy.analyse import simulate
 from pstudy.errors import StudyError
 
 

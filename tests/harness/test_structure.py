@@ -37,7 +37,7 @@ def test_libraries_do_not_import_subcommands():
 def test_variant_names_come_from_the_vocabulary():
     """Adding a variant is its C file and one line in variants/LIST: no harness module may list
     the variants itself (a string literal equal to a variant's name outside vocabulary.py)."""
-    from pstudy import vocabulary
+    from pstudy.store import vocabulary
 
     for path in sorted(PSTUDY.rglob("*.py")):
         if path.name == "vocabulary.py":
@@ -49,7 +49,7 @@ def test_variant_names_come_from_the_vocabulary():
 
 
 def test_every_variant_in_the_registry_has_its_source():
-    from pstudy import vocabulary
+    from pstudy.store import vocabulary
 
     for name in vocabulary.VARIANTS:
         assert (REPO / "variants" / f"{name}.c").is_file(), name

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, VARIANTS
-from pstudy import efficiency, traceformats, vocabulary
+from pstudy.store import traceformats, vocabulary
+from pstudy.analyse import efficiency
 
 BUILD = REPO / "build" / "gcc" / "fast"
 COLUMNS = list(traceformats.CHUNK_COLUMNS)

@@ -2,9 +2,10 @@
 
 import os
 
-from pstudy import cachesim, common
-from pstudy import config as configmod
-from pstudy import resultsdir
+from pstudy import common
+from pstudy.measure import cachesim
+from pstudy.store import config as configmod
+from pstudy.store import resultsdir
 from pstudy.common import REPO_ROOT
 
 

@@ -4,7 +4,8 @@ import os
 import socket
 from pathlib import Path
 
-from pstudy import ceilings, machines, resultsdir
+from pstudy.store import machinefiles as machines, resultsdir
+from pstudy.measure import ceilings
 from pstudy.errors import StudyError
 
 

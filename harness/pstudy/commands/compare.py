@@ -7,8 +7,9 @@ The method is pstudy.compare's (its module comment). Exit status: 1 when any poi
 import sys
 from pathlib import Path
 
-from pstudy import common, resultsdir, vocabulary
-from pstudy import compare as cmp
+from pstudy import common
+from pstudy.store import resultsdir, vocabulary
+from pstudy.analyse import compare as cmp
 from pstudy.errors import StudyError
 
 

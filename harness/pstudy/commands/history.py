@@ -7,7 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from pstudy import common, history, vocabulary
+from pstudy import common
+from pstudy.store import history, vocabulary
 from pstudy.errors import StudyError
 
 

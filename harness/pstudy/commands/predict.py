@@ -2,7 +2,10 @@
 
 from pathlib import Path
 
-from pstudy import ceilings, common, machines, prediction, resultsdir
+from pstudy import common
+from pstudy.store import machinefiles as machines, resultsdir
+from pstudy.measure import ceilings
+from pstudy.analyse import prediction
 from pstudy.errors import StudyError
 
 

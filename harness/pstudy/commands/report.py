@@ -3,7 +3,8 @@
 import os
 import sys
 
-from pstudy import common, resultsdir
+from pstudy import common
+from pstudy.store import resultsdir
 from pstudy.errors import StudyError
 
 
@@ -25,7 +26,7 @@ def main(args):
 
     import pandas as pd
 
-    from pstudy import terminal
+    from pstudy.show import terminal
 
     summary = resultsdir.read_summary(directory)
     if summary.empty:
@@ -74,7 +75,8 @@ def main(args):
 def write_trace_figures(directory, meta, summary, outdir, out):
     """efficiency.csv (and efficiency_runs.csv), the factor figures and the timelines, from the
     traces; returns what the page needs of them."""
-    from pstudy import efficiency, tracefigures
+    from pstudy.analyse import efficiency
+    from pstudy.show import tracefigures
 
     result = {"points": None, "figures": [], "timelines": [], "missing": ""}
     runs_path = directory / resultsdir.RUNS_CSV
@@ -104,7 +106,8 @@ def write_trace_figures(directory, meta, summary, outdir, out):
 
 def write_page(directory, meta, summary, outdir, traced, roof):
     """plots/<name>/report.html: the identity, tables and every figure, self-contained."""
-    from pstudy import efficiency, htmlreport, terminal
+    from pstudy.analyse import efficiency
+    from pstudy.show import htmlreport, terminal
 
     model, run = meta.model, meta.run_settings
     identity = [("results", str(directory)), ("status", meta.status),
@@ -162,14 +165,14 @@ def write_figures(args, directory, meta, summary, formats, outdir, out):
     """The figures and the roofline, into `outdir` (which this process owns); returns why the
     roofline was skipped, if it was."""
     if not args.no_figures:
-        from pstudy import plots
+        from pstudy.show import plots
         written, notes = plots.draw_all(summary, meta, outdir, formats)
         for note in notes:
             sys.stderr.write(f"perfstudy report: {note}\n")
         out.write(f"\n{len(written)} figure files in {outdir}\n")
     if meta.analysis.get("roofline", True):
-        from pstudy import analysis
-        from pstudy import roofline
+        from pstudy.measure import evidence as analysis
+        from pstudy.analyse import roofline
         skipped = None
         compiler = (meta.sweep.get("compilers") or ["gcc"])[0]
         kernel_sets = meta.sweep.get("kernels") or ["fast"]

@@ -4,9 +4,11 @@ import os
 import random
 import sys
 
-from pstudy import analysis, common
-from pstudy import config as configmod
-from pstudy import machine, resultsdir, runner, slurm, sweep
+from pstudy import common
+from pstudy.measure import evidence as analysis
+from pstudy.store import config as configmod
+from pstudy.store import resultsdir, sweep
+from pstudy.measure import provenance as machine, runner, slurm
 from pstudy.common import REPO_ROOT
 from pstudy.errors import StudyError, os_error_message
 

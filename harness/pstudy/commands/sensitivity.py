@@ -4,9 +4,11 @@ import os
 import random
 from pathlib import Path
 
-from pstudy import analysis, common
-from pstudy import config as configmod
-from pstudy import resultsdir, sensitivity
+from pstudy import common
+from pstudy.measure import evidence as analysis
+from pstudy.store import config as configmod
+from pstudy.store import resultsdir
+from pstudy.measure import sensitivity
 from pstudy.common import REPO_ROOT
 from pstudy.errors import StudyError
 

@@ -4,7 +4,8 @@ import socket
 import sys
 from pathlib import Path
 
-from pstudy import common, resultsdir, traceformats
+from pstudy import common
+from pstudy.store import resultsdir, traceformats
 from pstudy.errors import StudyError
 
 
@@ -30,7 +31,7 @@ def main(args):
             raise StudyError(f"--run {args.run}: no trace {directory / resultsdir.TRACES_DIR / (args.run + '.csv')}")
         chosen = [parsed]
     else:
-        from pstudy import efficiency
+        from pstudy.analyse import efficiency
         reps = efficiency.representative_runs(resultsdir.read_steps(directory))
         chosen = sorted(((key, rep) for key, rep in reps.items() if (key, rep) in available),
                         key=lambda kr: resultsdir.run_stem(*kr))

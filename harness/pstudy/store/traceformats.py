@@ -45,7 +45,7 @@ import math
 import re
 from pathlib import Path
 
-from pstudy import vocabulary
+from pstudy.store import vocabulary
 from pstudy.errors import StudyError
 
 CHUNK_COLUMNS = ("iteration", "op", "kernel", "layer", "phase", "label", "b0", "b1", "x0", "x1",
@@ -176,7 +176,7 @@ def write_paraver(chunks, threads, stem, title="", node="node", when=None):
     records.sort(key=lambda rec: rec[:3])
     header = (f"#Paraver ({when:%d/%m/%Y} at {when:%H:%M}):{duration}_ns:1({threads}):1:1({threads}:1)")
     prv, pcf, row = (stem.with_name(stem.name + s) for s in PARAVER_SUFFIXES)
-    from pstudy.resultsdir import atomic_write
+    from pstudy.store.resultsdir import atomic_write
     atomic_write(prv, header + "\n" + "".join(rec[3] + "\n" for rec in records))
     atomic_write(pcf, paraver_pcf(values, title))
     atomic_write(row, paraver_row(threads, node, title))
@@ -442,7 +442,7 @@ def write_perfetto(chunks, threads, path, title=""):
                            "args": {"op": int(r.op), "label": str(r.label), "layer": int(r.layer),
                                     "phase": str(r.phase), "iteration": int(r.iteration),
                                     "range": {"b0": int(r.b0), "b1": int(r.b1), "x0": int(r.x0), "x1": int(r.x1)}}})
-    from pstudy.resultsdir import atomic_write
+    from pstudy.store.resultsdir import atomic_write
     atomic_write(path, json.dumps({"traceEvents": events, "displayTimeUnit": "ns"}, separators=(",", ":")) + "\n")
     return Path(path)
 
@@ -536,7 +536,7 @@ FORMATS = ("paraver", "perfetto")
 def export_run(trace_csv, point, repetition, fmt, outdir, node="node"):
     """Exports the per-chunk CSV of one run (its point key and repetition) to `outdir` in `fmt`;
     returns the written paths."""
-    from pstudy import resultsdir
+    from pstudy.store import resultsdir
 
     chunks = read_chunks(trace_csv)
     stem = resultsdir.run_stem(point, repetition)

@@ -13,7 +13,7 @@ machine (thermal, a neighbour's load) spread over all points instead of biasing 
 import random
 from typing import NamedTuple, Optional
 
-from pstudy import resultsdir, vocabulary
+from pstudy.store import resultsdir, vocabulary
 
 
 class Point(NamedTuple):

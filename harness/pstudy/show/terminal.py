@@ -6,7 +6,7 @@ import subprocess
 
 import pandas as pd
 
-from pstudy import vocabulary
+from pstudy.store import vocabulary
 
 SEQ = vocabulary.BASELINE
 

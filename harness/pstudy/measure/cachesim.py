@@ -38,7 +38,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from pstudy import callgrind, resultsdir, runner, vocabulary
+from pstudy.store import callgrind, resultsdir, vocabulary
+from pstudy.measure import runner
 from pstudy.errors import StudyError
 
 SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
@@ -224,7 +225,7 @@ def build(root, compiler, kernels):
 
 def compulsory_bytes(binary, study, root):
     """{kernel: the traffic model's bytes per step} from `binary --json --describe` of the model."""
-    from pstudy import roofline
+    from pstudy.analyse import roofline
     cmd = [str(binary), "--json", "--describe"] + runner.model_args(study, root)
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
@@ -243,7 +244,7 @@ def compulsory_bytes(binary, study, root):
 def run_all(study, directory, root, say=print, sysfs=SYSFS):
     """Simulates every (compiler, kernel set) of the study's sweep on [cachesim]'s model into
     resultsdir.cachesim_dir(directory), skipping those already there; returns {(compiler, kernels): rows}."""
-    from pstudy.sweep import Point
+    from pstudy.store.sweep import Point
     geo = geometry(sysfs, study.cachesim.get("caches", ""))
     s = sim_study(study)
     out = resultsdir.cachesim_dir(directory)

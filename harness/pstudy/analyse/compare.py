@@ -30,7 +30,7 @@ backward, update). For each point and phase measured in both directories:
 import functools
 import math
 
-from pstudy import vocabulary
+from pstudy.store import vocabulary
 from pstudy.errors import StudyError
 
 PHASES = vocabulary.PHASES

@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from pstudy import vocabulary
+from pstudy.store import vocabulary
 
 PHASES = vocabulary.PHASES
 KEYS = vocabulary.POINT_KEYS

@@ -50,7 +50,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pstudy import resultsdir
+from pstudy.store import resultsdir
 
 SCHEMA = "pstudy-ceilings/1"
 STREAM_KERNELS = ("copy", "scale", "add", "triad")

@@ -20,7 +20,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from pstudy import efficiency, resultsdir, traceformats, vocabulary  # noqa: E402
+from pstudy.store import resultsdir, traceformats, vocabulary  # noqa: E402
+from pstudy.analyse import efficiency  # noqa: E402
 
 PHASE_STYLES = {"forward": "--", "backward": "-.", "update": ":"}
 

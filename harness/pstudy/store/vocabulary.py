@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pstudy.errors import StudyError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 REGISTRY = REPO_ROOT / "variants" / "LIST"
 
 SEQUENTIAL, THREADS, CHUNKED, DISTRIBUTED = "sequential", "threads", "chunked", "distributed"

@@ -36,8 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from pstudy import common, instructions, machine, resultsdir, runner, sweep, vocabulary
-from pstudy import compare as cmp
+from pstudy import common
+from pstudy.store import resultsdir, sweep, vocabulary
+from pstudy.measure import instructions, provenance as machine, runner
+from pstudy.analyse import compare as cmp
 from pstudy.errors import StudyError
 WORKTREE = "WORKTREE"
 SKIP = 125  # git bisect run: this commit cannot be tested
@@ -366,7 +368,7 @@ def evaluate(args, study, phases, sides, binaries, session, seed, repo):
     table.insert(len(cmp.KEYS) + 1, "unit", "run")
     resultsdir.write_csv(session / "regress.csv", table)
     if not args.no_history and cand.history_commit and not cand.prefix:
-        from pstudy import history
+        from pstudy.store import history
         history_path = Path(args.history) if args.history else session.parent.parent / "history.csv"
         history.append(history_path, table, date=common.now(), commit=cand.history_commit, dirty=cand.dirty,
                        base_commit=base.commit or f"build:{base.build_dir}", config=study.name,
@@ -427,7 +429,7 @@ def evaluate_instructions(args, study, sides, binaries, session, repo):
     resultsdir.write_csv(session / "regress.csv", table)
     hits = instructions.regressed(table)
     if not args.no_history and cand.history_commit:
-        from pstudy import history
+        from pstudy.store import history
         history_path = Path(args.history) if args.history else session.parent.parent / "history.csv"
         history.append_instructions(history_path, table, date=common.now(), commit=cand.history_commit,
                                     dirty=cand.dirty, base_commit=base.commit or f"build:{base.build_dir}",

@@ -48,7 +48,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from pstudy import vocabulary
+from pstudy.store import vocabulary
 from pstudy.errors import StudyError
 
 JOURNAL = "journal.jsonl"
@@ -212,7 +212,7 @@ WARMUP_POLICY = ("warm-up steps are kept in steps.csv with warmup=true and left 
 def new_meta(name, study, git, seed, binaries, compilers, order, command, started, **extra):
     """meta.json of a new results directory: what makes the sweep reproducible. `extra` adds the
     fields of one kind of directory (a sweep's identity and counters, a regress side's role)."""
-    from pstudy import machine
+    from pstudy.measure import provenance as machine
 
     return {
         "schema": META_SCHEMA,
@@ -543,7 +543,7 @@ def tables(directory):
 def tabulate(directory, meta, status, finished):
     """Writes the tables of a directory (steps, runs, failures, summary) from its run records and the
     final meta.json with `status`; returns the number of failed runs."""
-    from pstudy import stats
+    from pstudy.analyse import stats
 
     directory = Path(directory)
     steps, runs, failures = tables(directory)
@@ -572,7 +572,7 @@ def tabulate(directory, meta, status, finished):
 def read_summary(directory):
     """The per-point summary, recomputed from steps.csv (and runs.csv, for the run counts): the
     tidy data is the source of truth, and a summary.csv cached by an older harness is never shown."""
-    from pstudy import stats
+    from pstudy.analyse import stats
 
     directory = Path(directory)
     steps = read_steps(directory)

@@ -18,7 +18,8 @@ import math
 import os
 from pathlib import Path
 
-from pstudy import resultsdir, simulate, taskgraph, vocabulary
+from pstudy.store import resultsdir, taskgraph, vocabulary
+from pstudy.analyse import simulate
 from pstudy.errors import StudyError
 
 REPO_ROOT = vocabulary.REPO_ROOT

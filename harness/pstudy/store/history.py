@@ -29,7 +29,7 @@ import fcntl
 import math
 from pathlib import Path
 
-from pstudy import resultsdir, vocabulary
+from pstudy.store import resultsdir, vocabulary
 from pstudy.errors import StudyError
 TIME_COLUMNS = (["date", "commit", "commit_short", "dirty", "base_commit", "config", "config_digest", "host"]
                 + resultsdir.KEYS + ["phase", "median_s", "base_median_s", "ratio", "ci_low", "ci_high", "p_holm",

@@ -64,9 +64,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pstudy import ceilings as ceil_mod  # noqa: E402
-from pstudy import counters as counters_mod  # noqa: E402
-from pstudy import resultsdir, traceformats, verdict, vocabulary  # noqa: E402
+from pstudy.measure import ceilings as ceil_mod  # noqa: E402
+from pstudy.measure import counters as counters_mod  # noqa: E402
+from pstudy.store import resultsdir, traceformats, vocabulary  # noqa: E402
+from pstudy.analyse import verdict  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
 
 STEP_RULE = "memory bound when memory-bound kernels take more than half of the step time"
@@ -428,7 +429,7 @@ def load_evidence(results_dir, compiler, kernels, threads):
     """(sensitivity, cachesim, notes): {kernel: record} of the bandwidth-sensitivity experiment and
     of the simulated cache traffic in RESULTS_DIR, each None when absent (pstudy.sensitivity and
     pstudy.cachesim own their files)."""
-    from pstudy import cachesim, sensitivity
+    from pstudy.measure import cachesim, sensitivity
     try:
         sens = sensitivity.kernel_evidence(results_dir, compiler, kernels, threads)
         sim = cachesim.kernel_evidence(results_dir, compiler, kernels)

@@ -5,7 +5,7 @@ pstudy/templates/report.html.j2 with jinja2 (Debian: python3-jinja2)."""
 import base64
 from pathlib import Path
 
-from pstudy import resultsdir
+from pstudy.store import resultsdir
 from pstudy.errors import StudyError
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"

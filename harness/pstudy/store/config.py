@@ -13,8 +13,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pstudy import sweep as sweepmod
-from pstudy import vocabulary
+from pstudy.store import sweep as sweepmod
+from pstudy.store import vocabulary
 from pstudy.errors import StudyError
 
 COUNTER_BACKENDS = ("auto", "likwid", "papi", "perf", "none")

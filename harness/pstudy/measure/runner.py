@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from pstudy import common, vocabulary
+from pstudy import common
+from pstudy.store import vocabulary
 from pstudy.errors import StudyError
 
 STEP_FIELDS = ("loss", "forward_s", "backward_s", "update_s", "step_s")

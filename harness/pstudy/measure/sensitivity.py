@@ -47,7 +47,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pstudy import resultsdir, runner, traceformats, vocabulary
+from pstudy.store import resultsdir, traceformats, vocabulary
+from pstudy.measure import runner
 from pstudy.errors import StudyError
 
 MODES = ("dram", "cache")
@@ -96,7 +97,7 @@ def placement(cpus, threads):
 def experiment_points(study, cpus):
     """The step's points (one thread: the baseline variant; more: fork-join) at the config's thread
     counts that leave a spare cpu, and the skipped thread counts."""
-    from pstudy.sweep import Point
+    from pstudy.store.sweep import Point
     out, skipped = [], []
     for threads in study.sweep["threads"]:
         if placement(cpus, threads) is None:

@@ -13,7 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pstudy import common, resultsdir, runner
+from pstudy import common
+from pstudy.store import resultsdir
+from pstudy.measure import runner
 from pstudy.errors import StudyError
 
 
@@ -36,7 +38,7 @@ def describe_ops(study, directory, binaries, root):
 def measure_ceilings(study, directory, root):
     """Writes ceilings.json at the sweep's thread counts unless it is there already; returns None or a
     note saying why not."""
-    from pstudy import ceilings
+    from pstudy.measure import ceilings
     path = resultsdir.ceilings_path(directory)
     if path.exists():
         return None
@@ -56,7 +58,7 @@ def measure_ceilings(study, directory, root):
 def roofline_report(directory, outdir, kernels="fast", compiler="gcc"):
     """Runs the roofline analysis of a results directory (one compiler and kernel set) into outdir:
     (result, None), or (None, why) when the directory lacks what it needs."""
-    from pstudy import roofline
+    from pstudy.analyse import roofline
     try:
         return roofline.analyse(directory, outdir, compiler=compiler, kernels=kernels), None
     except roofline.RooflineError as err:
@@ -65,7 +67,7 @@ def roofline_report(directory, outdir, kernels="fast", compiler="gcc"):
 
 def counters_detection_for(backend):
     """{"backend": name or None, "reason": ..., "reasons": {...}} (pstudy.counters.detect_backend)."""
-    from pstudy import counters
+    from pstudy.measure import counters
     return counters.detect_backend(backend)
 
 
@@ -76,7 +78,7 @@ def collect_counters(study, directory, points, root, detection):
     counters/<run stem>.<GROUP>.csv, which pstudy.roofline reads as measured DRAM bytes per kernel;
     with PAPI, the counters build's per-region counts (counters/<run stem>.papi.txt); with perf,
     whole-run `perf stat` counts (counters/<run stem>.perf.csv). Returns None or a note."""
-    from pstudy import counters
+    from pstudy.measure import counters
     backend = detection.get("backend")
     if backend is None:
         return None
@@ -130,7 +132,8 @@ def export_traces(directory, warmup):
     or a note saying what was not done."""
     import socket
 
-    from pstudy import efficiency, traceformats
+    from pstudy.store import traceformats
+    from pstudy.analyse import efficiency
     from pstudy.errors import StudyError
 
     try:
@@ -179,7 +182,7 @@ def bandwidth_sensitivity(study, directory, root, seed):
     its runs.csv is there already; returns None or a note saying why not."""
     import os
 
-    from pstudy import sensitivity
+    from pstudy.measure import sensitivity
     if (resultsdir.sensitivity_dir(directory) / "runs.csv").exists():
         return None
     try:
@@ -197,7 +200,7 @@ def bandwidth_sensitivity(study, directory, root, seed):
 def cache_simulation(study, directory, root):
     """Simulated cache traffic (pstudy.cachesim) into DIRECTORY/cachesim/ unless it is there; returns
     None or a note saying why not."""
-    from pstudy import cachesim
+    from pstudy.measure import cachesim
     try:
         cachesim.run_all(study, directory, root, say=lambda text: common.say("run", f"cachesim {text}"))
     except StudyError as err:

@@ -20,8 +20,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
-from pstudy import resultsdir, vocabulary  # noqa: E402
-from pstudy.stats import speedup_prefix  # noqa: E402
+from pstudy.store import resultsdir, vocabulary  # noqa: E402
+from pstudy.analyse.stats import speedup_prefix  # noqa: E402
 
 PHASES = ("step", "forward", "backward")
 LINESTYLES = ["-", "--", "-.", ":"]

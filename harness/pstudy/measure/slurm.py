@@ -25,7 +25,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from pstudy import common, resultsdir, runner
+from pstudy import common
+from pstudy.store import resultsdir
+from pstudy.measure import runner
 from pstudy.errors import StudyError
 
 SLURM_DIR = "slurm"

@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from pstudy import vocabulary
+from pstudy.store import vocabulary
 
 KEYS = vocabulary.POINT_KEYS
 FACTORS = ("parallel_efficiency", "load_balance", "communication_efficiency",
@@ -221,7 +221,7 @@ def point_factors(runs):
 def representative_runs(steps):
     """{point key: repetition}: per point, the run whose median measured step time is closest to
     the point's median (ties: the lowest repetition)."""
-    from pstudy.stats import measured
+    from pstudy.analyse.stats import measured
 
     kept = measured(steps)
     out = {}
@@ -242,7 +242,7 @@ def directory_factors(directory, warmup, ok_runs=None):
     be read or has no measured iteration."""
     import pandas as pd
 
-    from pstudy import resultsdir, traceformats
+    from pstudy.store import resultsdir, traceformats
     from pstudy.errors import StudyError
 
     rows = []

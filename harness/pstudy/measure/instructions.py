@@ -41,7 +41,8 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from pstudy import callgrind, resultsdir, runner, vocabulary
+from pstudy.store import callgrind, resultsdir, vocabulary
+from pstudy.measure import runner
 from pstudy.errors import StudyError
 
 ARCH_NATIVE = "-march=native"
@@ -118,7 +119,7 @@ def build_targets(study, build_dir, worktree):
 
 
 def _points(study):
-    from pstudy import sweep
+    from pstudy.store import sweep
     return sweep.points(study)
 
 

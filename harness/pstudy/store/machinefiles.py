@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pstudy.errors import StudyError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 MACHINES_DIR = REPO_ROOT / "machines"
 
 
