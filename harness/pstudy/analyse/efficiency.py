@@ -246,7 +246,7 @@ def directory_factors(directory, warmup, ok_runs=None):
     from pstudy.errors import StudyError
 
     rows = []
-    for path, key, rep in resultsdir.traces(directory):
+    for path, key, rep in resultsdir.ResultsDir(directory).traces():
         if ok_runs is not None and (key, rep) not in ok_runs:
             continue
         chunks = traceformats.read_chunks(path)

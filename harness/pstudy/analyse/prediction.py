@@ -44,7 +44,7 @@ def trace_medians(directory, warmup):
     import pandas as pd
 
     samples = {}
-    for path, key, _rep in resultsdir.traces(directory):
+    for path, key, _rep in resultsdir.ResultsDir(directory).traces():
         if key[3] != 1 or vocabulary.is_distributed(key[0]):  # one process's graph only
             continue
         try:
@@ -154,7 +154,7 @@ class Graphs:
         point = (variant, compiler, kernels, threads, bs, k, None)  # not distributed: no ranks
         if point in self.cache:
             return self.cache[point]
-        path = resultsdir.graph_path(self.directory, point)
+        path = resultsdir.ResultsDir(self.directory).graph(point)
         if path.is_file():
             graph = taskgraph.load(path)
         else:

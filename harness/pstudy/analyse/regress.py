@@ -38,8 +38,9 @@ from typing import Optional
 
 from pstudy import common
 from pstudy.store import resultsdir, sweep, vocabulary
-from pstudy.measure import instructions, provenance as machine, runner
+from pstudy.measure import instructions, provenance, runner
 from pstudy.analyse import compare as cmp
+from pstudy.analyse import tables
 from pstudy.errors import StudyError
 WORKTREE = "WORKTREE"
 SKIP = 125  # git bisect run: this commit cannot be tested
@@ -243,7 +244,7 @@ def side_meta(study, side, directory, seed, binaries, total, session):
     return resultsdir.new_meta(
         f"{session.name}/{directory.name}", study,
         {"commit": side.short(), "commit_full": side.commit, "dirty": side.dirty, "changes_digest": None},
-        seed, binaries, machine.compilers(study, side.build_dir), ORDER_POLICY, ["perfstudy"] + sys.argv[1:],
+        seed, binaries, provenance.facts(study, side.build_dir), ORDER_POLICY, ["perfstudy"] + sys.argv[1:],
         common.now(), role=side.role, regress_session=str(session), describe=side.describe,
         build_dir=str(side.build_dir), wrapper=side.prefix, runs_total=total,
         counters={"backend": study.counters["backend"], "status": "none"},
@@ -287,12 +288,12 @@ def measure(study, sides, binaries, points, seed, session, names, repo):
         progress.close()
         for d, m, j in zip(dirs, metas, journals):
             j.append("interrupted")
-            resultsdir.tabulate(d, m, "interrupted", common.now())
+            tables.tabulate(d, m, "interrupted", common.now())
         raise
     progress.close()
     for d, m, j in zip(dirs, metas, journals):
         j.append("end")
-        resultsdir.tabulate(d, m, "complete", common.now())
+        tables.tabulate(d, m, "complete", common.now())
     if failed:
         raise CannotMeasure(f"{len(failed)} run(s) failed, first: {failed[0]} (see {dirs[0]}/failures.csv "
                             f"and {dirs[1]}/failures.csv)")
@@ -372,7 +373,7 @@ def evaluate(args, study, phases, sides, binaries, session, seed, repo):
         history_path = Path(args.history) if args.history else session.parent.parent / "history.csv"
         history.append(history_path, table, date=common.now(), commit=cand.history_commit, dirty=cand.dirty,
                        base_commit=base.commit or f"build:{base.build_dir}", config=study.name,
-                       config_digest=study.digest(), host=machine.system()["hostname"], session=session,
+                       config_digest=study.digest(), host=provenance.system()["hostname"], session=session,
                        confirmed=confirmed)
         say(f"history: {history_path}")
     verdict = [f"{vocabulary.point_label(p)} {phase}" for p, phase in confirmed]
@@ -434,7 +435,7 @@ def evaluate_instructions(args, study, sides, binaries, session, repo):
         history.append_instructions(history_path, table, date=common.now(), commit=cand.history_commit,
                                     dirty=cand.dirty, base_commit=base.commit or f"build:{base.build_dir}",
                                     config=study.name, config_digest=study.digest(),
-                                    host=machine.system()["hostname"], session=session)
+                                    host=provenance.system()["hostname"], session=session)
         say(f"history: {history_path}")
     verdict = [f"{vocabulary.point_label(p)} {kernel}" for p, kernel in hits]
     if verdict:

@@ -66,7 +66,7 @@ import pandas as pd  # noqa: E402
 
 from pstudy.measure import ceilings as ceil_mod  # noqa: E402
 from pstudy.measure import counters as counters_mod  # noqa: E402
-from pstudy.store import resultsdir, traceformats, vocabulary  # noqa: E402
+from pstudy.store import opcosts, resultsdir, traceformats, vocabulary  # noqa: E402
 from pstudy.analyse import verdict  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
 
@@ -77,7 +77,6 @@ MODEL_NOTE = "traffic model (no hardware counters)"
 BANDWIDTH_KERNELS = 8  # memory-bound kernels drawn against thread count, longest first
 
 TRACE_COLUMNS = ("iteration", "op", "kernel", "start_s", "end_s")
-OP_KEYS = ("op", "kernel", "label", "flops", "bytes")
 
 
 class RooflineError(Exception):
@@ -87,37 +86,11 @@ class RooflineError(Exception):
 # ---------------------------------------------------------------- inputs
 
 def load_ops(path):
-    """The operations of a --describe file as a DataFrame indexed by op."""
+    """The operations of a --describe file as a DataFrame indexed by op (pstudy.store.opcosts)."""
     try:
-        lines = Path(path).read_text().splitlines()
-    except FileNotFoundError:
-        raise RooflineError(f"{path}: not found (write it with gpt2-<variant> --json --describe)") from None
-    except OSError as err:
-        raise RooflineError(f"{path}: {err.strerror}") from None
-    rows = []
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise RooflineError(f"{path}:{lineno}: not JSON: {err.msg}") from None
-        if not isinstance(obj, dict):
-            raise RooflineError(f"{path}:{lineno}: expected a JSON object")
-        if "info" in obj:
-            continue
-        missing = [k for k in OP_KEYS if k not in obj]
-        if missing:
-            raise RooflineError(f"{path}:{lineno}: operation without {', '.join(missing)}")
-        if not all(isinstance(obj[k], (int, float)) and obj[k] >= 0 for k in ("op", "flops", "bytes")):
-            raise RooflineError(f"{path}:{lineno}: op, flops and bytes must be non-negative numbers")
-        rows.append({k: obj.get(k) for k in ("op", "kernel", "label", "layer", "phase", "flops", "bytes")})
-    if not rows:
-        raise RooflineError(f"{path}: no operations (expected the output of --json --describe)")
-    ops = pd.DataFrame(rows).set_index("op")
-    if not ops.index.is_unique:
-        raise RooflineError(f"{path}: an op number appears twice")
-    return ops
+        return opcosts.read(path)
+    except StudyError as err:
+        raise RooflineError(str(err)) from None
 
 
 def load_trace(path):
@@ -145,7 +118,7 @@ def find_traces(results_dir):
     if not tdir.is_dir():
         raise RooflineError(f"{tdir}: not found (expected trace CSVs of the runs)")
     try:
-        found = resultsdir.traces(results_dir)
+        found = resultsdir.ResultsDir(results_dir).traces()
     except StudyError as err:
         raise RooflineError(str(err)) from None
     if not found:
@@ -282,7 +255,7 @@ def measured_kernel_bytes(results_dir, point, steps_per_run):
     """
     cdir = Path(results_dir) / resultsdir.COUNTERS_DIR
     by_rep = {}
-    for rep, group, path in resultsdir.counter_files(results_dir, point):
+    for rep, group, path in resultsdir.ResultsDir(results_dir).counter_files(point):
         try:
             parsed = counters_mod.parse_likwid_csv(path.read_text(), source=str(path))
         except counters_mod.CountersFormatError as err:
@@ -447,20 +420,20 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
     """
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     try:
-        ceilings = ceil_mod.load_ceilings(resultsdir.ceilings_path(results_dir))
+        ceilings = ceil_mod.load_ceilings(resultsdir.ResultsDir(results_dir).ceilings)
     except ceil_mod.CeilingsError as err:
         raise RooflineError(str(err)) from None
     warmup = warmup_steps(results_dir)
     ops_cache, runs = {}, {}
     for path, key, _rep in find_traces(results_dir):
         if key[:3] not in ops_cache:
-            ops_cache[key[:3]] = load_ops(resultsdir.ops_path(results_dir, *key[:3]))
+            ops_cache[key[:3]] = load_ops(resultsdir.ResultsDir(results_dir).ops(*key[:3]))
         runs.setdefault(key, []).append((path, load_trace(path)))
 
     configs = {}
     for key, rs in runs.items():
         table, step_s, samples = config_timings(rs, ops_cache[key[:3]], warmup,
-                                                resultsdir.ops_path(results_dir, *key[:3]))
+                                                resultsdir.ResultsDir(results_dir).ops(*key[:3]))
         configs[key] = {"per_op": table, "step_s": step_s, "samples": samples, "reps": len(rs)}
 
     thread_counts = sorted({key[3] for key in configs})
@@ -480,7 +453,7 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
         try:
             roof = roofs(ceil_mod.ceiling_for(ceilings, threads))
         except ceil_mod.CeilingsError as err:
-            raise RooflineError(f"{resultsdir.ceilings_path(results_dir)}: {err}") from None
+            raise RooflineError(f"{resultsdir.ResultsDir(results_dir).ceilings}: {err}") from None
         cfg = configs[key]
         n_iter = max(int(t["iteration"].max()) + 1 for _, t in runs[key])
         measured = measured_kernel_bytes(results_dir, key, n_iter)

@@ -26,7 +26,7 @@ def main(args):
     import pandas as pd
 
     phases = cmp.check_test_options(args)
-    base_dir, cand_dir = common.locate(args.base), common.locate(args.candidate)
+    base_dir, cand_dir = resultsdir.locate(args.base), resultsdir.locate(args.candidate)
     base_meta, cand_meta = resultsdir.read_meta(base_dir), resultsdir.read_meta(cand_dir)
     cmp.comparable(base_meta, cand_meta, base_dir, cand_dir)
     base = cmp.samples(resultsdir.read_steps(base_dir), args.unit, phases)

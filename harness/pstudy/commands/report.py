@@ -5,6 +5,7 @@ import sys
 
 from pstudy import common
 from pstudy.store import resultsdir
+from pstudy.analyse import tables
 from pstudy.errors import StudyError
 
 
@@ -20,7 +21,7 @@ def add_arguments(parser):
 
 
 def main(args):
-    directory = common.locate(args.results_dir)
+    directory = resultsdir.locate(args.results_dir)
     meta = resultsdir.read_meta(directory)  # check the directory before the heavy imports
     formats = [] if args.no_figures else common.choices(args.formats, common.FIGURE_FORMATS, "--formats")
 
@@ -28,7 +29,7 @@ def main(args):
 
     from pstudy.show import terminal
 
-    summary = resultsdir.read_summary(directory)
+    summary = tables.read_summary(directory)
     if summary.empty:
         raise StudyError(f"{directory}: no runs recorded yet")
     out = sys.stdout
@@ -171,7 +172,6 @@ def write_figures(args, directory, meta, summary, formats, outdir, out):
             sys.stderr.write(f"perfstudy report: {note}\n")
         out.write(f"\n{len(written)} figure files in {outdir}\n")
     if meta.analysis.get("roofline", True):
-        from pstudy.measure import evidence as analysis
         from pstudy.analyse import roofline
         skipped = None
         compiler = (meta.sweep.get("compilers") or ["gcc"])[0]
@@ -181,7 +181,7 @@ def write_figures(args, directory, meta, summary, formats, outdir, out):
             roof_dir = outdir / "roofline"
             if len(kernel_sets) > 1:
                 roof_dir = roof_dir / kernels
-            result, why = analysis.roofline_report(directory, roof_dir, kernels=kernels, compiler=compiler)
+            result, why = roofline_report(directory, roof_dir, kernels=kernels, compiler=compiler)
             if why:
                 sys.stderr.write(f"perfstudy report: {why}\n")
                 skipped = why
@@ -189,3 +189,13 @@ def write_figures(args, directory, meta, summary, formats, outdir, out):
                 out.write("\n" + roofline.format_summary(result) + "\n")
         return skipped
     return "roofline analysis is off ([analysis] roofline = false)"
+
+
+def roofline_report(directory, outdir, kernels="fast", compiler="gcc"):
+    """The roofline analysis of a results directory (one compiler and kernel set) into outdir:
+    (result, None), or (None, why) when the directory lacks what it needs."""
+    from pstudy.analyse import roofline
+    try:
+        return roofline.analyse(directory, outdir, compiler=compiler, kernels=kernels), None
+    except roofline.RooflineError as err:
+        return None, f"roofline skipped: {err}"

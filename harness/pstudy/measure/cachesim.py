@@ -38,7 +38,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from pstudy.store import callgrind, resultsdir, vocabulary
+from pstudy.store import callgrind, opcosts, resultsdir, vocabulary
 from pstudy.measure import runner
 from pstudy.errors import StudyError
 
@@ -225,7 +225,6 @@ def build(root, compiler, kernels):
 
 def compulsory_bytes(binary, study, root):
     """{kernel: the traffic model's bytes per step} from `binary --json --describe` of the model."""
-    from pstudy.analyse import roofline
     cmd = [str(binary), "--json", "--describe"] + runner.model_args(study, root)
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
@@ -233,9 +232,7 @@ def compulsory_bytes(binary, study, root):
     tmp = Path(root) / "build" / f".cachesim-describe-{Path(binary).parent.name}.json"
     resultsdir.atomic_write(tmp, done.stdout)
     try:
-        ops = roofline.load_ops(tmp)
-    except roofline.RooflineError as err:
-        raise StudyError(str(err)) from None
+        ops = opcosts.read(tmp)
     finally:
         tmp.unlink(missing_ok=True)
     return ops.groupby("kernel")["bytes"].sum().to_dict()
@@ -243,11 +240,11 @@ def compulsory_bytes(binary, study, root):
 
 def run_all(study, directory, root, say=print, sysfs=SYSFS):
     """Simulates every (compiler, kernel set) of the study's sweep on [cachesim]'s model into
-    resultsdir.cachesim_dir(directory), skipping those already there; returns {(compiler, kernels): rows}."""
+    resultsdir.ResultsDir(directory).cachesim, skipping those already there; returns {(compiler, kernels): rows}."""
     from pstudy.store.sweep import Point
     geo = geometry(sysfs, study.cachesim.get("caches", ""))
     s = sim_study(study)
-    out = resultsdir.cachesim_dir(directory)
+    out = resultsdir.ResultsDir(directory).cachesim
     (out / "callgrind").mkdir(parents=True, exist_ok=True)
     meta_path = out / "cachesim.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
@@ -287,7 +284,7 @@ def run_all(study, directory, root, say=print, sysfs=SYSFS):
 # reading back, figure, evidence for the verdict
 
 def read_meta(directory):
-    path = resultsdir.cachesim_dir(directory) / "cachesim.json"
+    path = resultsdir.ResultsDir(directory).cachesim / "cachesim.json"
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
@@ -305,7 +302,7 @@ def note(meta):
 
 
 def read_table(directory, compiler, kernels):
-    path = resultsdir.cachesim_dir(directory) / f"cachesim_{compiler}_{kernels}.csv"
+    path = resultsdir.ResultsDir(directory).cachesim / f"cachesim_{compiler}_{kernels}.csv"
     if not path.exists():
         return None
     return resultsdir.read_csv(path, columns=COLUMNS, what="simulated cache traffic")
@@ -329,7 +326,7 @@ def figure(directory):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out = resultsdir.cachesim_dir(directory)
+    out = resultsdir.ResultsDir(directory).cachesim
     meta = read_meta(directory)
     tables = {}
     for path in sorted(out.glob("cachesim_*_*.csv")):
@@ -366,7 +363,7 @@ def format_results(directory):
     if meta is None:
         return "no simulated cache traffic"
     lines = [note(meta)]
-    out = resultsdir.cachesim_dir(directory)
+    out = resultsdir.ResultsDir(directory).cachesim
     for path in sorted(out.glob("cachesim_*_*.csv")):
         t = resultsdir.read_csv(path, columns=COLUMNS, what="simulated cache traffic")
         lines.append(f"== {path.stem}: per step, simulated DRAM bytes vs compulsory (model)")

@@ -5,8 +5,9 @@ After the runs of `perfstudy run`, when [analysis] asks for it:
                                             the step, its FLOPs and compulsory bytes (core/traffic.c)
   ceilings.json                             STREAM bandwidth and peak FLOP/s at the sweep's thread
                                             counts (pstudy.ceilings), measured on this machine now
-The traces (traces/*.csv) are written by the runs themselves (--trace).
-`perfstudy report` then calls pstudy.roofline on the directory.
+The traces (traces/*.csv) are written by the runs themselves (--trace); their exports and
+efficiency factors are made from them by `perfstudy run`'s results step, and `perfstudy report`
+then calls pstudy.analyse.roofline on the directory.
 """
 
 import subprocess
@@ -23,7 +24,7 @@ def describe_ops(study, directory, binaries, root):
     """Writes ops/<variant>_<compiler>_<kernels>.json for every binary of the sweep; returns None or
     a note saying why not."""
     for (compiler, kernels, variant), binary in sorted(binaries.items()):
-        path = resultsdir.ops_path(directory, variant, compiler, kernels)
+        path = resultsdir.ResultsDir(directory).ops(variant, compiler, kernels)
         path.parent.mkdir(exist_ok=True)
         if path.exists():
             continue
@@ -39,7 +40,7 @@ def measure_ceilings(study, directory, root):
     """Writes ceilings.json at the sweep's thread counts unless it is there already; returns None or a
     note saying why not."""
     from pstudy.measure import ceilings
-    path = resultsdir.ceilings_path(directory)
+    path = resultsdir.ResultsDir(directory).ceilings
     if path.exists():
         return None
     bench = common.bench_dir(study, root)
@@ -53,16 +54,6 @@ def measure_ceilings(study, directory, root):
     except ceilings.CeilingsError as err:
         return f"ceilings not measured: {err}"
     return None
-
-
-def roofline_report(directory, outdir, kernels="fast", compiler="gcc"):
-    """Runs the roofline analysis of a results directory (one compiler and kernel set) into outdir:
-    (result, None), or (None, why) when the directory lacks what it needs."""
-    from pstudy.analyse import roofline
-    try:
-        return roofline.analyse(directory, outdir, compiler=compiler, kernels=kernels), None
-    except roofline.RooflineError as err:
-        return None, f"roofline skipped: {err}"
 
 
 def counters_detection_for(backend):
@@ -99,7 +90,7 @@ def collect_counters(study, directory, points, root, detection):
         if backend == "likwid":
             cpus = list(range(point.threads))
             for group in groups:
-                out = resultsdir.counters_path(directory, point, 0, f"{group}.csv")
+                out = resultsdir.ResultsDir(directory).counters(point, 0, f"{group}.csv")
                 if out.exists():
                     continue
                 argv = counters.likwid_command(runner.command(study, point, str(binary), root), group, cpus, out)
@@ -107,7 +98,7 @@ def collect_counters(study, directory, points, root, detection):
                 if r.returncode != 0:
                     notes.append(f"{stem} {group}: likwid-perfctr exit {r.returncode}")
         elif backend == "papi":
-            out = resultsdir.counters_path(directory, point, 0, "papi.txt")
+            out = resultsdir.ResultsDir(directory).counters(point, 0, "papi.txt")
             if out.exists():
                 continue
             r = subprocess.run(runner.command(study, point, str(binary), root), capture_output=True, text=True,
@@ -115,7 +106,7 @@ def collect_counters(study, directory, points, root, detection):
             resultsdir.atomic_write(out, "".join(line + "\n" for line in r.stderr.splitlines()
                                                  if line.startswith("papi ")))
         elif backend == "perf":
-            out = resultsdir.counters_path(directory, point, 0, "perf.csv")
+            out = resultsdir.ResultsDir(directory).counters(point, 0, "perf.csv")
             if out.exists():
                 continue
             binary = runner.binary_path(study, point, root)
@@ -123,43 +114,6 @@ def collect_counters(study, directory, points, root, detection):
                 runner.command(study, point, binary, root)
             subprocess.run(argv, capture_output=True, text=True, env=env, timeout=study.run["timeout_s"])
     return "; ".join(notes) or None
-
-
-def export_traces(directory, warmup):
-    """After the runs: the trace of one representative run per point (its median step time closest
-    to the point's) in Paraver's and Perfetto's formats under exports/, each checked, and the POP
-    efficiency factors of every traced run in efficiency.csv and efficiency_runs.csv. Returns None
-    or a note saying what was not done."""
-    import socket
-
-    from pstudy.store import traceformats
-    from pstudy.analyse import efficiency
-    from pstudy.errors import StudyError
-
-    try:
-        available = {(key, rep): path for path, key, rep in resultsdir.traces(directory)}
-        if not available:
-            return "traces not exported: no trace files"
-        steps, runs, _ = resultsdir.tables(directory)
-        problems = []
-        for key, rep in sorted(efficiency.representative_runs(steps).items(),
-                               key=lambda kr: resultsdir.run_stem(*kr)):
-            if (key, rep) not in available:
-                continue
-            for fmt in traceformats.FORMATS:
-                paths = traceformats.export_run(available[(key, rep)], key, rep, fmt,
-                                                resultsdir.exports_dir(directory, fmt),
-                                                node=socket.gethostname() or "node")
-                problems += traceformats.check(fmt, paths[0])
-        run_table, point_table = efficiency.directory_factors(directory, warmup, efficiency.ok_runs(runs))
-        if len(point_table):
-            resultsdir.write_csv(Path(directory) / resultsdir.EFFICIENCY_RUNS_CSV, run_table)
-            resultsdir.write_csv(Path(directory) / resultsdir.EFFICIENCY_CSV, point_table)
-    except StudyError as err:
-        return f"traces not exported: {err}"
-    if problems:
-        return f"exported traces with {len(problems)} problems, first: {problems[0]}"
-    return None
 
 
 def experiment_binaries(study, points, root):
@@ -183,7 +137,7 @@ def bandwidth_sensitivity(study, directory, root, seed):
     import os
 
     from pstudy.measure import sensitivity
-    if (resultsdir.sensitivity_dir(directory) / "runs.csv").exists():
+    if (resultsdir.ResultsDir(directory).sensitivity / "runs.csv").exists():
         return None
     try:
         points, _ = sensitivity.experiment_points(study, sorted(os.sched_getaffinity(0)))

@@ -66,6 +66,11 @@ def cpu():
     return info
 
 
+def facts(study, build_dir):
+    """What meta.json records of the build and the machine a sweep starts on."""
+    return {"compilers": compilers(study, build_dir), "cpu": cpu(), "system": system(), "software": software()}
+
+
 def compilers(study, build_dir):
     """Per compiler/kernels build of the tree `build_dir`: the build's own buildinfo.json when present
     (flags included), else the compiler's --version, with a note that the flags are unknown."""

@@ -165,7 +165,7 @@ def run_one(study, point, binary, root, trace, mode, duty, thief, place):
 
 
 def run_experiment(study, directory, binaries, root, thief, levels, modes, repetitions, seed, say=None):
-    """Runs the experiment into resultsdir.sensitivity_dir(directory); returns the analysis
+    """Runs the experiment into resultsdir.ResultsDir(directory).sensitivity; returns the analysis
     (analyse_directory). binaries: {(compiler, kernels, variant): path}."""
     say = say or (lambda text: sys.stderr.write(f"sensitivity: {text}\n"))
     thief = Path(thief)
@@ -176,7 +176,7 @@ def run_experiment(study, directory, binaries, root, thief, levels, modes, repet
     if not points:
         raise StudyError(f"{study.path}: sweep.threads: no thread count leaves a cpu for the thief "
                          f"({len(cpus)} cpus usable)")
-    out = resultsdir.sensitivity_dir(directory)
+    out = resultsdir.ResultsDir(directory).sensitivity
     (out / resultsdir.TRACES_DIR).mkdir(parents=True, exist_ok=True)
     order = schedule(points, levels, modes, repetitions, seed)
     meta = {"method": "bandwidth interference (Eklov et al., Bandwidth Bandit, CGO 2013)",
@@ -189,7 +189,7 @@ def run_experiment(study, directory, binaries, root, thief, levels, modes, repet
     rows = []
     for i, (rep, point, mode, duty) in enumerate(order):
         binary = binaries[(point.compiler, point.kernels, point.variant)]
-        trace = resultsdir.sensitivity_trace_path(directory, point, mode, duty, rep)
+        trace = resultsdir.ResultsDir(directory).sensitivity_trace(point, mode, duty, rep)
         outcome, reports = run_one(study, point, binary, root, trace, mode, duty, thief,
                                    placement(cpus, point.threads))
         gbs = [r["GBs"] for r in reports if r]
@@ -285,7 +285,7 @@ def analyse_runs(runs, times):
 
 
 def read_runs(directory):
-    out = resultsdir.sensitivity_dir(directory)
+    out = resultsdir.ResultsDir(directory).sensitivity
     path = out / "runs.csv"
     runs = resultsdir.read_csv(path, columns=("variant", "repetition", "mode", "duty", "status", "stolen_GBs",
                                               "trace"), what="sensitivity runs")
@@ -299,7 +299,7 @@ def read_runs(directory):
 def analyse_directory(directory, figures=True):
     """Reads sensitivity/runs.csv and the traces, writes slowdowns.csv, slopes.csv and a figure per
     point; returns {"slowdowns": DataFrame, "slopes": DataFrame, "figures": [paths]}."""
-    out = resultsdir.sensitivity_dir(directory)
+    out = resultsdir.ResultsDir(directory).sensitivity
     meta_path = out / "sensitivity.json"
     try:
         meta = json.loads(meta_path.read_text())
@@ -381,7 +381,7 @@ def kernel_evidence(directory, compiler, kernels, threads):
     """{kernel: {"slowdown", "low", "high", "stolen_GBs", "cache_slowdown", "slope_per_GBs", ...}}
     at the highest DRAM pressure for the point of (compiler, kernels, threads), or None when the
     directory has no sensitivity results for it."""
-    out = resultsdir.sensitivity_dir(directory)
+    out = resultsdir.ResultsDir(directory).sensitivity
     path = out / "slowdowns.csv"
     if not path.exists():
         return None

@@ -196,7 +196,7 @@ def sweep(directory, study, order, done, binaries, journal, progress, options, r
         binary = binaries[(run.point.compiler, run.point.kernels, run.point.variant)]
         trace = None
         if study.analysis["trace"]:
-            trace = resultsdir.trace_path(directory, run.point, run.repetition)
+            trace = resultsdir.ResultsDir(directory).trace(run.point, run.repetition)
             trace.parent.mkdir(exist_ok=True)
         p = paths(directory, run)
         for stale in ("out", "err", "exit"):
@@ -217,7 +217,7 @@ def sweep(directory, study, order, done, binaries, journal, progress, options, r
             i, run = runs[run_id]
             outcome = collect(study, run, job, state, reason, exit_text, options)
             binary = binaries[(run.point.compiler, run.point.kernels, run.point.variant)]
-            trace = resultsdir.trace_path(directory, run.point, run.repetition) if study.analysis["trace"] else None
+            trace = resultsdir.ResultsDir(directory).trace(run.point, run.repetition) if study.analysis["trace"] else None
             resultsdir.save_run(directory, run, i, outcome, runner.command(study, run.point, binary, root, trace))
             journal.append("run", run_id=run_id, status=outcome.status, job=job)
             progress.starting(run)

@@ -37,7 +37,7 @@ def timeline_runs(directory, summary, steps):
     """{build: [(variant, point key, repetition, trace path)]} for the timelines: per build and
     variant, at the largest thread count, the fastest chunking's representative run."""
     reps = efficiency.representative_runs(steps)
-    traces = {(key, rep): path for path, key, rep in resultsdir.traces(directory)}
+    traces = {(key, rep): path for path, key, rep in resultsdir.ResultsDir(directory).traces()}
     out = {}
     ok = summary[summary["n_steps"].fillna(0) > 0]
     for (compiler, kernels), build in ok.groupby(["compiler", "kernels"], sort=True):

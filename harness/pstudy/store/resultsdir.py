@@ -48,6 +48,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from pstudy import common
 from pstudy.store import vocabulary
 from pstudy.errors import StudyError
 
@@ -109,92 +110,121 @@ def ops_stem(variant, compiler, kernels):
 # ---------------------------------------------------------------------------------------------
 # paths
 
-def run_record_path(directory, point, repetition):
-    return Path(directory) / RUNS_DIR / f"{run_stem(point, repetition)}.json"
-
-
-def trace_path(directory, point, repetition):
-    return Path(directory) / TRACES_DIR / f"{run_stem(point, repetition)}.csv"
-
-
-def exports_dir(directory, fmt):
-    """exports/<fmt>/ of a results directory (fmt: paraver or perfetto)."""
-    return Path(directory) / EXPORTS_DIR / fmt
-
-
 def export_path(outdir, fmt, stem):
     """The file a run's trace is exported to in `outdir`: for Paraver the stem of its .prv, .pcf and
-    .row (pstudy.traceformats adds the suffixes), for Perfetto STEM.json."""
+    .row (pstudy.store.traceformats adds the suffixes), for Perfetto STEM.json."""
     return Path(outdir) / (stem if fmt == "paraver" else f"{stem}.json")
-
-
-def ops_path(directory, variant, compiler, kernels):
-    return Path(directory) / OPS_DIR / f"{ops_stem(variant, compiler, kernels)}.json"
-
-
-def counters_path(directory, point, repetition, suffix):
-    """counters/<run stem>.<suffix>: suffix is GROUP.csv (likwid), papi.txt or perf.csv."""
-    return Path(directory) / COUNTERS_DIR / f"{run_stem(point, repetition)}.{suffix}"
-
-
-def counter_files(directory, point):
-    """[(repetition, group, path)] of the likwid counter files of a point."""
-    cdir = Path(directory) / COUNTERS_DIR
-    out = []
-    if cdir.is_dir():
-        prefix = point_stem(point)
-        for path in sorted(cdir.glob(f"{prefix}_r*.*.csv")):
-            m = re.fullmatch(re.escape(prefix) + r"_r(\d+)\.([A-Z0-9]+)\.csv", path.name)
-            if m:
-                out.append((int(m.group(1)), m.group(2), path))
-    return out
-
-
-def graph_path(directory, point):
-    """graphs/<point stem>.json: the task graph of a point's binary (--describe-graph)."""
-    return Path(directory) / GRAPHS_DIR / f"{point_stem(point)}.json"
-
-
-def predict_dir(directory, machine_name):
-    """predict-<machine name>/: what `predict` writes for one target machine."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", machine_name).strip("-") or "machine"
-    return Path(directory) / f"{PREDICT_PREFIX}{safe}"
 
 
 SENSITIVITY_DIR, CACHESIM_DIR = "sensitivity", "cachesim"
 
 
-def sensitivity_dir(directory):
-    return Path(directory) / SENSITIVITY_DIR
+class ResultsDir:
+    """One results directory and every path in it: the one place that joins a directory to the
+    names above, so that no caller builds a path of the layout itself. It stands for its path
+    (os.fspath, str, `/`), so functions that take a directory take it too."""
 
+    def __init__(self, path):
+        self.path = Path(path.path if isinstance(path, ResultsDir) else path)
 
-def sensitivity_trace_path(directory, point, mode, duty, repetition):
-    """sensitivity/traces/<run stem>_<mode>_d<duty>.csv: one run of the interference experiment
-    (mode none with duty 0 is the run without a thief)."""
-    return sensitivity_dir(directory) / TRACES_DIR / f"{run_stem(point, repetition)}_{mode}_d{duty:g}.csv"
+    def __fspath__(self):
+        return str(self.path)
 
+    def __str__(self):
+        return str(self.path)
 
-def cachesim_dir(directory):
-    return Path(directory) / CACHESIM_DIR
+    def __repr__(self):
+        return f"ResultsDir({str(self.path)!r})"
 
+    def __truediv__(self, name):
+        return self.path / name
 
-def ceilings_path(directory):
-    return Path(directory) / CEILINGS
+    def __eq__(self, other):
+        return isinstance(other, ResultsDir) and other.path == self.path
 
+    def __hash__(self):
+        return hash(self.path)
 
-def traces(directory):
-    """[(path, point key, repetition)] of the trace files of a results directory, in name order;
-    StudyError naming a file whose name is not a run stem."""
-    tdir = Path(directory) / TRACES_DIR
-    found = []
-    if tdir.is_dir():
-        for path in sorted(tdir.glob("*.csv")):
-            parsed = parse_run_stem(path.stem)
-            if parsed is None:
-                raise StudyError(f"{path}: name does not follow "
-                                 "<variant>_<compiler>_<kernels>_t<threads>_bs<bs>_k<k>_r<rep>.csv")
-            found.append((path, *parsed))
-    return found
+    @property
+    def name(self):
+        return self.path.name
+
+    # the files of the sweep itself
+    meta = property(lambda self: self.path / META)
+    config_copy = property(lambda self: self.path / CONFIG_COPY)
+    journal = property(lambda self: self.path / JOURNAL)
+    lock = property(lambda self: self.path / LOCK)
+    reserve = property(lambda self: self.path / RESERVE)
+    steps_csv = property(lambda self: self.path / STEPS_CSV)
+    runs_csv = property(lambda self: self.path / RUNS_CSV)
+    failures_csv = property(lambda self: self.path / FAILURES_CSV)
+    summary_csv = property(lambda self: self.path / SUMMARY_CSV)
+    efficiency_csv = property(lambda self: self.path / EFFICIENCY_CSV)
+    efficiency_runs_csv = property(lambda self: self.path / EFFICIENCY_RUNS_CSV)
+    runs_dir = property(lambda self: self.path / RUNS_DIR)
+    traces_dir = property(lambda self: self.path / TRACES_DIR)
+    counters_dir = property(lambda self: self.path / COUNTERS_DIR)
+    # what the analysis adds beside the runs
+    ceilings = property(lambda self: self.path / CEILINGS)
+    sensitivity = property(lambda self: self.path / SENSITIVITY_DIR)
+    cachesim = property(lambda self: self.path / CACHESIM_DIR)
+
+    def run_record(self, point, repetition):
+        return self.path / RUNS_DIR / f"{run_stem(point, repetition)}.json"
+
+    def trace(self, point, repetition):
+        return self.path / TRACES_DIR / f"{run_stem(point, repetition)}.csv"
+
+    def exports(self, fmt):
+        """exports/<fmt>/ (fmt: paraver or perfetto)."""
+        return self.path / EXPORTS_DIR / fmt
+
+    def ops(self, variant, compiler, kernels):
+        return self.path / OPS_DIR / f"{ops_stem(variant, compiler, kernels)}.json"
+
+    def counters(self, point, repetition, suffix):
+        """counters/<run stem>.<suffix>: suffix is GROUP.csv (likwid), papi.txt or perf.csv."""
+        return self.path / COUNTERS_DIR / f"{run_stem(point, repetition)}.{suffix}"
+
+    def counter_files(self, point):
+        """[(repetition, group, path)] of the likwid counter files of a point."""
+        cdir = self.path / COUNTERS_DIR
+        out = []
+        if cdir.is_dir():
+            prefix = point_stem(point)
+            for path in sorted(cdir.glob(f"{prefix}_r*.*.csv")):
+                m = re.fullmatch(re.escape(prefix) + r"_r(\d+)\.([A-Z0-9]+)\.csv", path.name)
+                if m:
+                    out.append((int(m.group(1)), m.group(2), path))
+        return out
+
+    def graph(self, point):
+        """graphs/<point stem>.json: the task graph of a point's binary (--describe-graph)."""
+        return self.path / GRAPHS_DIR / f"{point_stem(point)}.json"
+
+    def predict(self, machine_name):
+        """predict-<machine name>/: what `predict` writes for one target machine."""
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", machine_name).strip("-") or "machine"
+        return self.path / f"{PREDICT_PREFIX}{safe}"
+
+    def sensitivity_trace(self, point, mode, duty, repetition):
+        """sensitivity/traces/<run stem>_<mode>_d<duty>.csv: one run of the interference experiment
+        (mode none with duty 0 is the run without a thief)."""
+        return self.sensitivity / TRACES_DIR / f"{run_stem(point, repetition)}_{mode}_d{duty:g}.csv"
+
+    def traces(self):
+        """[(path, point key, repetition)] of the trace files, in name order; StudyError naming a
+        file whose name is not a run stem."""
+        tdir = self.path / TRACES_DIR
+        found = []
+        if tdir.is_dir():
+            for path in sorted(tdir.glob("*.csv")):
+                parsed = parse_run_stem(path.stem)
+                if parsed is None:
+                    raise StudyError(f"{path}: name does not follow "
+                                     "<variant>_<compiler>_<kernels>_t<threads>_bs<bs>_k<k>_r<rep>.csv")
+                found.append((path, *parsed))
+        return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,11 +239,11 @@ WARMUP_POLICY = ("warm-up steps are kept in steps.csv with warmup=true and left 
                  "measured steps have warmup=false")
 
 
-def new_meta(name, study, git, seed, binaries, compilers, order, command, started, **extra):
-    """meta.json of a new results directory: what makes the sweep reproducible. `extra` adds the
-    fields of one kind of directory (a sweep's identity and counters, a regress side's role)."""
-    from pstudy.measure import provenance as machine
-
+def new_meta(name, study, git, seed, binaries, facts, order, command, started, **extra):
+    """meta.json of a new results directory: what makes the sweep reproducible. `facts` are the
+    compilers, CPU, system and software found when it starts (pstudy.measure.provenance.facts);
+    `extra` adds the fields of one kind of directory (a sweep's identity and counters, a regress
+    side's role)."""
     return {
         "schema": META_SCHEMA,
         "name": name,
@@ -231,11 +261,11 @@ def new_meta(name, study, git, seed, binaries, compilers, order, command, starte
         "placement": {"OMP_PROC_BIND": study.placement["proc_bind"] or "(unset)",
                       "OMP_PLACES": study.placement["places"] or "(unset)"},
         "binaries": {"/".join(k): v for k, v in binaries.items()},
-        "compilers": compilers,
+        "compilers": facts["compilers"],
         "omp_runtime": {},
-        "cpu": machine.cpu(),
-        "system": machine.system(),
-        "software": machine.software(),
+        "cpu": facts["cpu"],
+        "system": facts["system"],
+        "software": facts["software"],
         "config_text": study.text,
         **extra,
     }
@@ -304,7 +334,7 @@ class Meta(dict):
 
 
 def write_meta(directory, meta):
-    write_json(Path(directory) / META, dict(meta))
+    write_json(ResultsDir(directory).meta, dict(meta))
 STEP_COLUMNS = KEYS + ["repetition", "step", "warmup", "forward_s", "backward_s", "update_s", "step_s", "loss",
                        *vocabulary.DISTRIBUTED_STEP_FIELDS]
 RUN_COLUMNS = KEYS + ["repetition", "order", "status", "error", "exit_code", "wall_s", "omp_runtime",
@@ -364,7 +394,7 @@ def write_csv(path, frame):
 
 def reserve_space(directory):
     """Set RESERVE_BYTES aside in the directory (allocated, not sparse) for release_space()."""
-    fd = os.open(Path(directory) / RESERVE, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+    fd = os.open(ResultsDir(directory).reserve, os.O_WRONLY | os.O_CREAT, FILE_MODE)
     try:
         os.posix_fallocate(fd, 0, RESERVE_BYTES)
     finally:
@@ -373,13 +403,13 @@ def reserve_space(directory):
 
 def release_space(directory):
     try:
-        os.unlink(Path(directory) / RESERVE)
+        os.unlink(ResultsDir(directory).reserve)
     except FileNotFoundError:
         pass
 
 
 def read_meta(directory):
-    path = Path(directory) / META
+    path = ResultsDir(directory).meta
     try:
         with open(path) as f:
             data = json.load(f)
@@ -439,9 +469,50 @@ def find_or_create(results_root, study, git, fresh=False):
     return path, False
 
 
+# ---------------------------------------------------------------------------------------------
+# finding a results directory
+
+def locate(arg):
+    """A results directory from a path, a name in the results root, or "latest" (the most recently
+    started sweep there); StudyError when it is none of these or has no meta.json."""
+    path = Path(arg)
+    root = common.results_root()
+    if arg == "latest" and not path.exists():
+        found = sorted((d for d in root.glob("*") if (d / META).is_file()), key=_started)
+        if not found:
+            raise StudyError(f"{root}: no results directories yet")
+        return found[-1]
+    if not path.exists() and os.sep not in arg and (root / arg).exists():
+        path = root / arg
+    if not path.is_dir():
+        raise StudyError(f"{arg}: no such results directory")
+    if not (path / META).is_file():
+        raise StudyError(f"{arg}: not a results directory (no {META})")
+    return path.resolve()  # "results/X/runs/.." is X, and its name is "X", not ".."
+
+
+def _started(directory):
+    try:
+        return read_meta(directory).get("started") or ""
+    except StudyError:
+        return ""
+
+
+def into_or_new(into, results_root_arg, name):
+    """The directory a standalone experiment writes to: --into DIR (an existing directory, a sweep's,
+    so that its report uses the result), else a new <results root>/<date-time>-<name>."""
+    if into:
+        directory = Path(into)
+        if not directory.is_dir():
+            raise StudyError(f"--into: {directory}: no such directory")
+        return directory
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return new_directory(common.results_root(results_root_arg), f"{stamp}-{name}")
+
+
 class Journal:
     def __init__(self, directory):
-        self.path = Path(directory) / JOURNAL
+        self.path = ResultsDir(directory).journal
 
     def append(self, event, **fields):
         record = {"event": event, "time": datetime.datetime.now().isoformat(timespec="seconds"), **fields}
@@ -467,8 +538,8 @@ class Journal:
 
 def completed_runs(directory, retry_failed=False):
     """run_id -> status for the runs that are done: journalled and with a readable record."""
-    directory = Path(directory)
-    for stale in (directory / RUNS_DIR).glob(".*.tmp"):  # a run record that was being written
+    directory = ResultsDir(directory)
+    for stale in directory.runs_dir.glob(".*.tmp"):  # a run record that was being written
         stale.unlink()
     done = {}
     for event in Journal(directory).events():
@@ -486,7 +557,7 @@ def completed_runs(directory, retry_failed=False):
 
 def load_run(directory, run_id):
     try:
-        with open(Path(directory) / RUNS_DIR / f"{run_id}.json") as f:
+        with open(ResultsDir(directory).runs_dir / f"{run_id}.json") as f:
             return json.load(f)
     except (OSError, ValueError, TypeError):
         return None
@@ -499,7 +570,7 @@ def save_run(directory, run, order, outcome, command):
               "error": outcome.error, "exit_code": outcome.exit_code, "wall_s": round(outcome.wall_s, 6),
               "command": command, "info": outcome.info, "steps": outcome.steps,
               "stderr_tail": outcome.stderr_tail}
-    write_json(run_record_path(directory, p, run.repetition), record)
+    write_json(ResultsDir(directory).run_record(p, run.repetition), record)
 
 
 def records(directory):
@@ -540,48 +611,6 @@ def tables(directory):
     return steps, runs, failures
 
 
-def tabulate(directory, meta, status, finished):
-    """Writes the tables of a directory (steps, runs, failures, summary) from its run records and the
-    final meta.json with `status`; returns the number of failed runs."""
-    from pstudy.analyse import stats
-
-    directory = Path(directory)
-    steps, runs, failures = tables(directory)
-    write_csv(directory / STEPS_CSV, steps)
-    write_csv(directory / RUNS_CSV, runs)
-    write_csv(directory / FAILURES_CSV, failures)
-    write_csv(directory / SUMMARY_CSV, stats.point_summary(steps, runs))
-    runtimes = {}
-    for _, r in runs.dropna(subset=["omp_runtime"]).iterrows():
-        runtimes.setdefault(f"{r['compiler']}/{r['kernels']}", set()).add(str(r["omp_runtime"]))
-    meta["omp_runtime"] = {k: sorted(v) for k, v in runtimes.items()}
-    # where the ranks of each distributed run ran (its binary's info line): host, sequences, CPUs
-    placement = {r["run_id"]: r["info"]["rank_placement"] for r in records(directory)
-                 if isinstance(r.get("info"), dict) and "rank_placement" in r["info"]}
-    if placement:
-        meta["rank_placement"] = dict(sorted(placement.items()))
-    meta["status"] = status
-    meta["finished"] = finished
-    meta["runs_done"] = int(len(runs))
-    meta["runs_ok"] = int((runs["status"] == "ok").sum())
-    meta["runs_failed"] = int((runs["status"] != "ok").sum())
-    write_meta(directory, meta)
-    return meta["runs_failed"]
-
-
-def read_summary(directory):
-    """The per-point summary, recomputed from steps.csv (and runs.csv, for the run counts): the
-    tidy data is the source of truth, and a summary.csv cached by an older harness is never shown."""
-    from pstudy.analyse import stats
-
-    directory = Path(directory)
-    steps = read_steps(directory)
-    runs_path = directory / RUNS_CSV
-    if not runs_path.exists():
-        return stats.summarise(steps)
-    return stats.point_summary(steps, read_csv(runs_path, KEYS + ["repetition", "status"], what="not a runs table"))
-
-
 def read_csv(path, columns=(), what="", absent=None):
     """A CSV written by write_csv (NA for missing values), with the point's
     integer keys typed. Raises StudyError naming the file when it is absent
@@ -612,7 +641,7 @@ def read_steps(directory):
     """steps.csv of a results directory, with the key columns typed and every time checked: a
     finite, non-negative number (the step's own time positive), else StudyError naming the file,
     the row and the column."""
-    path = Path(directory) / STEPS_CSV
+    path = ResultsDir(directory).steps_csv
     steps = read_csv(path, STEP_COLUMNS, absent=f"{directory}: no steps.csv (the sweep wrote no results yet)")
     steps["warmup"] = steps["warmup"].astype(str).str.lower().isin(["true", "1"])
     for column in ("forward_s", "backward_s", "update_s", "step_s"):

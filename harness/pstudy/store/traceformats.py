@@ -549,6 +549,18 @@ def export_run(trace_csv, point, repetition, fmt, outdir, node="node"):
     return [write_perfetto(chunks, point[3], target, title=title)]
 
 
+def export_checked(traces, chosen, fmt, outdir, node="node"):
+    """Exports the runs `chosen` ((point key, repetition) pairs) from `traces` ({(point key,
+    repetition): per-chunk CSV}) in `fmt` into `outdir`, checking each file written; returns
+    (the paths written, the problems found)."""
+    written, problems = [], []
+    for key, rep in chosen:
+        paths = export_run(traces[(key, rep)], key, rep, fmt, outdir, node=node)
+        problems += check(fmt, paths[0])
+        written += paths
+    return written, problems
+
+
 def check(fmt, path):
     """The problems of an exported file (Paraver: the stem or any of its three files)."""
     if fmt == "paraver":
