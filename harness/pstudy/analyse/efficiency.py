@@ -56,6 +56,10 @@ LABELS = {"global_efficiency": "Global efficiency",
 TABLE_ORDER = ("global_efficiency", "parallel_efficiency", "load_balance", "communication_efficiency",
                "omp_serialization_efficiency", "omp_load_balance", "omp_scheduling_efficiency",
                "computation_scalability")
+NOTE = ("Per point: the mean over its traced runs with a 95% Student-t interval. Parallel "
+        "efficiency = load balance x communication efficiency = OMP serialization x OMP load "
+        "balance x OMP scheduling efficiency; global = parallel x computation scalability. "
+        "Definitions: harness/README.md, section Efficiency factors.")
 RUN_COLUMNS = ["runtime_s", "steps", "useful_sum_s", "useful_max_s", "serialization_s", "imbalance_s",
                "scheduling_s"]
 

@@ -518,7 +518,10 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
     summary["bandwidth_figure"] = str(bw_path) if figures else None
     summary["bandwidth_series"] = {k: sorted(v) for k, v in series.items()}
     summary["verdicts"] = [line for a in summary["analyses"] for line in (a["line"], a["combined"]["line"])]
-    resultsdir.atomic_write(out_dir / "roofline_verdict.txt", "\n".join(summary["verdicts"]) + "\n")
+    # the step's lines first (the page and the terminal summary lead with them), then per analysis
+    # the kernel table and each kernel's explanation
+    resultsdir.atomic_write(out_dir / "roofline_verdict.txt", "\n".join(summary["verdicts"]) + "\n\n"
+                            + format_kernels(summary) + "\n")
     resultsdir.atomic_write(out_dir / "roofline.json", json.dumps(summary, indent=2, default=float) + "\n")
     return summary
 
@@ -544,6 +547,11 @@ def format_table(records):
 
 def format_summary(summary):
     """The verdict tables and lines of an analysis, as text."""
+    return format_kernels(summary) + "\n" + "\n".join(summary["verdicts"])
+
+
+def format_kernels(summary):
+    """Per analysis: its roofs, the kernel table and each kernel's verdict with why, as text."""
     lines = []
     for a in summary["analyses"]:
         lines.append(f"== {a['variant']} ({a['compiler']}/{a['kernels']}), {a['threads']} thread(s): ridge "
@@ -555,6 +563,5 @@ def format_summary(summary):
                          + (f" [disagree: {r['disagreements']}]" if r["disagreements"] else ""))
     lines.append(TIME_NOTE)
     lines.append(f"thresholds: {verdict.THRESHOLDS}")
-    lines.extend(summary["verdicts"])
     return "\n".join(lines)
 

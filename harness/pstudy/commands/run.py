@@ -224,11 +224,51 @@ def results(directory, study, meta, journal):
 def summary(directory, meta, n_failed, args):
     """Step 5: what the sweep found, on the terminal, and the exit status."""
     say(f"done: {directory}" + (f" ({n_failed} failed runs, see failures.csv)" if n_failed else ""))
+    if not args.no_summary:
+        sys.stderr.write(summary_text(directory))
     print(directory)  # the one line on stdout, for scripts: perfstudy report "$(perfstudy run ...)"
     if n_failed and n_failed == meta["runs_done"]:
         say("every run failed (see failures.csv)")
         return 1
     return 1 if (args.strict and n_failed) else 0
+
+
+def summary_text(directory):
+    """The summary `report` ends with, without its files: the table, the chart, the fastest point
+    at each thread count, what bounds each variant (a roofline analysis without figures, when the
+    sweep has what it needs) and the factor that loses most."""
+    import tempfile
+
+    from pstudy.analyse import findings, roofline
+    from pstudy.show import summary as summary_text, terminal
+
+    meta = resultsdir.read_meta(directory)
+    try:
+        summary = tables.read_summary(directory)
+    except StudyError:  # nothing measured (every run failed): the lines above say so
+        return ""
+    if summary.empty or "step_median_s" not in summary or summary["step_median_s"].isna().all():
+        return ""
+    chart, _ = terminal.gnuplot_chart(summary, height=terminal.SUMMARY_CHART_HEIGHT)
+    roof, why = [], None
+    if meta.analysis.get("roofline", True):
+        compiler = (meta.sweep.get("compilers") or ["gcc"])[0]
+        traced = {(key[0], key[3]) for _, key, _ in directory.traces()}
+        at = findings.roofline_points(summary[summary["compiler"] == compiler], traced)
+        with tempfile.TemporaryDirectory() as scratch:
+            for kernels in meta.sweep.get("kernels") or ["fast"]:
+                try:
+                    roof.append(roofline.analyse(directory, scratch, at=at or None, compiler=compiler,
+                                                 kernels=kernels, figures=False))
+                except (roofline.RooflineError, StudyError) as err:
+                    why = str(err)
+    points = None
+    if directory.efficiency_csv.exists():
+        points = resultsdir.read_csv(directory.efficiency_csv)
+    return summary_text.text(directory, meta, summary, chart, roofline=roof, points=points, roofline_why=why,
+                             details=[("all columns:", str(directory.summary_csv)),
+                                      ("figures, per-kernel verdicts and report.html:",
+                                       f"perfstudy report {directory.name}")])
 
 
 def stop(directory, meta, journal, progress, status, **fields):

@@ -9,6 +9,7 @@ import pandas as pd
 from pstudy.store import vocabulary
 
 SEQ = vocabulary.BASELINE
+SUMMARY_CHART_HEIGHT = 20  # the chart in `run` and `report`'s summary: short enough to leave the answer on screen
 
 
 def seconds(v):
