@@ -28,10 +28,14 @@ Per point (runs of the same variant, build, threads and chunking):
                             U_sum per step of this run (in-kernel slowdown from shared caches and
                             memory bandwidth; > 1 when kernels run faster with more threads)
   global efficiency       = PE x computation scalability
-  each factor: the mean over the point's runs with a 95% Student-t interval (n >= 2 runs);
+  each factor: the mean over the point's runs with a 95% percentile-bootstrap interval (n >= 2
+  runs; 2000 resamples of the runs, seeded): distribution-free like the order-statistic intervals
+  of the step times, which need 6 values where a point has 3 runs, and, unlike a t-interval, never
+  outside the range of the runs, so a factor bounded by 1 keeps its interval under 1. With 3 runs
+  there are only 10 distinct resamples: the interval says how far the runs spread, not more;
   computation scalability is base / (mean useful time per step), exactly 1 on 1 thread, its
-  interval from the t-interval of the runs' useful times; global efficiency is the product of the
-  point's parallel efficiency and computation scalability, its interval the product of theirs.
+  interval from the same resampling of the runs' useful times; global efficiency is parallel
+  efficiency x computation scalability of each resample.
 IPC and instruction scalability need hardware counters per kernel; they are not computed.
 """
 
@@ -56,7 +60,8 @@ LABELS = {"global_efficiency": "Global efficiency",
 TABLE_ORDER = ("global_efficiency", "parallel_efficiency", "load_balance", "communication_efficiency",
                "omp_serialization_efficiency", "omp_load_balance", "omp_scheduling_efficiency",
                "computation_scalability")
-NOTE = ("Per point: the mean over its traced runs with a 95% Student-t interval. Parallel "
+NOTE = ("Per point: the mean over its traced runs with a 95% percentile-bootstrap interval (the runs "
+        "resampled 2000 times; never outside the runs' range). Parallel "
         "efficiency = load balance x communication efficiency = OMP serialization x OMP load "
         "balance x OMP scheduling efficiency; global = parallel x computation scalability. "
         "Definitions: harness/README.md, section Efficiency factors.")
@@ -174,18 +179,34 @@ def _na(v):
     return v is None or (isinstance(v, float) and math.isnan(v)) or str(v) in ("<NA>", "nan")
 
 
-def mean_ci(values, confidence=0.95):
-    """(mean, low, high) with a Student-t interval; NaN bounds with fewer than 2 finite values."""
-    from scipy import stats
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0  # the same intervals at every report of the same runs
 
-    x = np.asarray([v for v in values if v == v], dtype=float)
-    if len(x) == 0:
+
+def bootstrap_ci(columns, statistic, confidence=0.95, resamples=BOOTSTRAP_RESAMPLES):
+    """(statistic, low, high): `statistic` of the runs and its percentile-bootstrap interval.
+
+    columns: equal-length arrays, one value per run; statistic(*resampled columns) takes arrays of
+    shape (resamples, n) and returns one value per row. Runs are resampled with replacement
+    together (the same runs in every column), seeded. A mean of values in [0, 1] stays in [0, 1]:
+    every resample's mean lies between the smallest and the largest run. NaN bounds with fewer than
+    2 runs."""
+    columns = [np.asarray(c, dtype=float) for c in columns]
+    n = len(columns[0])
+    if n == 0:
         return math.nan, math.nan, math.nan
-    mean = float(x.mean())
-    if len(x) < 2:
-        return mean, math.nan, math.nan
-    half = float(stats.t.ppf((1 + confidence) / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
-    return mean, mean - half, mean + half
+    centre = float(statistic(*(c[np.newaxis, :] for c in columns))[0])
+    if n < 2:
+        return centre, math.nan, math.nan
+    picks = np.random.default_rng(BOOTSTRAP_SEED).integers(0, n, size=(resamples, n))
+    values = statistic(*(c[picks] for c in columns))
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return centre, float(low), float(high)
+
+
+def _mean(x):
+    return x.mean(axis=1)
 
 
 def point_factors(runs):
@@ -198,17 +219,17 @@ def point_factors(runs):
         row = dict(zip(KEYS, key))
         row["n_runs"] = len(group)
         for factor in FACTORS[:6]:
-            row[factor], row[f"{factor}_ci_low"], row[f"{factor}_ci_high"] = mean_ci(group[factor])
-        # computation scalability: base / mean useful time, so that a 1-thread point is exactly 1;
-        # its interval inverts the t-interval of the runs' useful time relative to the base
-        inverse = mean_ci(1 / group["computation_scalability"])
-        cs = (1 / inverse[0], 1 / inverse[2],  # an interval reaching 0 has no upper bound: inf
-              (1 / inverse[1] if inverse[1] > 0 else math.inf) if inverse[1] == inverse[1] else math.nan)
+            row[factor], row[f"{factor}_ci_low"], row[f"{factor}_ci_high"] = \
+                bootstrap_ci([group[factor].dropna()], _mean)
+        # computation scalability: base / mean useful time, so that a 1-thread point is exactly 1
+        # (the runs hold base / their own useful time); global efficiency: parallel efficiency x
+        # computation scalability, both of the same resampled runs
+        both = group[["parallel_efficiency", "computation_scalability"]].dropna()
+        inverse = 1 / both["computation_scalability"].to_numpy(dtype=float)
         row["computation_scalability"], row["computation_scalability_ci_low"], \
-            row["computation_scalability_ci_high"] = cs
-        pe = (row["parallel_efficiency"], row["parallel_efficiency_ci_low"], row["parallel_efficiency_ci_high"])
+            row["computation_scalability_ci_high"] = bootstrap_ci([inverse], lambda i: 1 / i.mean(axis=1))
         row["global_efficiency"], row["global_efficiency_ci_low"], row["global_efficiency_ci_high"] = \
-            (p * c for p, c in zip(pe, cs))
+            bootstrap_ci([both["parallel_efficiency"], inverse], lambda pe, i: pe.mean(axis=1) / i.mean(axis=1))
         row["runtime_per_step_s"] = float((group["runtime_s"] / group["steps"]).mean())
         row["useful_per_step_s"] = float((group["useful_sum_s"] / group["steps"]).mean())
         rows.append(row)
