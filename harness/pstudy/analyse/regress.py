@@ -370,19 +370,29 @@ def evaluate(args, study, phases, sides, binaries, session, seed, repo):
     resultsdir.write_csv(session / "regress.csv", table)
     if not args.no_history and cand.history_commit and not cand.prefix:
         from pstudy.store import history
-        history_path = Path(args.history) if args.history else session.parent.parent / "history.csv"
-        history.append(history_path, table, date=common.now(), commit=cand.history_commit, dirty=cand.dirty,
-                       base_commit=base.commit or f"build:{base.build_dir}", config=study.name,
-                       config_digest=study.digest(), host=provenance.system()["hostname"], session=session,
-                       confirmed=confirmed)
-        say(f"history: {history_path}")
+        record_history(history.append, args, study, sides, session, table, confirmed=confirmed)
     verdict = [f"{vocabulary.point_label(p)} {phase}" for p, phase in confirmed]
+    unconfirmed = f": {len(flagged)} first-pass flag(s) not confirmed by fresh runs" if flagged else ""
+    return conclude(out, session, f"REGRESSION ({len(verdict)} confirmed)", verdict, unconfirmed)
+
+
+def record_history(append, args, study, sides, session, table, **extra):
+    """Appends a session's table to the history (results/history.csv unless --history) with
+    `append` (pstudy.store.history's appender for the metric)."""
+    base, cand = sides
+    history_path = Path(args.history) if args.history else session.parent.parent / "history.csv"
+    append(history_path, table, date=common.now(), commit=cand.history_commit, dirty=cand.dirty,
+           base_commit=base.commit or f"build:{base.build_dir}", config=study.name, config_digest=study.digest(),
+           host=provenance.system()["hostname"], session=session, **extra)
+    say(f"history: {history_path}")
+
+
+def conclude(out, session, title, verdict, no_regression_note=""):
+    """The session's last lines: the regressions found, or none; returns the exit status."""
     if verdict:
-        out.write(f"\nREGRESSION ({len(verdict)} confirmed): {'; '.join(verdict)}\n")
-    elif flagged:
-        out.write(f"\nno regression: {len(flagged)} first-pass flag(s) not confirmed by fresh runs\n")
+        out.write(f"\n{title}: {'; '.join(verdict)}\n")
     else:
-        out.write("\nno regression\n")
+        out.write(f"\nno regression{no_regression_note}\n")
     out.write(f"details: {session}/regress.csv\n")
     return 1 if verdict else 0
 
@@ -431,16 +441,6 @@ def evaluate_instructions(args, study, sides, binaries, session, repo):
     hits = instructions.regressed(table)
     if not args.no_history and cand.history_commit:
         from pstudy.store import history
-        history_path = Path(args.history) if args.history else session.parent.parent / "history.csv"
-        history.append_instructions(history_path, table, date=common.now(), commit=cand.history_commit,
-                                    dirty=cand.dirty, base_commit=base.commit or f"build:{base.build_dir}",
-                                    config=study.name, config_digest=study.digest(),
-                                    host=provenance.system()["hostname"], session=session)
-        say(f"history: {history_path}")
+        record_history(history.append_instructions, args, study, sides, session, table)
     verdict = [f"{vocabulary.point_label(p)} {kernel}" for p, kernel in hits]
-    if verdict:
-        out.write(f"\nREGRESSION ({len(verdict)} instruction counts): {'; '.join(verdict)}\n")
-    else:
-        out.write("\nno regression\n")
-    out.write(f"details: {session}/regress.csv\n")
-    return 1 if verdict else 0
+    return conclude(out, session, f"REGRESSION ({len(verdict)} instruction counts)", verdict)

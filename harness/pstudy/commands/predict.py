@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-from pstudy import common
 from pstudy.store import machinefiles, resultsdir
 from pstudy.measure import ceilings
 from pstudy.analyse import prediction

@@ -4,7 +4,6 @@ import socket
 import sys
 from pathlib import Path
 
-from pstudy import common
 from pstudy.store import resultsdir, traceformats
 from pstudy.errors import StudyError
 

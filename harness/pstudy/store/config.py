@@ -21,6 +21,8 @@ COUNTER_BACKENDS = ("auto", "likwid", "papi", "perf", "none")
 LAUNCHER_KINDS = ("local", "slurm")  # how distributed variants start their ranks: mpirun -np R, srun -n R
 SCALING_KINDS = ("strong", "weak")   # model.B is the global batch (strong) or each rank's (weak)
 REGRESS_METRICS = ("time", "instructions")  # perfstudy regress: wall-clock times, or instruction counts
+# the kinds of key whose value is one of a list
+ENUMERATIONS = {"launcher": LAUNCHER_KINDS, "scaling": SCALING_KINDS, "metric": REGRESS_METRICS}
 PROC_BIND_VALUES = ("", "false", "true", "close", "spread", "master", "primary")
 ABSTRACT_PLACES = ("threads", "cores", "sockets", "ll_caches", "numa_domains")
 DEFAULT_BINARY = "{build_dir}/{compiler}/{kernels}/gpt2-{variant}"
@@ -164,17 +166,23 @@ def resolve_path(arg, configs_dir):
 def load(path, cpu_count=None):
     """Read and check one config file; returns a Study or raises StudyError."""
     path = str(path)
+    text, raw = read_toml(path, "config file")
+    return from_dict(raw, path, text, cpu_count or os.cpu_count() or 1)
+
+
+def read_toml(path, what):
+    """(text, parsed table) of a TOML file; StudyError naming the file when it is missing ("no such
+    WHAT"), unreadable or not TOML. Configs and machine files are read through it."""
     try:
         text = Path(path).read_text()
     except FileNotFoundError:
-        raise StudyError(f"{path}: no such config file") from None
+        raise StudyError(f"{path}: no such {what}") from None
     except OSError as err:
-        raise StudyError(f"{path}: cannot read: {err.strerror}") from None
+        raise StudyError(f"{path}: cannot read the {what}: {err.strerror}") from None
     try:
-        raw = tomllib.loads(text)
+        return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise StudyError(f"{path}: not valid TOML: {err}") from None
-    return from_dict(raw, path, text, cpu_count or os.cpu_count() or 1)
 
 
 def from_dict(raw, path, text="", cpu_count=1):
@@ -310,21 +318,13 @@ def check(kind, value, path, name, cpu_count):
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise bad("a list of non-empty strings")
         return value
-    if kind == "launcher":
-        if value not in LAUNCHER_KINDS:
-            raise bad(f"one of {', '.join(LAUNCHER_KINDS)}")
-        return value
-    if kind == "scaling":
-        if value not in SCALING_KINDS:
-            raise bad(f"one of {', '.join(SCALING_KINDS)}")
+    if kind in ENUMERATIONS:
+        if value not in ENUMERATIONS[kind]:
+            raise bad(f"one of {', '.join(ENUMERATIONS[kind])}")
         return value
     if kind == "bool":
         if not isinstance(value, bool):
             raise bad("true or false")
-        return value
-    if kind == "metric":
-        if value not in REGRESS_METRICS:
-            raise bad(f"one of {', '.join(REGRESS_METRICS)}")
         return value
     if kind == "fraction":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 10:

@@ -182,13 +182,19 @@ def draw(frame, phases, outdir, formats):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="best")
         fig.tight_layout()
-        stem = f"history_{config}_{host}_{phase}_{compiler}-{kernels}"
-        for fmt in formats:
-            target = outdir / f"{stem}.{fmt}"
-            resultsdir.atomic_savefig(fig, target)
-            written.append(target)
-        plt.close(fig)
+        written += _save(fig, outdir, f"history_{config}_{host}_{phase}_{compiler}-{kernels}", formats)
     return written
+
+
+def _save(fig, outdir, stem, formats):
+    """Writes one figure as STEM.FMT for each format, closes it; returns the paths."""
+    import matplotlib.pyplot as plt
+
+    paths = [outdir / f"{stem}.{fmt}" for fmt in formats]
+    for target in paths:
+        resultsdir.atomic_savefig(fig, target)
+    plt.close(fig)
+    return paths
 
 
 def _session_labels(group):
@@ -244,10 +250,5 @@ def draw_instructions(frame, outdir, formats):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.0, 0.5))
         fig.tight_layout()
-        stem = f"history_{config}_{host}_instructions_{resultsdir.point_stem(key)}"
-        for fmt in formats:
-            target = outdir / f"{stem}.{fmt}"
-            resultsdir.atomic_savefig(fig, target)
-            written.append(target)
-        plt.close(fig)
+        written += _save(fig, outdir, f"history_{config}_{host}_instructions_{resultsdir.point_stem(key)}", formats)
     return written

@@ -13,10 +13,10 @@ Keys (README.md, "Predicting other core counts", lists them with units):
 """
 
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from pstudy.store import config
 from pstudy.errors import StudyError
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -91,14 +91,7 @@ def load(path):
     p = Path(path)
     if not p.exists() and "/" not in str(path) and (MACHINES_DIR / f"{path}.toml").exists():
         p = MACHINES_DIR / f"{path}.toml"
-    try:
-        text = p.read_text()
-    except OSError as err:
-        raise StudyError(f"{path}: cannot read the machine description: {err.strerror}") from None
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise StudyError(f"{p}: not valid TOML: {err}") from None
+    _, raw = config.read_toml(p, "machine description")
     return check(raw, p)
 
 
@@ -126,7 +119,7 @@ def to_toml(machine):
     def q(s):
         return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    return (f"# {'Measured' if machine.measured else 'From public figures, not measured'}. Keys: harness/pstudy/machines.py\n"
+    return (f"# {'Measured' if machine.measured else 'From public figures, not measured'}. Keys: harness/pstudy/store/machinefiles.py\n"
             f"name = {q(machine.name)}\n"
             f"measured = {'true' if machine.measured else 'false'}\n"
             f"source = {q(machine.source)}\n"
