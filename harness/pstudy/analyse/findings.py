@@ -116,7 +116,8 @@ def losing_factor(points, fastest_rows):
 
 def roofline_points(summary, traced=None):
     """The (variant, threads) pairs the roofline analyses for the summary: every variant at its
-    largest thread count (seq at 1), so that each variant gets its line; with `traced`, a set of
+    largest thread count (seq at 1), so that each variant gets its line, and the fastest variant
+    at each thread count; with `traced`, a set of
     (variant, threads) that have traces, only those."""
     at = []
     timed = summary.dropna(subset=["step_median_s"])
@@ -126,4 +127,9 @@ def roofline_points(summary, traced=None):
         rows = timed[timed["variant"] == variant]
         threads = 1 if vocabulary.is_sequential(variant) else int(rows["threads"].max())
         at.append((variant, threads))
+    # and the fastest point at every thread count, so that each line of the findings has its bound
+    for threads, rows in timed.groupby("threads", sort=True):
+        fastest_here = (rows.sort_values("step_median_s", kind="stable").iloc[0]["variant"], int(threads))
+        if fastest_here not in at:
+            at.append(fastest_here)
     return at

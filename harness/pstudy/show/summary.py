@@ -108,7 +108,7 @@ def text(directory, meta, summary, chart=None, roofline=(), points=None, details
     hold the rest; `page`: report.html's path, when written."""
     from pstudy.analyse import findings
 
-    out = ["", *header(directory, meta), "", short_table(summary)]
+    out = [*header(directory, meta), "", short_table(summary)]
     seq = summary[(summary["variant"] == terminal.SEQ) & (summary["threads"] == 1)].dropna(subset=["step_median_s"])
     out.append("speedup and efficiency against seq on 1 thread"
                + (f" ({terminal.seconds(seq.iloc[0]['step_median_s'])} s)" if len(seq) == 1 else "")

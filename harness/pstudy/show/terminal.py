@@ -9,7 +9,7 @@ import pandas as pd
 from pstudy.store import vocabulary
 
 SEQ = vocabulary.BASELINE
-SUMMARY_CHART_HEIGHT = 20  # the chart in `run` and `report`'s summary: short enough to leave the answer on screen
+SUMMARY_CHART_HEIGHT = 18  # the chart in `run` and `report`'s summary: short enough to leave the answer on screen
 
 
 def seconds(v):
