@@ -126,7 +126,7 @@ test: deps
 # the default study: sweep, then tables, figures and the roofline verdict
 run: deps
 	@$(MAKE) --no-print-directory build
-	@dir=$$(harness/perfstudy run configs/default.toml) && harness/perfstudy report "$$dir"
+	@dir=$$(harness/perfstudy run --no-summary configs/default.toml) && harness/perfstudy report "$$dir"
 
 reference:
 	$(PYTHON) tests/reference/make_reference.py --all --out tests/fixtures

@@ -22,7 +22,7 @@ MEASURE = r"""
 import sys, time
 sys.path.insert(0, sys.argv[1])
 import numpy as np, pandas as pd
-from pstudy import stats, compare
+from pstudy.analyse import stats, compare
 n, what = int(sys.argv[2]), sys.argv[3]
 rng = np.random.default_rng(1)
 points = [("seq", 1, None, None, 1.0), ("forkjoin", 2, None, None, 0.55), ("taskiter", 2, 1, 64, 0.53)]

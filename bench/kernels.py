@@ -36,10 +36,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
-from pstudy import config as configmod  # noqa: E402
-from pstudy import errors, machine, resultsdir, runner, vocabulary  # noqa: E402
+from pstudy.store import config as configmod  # noqa: E402
+from pstudy import errors  # noqa: E402
+from pstudy.store import resultsdir, vocabulary  # noqa: E402
+from pstudy.measure import provenance, runner  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
-from pstudy.sweep import Point  # noqa: E402
+from pstudy.store.sweep import Point  # noqa: E402
 
 GEMM_COLUMNS = ["layer", "product", "M", "N", "K", "gemm_gflops", "openblas_gflops", "ratio", "median_ratio"]
 GEMM_CORE_COLUMNS = ["openblas_core"] + GEMM_COLUMNS
@@ -342,7 +344,7 @@ def main(argv=None):
     if args.coretype_from_env:
         args.openblas_cores = env["OPENBLAS_CORETYPE"]
     check_binaries(args, threads)
-    git = machine.git_state(ROOT)
+    git = provenance.git_state(ROOT)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
     try:
         out = resultsdir.new_directory(Path(args.out), f"{stamp}-{git['commit']}{'-dirty' if git['dirty'] else ''}")
@@ -351,7 +353,7 @@ def main(argv=None):
     meta = {"benchmark": "bench/kernels.py", "command": [sys.executable] + sys.argv,
             "args": {k: v for k, v in vars(args).items() if k != "source"}, "threads": threads,
             "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "git": git, "cpu": machine.cpu(), "system": machine.system(), "software": machine.software(),
+            "git": git, "cpu": provenance.cpu(), "system": provenance.system(), "software": provenance.software(),
             "env": {k: v for k, v in env.items()
                     if k in ("OMP_PROC_BIND", "OMP_PLACES") or k.startswith("OPENBLAS_")}}
     resultsdir.write_json(out / "meta.json", meta)

@@ -66,12 +66,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
-from pstudy import config as configmod  # noqa: E402
-from pstudy import errors, machine, resultsdir, runner, traceformats, vocabulary  # noqa: E402
-from pstudy.ceilings import cpu_times, steal_fraction  # noqa: E402
-from pstudy.compare import hl_paired_ratio_ci  # noqa: E402
+from pstudy.store import config as configmod  # noqa: E402
+from pstudy import errors  # noqa: E402
+from pstudy.store import resultsdir, traceformats, vocabulary  # noqa: E402
+from pstudy.measure import provenance, runner  # noqa: E402
+from pstudy.measure.ceilings import cpu_times, steal_fraction  # noqa: E402
+from pstudy.analyse.compare import hl_paired_ratio_ci  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
-from pstudy.sweep import Point  # noqa: E402
+from pstudy.store.sweep import Point  # noqa: E402
 
 CONFIDENCE = 0.95
 # thread placement of every run unless the environment sets it
@@ -542,12 +544,12 @@ def main(argv=None):
     if not products_skipped:
         refuse_missing_or_stale(GEMM_BENCH, f"make {GEMM_BENCH_TARGET}",
                                 f"make {GEMM_BENCH_TARGET}, or pass --skip-products")
-    git = machine.git_state(ROOT)
+    git = provenance.git_state(ROOT)
     out = new_directory(Path(args.out), git)
     meta = {"benchmark": "bench/variants.py", "command": [sys.executable] + sys.argv,
             "args": {k: v for k, v in vars(args).items() if k != "source"}, "threads": threads,
             "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "git": git, "cpu": machine.cpu(), "system": machine.system(), "software": machine.software(),
+            "git": git, "cpu": provenance.cpu(), "system": provenance.system(), "software": provenance.software(),
             "env": {k: os.environ.get(k, d) for k, d in OMP_DEFAULTS.items()}}
     if products_skipped:
         meta["products"] = products_skipped

@@ -1,7 +1,44 @@
 #!/bin/sh
 # Runs every test (C unit tests are driven from pytest) with a Python that
-# sees Debian's packages. The last line is pytest's summary.
+# sees Debian's packages. The last line is the summary of all of them.
+#
+# With pytest-xdist (Debian: python3-pytest-xdist), in two parts: the tests not
+# marked `serial` in two worker processes (--dist loadfile: a file's tests share
+# one worker, so its module fixtures are built once), then the `serial` ones
+# (tests/conftest.py: timings, or both cores) by themselves. Without it, or with
+# RUN_TESTS_WORKERS=0, everything in one process as before. Arguments go to
+# pytest; paths among them replace `tests`.
 set -u
 cd "$(dirname "$0")/.."
 PY=$(scripts/find-python.sh) || { echo "run-tests: no python3 with pandas, matplotlib and scipy found" >&2; echo "0 passed, 1 failed"; exit 1; }
-exec "$PY" -m pytest -q -p no:cacheprovider tests "$@"
+targets=tests
+for arg in "$@"; do
+    case "$arg" in -*) ;; *) [ -e "${arg%%::*}" ] && targets= ;; esac
+done
+workers=${RUN_TESTS_WORKERS:-2}
+if [ "$workers" = 0 ] || ! "$PY" -c "import xdist" 2>/dev/null; then
+    exec "$PY" -m pytest -q -p no:cacheprovider $targets "$@"
+fi
+log=$(mktemp) || exit 1
+trap 'rm -f "$log" "$log.rc"' EXIT
+# shown as it runs and kept for the summary; the pipe would hide pytest's exit status, so it is kept aside
+{ "$PY" -m pytest -q -p no:cacheprovider -n "$workers" --dist loadfile -m "not serial" $targets "$@"; echo $? > "$log.rc"; } | tee "$log"
+first=$(cat "$log.rc")
+{ "$PY" -m pytest -q -p no:cacheprovider -m serial $targets "$@"; echo $? > "$log.rc"; } | tee -a "$log"
+second=$(cat "$log.rc")
+# one summary line for both parts: the counts of each outcome added up
+"$PY" - "$log" <<'PYEOF'
+import re, sys
+counts = {}
+for line in open(sys.argv[1]):
+    if re.search(r"\b(passed|failed|error|errors|skipped|deselected|no tests ran)\b.* in [0-9.]+s", line):
+        for n, what in re.findall(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|warnings?)", line):
+            what = {"error": "errors", "warning": "warnings"}.get(what, what)
+            counts[what] = counts.get(what, 0) + int(n)
+order = ["passed", "failed", "errors", "skipped", "xfailed", "xpassed", "warnings"]
+print(", ".join(f"{counts[k]} {k}" for k in order if counts.get(k)) or "no tests ran")
+PYEOF
+# exit 5 is "no tests collected" (a part can be empty when paths are given)
+[ "$first" -eq 0 ] || [ "$first" -eq 5 ] || exit "$first"
+[ "$second" -eq 0 ] || [ "$second" -eq 5 ] || exit "$second"
+exit 0

@@ -8,17 +8,18 @@ import subprocess
 
 import pytest
 
-from variant_helpers import ROOT
+from variant_helpers import ROOT, make
 
 TARGETS = ["checkpoint", "tokens", "debug_state", "losses", "options"]
-SECONDS = int(os.environ.get("FUZZ_TEST_SECONDS", "20"))
+# per target; the committed corpus (seeds and every input that once crashed) replays in full above
+SECONDS = int(os.environ.get("FUZZ_TEST_SECONDS", "10"))
 BAD = re.compile(r"ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer)|runtime error:|"
                  r"SUMMARY: |deadly signal|Test unit written")
 
 
 @pytest.fixture(scope="module")
 def fuzz_build():
-    r = subprocess.run(["make", "-s", "fuzz-build"], cwd=ROOT, capture_output=True, text=True)
+    r = make("fuzz-build")
     assert r.returncode == 0, r.stdout + r.stderr
     return ROOT / "build" / "fuzz"
 

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from variant_helpers import FIXTURES, ROOT, VARIANTS, binary, run
+from variant_helpers import FIXTURES, ROOT, VARIANTS, binary, make, run
 
 MODEL = FIXTURES / "odd36" / "model.bin"   # maxT 32, V 250, Vp 256, L 3, NH 3, C 36
 STATE = FIXTURES / "odd36" / "state.bin"
@@ -130,7 +130,7 @@ def token_cases():
 
 @pytest.fixture(scope="module")
 def asan_build():
-    r = subprocess.run(["make", "-s", "asan"], cwd=ROOT, capture_output=True, text=True)
+    r = make("asan")
     assert r.returncode == 0, r.stdout + r.stderr
     return ROOT / "build" / "asan"
 

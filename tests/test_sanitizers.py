@@ -1,15 +1,14 @@
 """Every variant under AddressSanitizer and UndefinedBehaviorSanitizer on a
 tiny run, the parallel ones with several threads and chunkings."""
-import subprocess
 
 import pytest
 
-from variant_helpers import FIXTURES, ROOT, VARIANTS, run
+from variant_helpers import FIXTURES, ROOT, VARIANTS, make, run
 
 
 @pytest.fixture(scope="module")
 def asan_build():
-    r = subprocess.run(["make", "-s", "asan"], cwd=ROOT, capture_output=True, text=True)
+    r = make("asan")
     assert r.returncode == 0, r.stdout + r.stderr
     return ROOT / "build" / "asan"
 

@@ -3,16 +3,15 @@ bit for bit against the oracle loops for each compiler and instruction set,
 the traffic model against counts made by hand, and the `tasks` executor's
 depend lists against the whole task graph."""
 import re
-import subprocess
 
 import pytest
 
-from variant_helpers import ROOT, run
+from variant_helpers import ROOT, make, run
 
 
 @pytest.fixture(scope="module")
 def unit_tests():
-    r = subprocess.run(["make", "-s", "unit-tests"], cwd=ROOT, capture_output=True, text=True)
+    r = make("unit-tests")
     assert r.returncode == 0, r.stdout + r.stderr
     return sorted((ROOT / "build" / "tests").iterdir())
 

@@ -1,4 +1,5 @@
 """Shared helpers for the tests: where the binaries are and how to run them."""
+import fcntl
 import json
 import os
 import subprocess
@@ -8,6 +9,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def make(*args):
+    """`make -s ARGS` in the repository, one at a time: tests run in two processes (pytest-xdist,
+    scripts/run-tests.sh) and two makes of the same target at once would write the same files."""
+    lock = ROOT / "build" / ".tests-make.lock"
+    lock.parent.mkdir(exist_ok=True)
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        return subprocess.run(["make", "-s", *args], cwd=ROOT, capture_output=True, text=True)
 
 
 def registry():

@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-from pstudy import resultsdir
 from pstudy.errors import StudyError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -43,18 +42,6 @@ def plots_root(arg=None):
     return Path(arg or os.environ.get("PERFSTUDY_PLOTS") or REPO_ROOT / "plots")
 
 
-def into_or_new(into, results_root_arg, name):
-    """The directory a standalone experiment writes to: --into DIR (an existing directory, a sweep's,
-    so that its report uses the result), else a new <results root>/<date-time>-<name>."""
-    if into:
-        directory = Path(into)
-        if not directory.is_dir():
-            raise StudyError(f"--into: {directory}: no such directory")
-        return directory
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return resultsdir.new_directory(results_root(results_root_arg), f"{stamp}-{name}")
-
-
 def plots_dir(root, directory):
     """Where `report` writes the figures of a results directory: <plots root>/<its name>. Both are
     resolved first, and a directory that would land outside the plots root is refused."""
@@ -75,32 +62,6 @@ def build_dir(study, root=REPO_ROOT):
 def bench_dir(study, root=REPO_ROOT):
     """Where the ceiling benchmarks (stream, peakflops) are built."""
     return build_dir(study, root) / "bench"
-
-
-def locate(arg):
-    """A results directory from a path, a name in the results root, or "latest" (the most recently
-    started sweep there); StudyError when it is none of these or has no meta.json."""
-    path = Path(arg)
-    root = results_root()
-    if arg == "latest" and not path.exists():
-        found = sorted((d for d in root.glob("*") if (d / resultsdir.META).is_file()), key=_started)
-        if not found:
-            raise StudyError(f"{root}: no results directories yet")
-        return found[-1]
-    if not path.exists() and os.sep not in arg and (root / arg).exists():
-        path = root / arg
-    if not path.is_dir():
-        raise StudyError(f"{arg}: no such results directory")
-    if not (path / resultsdir.META).is_file():
-        raise StudyError(f"{arg}: not a results directory (no {resultsdir.META})")
-    return path.resolve()  # "results/X/runs/.." is X, and its name is "X", not ".."
-
-
-def _started(directory):
-    try:
-        return resultsdir.read_meta(directory).get("started") or ""
-    except StudyError:
-        return ""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ PERFSTUDY = REPO / "harness" / "perfstudy"
 FAKE = Path(__file__).resolve().parent / "fake_variant.py"
 sys.path.insert(0, str(REPO / "harness"))
 
-from pstudy.vocabulary import VARIANTS  # noqa: E402  (the registry, variants/LIST)
+from pstudy.store.vocabulary import VARIANTS  # noqa: E402  (the registry, variants/LIST)
 
 SMALL_CONFIG = """
 [model]

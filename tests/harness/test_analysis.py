@@ -51,7 +51,8 @@ def test_analysis_keys_are_checked(study):
 
 def test_roofline_skips_the_warmup_steps_the_run_recorded(study):
     """The roofline reads the warm-up from the meta.json that `run` writes (config.run.warmup)."""
-    from pstudy import roofline, resultsdir
+    from pstudy.store import resultsdir
+    from pstudy.analyse import roofline
     from test_roofline import ceilings
 
     text = study.config(steps=3, repetitions=1).read_text().replace("warmup = 1", "warmup = 2")

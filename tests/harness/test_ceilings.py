@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pstudy import ceilings as ce
+from pstudy.measure import ceilings as ce
 
 REPO = Path(__file__).resolve().parents[2]
 VECTOR_BITS = {"avx512": 512, "avx2": 256, "sse": 128, "scalar": 32}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pstudy import config
+from pstudy.store import config
 from pstudy.errors import StudyError
 
 GOOD = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3},

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pstudy import counters as c
+from pstudy.measure import counters as c
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "counters"

@@ -16,7 +16,7 @@ from conftest import PERFSTUDY
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness"))
 
-from pstudy import resultsdir  # noqa: E402
+from pstudy.store import resultsdir  # noqa: E402
 
 ROOT = os.geteuid() == 0
 
@@ -197,7 +197,8 @@ def test_report_of_a_path_with_dotdot_writes_inside_the_plots_root(study):
 def test_an_interrupted_figure_never_lands_under_its_final_name(tmp_path, monkeypatch):
     import matplotlib.figure
 
-    from pstudy import plots, stats
+    from pstudy.analyse import stats
+    from pstudy.show import plots
 
     def torn_savefig(self, fname, *args, **kwargs):
         with open(fname, "wb") as f:

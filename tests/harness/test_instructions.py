@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from conftest import PERFSTUDY, REPO
-from pstudy import history, instructions, sweep
+from pstudy.store import history, sweep
+from pstudy.measure import instructions
 from pstudy.errors import StudyError
 
 CALLGRIND = """# callgrind format
@@ -200,8 +201,8 @@ def count_builds(tmp_path_factory):
     in the fast set) and links."""
     if not shutil.which("valgrind"):
         pytest.skip("valgrind not installed")
-    from pstudy import config as configmod
-    from pstudy import regress
+    from pstudy.store import config as configmod
+    from pstudy.analyse import regress
 
     root = tmp_path_factory.mktemp("counts")
     study = configmod.from_dict({"model": {"config": "tiny", "B": 2, "T": 32}, "run": {"steps": 1},

@@ -12,8 +12,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pstudy import cachesim, cli, config, resultsdir, sensitivity, verdict
-from pstudy import roofline as rl
+from pstudy import cli
+from pstudy.store import config, resultsdir
+from pstudy.measure import cachesim, sensitivity
+from pstudy.analyse import verdict
+from pstudy.analyse import roofline as rl
 from pstudy.errors import StudyError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,7 +117,7 @@ def test_step_verdict_names_what_decides_and_where_sources_disagree():
 
 
 def write_slowdowns(directory, point, rows):
-    out = resultsdir.sensitivity_dir(directory)
+    out = resultsdir.ResultsDir(directory).sensitivity
     out.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame([{"point": point, **r} for r in rows], columns=sensitivity.SLOWDOWN_COLUMNS)
     resultsdir.write_csv(out / "slowdowns.csv", frame)
@@ -219,7 +222,7 @@ def test_kernel_evidence_takes_the_highest_dram_level(tmp_path):
 
 
 def test_analyse_of_a_bad_sensitivity_directory_is_one_line(tmp_path, capsys):
-    out = resultsdir.sensitivity_dir(tmp_path)
+    out = resultsdir.ResultsDir(tmp_path).sensitivity
     out.mkdir(parents=True)
     (out / "sensitivity.json").write_text(json.dumps({"warmup": 1}))
     (out / "runs.csv").write_text("variant,compiler,kernels,threads,batch_subsize,k,repetition,mode,duty,status,"
@@ -408,6 +411,6 @@ def test_a_real_simulation_on_the_tiny_model(tmp_path):
     assert meta["geometry"]["LL"]["source"] == "[cachesim] caches" and "AVX2" in meta["build"]
     assert "-mavx2" in subprocess.run(["make", "-s", "print-flags"], cwd=REPO, capture_output=True,
                                       text=True).stdout.replace("-march=native", "-mavx2 -mfma")
-    assert (resultsdir.cachesim_dir(out) / "cachesim_ratio.png").read_bytes()[:4] == b"\x89PNG"
+    assert (resultsdir.ResultsDir(out).cachesim / "cachesim_ratio.png").read_bytes()[:4] == b"\x89PNG"
     ev = cachesim.kernel_evidence(out, "gcc", "fast")
     assert "simulated" in ev["adamw"]["note"] and ev["adamw"]["ratio"] > 0

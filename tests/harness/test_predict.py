@@ -13,7 +13,7 @@ PERFSTUDY = REPO / "harness" / "perfstudy"
 BUILD = REPO / "build" / "gcc" / "fast"
 sys.path.insert(0, str(REPO / "harness"))
 
-from pstudy import taskgraph, vocabulary  # noqa: E402
+from pstudy.store import taskgraph, vocabulary  # noqa: E402
 
 # one process's schedule: a distributed variant (gpt2-mpi) describes none, and predict leaves it out
 VARIANTS = [v for v in vocabulary.VARIANTS if not vocabulary.is_distributed(v) and (BUILD / f"gpt2-{v}").exists()]

@@ -16,7 +16,7 @@ import pytest
 from scipy.stats import mannwhitneyu, wilcoxon
 
 from conftest import FAKE, REPO
-from pstudy import compare
+from pstudy.analyse import compare
 
 POINTS = [("seq", "gcc", "fast", 1, None, None), ("forkjoin", "gcc", "fast", 1, None, None),
           ("forkjoin", "gcc", "fast", 2, None, None), ("taskiter", "gcc", "fast", 1, 1, 64),

@@ -41,8 +41,13 @@ def test_report_prints_table_and_writes_real_figures(study, finished):
     done = study.perfstudy("report", finished, "--formats", "png,svg")
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "vs_seq base, gcc/fast: seq on 1 thread, median step" in out
-    assert "speedup vs seq" in out and "eff vs self1" in out
+    # the summary leads with the answer and ends with the page; the full table is in summary.csv
+    assert "speedup vs seq" in out and "fastest:" in out and "2 threads (gcc/fast): " in out
+    assert out.rstrip().splitlines()[-1] == f"report: {study.plots / finished.name / 'report.html'}"
+    assert len(out.splitlines()) <= 60 and "eff vs self1" not in out
+    verbose = study.perfstudy("report", finished, "--no-figures", "--no-chart", "--verbose").stdout
+    assert "vs_seq base, gcc/fast: seq on 1 thread, median step" in verbose
+    assert "speedup vs seq" in verbose and "eff vs self1" in verbose
     plots = study.plots / finished.name
     for kind in ("runtime", "speedup-vs-seq", "speedup-vs-self1", "efficiency-vs-seq",
                  "efficiency-vs-self1", "vs-forkjoin"):
@@ -75,7 +80,7 @@ def test_report_terminal_chart_with_and_without_gnuplot(study, finished):
 
 def test_report_recomputes_a_missing_summary(study, finished):
     (finished / "summary.csv").unlink()
-    done = study.perfstudy("report", "latest", "--no-figures", "--no-chart")
+    done = study.perfstudy("report", "latest", "--no-figures", "--no-chart", "--verbose")
     assert done.returncode == 0, done.stderr
     assert "forkjoin gcc/fast    2" in done.stdout
 
@@ -101,7 +106,7 @@ def test_report_never_shows_a_cached_summary(study, finished):
     stale = pd.read_csv(finished / "summary.csv")
     stale["step_median_s"] = 987.654
     stale.to_csv(finished / "summary.csv", index=False)
-    done = study.perfstudy("report", finished, "--no-figures", "--no-chart")
+    done = study.perfstudy("report", finished, "--no-figures", "--no-chart", "--verbose")
     assert done.returncode == 0, done.stderr
     assert "987.7" not in done.stdout and "forkjoin gcc/fast    2" in done.stdout
 
@@ -111,9 +116,9 @@ def test_a_results_directory_written_by_an_older_harness_still_reports(study, tm
     old = Path(__file__).resolve().parent / "data" / "results-a99ffd6" / "2026-11-23-a99ffd6-small"
     directory = tmp_path / "results" / old.name
     shutil.copytree(old, directory)
-    done = study.perfstudy("report", directory, "--no-chart")
+    done = study.perfstudy("report", directory, "--no-chart", "--verbose")
     assert done.returncode == 0, done.stderr
-    assert "status complete, commit a99ffd6" in done.stdout
+    assert "complete, 10 of 10 runs ok, commit a99ffd6" in done.stdout and "fastest:" in done.stdout
     for label in ("seq gcc/fast", "forkjoin gcc/fast", "taskiter gcc/fast"):
         assert label in done.stdout
     assert len(list((study.plots / old.name).glob("*.png"))) > 10

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from pstudy import cli
-from pstudy import roofline as rl
+from pstudy.analyse import roofline as rl
 
 REPO = Path(__file__).resolve().parents[2]
 COUNTERS_DATA = REPO / "tests" / "data" / "counters"
@@ -198,7 +198,9 @@ def test_figures_are_png(tmp_path):
     for p in paths:
         data = Path(p).read_bytes()
         assert data[:8] == PNG_MAGIC and len(data) > 10_000, p
-    assert (tmp_path / "out" / "roofline_verdict.txt").read_text().count("\n") == 4  # per analysis: the roofline's line and the combined verdict
+    verdicts = (tmp_path / "out" / "roofline_verdict.txt").read_text().split("\n\n", 1)
+    assert verdicts[0].count("\n") == 3  # first, per analysis: the roofline's line and the combined verdict
+    assert verdicts[1].count("== ") == 2 and "gelu_fwd: " in verdicts[1]  # then each kernel's verdict and why
     assert json.loads((tmp_path / "out" / "roofline.json").read_text())["rule"] == rl.STEP_RULE
 
 

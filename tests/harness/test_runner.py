@@ -4,8 +4,9 @@ import json
 
 import pytest
 
-from pstudy import config, runner
-from pstudy.sweep import Point
+from pstudy.store import config
+from pstudy.measure import runner
+from pstudy.store.sweep import Point
 
 STUDY = config.from_dict({"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 2, "warmup": 1}},
                          "x.toml", cpu_count=2)

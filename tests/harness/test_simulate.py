@@ -1,15 +1,18 @@
 """The simulator (pstudy.simulate) on hand-made task graphs whose schedules are known."""
 
+import tomllib
+
 import pytest
 
-from pstudy import machines, simulate, taskgraph
+from pstudy.store import machinefiles, taskgraph
+from pstudy.analyse import simulate
 from pstudy.errors import StudyError
 
 
 def machine(cores=64, bw=None, peak=10.0):
     """A machine with bandwidth `bw` GB/s at every core count (unlimited when None)."""
     xs, ys = ([1, cores], [bw, bw]) if bw else ([1, cores], [1e9, 1e9])
-    return machines.Machine("test", False, cores, peak, tuple(xs), tuple(ys))
+    return machinefiles.Machine("test", False, cores, peak, tuple(xs), tuple(ys))
 
 
 def op(i, phase="forward"):
@@ -160,17 +163,17 @@ def test_machine_files_are_checked(tmp_path):
     p = tmp_path / "m.toml"
     p.write_text('name = "m"\nmeasured = false\ncores = 8\npeak_gflops_per_core = 10\n'
                  'bandwidth_cores = [1, 4]\nbandwidth_GBs = [10, 30]\n')
-    m = machines.load(p)
+    m = machinefiles.load(p)
     assert m.bandwidth(1) == 10e9 and m.bandwidth(4) == 30e9 and m.bandwidth(8) == 30e9
     assert m.bandwidth(2) == pytest.approx(10e9 + 20e9 / 3)
-    assert machines.load(tmp_path / "m.toml") == machines.check(machines.tomllib.loads(machines.to_toml(m)), p)
+    assert machinefiles.load(tmp_path / "m.toml") == machinefiles.check(tomllib.loads(machinefiles.to_toml(m)), p)
     p.write_text('name = "m"\nmeasured = false\ncores = 8\npeak_gflops_per_core = 10\n'
                  'bandwidth_cores = [2, 4]\nbandwidth_GBs = [10, 30]\n')
     with pytest.raises(StudyError, match="m.toml: bandwidth_cores: must start at 1"):
-        machines.load(p)
+        machinefiles.load(p)
 
 
 @pytest.mark.parametrize("name", ["mn5-gpp", "epyc-9654-2s"])
 def test_shipped_machines_load(name):
-    m = machines.load(name)
+    m = machinefiles.load(name)
     assert not m.measured and m.cores >= 64 and m.source

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pstudy import stats
+from pstudy.analyse import stats
 
 
 def test_median_ci_order_statistics():

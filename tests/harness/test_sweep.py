@@ -2,7 +2,7 @@
 
 from collections import Counter
 
-from pstudy import config, sweep
+from pstudy.store import config, sweep
 
 RAW = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3, "repetitions": 3},
        "sweep": {"threads": [1, 2, 4], "batch_subsize": [1, 2, 4], "token_chunk": [16, 64]}}

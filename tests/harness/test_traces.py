@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, VARIANTS
-from pstudy import efficiency, traceformats, vocabulary
+from pstudy.store import traceformats, vocabulary
+from pstudy.analyse import efficiency
 
 BUILD = REPO / "build" / "gcc" / "fast"
 COLUMNS = list(traceformats.CHUNK_COLUMNS)
@@ -261,3 +262,26 @@ def test_trace_command_exports_and_refuses_bad_input(study):
     (directory / "traces" / next(os.walk(directory / "traces"))[2][0]).write_text("garbage\n")
     r = study.perfstudy("trace", directory)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and ".csv" in r.stderr, r.stderr
+
+
+def test_factor_intervals_stay_in_the_range_of_the_runs():
+    """Three runs far apart: a t-interval of their mean reaches past 1 (and below 0) for factors that
+    are bounded by 1; the bootstrap interval stays inside the runs' range, around their mean, and
+    is the same at every call (seeded)."""
+    import pandas as pd
+
+    runs = pd.DataFrame([{**dict(zip(efficiency.KEYS, ("forkjoin", "gcc", "fast", 2, None, None, None))),
+                          "repetition": r, "runtime_s": 1.0, "steps": 2, "useful_sum_s": 1.0,
+                          **{f: v for f in efficiency.FACTORS[:6]}, "computation_scalability": cs}
+                         for r, (v, cs) in enumerate([(0.30, 0.5), (0.95, 1.0), (0.99, 1.1)])])
+    first = efficiency.point_factors(runs).iloc[0]
+    for factor in efficiency.FACTORS[:6]:
+        low, high = first[f"{factor}_ci_low"], first[f"{factor}_ci_high"]
+        assert 0 <= low <= first[factor] <= high <= 1, (factor, low, first[factor], high)
+    # global = parallel x computation scalability, which may pass 1 (superlinear), never their largest product
+    assert 0 <= first["global_efficiency_ci_low"] <= first["global_efficiency"] <= first["global_efficiency_ci_high"] \
+        <= 0.99 * 1.1
+    assert first["load_balance_ci_low"] >= 0.30 and first["load_balance_ci_high"] <= 0.99
+    assert 0.5 <= first["computation_scalability_ci_low"] <= first["computation_scalability_ci_high"] <= 1.1
+    again = efficiency.point_factors(runs).iloc[0]
+    assert again["global_efficiency_ci_low"] == first["global_efficiency_ci_low"]

@@ -2,9 +2,10 @@
 
 import os
 
-from pstudy import cachesim, common
-from pstudy import config as configmod
-from pstudy import resultsdir
+from pstudy import common
+from pstudy.measure import cachesim
+from pstudy.store import config as configmod
+from pstudy.store import resultsdir
 from pstudy.common import REPO_ROOT
 
 
@@ -19,8 +20,8 @@ def add_arguments(parser):
 
 def main(args):
     study = configmod.load(configmod.resolve_path(args.config, common.CONFIGS_DIR))
-    directory = common.into_or_new(args.into, args.results_root, f"{study.name}-cachesim")
-    out = resultsdir.cachesim_dir(directory)
+    directory = resultsdir.into_or_new(args.into, args.results_root, f"{study.name}-cachesim")
+    out = resultsdir.ResultsDir(directory).cachesim
     out.mkdir(parents=True, exist_ok=True)
     with common.owning(out / resultsdir.LOCK, str(out), command="cachesim"):
         common.end_like_ctrl_c()

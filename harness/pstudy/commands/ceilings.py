@@ -4,7 +4,8 @@ import os
 import socket
 from pathlib import Path
 
-from pstudy import ceilings, machines, resultsdir
+from pstudy.store import machinefiles, resultsdir
+from pstudy.measure import ceilings
 from pstudy.errors import StudyError
 
 
@@ -43,7 +44,7 @@ def main(args):
     print(f"wrote {args.out}")
     machine_out = Path(args.machine_out) if args.machine_out else Path(args.out).with_name("machine.toml")
     name = socket.gethostname().split(".")[0] or "this-machine"
-    machine = machines.from_ceilings(data, name, cores=os.cpu_count())
-    resultsdir.atomic_write(machine_out, machines.to_toml(machine))
+    machine = machinefiles.from_ceilings(data, name, cores=os.cpu_count())
+    resultsdir.atomic_write(machine_out, machinefiles.to_toml(machine))
     print(f"wrote {machine_out} (machine description for perfstudy predict --machine)")
     return 0

@@ -7,8 +7,9 @@ The method is pstudy.compare's (its module comment). Exit status: 1 when any poi
 import sys
 from pathlib import Path
 
-from pstudy import common, resultsdir, vocabulary
-from pstudy import compare as cmp
+from pstudy import common
+from pstudy.store import resultsdir, vocabulary
+from pstudy.analyse import compare as cmp
 from pstudy.errors import StudyError
 
 
@@ -25,7 +26,7 @@ def main(args):
     import pandas as pd
 
     phases = cmp.check_test_options(args)
-    base_dir, cand_dir = common.locate(args.base), common.locate(args.candidate)
+    base_dir, cand_dir = resultsdir.locate(args.base), resultsdir.locate(args.candidate)
     base_meta, cand_meta = resultsdir.read_meta(base_dir), resultsdir.read_meta(cand_dir)
     cmp.comparable(base_meta, cand_meta, base_dir, cand_dir)
     base = cmp.samples(resultsdir.read_steps(base_dir), args.unit, phases)

@@ -7,7 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from pstudy import common, history, vocabulary
+from pstudy import common
+from pstudy.store import history, vocabulary
 from pstudy.errors import StudyError
 
 
@@ -36,19 +37,22 @@ def main(args):
               f"{frame['commit'].nunique()} commit(s)\n")
     hits = frame[frame["regressed"] & (frame["metric"] == history.TIME)]
     counted = frame[frame["regressed"] & (frame["metric"] == history.INSTRUCTIONS)]
-    if len(counted):
-        out.write(f"{len(counted)} instruction-count regression(s):\n")
-        for _, r in counted.iterrows():
-            out.write(f"  {r['commit_short']} {r['date']} {vocabulary.point_label(vocabulary.point_key(r))} "
-                      f"{r['kernel']}: x{r['ratio']:.4f} ({r['base_instructions']:,.0f} -> {r['instructions']:,.0f} "
-                      f"instructions) vs base {str(r['base_commit'])[:7]}\n")
-    if len(hits):
-        out.write(f"{len(hits)} confirmed regression(s):\n")
-        for _, r in hits.iterrows():
-            out.write(f"  {r['commit_short']} {r['date']} {vocabulary.point_label(vocabulary.point_key(r))} "
-                      f"{r['phase']}: x{r['ratio']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] "
-                      f"vs base {str(r['base_commit'])[:7]}\n")
-    elif not len(counted):
+    write_rows(out, counted, "instruction-count regression(s)",
+               lambda r: f"{r['kernel']}: x{r['ratio']:.4f} ({r['base_instructions']:,.0f} -> "
+                         f"{r['instructions']:,.0f} instructions)")
+    write_rows(out, hits, "confirmed regression(s)",
+               lambda r: f"{r['phase']}: x{r['ratio']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]")
+    if not len(hits) and not len(counted):
         out.write("no confirmed regression in the history\n")
     out.write(f"{len(written)} figure files in {outdir}\n")
     return 0
+
+
+def write_rows(out, rows, title, what):
+    """A count and title, then one line per history row: commit, date, point, `what` of the row, base."""
+    if not len(rows):
+        return
+    out.write(f"{len(rows)} {title}:\n")
+    for _, r in rows.iterrows():
+        out.write(f"  {r['commit_short']} {r['date']} {vocabulary.point_label(vocabulary.point_key(r))} "
+                  f"{what(r)} vs base {str(r['base_commit'])[:7]}\n")

@@ -2,7 +2,8 @@
 
 import os
 
-from pstudy import common, resultsdir
+from pstudy import common
+from pstudy.store import resultsdir
 from pstudy.errors import StudyError
 
 

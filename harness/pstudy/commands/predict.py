@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
-from pstudy import ceilings, common, machines, prediction, resultsdir
+from pstudy.store import machinefiles, resultsdir
+from pstudy.measure import ceilings
+from pstudy.analyse import prediction
 from pstudy.errors import StudyError
 
 
@@ -33,8 +35,8 @@ def parse_threads(text, limit):
 
 def source_machine(directory, args):
     if args.source_machine:
-        return machines.load(args.source_machine)
-    path = resultsdir.ceilings_path(directory)
+        return machinefiles.load(args.source_machine)
+    path = resultsdir.ResultsDir(directory).ceilings
     if not path.is_file():
         raise StudyError(f"{path}: missing; predict needs the per-core speed and bandwidth of the machine the "
                          "traces were recorded on (measure them with the sweep, or give --source-machine FILE)")
@@ -42,14 +44,14 @@ def source_machine(directory, args):
         data = ceilings.load_ceilings(path)
     except ceilings.CeilingsError as err:
         raise StudyError(str(err)) from None
-    return machines.from_ceilings(data, "this-machine")
+    return machinefiles.from_ceilings(data, "this-machine")
 
 
 def main(args):
-    directory = common.locate(args.results_dir)
+    directory = resultsdir.locate(args.results_dir)
     meta = resultsdir.read_meta(directory)
     source = source_machine(directory, args)
-    target = machines.load(args.machine) if args.machine else source
+    target = machinefiles.load(args.machine) if args.machine else source
     measured = prediction.measured_points(directory)
     if args.threads:
         counts = parse_threads(args.threads, target.cores)
@@ -63,7 +65,7 @@ def main(args):
             counts |= {key[3] for key in measured if key[3] <= target.cores}
         counts = sorted(counts)
     frame, validation = prediction.predict(directory, meta, source, target, counts, args.build_dir)
-    out = Path(args.out) if args.out else resultsdir.predict_dir(directory, target.name)
+    out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "prediction.csv", frame)
     resultsdir.write_csv(out / "validation.csv", validation)

@@ -10,9 +10,11 @@ import random
 import shutil
 from pathlib import Path
 
-from pstudy import common, instructions, regress, runner
-from pstudy import compare as cmp
-from pstudy import config as configmod
+from pstudy import common
+from pstudy.measure import instructions, runner
+from pstudy.analyse import regress
+from pstudy.analyse import compare as cmp
+from pstudy.store import config as configmod
 from pstudy.errors import StudyError
 
 

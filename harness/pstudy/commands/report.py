@@ -2,8 +2,11 @@
 
 import os
 import sys
+from pathlib import Path
 
-from pstudy import common, resultsdir
+from pstudy import common
+from pstudy.store import resultsdir
+from pstudy.analyse import tables
 from pstudy.errors import StudyError
 
 
@@ -14,47 +17,40 @@ def add_arguments(parser):
     parser.add_argument("--formats", default="png,svg", help="comma-separated figure formats (default png,svg)")
     parser.add_argument("--no-figures", action="store_true", help="print the table only")
     parser.add_argument("--no-chart", action="store_true", help="skip the gnuplot terminal chart")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also print every table in full and each kernel's roofline verdict with why "
+                             "(otherwise in summary.csv, roofline_verdict.txt and report.html)")
     parser.add_argument("--wait", action="store_true",
                         help="when another report is writing the same plots directory, wait for it (default: exit 2)")
 
 
 def main(args):
-    directory = common.locate(args.results_dir)
+    directory = resultsdir.ResultsDir(resultsdir.locate(args.results_dir))
     meta = resultsdir.read_meta(directory)  # check the directory before the heavy imports
     formats = [] if args.no_figures else common.choices(args.formats, common.FIGURE_FORMATS, "--formats")
 
     import pandas as pd
 
-    from pstudy import terminal
+    from pstudy.show import summary as summary_text
+    from pstudy.show import terminal
 
-    summary = resultsdir.read_summary(directory)
+    summary = tables.read_summary(directory)
     if summary.empty:
         raise StudyError(f"{directory}: no runs recorded yet")
     out = sys.stdout
-    out.write(f"{meta.display_name(directory)}: status {meta.status}, commit "
-              f"{meta.commit}{' (dirty)' if meta.dirty else ''}, "
-              f"{meta.get('runs_ok', '?')} runs ok, {meta.get('runs_failed', '?')} failed "
-              f"of {meta.get('runs_total', '?')}\n")
-    model, run = meta.model, meta.run_settings
-    out.write(f"model {model.get('config') or model.get('checkpoint')}, B={model.get('B')}, T={model.get('T')}; "
-              f"{run.get('steps')} measured steps after {run.get('warmup')} warm-up, "
-              f"{run.get('repetitions')} repetitions; placement {meta.get('placement')}\n")
     # a sweep in which every run failed or timed out has no time to show: its failures are the report
     measured = "step_median_s" in summary and summary["step_median_s"].notna().any()
-    if measured:
-        out.write("Times are medians over the measured steps of all repetitions, with 95% order-statistic CIs.\n"
-                  "Speedup = base time / time; efficiency = speedup / threads. Bases:\n")
+    if args.verbose and measured:
         out.write("\n".join(terminal.base_lines(summary)) + "\n\n")
         with pd.option_context("display.width", 250):
             out.write(terminal.table(summary) + "\n")
-    else:
+    if not measured:
         out.write("No run succeeded: no times, table, chart or figures to show.\n")
-    failures_path = directory / resultsdir.FAILURES_CSV
-    if failures_path.exists():
-        failures = resultsdir.read_csv(failures_path)
+    if directory.failures_csv.exists():
+        failures = resultsdir.read_csv(directory.failures_csv)
         if len(failures):
             shown = len(failures) if not measured else 5
-            out.write(f"\n{len(failures)} failed runs (failures.csv)" + (", first ones" if shown < len(failures) else "")
+            out.write(f"{len(failures)} failed runs (failures.csv)" + (", first ones" if shown < len(failures) else "")
                       + ":\n")
             for _, f in failures.head(shown).iterrows():
                 out.write(f"  {f['variant']} {f['compiler']}/{f['kernels']} t={f['threads']} "
@@ -62,29 +58,47 @@ def main(args):
     if not measured:
         sys.stderr.write(f"perfstudy report: {directory}: every run failed (listed above)\n")
         return 0
+    chart = None
     if not args.no_chart:
-        chart, note = terminal.gnuplot_chart(summary)
-        if chart:
-            out.write("\n" + chart + "\n")
-        else:
+        chart, note = terminal.gnuplot_chart(summary, height=terminal.SUMMARY_CHART_HEIGHT)
+        if note:
             sys.stderr.write(f"perfstudy report: {note}\n")
     outdir = common.plots_dir(common.plots_root(args.plots_root), directory)
+    details = [("all columns:", str(directory.summary_csv))]
     if args.no_figures and not meta.analysis.get("roofline", True):
+        out.write(summary_text.text(directory, meta, summary, chart, details=details))
         return 0
     outdir.mkdir(parents=True, exist_ok=True)
+    page, points = None, None
     with common.owning(outdir / resultsdir.LOCK, str(outdir), wait=args.wait, command="report"):
-        roof = write_figures(args, directory, meta, summary, formats, outdir, out)
+        n_figures, roof, why = write_figures(args, directory, meta, summary, formats, outdir)
+        if n_figures:
+            details.append((f"{n_figures} figure files in", str(outdir)))
+        for result in roof:
+            details.append(("per-kernel verdicts:", str(Path(result["kernel_table_dir"]) / "roofline_verdict.txt")))
+            if args.verbose:
+                out.write("\n" + roofline_text(result) + "\n")
         if not args.no_figures:
-            traced = write_trace_figures(directory, meta, summary, outdir, out)
-            page = write_page(directory, meta, summary, outdir, traced, roof)
-            out.write(f"\nreport: {page}\n")
+            traced = write_trace_figures(directory, meta, summary, outdir)
+            points = traced["points"]
+            if points is not None:
+                details.append(("efficiency factors:", str(outdir / resultsdir.EFFICIENCY_CSV)))
+            page = write_page(directory, meta, summary, outdir, traced, roof, why)
+    out.write(summary_text.text(directory, meta, summary, chart, roofline=roof, points=points, details=details,
+                                page=page, roofline_why=why))
     return 0
 
 
-def write_trace_figures(directory, meta, summary, outdir, out):
+def roofline_text(result):
+    from pstudy.analyse import roofline
+    return roofline.format_summary(result)
+
+
+def write_trace_figures(directory, meta, summary, outdir):
     """efficiency.csv (and efficiency_runs.csv), the factor figures and the timelines, from the
     traces; returns what the page needs of them."""
-    from pstudy import efficiency, tracefigures
+    from pstudy.analyse import efficiency
+    from pstudy.show import tracefigures
 
     result = {"points": None, "figures": [], "timelines": [], "missing": ""}
     runs_path = directory / resultsdir.RUNS_CSV
@@ -107,14 +121,15 @@ def write_trace_figures(directory, meta, summary, outdir, out):
     for tag, runs in tracefigures.timeline_runs(directory, summary, resultsdir.read_steps(directory)).items():
         result["timelines"].append(tracefigures.draw_timelines(runs, meta.warmup, outdir / f"timelines_{tag}.png",
                                                                f"{tag} — {name}"))
-    out.write(f"{len(points)} points with efficiency factors ({outdir / resultsdir.EFFICIENCY_CSV}), "
-              f"{len(result['timelines'])} timeline figures\n")
     return result
 
 
-def write_page(directory, meta, summary, outdir, traced, roof):
-    """plots/<name>/report.html: the identity, tables and every figure, self-contained."""
-    from pstudy import efficiency, htmlreport, terminal
+def write_page(directory, meta, summary, outdir, traced, roof, why):
+    """plots/<name>/report.html: the findings first, then the machine, the run, the tables and
+    every figure, self-contained."""
+    from pstudy.analyse import efficiency, findings
+    from pstudy.show import htmlreport, terminal
+    from pstudy.show import summary as summary_text
 
     model, run = meta.model, meta.run_settings
     identity = [("results", str(directory)), ("status", meta.status),
@@ -123,12 +138,30 @@ def write_page(directory, meta, summary, outdir, traced, roof):
                 ("steps", f"{run.get('steps')} measured after {run.get('warmup')} warm-up, "
                           f"{run.get('repetitions')} repetitions"),
                 ("runs", f"{meta.get('runs_ok', '?')} ok, {meta.get('runs_failed', '?')} failed of {meta.get('runs_total', '?')}"),
-                ("placement", str(meta.get("placement"))), ("CPU", str(meta.machine["cpu"].get("model_name", ""))),
                 ("started", str(meta.get("started"))), ("finished", str(meta.get("finished")))]
+    points = traced["points"]
+    fastest = findings.fastest(summary)
+    bounds = {(b["variant"], b["threads"]): b for b in findings.bounds(roof)}
+    losing = {(f["threads"], f["build"]): f for f in findings.losing_factor(points, fastest)}
+    found = []
+    for f in fastest:
+        bound = bounds.get((f["variant"], f["threads"]))
+        lost = losing.get((f["threads"], f["build"]))
+        found.append({"threads": f["threads"], "build": f["build"],
+                      "fastest": f["variant"] + (f" {f['chunking']}" if f["chunking"] else ""),
+                      "step": f"{terminal.seconds(f['step_s'])} s",
+                      "speedup": summary_text._fmt(f["speedup"]), "efficiency": summary_text._fmt(f["efficiency"]),
+                      "bound": f"{bound['verdict']}: {bound['evidence']}" if bound else "not analysed",
+                      "losing": f"{lost['factor']} ({summary_text._fmt(lost['value'])}; global efficiency "
+                                f"{summary_text._fmt(lost['global'])})" if lost else "-"})
+    machine = [("CPU", summary_text.cpu(meta)), ("placement", summary_text.placement(meta))]
+    system = meta.machine["system"]
+    if system.get("hostname") or system.get("kernel"):
+        machine.append(("system", ", ".join(str(system[k]) for k in ("hostname", "os", "kernel") if system.get(k))))
+    machine += ceiling_rows(directory)
     figures = [htmlreport.figure(p) for kind in ("speedup-vs-seq", "efficiency-vs-seq", "speedup-vs-self1",
                                                  "efficiency-vs-self1", "vs-forkjoin")
                for p in sorted(outdir.glob(f"{kind}_step_*.png"))]
-    points = traced["points"]
     table = ""
     if points is not None:
         cols = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "n_runs"]
@@ -139,26 +172,22 @@ def write_page(directory, meta, summary, outdir, traced, roof):
                 for v, lo, hi in zip(points[factor], points[f"{factor}_ci_low"], points[f"{factor}_ci_high"])]
         shown["IPC / instruction scalability"] = "need counters"
         table = shown.to_html(index=False, na_rep="-", border=0)
-    roof_figures, verdict, why = [], "", roof
+    roof_figures, verdict = [], ""
     roof_dir = outdir / "roofline"
     if roof_dir.is_dir():
         roof_figures = [htmlreport.figure(p) for p in sorted(roof_dir.rglob("*.png"))]
         verdict = "".join(p.read_text() for p in sorted(roof_dir.rglob("roofline_verdict.txt")))
     failures = ""
-    failures_path = directory / resultsdir.FAILURES_CSV
-    if failures_path.exists():
-        frame = resultsdir.read_csv(failures_path)
+    if directory.failures_csv.exists():
+        frame = resultsdir.read_csv(directory.failures_csv)
         if len(frame):
             failures = frame.to_html(index=False, na_rep="-", border=0)
     return htmlreport.write(outdir, {
-        "name": meta.display_name(directory), "identity": identity,
+        "name": meta.display_name(directory), "findings": found, "machine": machine, "identity": identity,
         "bases": "\n".join(terminal.base_lines(summary)),
         "summary_table": terminal.table_frame(summary).to_html(index=False, border=0),
         "figures": figures, "efficiency_table": table,
-        "efficiency_note": ("Per point: the mean over its traced runs with a 95% Student-t interval. Parallel "
-                            "efficiency = load balance x communication efficiency = OMP serialization x OMP load "
-                            "balance x OMP scheduling efficiency; global = parallel x computation scalability. "
-                            "Definitions: harness/README.md, section Efficiency factors."),
+        "efficiency_note": efficiency.NOTE,
         "efficiency_figures": [htmlreport.figure(p) for p in traced["figures"]],
         "efficiency_missing": traced["missing"],
         "timelines": [htmlreport.figure(p, "per-thread timeline of one steady-state iteration per variant at the "
@@ -168,31 +197,55 @@ def write_page(directory, meta, summary, outdir, traced, roof):
         "failures": failures})
 
 
-def write_figures(args, directory, meta, summary, formats, outdir, out):
-    """The figures and the roofline, into `outdir` (which this process owns); returns why the
-    roofline was skipped, if it was."""
+def ceiling_rows(directory):
+    """The machine's measured ceilings, one row per thread count, from ceilings.json (none when absent)."""
+    from pstudy.measure import ceilings
+    try:
+        data = ceilings.load_ceilings(directory.ceilings)
+    except ceilings.CeilingsError:
+        return []
+    return [(f"ceilings at {e['threads']} thread{'s' if e['threads'] > 1 else ''}",
+             f"STREAM triad {e['stream_GBs']['triad']:.1f} GB/s, peak {e['best_gflops']:.1f} GFLOP/s ({e['best_isa']})")
+            for e in data["per_threads"]]
+
+
+def write_figures(args, directory, meta, summary, formats, outdir):
+    """The figures and the roofline, into `outdir` (which this process owns); returns (the number of
+    figure files, the roofline summaries, why the roofline was skipped or None)."""
+    written = []
     if not args.no_figures:
-        from pstudy import plots
+        from pstudy.show import plots
         written, notes = plots.draw_all(summary, meta, outdir, formats)
         for note in notes:
             sys.stderr.write(f"perfstudy report: {note}\n")
-        out.write(f"\n{len(written)} figure files in {outdir}\n")
-    if meta.analysis.get("roofline", True):
-        from pstudy import analysis
-        from pstudy import roofline
-        skipped = None
-        compiler = (meta.sweep.get("compilers") or ["gcc"])[0]
-        kernel_sets = meta.sweep.get("kernels") or ["fast"]
-        for kernels in kernel_sets:
-            # one kernel set: plots/<name>/roofline/; several: plots/<name>/roofline/<kernels>/
-            roof_dir = outdir / "roofline"
-            if len(kernel_sets) > 1:
-                roof_dir = roof_dir / kernels
-            result, why = analysis.roofline_report(directory, roof_dir, kernels=kernels, compiler=compiler)
-            if why:
-                sys.stderr.write(f"perfstudy report: {why}\n")
-                skipped = why
-            else:
-                out.write("\n" + roofline.format_summary(result) + "\n")
-        return skipped
-    return "roofline analysis is off ([analysis] roofline = false)"
+    if not meta.analysis.get("roofline", True):
+        return len(written), [], "roofline analysis is off ([analysis] roofline = false)"
+    from pstudy.analyse import findings
+    results, skipped = [], None
+    compiler = (meta.sweep.get("compilers") or ["gcc"])[0]
+    kernel_sets = meta.sweep.get("kernels") or ["fast"]
+    traced = {(key[0], key[3]) for _, key, _ in directory.traces()}
+    at = findings.roofline_points(summary[summary["compiler"] == compiler], traced)
+    for kernels in kernel_sets:
+        # one kernel set: plots/<name>/roofline/; several: plots/<name>/roofline/<kernels>/
+        roof_dir = outdir / "roofline"
+        if len(kernel_sets) > 1:
+            roof_dir = roof_dir / kernels
+        result, why = roofline_report(directory, roof_dir, kernels=kernels, compiler=compiler, at=at)
+        if why:
+            sys.stderr.write(f"perfstudy report: {why}\n")
+            skipped = why
+        else:
+            result["kernel_table_dir"] = str(roof_dir)
+            results.append(result)
+    return len(written), results, skipped
+
+
+def roofline_report(directory, outdir, kernels="fast", compiler="gcc", at=None):
+    """The roofline analysis of a results directory (one compiler and kernel set) into outdir:
+    (result, None), or (None, why) when the directory lacks what it needs."""
+    from pstudy.analyse import roofline
+    try:
+        return roofline.analyse(directory, outdir, at=at or None, compiler=compiler, kernels=kernels), None
+    except roofline.RooflineError as err:
+        return None, f"roofline skipped: {err}"

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from pstudy import roofline
+from pstudy.analyse import roofline
 from pstudy.errors import StudyError
 
 

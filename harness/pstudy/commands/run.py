@@ -2,11 +2,15 @@
 
 import os
 import random
+import socket
 import sys
 
-from pstudy import analysis, common
-from pstudy import config as configmod
-from pstudy import machine, resultsdir, runner, slurm, sweep
+from pstudy import common
+from pstudy.measure import evidence
+from pstudy.store import config as configmod
+from pstudy.store import resultsdir, sweep, traceformats
+from pstudy.analyse import tables
+from pstudy.measure import provenance, runner, slurm
 from pstudy.common import REPO_ROOT
 from pstudy.errors import StudyError, os_error_message
 
@@ -24,6 +28,8 @@ def add_arguments(parser):
                         help="on resume, run again the runs that failed (default: keep their failure)")
     parser.add_argument("--strict", action="store_true", help="exit 1 if any run failed")
     parser.add_argument("--dry-run", action="store_true", help="print the runs in order and stop")
+    parser.add_argument("--no-summary", action="store_true",
+                        help="end without the summary table and chart (`make run` reports right after)")
     parser.add_argument("--wait", action="store_true",
                         help="when another process is sweeping the same directory, wait for it (default: exit 2)")
     parser.add_argument("--slurm", action="store_true",
@@ -36,37 +42,74 @@ def add_arguments(parser):
 
 
 def main(args):
+    """A sweep, step by step: the config, the schedule, the runs, the results, the summary."""
+    study = load_config(args)
+    if args.dry_run:  # no checks: this may well come before the build
+        return print_schedule(study)
+    binaries = check_inputs(study, sweep.schedule(study, seed=0))
+    git = provenance.git_state(str(REPO_ROOT))
+    if git.get("problem"):
+        say(f"warning: the code's commit is unknown (git: {git['problem']}); the directory is named "
+            "'nogit' and an interrupted sweep is resumed only while the config is unchanged")
+    path, resumed = resultsdir.find_or_create(common.results_root(args.results_root), study, git, fresh=args.fresh)
+    directory = resultsdir.ResultsDir(path)
+    with common.owning(directory.lock, str(directory), wait=args.wait):
+        meta, order, done = schedule(directory, resumed, study, git, binaries, args.retry_failed)
+        journal = resultsdir.Journal(directory)
+        progress = common.Progress(len(order), done)
+        common.end_like_ctrl_c()
+        try:
+            make_runs(directory, study, order, done, binaries, journal, progress, meta, args)
+            progress.close()
+            # inside the interrupt handling: a Ctrl-C while the ceilings are measured still tabulates
+            # every run measured, and the status says interrupted
+            gather_evidence(study, directory, binaries, meta)
+        except KeyboardInterrupt:
+            stop(directory, meta, journal, progress, "interrupted")
+            say(f"interrupted; the runs finished so far are in {directory}; run the same command again to resume"
+                + (" (submitted jobs stay with Slurm and are collected then)" if args.slurm else ""))
+            return 130
+        except StudyError as err:  # a failed submission: what was submitted is journalled; stop like Ctrl-C
+            stop(directory, meta, journal, progress, "interrupted", error=str(err))
+            raise
+        except OSError as err:  # a full or read-only disk: record it where possible, keep what was written
+            if err.filename is None:  # a write to an open file names none: the directory is the place
+                err.filename = str(directory)
+            record_failure(directory, meta, err)
+            raise
+        except Exception as err:  # a bug: meta.json still gets a final status, never "running" for good
+            record_failure(directory, meta, err)
+            raise
+        n_failed = results(directory, study, meta, journal)
+    return summary(directory, meta, n_failed, args)
+
+
+def load_config(args):
+    """Step 1: the config, and the options that go with it."""
     path = configmod.resolve_path(args.config, common.CONFIGS_DIR)
     for flag in ("partition", "time", "account"):
         if getattr(args, flag) is not None and not args.slurm:
             raise StudyError(f"--{flag}: only with --slurm")
     if args.poll <= 0:
         raise StudyError(f"--poll: {args.poll:g} is not a positive number of seconds")
-    study = configmod.load(path)
-    if args.dry_run:  # no checks: this may well come before the build
-        seed = study.run["seed"] or 0
-        say(f"the runs in order for seed {seed}" + ("" if study.run["seed"] is not None else
-                                                     " (run.seed is unset: a real sweep draws one)"))
-        for i, run in enumerate(sweep.schedule(study, seed)):
-            cmd = runner.command(study, run.point, runner.binary_path(study, run.point, str(REPO_ROOT)),
-                                 str(REPO_ROOT))
-            print(f"{i + 1:4d} rep {run.repetition} {run.point.label():40s} {' '.join(cmd)}")
-        return 0
-    binaries = check_inputs(study, sweep.schedule(study, seed=0))
-
-    results_root = common.results_root(args.results_root)
-    git = machine.git_state(str(REPO_ROOT))
-    if git.get("problem"):
-        say(f"warning: the code's commit is unknown (git: {git['problem']}); the directory is named "
-            "'nogit' and an interrupted sweep is resumed only while the config is unchanged")
-    directory, resumed = resultsdir.find_or_create(results_root, study, git, fresh=args.fresh)
-    with common.owning(directory / resultsdir.LOCK, str(directory), wait=args.wait):
-        return sweep_into(directory, resumed, study, git, binaries, args)
+    return configmod.load(path)
 
 
-def sweep_into(directory, resumed, study, git, binaries, args):
-    """The sweep proper, in a directory this process owns (a second sweep of it waits or stops)."""
-    journal = resultsdir.Journal(directory)
+def print_schedule(study):
+    """--dry-run: the runs in the order a sweep with the config's seed makes them."""
+    seed = study.run["seed"] or 0
+    say(f"the runs in order for seed {seed}" + ("" if study.run["seed"] is not None else
+                                                 " (run.seed is unset: a real sweep draws one)"))
+    for i, run in enumerate(sweep.schedule(study, seed)):
+        cmd = runner.command(study, run.point, runner.binary_path(study, run.point, str(REPO_ROOT)),
+                             str(REPO_ROOT))
+        print(f"{i + 1:4d} rep {run.repetition} {run.point.label():40s} {' '.join(cmd)}")
+    return 0
+
+
+def schedule(directory, resumed, study, git, binaries, retry_failed):
+    """Step 2: meta.json (new, or the resumed sweep's with its seed) and the order of the runs;
+    returns (meta, order, the runs already done)."""
     if resumed:
         meta = resultsdir.read_meta(directory)
         seed = meta["seed"]
@@ -74,70 +117,34 @@ def sweep_into(directory, resumed, study, git, binaries, args):
     else:
         seed = study.run["seed"] if study.run["seed"] is not None else random.SystemRandom().randrange(2**31)
         meta = initial_meta(study, git, directory, seed, binaries)
-        resultsdir.atomic_write(directory / resultsdir.CONFIG_COPY, study.text)
+        resultsdir.atomic_write(directory.config_copy, study.text)
+    order = sweep.schedule(study, seed)
     meta["status"] = "running"
-    meta["runs_total"] = len(sweep.schedule(study, seed))
+    meta["runs_total"] = len(order)
     resultsdir.write_meta(directory, meta)
     resultsdir.reserve_space(directory)
+    done = resultsdir.completed_runs(directory, retry_failed=retry_failed)
+    return meta, order, done
 
-    order = sweep.schedule(study, seed)
-    done = resultsdir.completed_runs(directory, retry_failed=args.retry_failed)
-    journal.append("begin", resumed=resumed, total_runs=len(order), already_done=len(done), seed=seed)
+
+def make_runs(directory, study, order, done, binaries, journal, progress, meta, args):
+    """Step 3: every run not done, here one after the other or as Slurm jobs."""
+    resumed = bool(meta.get("resumed"))
+    journal.append("begin", resumed=resumed, total_runs=len(order), already_done=len(done), seed=meta["seed"])
     say(f"{'resuming' if resumed else 'writing'} {directory} "
         f"({len(sweep.points(study))} points x {study.run['repetitions']} repetitions = {len(order)} runs"
         + (f", {len(done)} already done" if done else "") + ")")
-
     if study.run["steps"] * study.run["repetitions"] < 6:
         say("note: fewer than 6 measured steps per point (steps x repetitions): medians get no 95% "
             "confidence interval")
-    progress = common.Progress(len(order), done)
-    common.end_like_ctrl_c()
-    try:
-        if args.slurm:
-            meta.setdefault("slurm", []).append({"partition": args.partition, "time": args.time,
-                                                 "account": args.account, "started": common.now()})
-            resultsdir.write_meta(directory, meta)
-            slurm.sweep(directory, study, order, done, binaries, journal, progress,
-                        slurm.Options(args.partition, args.time, args.account, args.poll), str(REPO_ROOT))
-        else:
-            run_locally(directory, study, order, done, binaries, journal, progress)
-        progress.close()
-        # inside the interrupt handling: a Ctrl-C while the ceilings are measured still tabulates
-        # every run measured, and the status says interrupted
-        for note in filter(None, analyse(study, directory, binaries, meta)):
-            say(note)
-            meta.setdefault("analysis_notes", []).append(note)
-    except KeyboardInterrupt:
-        progress.close()
-        resultsdir.release_space(directory)
-        journal.append("interrupted")
-        resultsdir.tabulate(directory, meta, "interrupted", common.now())
-        say(f"interrupted; the runs finished so far are in {directory}; run the same command again to resume"
-            + (" (submitted jobs stay with Slurm and are collected then)" if args.slurm else ""))
-        return 130
-    except StudyError as err:  # a failed submission: what was submitted is journalled; stop like Ctrl-C
-        progress.close()
-        resultsdir.release_space(directory)
-        journal.append("interrupted", error=str(err))
-        resultsdir.tabulate(directory, meta, "interrupted", common.now())
-        raise
-    except OSError as err:  # a full or read-only disk: record it where possible, keep what was written
-        if err.filename is None:  # a write to an open file names none: the directory is the place
-            err.filename = str(directory)
-        record_failure(directory, meta, err)
-        raise
-    except Exception as err:  # a bug: meta.json still gets a final status, never "running" for good
-        record_failure(directory, meta, err)
-        raise
-    resultsdir.release_space(directory)
-    journal.append("end")
-    n_failed = resultsdir.tabulate(directory, meta, "complete", common.now())
-    say(f"done: {directory}" + (f" ({n_failed} failed runs, see failures.csv)" if n_failed else ""))
-    print(directory)  # the one line on stdout, for scripts: perfstudy report "$(perfstudy run ...)"
-    if n_failed and n_failed == meta["runs_done"]:
-        say("every run failed (see failures.csv)")
-        return 1
-    return 1 if (args.strict and n_failed) else 0
+    if args.slurm:
+        meta.setdefault("slurm", []).append({"partition": args.partition, "time": args.time,
+                                             "account": args.account, "started": common.now()})
+        resultsdir.write_meta(directory, meta)
+        slurm.sweep(directory, study, order, done, binaries, journal, progress,
+                    slurm.Options(args.partition, args.time, args.account, args.poll), str(REPO_ROOT))
+    else:
+        run_locally(directory, study, order, done, binaries, journal, progress)
 
 
 def run_locally(directory, study, order, done, binaries, journal, progress):
@@ -149,7 +156,7 @@ def run_locally(directory, study, order, done, binaries, journal, progress):
         binary = binaries[binary_key(run.point)]
         trace = None
         if study.analysis["trace"]:
-            trace = resultsdir.trace_path(directory, run.point, run.repetition)
+            trace = directory.trace(run.point, run.repetition)
             trace.parent.mkdir(exist_ok=True)
         outcome = runner.execute(study, run.point, binary, str(REPO_ROOT), trace)
         resultsdir.save_run(directory, run, i, outcome,
@@ -158,21 +165,121 @@ def run_locally(directory, study, order, done, binaries, journal, progress):
         progress.finished(run, outcome)
 
 
-def analyse(study, directory, binaries, meta):
-    """The work after the runs (op descriptions, ceilings, counters, trace exports and efficiency
-    factors); returns its notes."""
+def gather_evidence(study, directory, binaries, meta):
+    """The measurements after the runs (op descriptions, ceilings, counters, bandwidth sensitivity,
+    simulated caches) and the trace exports; each that is not made leaves a note in meta.json."""
+    notes = []
     if study.analysis["trace"] or study.analysis["roofline"]:
-        yield analysis.describe_ops(study, directory, binaries, str(REPO_ROOT))
+        notes.append(evidence.describe_ops(study, directory, binaries, str(REPO_ROOT)))
     if study.analysis["ceilings"]:
-        yield analysis.measure_ceilings(study, directory, str(REPO_ROOT))
+        notes.append(evidence.measure_ceilings(study, directory, str(REPO_ROOT)))
     if meta.get("counters", {}).get("backend"):
-        yield analysis.collect_counters(study, directory, sweep.points(study), str(REPO_ROOT), meta["counters"])
+        notes.append(evidence.collect_counters(study, directory, sweep.points(study), str(REPO_ROOT),
+                                               meta["counters"]))
     if study.analysis["trace"]:
-        yield analysis.export_traces(directory, study.run["warmup"])
+        notes.append(export_traces(directory, study.run["warmup"]))
     if study.analysis["sensitivity"]:
-        yield analysis.bandwidth_sensitivity(study, directory, str(REPO_ROOT), meta["seed"])
+        notes.append(evidence.bandwidth_sensitivity(study, directory, str(REPO_ROOT), meta["seed"]))
     if study.analysis["cachesim"]:
-        yield analysis.cache_simulation(study, directory, str(REPO_ROOT))
+        notes.append(evidence.cache_simulation(study, directory, str(REPO_ROOT)))
+    for note in filter(None, notes):
+        say(note)
+        meta.setdefault("analysis_notes", []).append(note)
+
+
+def export_traces(directory, warmup):
+    """The trace of one representative run per point (its median step time closest to the point's)
+    in Paraver's and Perfetto's formats under exports/, each checked, and the POP efficiency factors
+    of every traced run in efficiency.csv and efficiency_runs.csv. Returns None or a note saying
+    what was not done."""
+    from pstudy.analyse import efficiency
+
+    try:
+        available = {(key, rep): path for path, key, rep in directory.traces()}
+        if not available:
+            return "traces not exported: no trace files"
+        steps, runs, _ = resultsdir.tables(directory)
+        chosen = sorted((kr for kr in efficiency.representative_runs(steps).items() if kr in available),
+                        key=lambda kr: resultsdir.run_stem(*kr))
+        problems = []
+        for fmt in traceformats.FORMATS:
+            problems += traceformats.export_checked(available, chosen, fmt, directory.exports(fmt),
+                                                    node=socket.gethostname() or "node")[1]
+        run_table, point_table = efficiency.directory_factors(directory, warmup, efficiency.ok_runs(runs))
+        if len(point_table):
+            resultsdir.write_csv(directory.efficiency_runs_csv, run_table)
+            resultsdir.write_csv(directory.efficiency_csv, point_table)
+    except StudyError as err:
+        return f"traces not exported: {err}"
+    if problems:
+        return f"exported traces with {len(problems)} problems, first: {problems[0]}"
+    return None
+
+
+def results(directory, study, meta, journal):
+    """Step 4: the tables (steps, runs, failures, summary) and the final meta.json; returns the
+    number of failed runs."""
+    resultsdir.release_space(directory)
+    journal.append("end")
+    return tables.tabulate(directory, meta, "complete", common.now())
+
+
+def summary(directory, meta, n_failed, args):
+    """Step 5: what the sweep found, on the terminal, and the exit status."""
+    say(f"done: {directory}" + (f" ({n_failed} failed runs, see failures.csv)" if n_failed else ""))
+    if not args.no_summary:
+        sys.stderr.write(summary_text(directory))
+    print(directory)  # the one line on stdout, for scripts: perfstudy report "$(perfstudy run ...)"
+    if n_failed and n_failed == meta["runs_done"]:
+        say("every run failed (see failures.csv)")
+        return 1
+    return 1 if (args.strict and n_failed) else 0
+
+
+def summary_text(directory):
+    """The summary `report` ends with, without its files: the table, the chart, the fastest point
+    at each thread count, what bounds each variant (a roofline analysis without figures, when the
+    sweep has what it needs) and the factor that loses most."""
+    import tempfile
+
+    from pstudy.analyse import findings, roofline
+    from pstudy.show import summary as summary_text, terminal
+
+    meta = resultsdir.read_meta(directory)
+    try:
+        summary = tables.read_summary(directory)
+    except StudyError:  # nothing measured (every run failed): the lines above say so
+        return ""
+    if summary.empty or "step_median_s" not in summary or summary["step_median_s"].isna().all():
+        return ""
+    chart, _ = terminal.gnuplot_chart(summary, height=terminal.SUMMARY_CHART_HEIGHT)
+    roof, why = [], None
+    if meta.analysis.get("roofline", True):
+        compiler = (meta.sweep.get("compilers") or ["gcc"])[0]
+        traced = {(key[0], key[3]) for _, key, _ in directory.traces()}
+        at = findings.roofline_points(summary[summary["compiler"] == compiler], traced)
+        with tempfile.TemporaryDirectory() as scratch:
+            for kernels in meta.sweep.get("kernels") or ["fast"]:
+                try:
+                    roof.append(roofline.analyse(directory, scratch, at=at or None, compiler=compiler,
+                                                 kernels=kernels, figures=False))
+                except (roofline.RooflineError, StudyError) as err:
+                    why = str(err)
+    points = None
+    if directory.efficiency_csv.exists():
+        points = resultsdir.read_csv(directory.efficiency_csv)
+    return summary_text.text(directory, meta, summary, chart, roofline=roof, points=points, roofline_why=why,
+                             details=[("all columns:", str(directory.summary_csv)),
+                                      ("figures, per-kernel verdicts and report.html:",
+                                       f"perfstudy report {directory.name}")])
+
+
+def stop(directory, meta, journal, progress, status, **fields):
+    """An interrupted sweep: the tables of what was measured, and the status that says so."""
+    progress.close()
+    resultsdir.release_space(directory)
+    journal.append(status, **fields)
+    tables.tabulate(directory, meta, status, common.now())
 
 
 def record_failure(directory, meta, err):
@@ -183,7 +290,7 @@ def record_failure(directory, meta, err):
     resultsdir.release_space(directory)
     try:
         resultsdir.write_meta(directory, meta)
-        resultsdir.tabulate(directory, meta, "failed", common.now())
+        tables.tabulate(directory, meta, "failed", common.now())
     except OSError:
         pass  # nothing more can be written; the one-line error still reaches the user
 
@@ -237,7 +344,7 @@ def counters_status(backend):
     """What meta.json says of hardware counters: the backend used, or why none is."""
     if backend == "none":
         return {"backend": None, "status": "none", "reasons": {}}
-    found = analysis.counters_detection_for(backend)
+    found = evidence.counters_detection_for(backend)
     reason = found["reason"]
     if found["backend"]:
         status = f"{found['backend']}: {reason}"
@@ -248,7 +355,7 @@ def counters_status(backend):
 
 def initial_meta(study, git, directory, seed, binaries):
     return resultsdir.new_meta(
-        directory.name, study, git, seed, binaries, machine.compilers(study, common.build_dir(study)),
+        directory.name, study, git, seed, binaries, provenance.facts(study, common.build_dir(study)),
         ORDER_POLICY, ["perfstudy"] + sys.argv[1:], common.now(),
         identity=resultsdir.identity(study, git), build_dir_env=os.environ.get("PERFSTUDY_BUILD_DIR"),
         **({"launcher": runner.launcher_meta(study)} if study.sweep.get("ranks") and any(

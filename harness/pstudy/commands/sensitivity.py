@@ -4,9 +4,11 @@ import os
 import random
 from pathlib import Path
 
-from pstudy import analysis, common
-from pstudy import config as configmod
-from pstudy import resultsdir, sensitivity
+from pstudy import common
+from pstudy.measure import evidence
+from pstudy.store import config as configmod
+from pstudy.store import resultsdir
+from pstudy.measure import sensitivity
 from pstudy.common import REPO_ROOT
 from pstudy.errors import StudyError
 
@@ -28,7 +30,7 @@ def main(args):
     if args.analyse:
         result = sensitivity.analyse_directory(Path(args.analyse), figures=not args.no_figures)
         print(sensitivity.format_results(result))
-        print(f"wrote {resultsdir.sensitivity_dir(args.analyse)}")
+        print(f"wrote {resultsdir.ResultsDir(args.analyse).sensitivity}")
         return 0
     if not args.config:
         raise StudyError("CONFIG: give a config file (or --analyse RESULTS_DIR)")
@@ -41,12 +43,12 @@ def main(args):
                          f"({len(os.sched_getaffinity(0))} cpus usable)")
     if skipped:
         common.say("sensitivity", f"threads {', '.join(map(str, skipped))} skipped: no cpu left for the thief")
-    binaries = analysis.experiment_binaries(study, points, str(REPO_ROOT))
+    binaries = evidence.experiment_binaries(study, points, str(REPO_ROOT))
     thief = common.bench_dir(study) / "thief"
-    directory = common.into_or_new(args.into, args.results_root, f"{study.name}-sensitivity")
+    directory = resultsdir.into_or_new(args.into, args.results_root, f"{study.name}-sensitivity")
     seed = args.seed if args.seed is not None else (study.run["seed"] if study.run["seed"] is not None
                                                       else random.SystemRandom().randrange(2**31))
-    out = resultsdir.sensitivity_dir(directory)
+    out = resultsdir.ResultsDir(directory).sensitivity
     out.mkdir(parents=True, exist_ok=True)
     with common.owning(out / resultsdir.LOCK, str(out), command="sensitivity"):
         common.end_like_ctrl_c()

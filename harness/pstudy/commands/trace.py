@@ -4,7 +4,7 @@ import socket
 import sys
 from pathlib import Path
 
-from pstudy import common, resultsdir, traceformats
+from pstudy.store import resultsdir, traceformats
 from pstudy.errors import StudyError
 
 
@@ -19,9 +19,9 @@ def add_arguments(parser):
 
 
 def main(args):
-    directory = common.locate(args.results_dir)
+    directory = resultsdir.locate(args.results_dir)
     formats = traceformats.FORMATS if args.format == "both" else (args.format,)
-    available = {(key, rep): path for path, key, rep in resultsdir.traces(directory)}
+    available = {(key, rep): path for path, key, rep in resultsdir.ResultsDir(directory).traces()}
     if not available:
         raise StudyError(f"{directory / resultsdir.TRACES_DIR}: no traces (runs made with [analysis] trace = true write them)")
     if args.run:
@@ -30,7 +30,7 @@ def main(args):
             raise StudyError(f"--run {args.run}: no trace {directory / resultsdir.TRACES_DIR / (args.run + '.csv')}")
         chosen = [parsed]
     else:
-        from pstudy import efficiency
+        from pstudy.analyse import efficiency
         reps = efficiency.representative_runs(resultsdir.read_steps(directory))
         chosen = sorted(((key, rep) for key, rep in reps.items() if (key, rep) in available),
                         key=lambda kr: resultsdir.run_stem(*kr))
@@ -38,13 +38,11 @@ def main(args):
             raise StudyError(f"{directory}: no successful run has a trace")
     problems = []
     for fmt in formats:
-        outdir = Path(args.out) if args.out else resultsdir.exports_dir(directory, fmt)
-        for key, rep in chosen:
-            paths = traceformats.export_run(available[(key, rep)], key, rep, fmt, outdir,
-                                            node=socket.gethostname() or "node")
-            problems += traceformats.check(fmt, paths[0])
-            for path in paths:
-                print(path)
+        outdir = Path(args.out) if args.out else resultsdir.ResultsDir(directory).exports(fmt)
+        paths, found = traceformats.export_checked(available, chosen, fmt, outdir, node=socket.gethostname() or "node")
+        problems += found
+        for path in paths:
+            print(path)
     if problems:
         for p in problems[:10]:
             sys.stderr.write(f"perfstudy trace: {p}\n")

@@ -1,0 +1,135 @@
+"""What a study found, in a few facts: the fastest variant and chunking at each thread count with
+its speedup and efficiency, what bounds each analysed variant (from the roofline and the combined
+verdict), and which POP efficiency factor loses most. The terminal summary and the top of
+report.html both show these (pstudy.show.summary, pstudy.show.htmlreport); the numbers behind them
+are in summary.csv, roofline_verdict.txt and efficiency.csv."""
+
+import math
+
+from pstudy.store import vocabulary
+
+SEQ = vocabulary.BASELINE
+
+# the factors whose product is global efficiency (efficiency.py): the leaves of POP's tree
+LEAF_FACTORS = ("omp_serialization_efficiency", "omp_load_balance", "omp_scheduling_efficiency",
+                "computation_scalability")
+FACTOR_NAMES = {"omp_serialization_efficiency": "OMP serialization efficiency",
+                "omp_load_balance": "OMP load balance",
+                "omp_scheduling_efficiency": "OMP scheduling efficiency",
+                "computation_scalability": "computation scalability"}
+
+
+def _number(value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):  # None, pandas' NA
+        return math.nan
+    return value
+
+
+def chunking(row):
+    """bs=4 k=64 for a chunked point, "" otherwise (with ranks=R for a distributed one)."""
+    parts = []
+    for key, name in (("batch_subsize", "bs"), ("k", "k"), ("ranks", "ranks")):
+        value = _number(row.get(key))
+        if value == value:
+            parts.append(f"{name}={int(value)}")
+    return " ".join(parts)
+
+
+def fastest(summary):
+    """Per build and thread count, the point with the smallest median step time:
+    [{"build", "threads", "variant", "chunking", "step_s", "speedup", "efficiency"}], in build and
+    thread order. Speedup and efficiency are against seq on 1 thread where the build has it,
+    against the point's own 1-thread time otherwise (`base` says which)."""
+    out = []
+    timed = summary.dropna(subset=["step_median_s"])
+    for (compiler, kernels, threads), group in timed.groupby(["compiler", "kernels", "threads"], sort=True):
+        row = group.sort_values("step_median_s", kind="stable").iloc[0]
+        base = SEQ if _number(row.get("speedup_vs_seq")) == _number(row.get("speedup_vs_seq")) else "self1"
+        out.append({"build": f"{compiler}/{kernels}", "threads": int(threads), "variant": row["variant"],
+                    "chunking": chunking(row), "step_s": float(row["step_median_s"]),
+                    "step_ci": (_number(row.get("step_ci_low_s")), _number(row.get("step_ci_high_s"))),
+                    "speedup": _number(row.get(f"speedup_vs_{base}")),
+                    "efficiency": _number(row.get(f"efficiency_vs_{base}")), "base": base})
+    return out
+
+
+def bounds(roofline_summaries):
+    """One record per analysed (variant, threads) of the roofline summaries (pstudy.analyse.roofline
+    .analyse's return values): {"variant", "threads", "build", "chunking", "verdict", "evidence"},
+    the evidence a few words: the share of step time behind the verdict, its longest kernels, the
+    step's intensity against the ridge, and the sources that disagree."""
+    out = []
+    for summary in roofline_summaries:
+        for a in summary.get("analyses", []):
+            combined = a.get("combined") or {}
+            verdict = combined.get("verdict", "memory" if a.get("memory_bound") else "compute")
+            shares = combined.get("shares") or {}
+            kernels = [k for k in a.get("by_kernel", []) if k.get("verdict", k.get("bound")) == verdict]
+            top = ", ".join(f"{k['kernel']} {k['share']:.0%}" for k in kernels[:2])
+            share = shares.get(verdict)
+            words = []
+            if verdict == "mixed" and shares:
+                words.append("step time " + ", ".join(f"{label} {s:.0%}" for label, s in
+                                                      sorted(shares.items(), key=lambda kv: -kv[1])))
+            elif share is not None:
+                words.append(f"{share:.0%} of the step in {verdict}-bound kernels" + (f" ({top})" if top else ""))
+            words.append(f"{a.get('aggregate_intensity', math.nan):.1f} FLOP/B vs ridge {a.get('ridge', math.nan):.1f}")
+            n_disagree = len(combined.get("disagreements") or [])
+            if n_disagree:
+                words.append(f"sources disagree on {n_disagree} kernel{'s' if n_disagree > 1 else ''}")
+            out.append({"variant": a["variant"], "threads": int(a["threads"]), "build": f"{a['compiler']}/{a['kernels']}",
+                        "chunking": chunking({"batch_subsize": a.get("batch_subsize"), "k": a.get("token_chunk")}),
+                        "verdict": verdict if verdict == "mixed" else f"{verdict} bound",
+                        "evidence": "; ".join(words)})
+    return out
+
+
+def losing_factor(points, fastest_rows):
+    """For the fastest point at each thread count above 1 that has efficiency factors: its global
+    efficiency and the leaf factor that loses most (the lowest):
+    [{"threads", "build", "variant", "chunking", "global", "factor", "value"}]."""
+    if points is None or not len(points):
+        return []
+    out = []
+    for f in fastest_rows:
+        if f["threads"] < 2:
+            continue
+        compiler, kernels = f["build"].split("/")
+        rows = points[(points["variant"] == f["variant"]) & (points["compiler"] == compiler) &
+                      (points["kernels"] == kernels) & (points["threads"] == f["threads"])]
+        rows = [r for _, r in rows.iterrows() if chunking(r) == f["chunking"]]
+        if not rows:
+            continue
+        row = rows[0]
+        values = {name: _number(row.get(name)) for name in LEAF_FACTORS}
+        values = {k: v for k, v in values.items() if v == v}
+        if not values:
+            continue
+        worst = min(values, key=values.get)
+        out.append({"threads": f["threads"], "build": f["build"], "variant": f["variant"],
+                    "chunking": f["chunking"], "global": _number(row.get("global_efficiency")),
+                    "factor": FACTOR_NAMES[worst], "value": values[worst]})
+    return out
+
+
+def roofline_points(summary, traced=None):
+    """The (variant, threads) pairs the roofline analyses for the summary: every variant at its
+    largest thread count (seq at 1), so that each variant gets its line, and the fastest variant
+    at each thread count; with `traced`, a set of
+    (variant, threads) that have traces, only those."""
+    at = []
+    timed = summary.dropna(subset=["step_median_s"])
+    if traced is not None:
+        timed = timed[[(v, int(t)) in traced for v, t in zip(timed["variant"], timed["threads"])]]
+    for variant in dict.fromkeys(timed["variant"]):
+        rows = timed[timed["variant"] == variant]
+        threads = 1 if vocabulary.is_sequential(variant) else int(rows["threads"].max())
+        at.append((variant, threads))
+    # and the fastest point at every thread count, so that each line of the findings has its bound
+    for threads, rows in timed.groupby("threads", sort=True):
+        fastest_here = (rows.sort_values("step_median_s", kind="stable").iloc[0]["variant"], int(threads))
+        if fastest_here not in at:
+            at.append(fastest_here)
+    return at

@@ -1,0 +1,300 @@
+"""Predicted step times of a results directory's variants on P simulated cores (`perfstudy
+predict`): task durations from the measured 1-thread traces, the schedule from each binary's
+--describe-graph, the replay from pstudy.simulate, and the check against every measured point.
+
+Durations. For each (variant, compiler, kernels, chunking) with 1-thread traces, a chunk's duration
+is the median over the measured iterations (warm-up left out) and repetitions of its records.
+A chunk of a P-thread schedule that no 1-thread record matches (forkjoin cuts an operation into P
+pieces, at 1 thread into one) gets its operation's measured 1-thread time times its share of the
+operation's FLOPs (of its bytes, for operations without FLOPs).
+
+Another machine. Durations are scaled by (source peak per core / target peak per core), and a
+chunk's DRAM bytes are its compulsory bytes, capped at what the source machine's one-core
+bandwidth could move in its measured time (the rest came from cache); the target's bandwidth
+curve then stretches chunks that run together (pstudy.simulate).
+"""
+
+import math
+import os
+from pathlib import Path
+
+from pstudy.store import resultsdir, taskgraph, vocabulary
+from pstudy.analyse import simulate
+from pstudy.errors import StudyError
+
+REPO_ROOT = vocabulary.REPO_ROOT
+ITERATIONS = 4  # iterations simulated for schedules without a barrier between steps
+
+
+def _median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def config_key(point):
+    """(variant, compiler, kernels, batch_subsize, k): a point without its thread count (and
+    without ranks: distributed points are not predicted)."""
+    variant, compiler, kernels, _, bs, k = tuple(point)[:6]
+    return (variant, compiler, kernels, bs, k)
+
+
+def trace_medians(directory, warmup):
+    """{config key: {chunk key: median seconds}} from the 1-thread traces of a results directory."""
+    import pandas as pd
+
+    samples = {}
+    for path, key, _rep in resultsdir.ResultsDir(directory).traces():
+        if key[3] != 1 or vocabulary.is_distributed(key[0]):  # one process's graph only
+            continue
+        try:
+            frame = pd.read_csv(path)
+        except (OSError, ValueError) as err:
+            raise StudyError(f"{path}: unreadable trace: {err}") from None
+        need = ["iteration", "op", "b0", "b1", "x0", "x1", "start_s", "end_s"]
+        missing = [c for c in need if c not in frame.columns]
+        if missing:
+            raise StudyError(f"{path}: not a --trace file (missing columns {', '.join(missing)})")
+        frame = frame[frame["iteration"] >= warmup]
+        if frame.empty:
+            raise StudyError(f"{path}: no records after the {warmup} warm-up iteration(s)")
+        dur = frame["end_s"] - frame["start_s"]
+        if not (dur >= 0).all():
+            raise StudyError(f"{path}: a record ends before it starts")
+        per = samples.setdefault(config_key(key), {})
+        for row, d in zip(frame[["op", "b0", "b1", "x0", "x1"]].itertuples(index=False), dur):
+            per.setdefault(taskgraph.chunk_key(*row), []).append(float(d))
+    return {ck: {chunk: _median(v) for chunk, v in chunks.items()} for ck, chunks in samples.items()}
+
+
+def measured_points(directory):
+    """{point key: median measured step_s} over the measured (not warm-up) steps."""
+    steps = resultsdir.read_steps(directory)
+    steps = steps[~steps["warmup"]]
+    out = {}
+    for key, group in steps.groupby(vocabulary.POINT_KEYS, dropna=False):
+        point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))
+        if not vocabulary.is_distributed(point[0]):  # one process's graph only
+            out[point] = float(group["step_s"].median())
+    return out
+
+
+def source_durations(graph, medians, where):
+    """Per task of `graph`, its duration on the machine the traces come from."""
+    op_time, op_bytes = {}, {}
+    for chunk, d in medians.items():
+        op_time[chunk[0]] = op_time.get(chunk[0], 0.0) + d
+    for t in range(graph.n_tasks):
+        op_bytes[graph.op[t]] = op_bytes.get(graph.op[t], 0) + graph.bytes[t]
+    out = []
+    for t in range(graph.n_tasks):
+        key = graph.key[t]
+        if key is not None and key in medians:
+            out.append(medians[key])
+            continue
+        op = graph.op[t]
+        if op not in op_time:
+            raise StudyError(f"{where}: no 1-thread trace record of operation {op} "
+                             f"({graph.ops[op]['label']}); is the trace complete?")
+        total_flops = graph.ops[op]["flops"]
+        if total_flops > 0:
+            share = graph.flops[t] / total_flops
+        else:
+            share = graph.bytes[t] / op_bytes[op] if op_bytes[op] > 0 else 1.0 / graph.op.count(op)
+        out.append(op_time[op] * share)
+    return out
+
+
+def work_for(graph, medians, source, target, where):
+    """simulate.Work of `graph` on `target` from durations measured on `source`."""
+    d_src = source_durations(graph, medians, where)
+    speed = source.peak_gflops_per_core / target.peak_gflops_per_core
+    one_core = source.bandwidth(1)
+    durations = [d * speed for d in d_src]
+    dram = [min(float(b), one_core * d) for b, d in zip(graph.bytes, d_src)]
+    return simulate.Work(durations, dram)
+
+
+class Graphs:
+    """The task graphs of a results directory's binaries, described once and kept in graphs/."""
+
+    def __init__(self, directory, meta, build_dir=None):
+        self.directory = Path(directory)
+        self.meta = meta
+        model = meta.model
+        if not model:
+            raise StudyError(f"{meta.path}: config.model: missing (cannot tell which model to describe)")
+        self.args = ["-B", str(model.get("B", 4)), "-T", str(model.get("T", 64))]
+        if model.get("config"):
+            self.args += ["--config", str(model["config"])]
+        elif model.get("checkpoint"):
+            p = os.path.expanduser(str(model["checkpoint"]))
+            self.args += ["--model", p if os.path.isabs(p) else str(REPO_ROOT / p)]
+        else:
+            raise StudyError(f"{meta.path}: config.model: neither config nor checkpoint")
+        run = meta.run_settings
+        tree = build_dir or os.environ.get("PERFSTUDY_BUILD_DIR") or run.get("build_dir") or "build"
+        tree = Path(os.path.expanduser(str(tree)))
+        self.build = tree if tree.is_absolute() else REPO_ROOT / tree
+        self.binary_pattern = run.get("binary") or "{build_dir}/{compiler}/{kernels}/gpt2-{variant}"
+        self.cache = {}
+
+    def binary(self, variant, compiler, kernels):
+        text = os.path.expanduser(self.binary_pattern.format(build_dir=str(self.build), compiler=compiler,
+                                                             kernels=kernels, variant=variant))
+        return text if os.path.isabs(text) else str(REPO_ROOT / text)
+
+    def get(self, ck, threads):
+        """The graph of config key `ck` at `threads` threads (dataflow graphs do not depend on it)."""
+        variant, compiler, kernels, bs, k = ck
+        if vocabulary.is_sequential(variant):
+            threads = 1
+        elif vocabulary.is_chunked(variant):
+            threads = 1  # the same chunk tasks at every thread count; only the replay changes
+        point = (variant, compiler, kernels, threads, bs, k, None)  # not distributed: no ranks
+        if point in self.cache:
+            return self.cache[point]
+        path = resultsdir.ResultsDir(self.directory).graph(point)
+        if path.is_file():
+            graph = taskgraph.load(path)
+        else:
+            args = list(self.args) + ["--threads", str(threads)]
+            if bs is not None:
+                args += ["--batch-subsize", str(bs), "--token-chunk", str(k)]
+            graph = taskgraph.describe(self.binary(variant, compiler, kernels), args, path)
+        if graph.variant != variant:
+            raise StudyError(f"{path}: describes variant {graph.variant}, expected {variant}")
+        self.cache[point] = graph
+        return graph
+
+
+def predict_point(graphs, medians, ck, threads, source, target):
+    """(step seconds, POP factors) of config key `ck` on `threads` cores of `target`."""
+    graph = graphs.get(ck, threads)
+    work = work_for(graph, medians[ck], source, target, graph.path)
+    cores = graph.threads if graph.schedule == taskgraph.STATIC else threads
+    try:
+        step, outcome = simulate.step_time(graph, work, target, cores, ITERATIONS)
+    except RuntimeError as err:
+        raise StudyError(f"{graph.path}: {err}") from None
+    return step, simulate.pop_factors(outcome, cores)
+
+
+def predict(directory, meta, source, target, threads, build_dir=None, progress=None):
+    """(predictions, validation) as pandas frames.
+
+    predictions: one row per (variant, compiler, kernels, chunking, P) of `threads` (P=1 alone for
+    sequential variants): predicted step_s, speedup and efficiency against the same variant's
+    predicted 1-core time, POP factors, and the measured step_s where the directory has the point.
+    validation: one row per measured point with a 1-thread trace for its configuration: measured and
+    predicted (on `source`, the machine it was measured on) step_s and the relative error."""
+    import pandas as pd
+
+    medians = trace_medians(directory, meta.warmup)
+    if not medians:
+        raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
+                         "[analysis] trace = true and threads including 1")
+    measured = measured_points(directory)
+    graphs = Graphs(directory, meta, build_dir)
+    order = sorted(medians, key=lambda ck: (vocabulary.variant_order(ck[0]),
+                                            vocabulary.point_sort_key((0, *ck))))
+    rows = []
+    for ck in order:
+        counts = [1] if vocabulary.is_sequential(ck[0]) else sorted(set(threads) | {1})
+        base = None
+        for p in counts:
+            step, pop = predict_point(graphs, medians, ck, p, source, target)
+            if progress:
+                progress(ck, p, step)
+            base = step if p == 1 else base
+            variant, compiler, kernels, bs, k = ck
+            point = (variant, compiler, kernels, p, bs, k, None)  # not distributed: no ranks
+            meas = measured.get(point) if target is source else None
+            rows.append({"variant": variant, "compiler": compiler, "kernels": kernels, "threads": p,
+                         "batch_subsize": bs, "k": k, "predicted_step_s": step,
+                         "predicted_speedup": base / step, "predicted_efficiency": base / step / p,
+                         **{f"predicted_{name}": v for name, v in pop.items()},
+                         "measured_step_s": meas, "machine": target.name})
+    validation = []
+    for point in sorted(measured, key=vocabulary.point_sort_key):
+        ck = config_key(point)
+        if ck not in medians:
+            continue
+        step, _ = predict_point(graphs, medians, ck, point[3], source, source)
+        meas = measured[point]
+        validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
+                           "predicted_step_s": step, "error": (step - meas) / meas})
+    frame = pd.DataFrame(rows)
+    for col in ("batch_subsize", "k"):
+        frame[col] = frame[col].astype("Int64")
+    vframe = pd.DataFrame(validation, columns=vocabulary.POINT_KEYS + ["measured_step_s", "predicted_step_s",
+                                                                        "error"])
+    for col in ("batch_subsize", "k"):
+        vframe[col] = vframe[col].astype("Int64")
+    return frame, vframe
+
+
+def series_label(row):
+    label = row["variant"]
+    if not (isinstance(row["batch_subsize"], float) and math.isnan(row["batch_subsize"])) and \
+            row["batch_subsize"] is not None and str(row["batch_subsize"]) != "<NA>":
+        label += f" bs={row['batch_subsize']} k={row['k']}"
+    return label
+
+
+def figures(frame, measured, out_dir, machine_name):
+    """speedup, efficiency and step time against P: predicted curves (labelled "predicted") with
+    the measured points of the same configurations drawn over them. Returns the paths written."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    groups = {}
+    for _, row in frame.iterrows():
+        groups.setdefault((row["compiler"], row["kernels"], series_label(row), row["variant"]), []).append(row)
+    for quantity, ylabel, name in (("speedup", "speedup over 1 core", "predict_speedup"),
+                                   ("efficiency", "parallel efficiency", "predict_efficiency"),
+                                   ("step_s", "step time (s)", "predict_step_time")):
+        fig, ax = plt.subplots(figsize=(7.5, 5))
+        top = 1
+        for (compiler, kernels, label, variant), rows in groups.items():
+            if len(rows) < 2:
+                continue
+            colour, marker = vocabulary.variant_style(variant)
+            xs = [int(r["threads"]) for r in rows]
+            top = max(top, max(xs))
+            ys = [r[f"predicted_{quantity}"] if quantity != "step_s" else r["predicted_step_s"] for r in rows]
+            style = "-" if "bs=4" not in label else "--"
+            ax.plot(xs, ys, style, color=colour, label=f"{label} (predicted)", linewidth=1.4)
+            # measured points of the same configuration, against the measured 1-thread time
+            pts = []
+            for r in rows:
+                key = (variant, compiler, kernels, int(r["threads"]), *r[["batch_subsize", "k"]].tolist())
+                key = tuple(None if (v is None or str(v) == "<NA>") else v for v in key)
+                m = measured.get(key)
+                b = measured.get(key[:3] + (1,) + key[4:])
+                if m is None:
+                    continue
+                if quantity == "step_s":
+                    pts.append((key[3], m))
+                elif b is not None:
+                    pts.append((key[3], b / m if quantity == "speedup" else b / m / key[3]))
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker, color=colour, markersize=7,
+                        markerfacecolor="none", linestyle="none", label=f"{label} (measured)")
+        if quantity == "speedup":
+            ax.plot([1, top], [1, top], ":", color="grey", label="ideal")
+        ax.set_xscale("log", base=2)
+        if quantity == "step_s":
+            ax.set_yscale("log")
+        ax.set_xlabel("cores (simulated)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"PREDICTED {quantity.replace('_s', ' time')} on {machine_name} (trace-driven replay)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+        path = Path(out_dir) / f"{name}.png"
+        resultsdir.atomic_savefig(fig, path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written

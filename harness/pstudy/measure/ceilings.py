@@ -1,0 +1,410 @@
+"""Measured machine ceilings for the roofline, saved as ceilings.json.
+
+measure_ceilings() runs bench/stream and bench/peakflops (built by
+bench/Makefile.bench into build/bench/) at each thread count, pinned with
+OMP_PROC_BIND=close and OMP_PLACES=cores unless told otherwise, and, where
+likwid-bench runs, likwid-bench's copy, STREAM-triad and single-precision
+peakflops figures beside them as a cross-check.
+
+ceilings.json, schema "pstudy-ceilings/1":
+
+    {
+      "schema": "pstudy-ceilings/1",
+      "date": "2025-03-04T10:12:31Z",              # UTC, when measured
+      "host": {"hostname": str, "cpu_model": str, "logical_cpus": int},
+      "environment": {"OMP_PROC_BIND": str, "OMP_PLACES": str},
+      "source": {
+        "stream": {"binary": str, "array_type": "double",
+                   "bytes": "STREAM counting: arrays named in the kernel, no write-allocate",
+                   "elements": int, "llc_bytes": int, "reps": int},
+        "peakflops": {"binary": str, "precision": "single", "chains": int,
+                      "iterations": int, "reps": int},
+        "likwid_bench": {"available": bool, "reason": str}
+      },
+      "per_threads": [                             # one entry per thread count, ascending
+        {"threads": int,
+         "stream_GBs": {"copy": float, "scale": float, "add": float, "triad": float},
+         "peak_gflops": {"<isa>": float, ...},     # isa in avx512, avx2, sse, scalar: those built
+         "best_isa": str, "best_gflops": float,    # the largest of peak_gflops
+         "cpu_steal_fraction": float or null,      # share of CPU time the hypervisor took
+                                                   # during this entry's runs (/proc/stat);
+                                                   # above ~0.05 the figures are too low
+         "likwid_bench": {                         # only where likwid-bench ran
+           "tests": {"copy": str, "triad": str, "peakflops": str},
+           "copy_GBs": float, "triad_GBs": float, "peak_gflops": float}}
+      ]
+    }
+
+GB/s and GFLOP/s are 1e9 units. load_ceilings() checks all of this and
+raises CeilingsError naming the file and the key that is wrong.
+"""
+
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from pstudy.store import resultsdir
+
+SCHEMA = "pstudy-ceilings/1"
+STREAM_KERNELS = ("copy", "scale", "add", "triad")
+ISAS = ("avx512", "avx2", "sse", "scalar")
+RUN_TIMEOUT_S = 300
+
+# likwid-bench kernels matching our widest measured ISA (stream = STREAM triad).
+_LIKWID_SUFFIX = {"avx512": "_avx512", "avx2": "_avx", "sse": "_sse", "scalar": ""}
+_LIKWID_PEAK = {"avx512": "peakflops_sp_avx512_fma", "avx2": "peakflops_sp_avx_fma",
+                "sse": "peakflops_sp_sse", "scalar": "peakflops_sp"}
+
+
+# Physical bounds: a measured ceiling above them is a timing glitch (a VM's clock, a lost
+# interrupt), never the machine. Per cycle and core, no x86 core has more than two FMA pipes of its
+# widest vector (2 pipes x lanes x 2 FLOP), nor more than two 64-byte loads and one 64-byte store
+# to L1 (192 B), a loose bound on any stream of memory.
+FLOP_PER_CYCLE = {"avx512": 64, "avx2": 32, "sse": 16, "scalar": 4}
+BYTES_PER_CYCLE = 192
+# When only the current clock is known (/proc/cpuinfo's "cpu MHz", a VM's nominal frequency),
+# turbo may run above it, by up to about 2x on servers: EPYC 9845 2.1 -> 3.7 GHz (1.76x), Xeon
+# 6980P 2.0 -> 3.9 GHz (1.95x); a Zen 5 VM here reporting 2096 MHz measured 223 GFLOP/s, 3.48 GHz
+# (1.66x), which the former allowance of 1.5 rejected as a glitch. A glitch within 2x (292 GFLOP/s
+# on a 2.5 GHz Cascade Lake vCPU, 1.83x) is then left to the second-best statistic, which one
+# outlier cannot move.
+NOMINAL_CLOCK_ALLOWANCE = 2.0
+STATISTIC = "second best of the repetitions (one outlier cannot move it)"
+
+
+def max_clock_ghz():
+    """(GHz, source) of the highest clock a core may reach, or (None, why) when unknown: cpufreq's
+    cpuinfo_max_freq, else lscpu's "CPU max MHz", else /proc/cpuinfo's MHz x the allowance above."""
+    freqs = []
+    for path in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/cpufreq/cpuinfo_max_freq"):
+        try:
+            freqs.append(int(path.read_text()) / 1e6)
+        except (OSError, ValueError):
+            pass
+    if freqs:
+        return max(freqs), "cpufreq cpuinfo_max_freq"
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+        mhz = re.search(r"^CPU max MHz:\s*([\d.]+)", out, re.M)
+        if mhz and float(mhz.group(1)) > 0:
+            return float(mhz.group(1)) / 1e3, "lscpu CPU max MHz"
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    try:
+        with open("/proc/cpuinfo") as f:
+            mhz = [float(line.split(":")[1]) for line in f if line.startswith("cpu MHz")]
+        if mhz:
+            return (max(mhz) / 1e3 * NOMINAL_CLOCK_ALLOWANCE,
+                    f"/proc/cpuinfo cpu MHz x {NOMINAL_CLOCK_ALLOWANCE} (turbo allowance)")
+    except (OSError, ValueError, IndexError):
+        pass
+    return None, "no clock frequency in cpufreq, lscpu or /proc/cpuinfo"
+
+
+def robust_ceiling(reps, bound, what, warnings):
+    """The ceiling from one binary's repetitions: those above the physical bound dropped with a
+    warning, then the second best of the rest (the best when one is left). Returns (value, spread)."""
+    kept = [r for r in reps if bound is None or r <= bound]
+    if len(kept) < len(reps):
+        warnings.append(f"{what}: rejected {len(reps) - len(kept)} repetition(s) above the physical bound "
+                        f"{bound:.1f} ({', '.join(f'{r:.1f}' for r in reps if r > bound)})")
+    if not kept:
+        raise CeilingsError(f"{what}: every repetition is above the physical bound {bound:.1f}")
+    ordered = sorted(kept, reverse=True)
+    value = ordered[1] if len(ordered) > 1 else ordered[0]
+    spread = {"used": value, "best": ordered[0], "median": ordered[len(ordered) // 2] if len(ordered) % 2 else
+              (ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2,
+              "worst": ordered[-1], "repetitions": len(reps), "rejected": len(reps) - len(kept), "bound": bound}
+    return value, spread
+
+
+class CeilingsError(Exception):
+    """A ceilings measurement or file that cannot be used; the message names file and problem."""
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _run_json(argv, env, what):
+    """The JSON object a bench binary prints on stdout; CeilingsError otherwise."""
+    binary = argv[0]
+    if not Path(binary).is_file():
+        raise CeilingsError(f"{binary}: not found (build it with: make -f bench/Makefile.bench)")
+    try:
+        proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise CeilingsError(f"{binary}: no result within {RUN_TIMEOUT_S} s") from None
+    except OSError as err:
+        raise CeilingsError(f"{binary}: cannot run: {err.strerror}") from None
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise CeilingsError(f"{binary}: {what} failed with exit status {proc.returncode}: {last}")
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    try:
+        return json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError):
+        raise CeilingsError(f"{binary}: {what}: stdout is not one JSON object") from None
+
+
+def cpu_times():
+    """(steal, total) jiffies over all CPUs from /proc/stat, or None where unreadable."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    # user nice system idle iowait irq softirq steal [guest guest_nice, already in user/nice]
+    values = [int(v) for v in fields[1:9]]
+    return values[7], sum(values)
+
+
+def steal_fraction(before, after):
+    """Share of all CPUs' time the hypervisor took between two cpu_times() readings, or None."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return round((after[0] - before[0]) / (after[1] - before[1]), 3)
+
+
+def likwid_bench_available(likwid_bench="likwid-bench"):
+    """(available, reason): likwid-bench present and a tiny in-cache copy runs."""
+    if shutil.which(likwid_bench) is None:
+        return False, f"{likwid_bench} not installed (Debian package: likwid)"
+    try:
+        proc = subprocess.run([likwid_bench, "-t", "copy", "-W", "N:64kB:1", "-i", "10"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                              text=True, timeout=60)
+    except (subprocess.TimeoutExpired, OSError) as err:
+        return False, f"{likwid_bench}: {err}"
+    if proc.returncode != 0 or _likwid_value(proc.stdout, "MByte/s") is None:
+        last = (proc.stdout.strip().splitlines() or ["(no output)"])[-1]
+        return False, f"{likwid_bench} -t copy: {last}"
+    return True, f"{likwid_bench} runs"
+
+
+def _likwid_value(output, key):
+    m = re.search(rf"^{re.escape(key)}:\s*([0-9.eE+-]+)\s*$", output, re.M)
+    return float(m.group(1)) if m else None
+
+
+# Fixed iteration counts: likwid-bench's own -s calibration takes integer
+# seconds only and costs ~4 s per test. 10 passes over 4x the LLC, and 50000
+# in-L1 sweeps of peakflops, each run about 0.2-0.5 s here.
+LIKWID_ITERATIONS = {"copy": 10, "triad": 10, "peakflops": 50000}
+
+
+def _likwid_bench_figures(threads, isa, llc_bytes, likwid_bench="likwid-bench"):
+    """likwid-bench copy, triad and peakflops at `threads` threads, in GB/s and GFLOP/s."""
+    tests = {"copy": "copy" + _LIKWID_SUFFIX[isa], "triad": "stream" + _LIKWID_SUFFIX[isa],
+             "peakflops": _LIKWID_PEAK[isa]}
+    # Working sets: 4x the LLC per array for the memory tests (2 and 3
+    # arrays); 32 kB per thread keeps peakflops in L1.
+    sizes_kb = {"copy": 2 * 4 * llc_bytes // 1024, "triad": 3 * 4 * llc_bytes // 1024, "peakflops": 32 * threads}
+    figures = {"tests": tests}
+    for kind, test in tests.items():
+        argv = [likwid_bench, "-t", test, "-W", f"N:{sizes_kb[kind]}kB:{threads}", "-i", str(LIKWID_ITERATIONS[kind])]
+        try:
+            proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                  text=True, timeout=RUN_TIMEOUT_S)
+        except (subprocess.TimeoutExpired, OSError) as err:
+            raise CeilingsError(f"{' '.join(argv)}: {err}") from None
+        key = "MFlops/s" if kind == "peakflops" else "MByte/s"
+        value = _likwid_value(proc.stdout, key)
+        if proc.returncode != 0 or value is None:
+            raise CeilingsError(f"{' '.join(argv)}: no '{key}' line in its output")
+        figures["peak_gflops" if kind == "peakflops" else f"{kind}_GBs"] = round(value / 1000.0, 3)
+    return figures
+
+
+def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", places="cores",
+                     stream_args=(), peakflops_args=(), likwid_bench=None):
+    """Measures the ceilings at each thread count, writes out_path (ceilings.json), returns the dict.
+
+    build_dir holds the `stream` and `peakflops` binaries. stream_args and
+    peakflops_args are passed on (e.g. ("--reps", "20")). likwid_bench: None
+    detects it, False skips it, True requires it.
+    """
+    build_dir = Path(build_dir)
+    counts = sorted(set(int(t) for t in thread_counts))
+    if not counts or counts[0] < 1:
+        raise CeilingsError(f"thread counts: expected positive integers, got {list(thread_counts)}")
+    env = dict(os.environ)
+    if proc_bind:
+        env["OMP_PROC_BIND"] = proc_bind
+    if places:
+        env["OMP_PLACES"] = places
+
+    if likwid_bench is False:
+        lb_ok, lb_reason = False, "not requested"
+    else:
+        lb_ok, lb_reason = likwid_bench_available()
+        if likwid_bench is True and not lb_ok:
+            raise CeilingsError(f"likwid-bench required but unavailable: {lb_reason}")
+
+    per_threads, stream_src, peak_src = [], None, None
+    for threads in counts:
+        env["OMP_NUM_THREADS"] = str(threads)
+        times_before = cpu_times()
+        stream = _run_json([str(build_dir / "stream"), "--threads", str(threads), "--json", *map(str, stream_args)],
+                           env, "stream")
+        peak = _run_json([str(build_dir / "peakflops"), "--threads", str(threads), "--json",
+                          *map(str, peakflops_args)], env, "peakflops")
+        ghz, clock_source = max_clock_ghz()
+        try:
+            entry = {"threads": threads, "stream_GBs": {}, "peak_gflops": {}, "spread": {}, "warnings": []}
+            for k in STREAM_KERNELS:
+                bound = ghz * BYTES_PER_CYCLE * threads if ghz else None
+                reps = stream.get(f"{k}_rep_GBs") or [stream[f"{k}_GBs"]]
+                entry["stream_GBs"][k], entry["spread"][f"stream_{k}_GBs"] = robust_ceiling(
+                    reps, bound, f"STREAM {k} at {threads} threads [GB/s]", entry["warnings"])
+            for r in peak["results"]:
+                bound = ghz * FLOP_PER_CYCLE.get(r["isa"], 64) * threads if ghz else None
+                entry["peak_gflops"][r["isa"]], entry["spread"][f"peak_{r['isa']}_gflops"] = robust_ceiling(
+                    r.get("rep_gflops") or [r["gflops"]], bound, f"peak {r['isa']} at {threads} threads [GFLOP/s]",
+                    entry["warnings"])
+            entry["clock_bound"] = {"ghz": ghz, "source": clock_source}
+            stream_src = {"binary": str(build_dir / "stream"), "array_type": stream.get("element_type", "double"),
+                          "bytes": "STREAM counting: arrays named in the kernel, no write-allocate",
+                          "elements": stream["elements"], "llc_bytes": stream["llc_bytes"], "reps": stream["reps"],
+                          "statistic": STATISTIC}
+            peak_src = {"binary": str(build_dir / "peakflops"), "precision": "single", "chains": peak["chains"],
+                        "iterations": peak["iterations"], "reps": peak["reps"], "statistic": STATISTIC}
+        except (KeyError, TypeError) as err:
+            raise CeilingsError(f"{build_dir}: bench JSON lacks {err}") from None
+        for warning in entry["warnings"]:
+            sys.stderr.write(f"perfstudy ceilings: warning: {warning}\n")
+        if not entry["peak_gflops"]:
+            raise CeilingsError(f"{build_dir / 'peakflops'}: no ISA results")
+        entry["best_isa"] = max(entry["peak_gflops"], key=entry["peak_gflops"].get)
+        entry["best_gflops"] = entry["peak_gflops"][entry["best_isa"]]
+        if lb_ok:
+            entry["likwid_bench"] = _likwid_bench_figures(threads, entry["best_isa"], stream_src["llc_bytes"])
+        # A VM whose host is oversubscribed loses whole time slices: the
+        # ceilings then measure the neighbours, and this says by how much.
+        entry["cpu_steal_fraction"] = steal_fraction(times_before, cpu_times())
+        per_threads.append(entry)
+
+    data = {"schema": SCHEMA,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "host": {"hostname": socket.gethostname(), "cpu_model": _cpu_model(), "logical_cpus": os.cpu_count()},
+            "environment": {"OMP_PROC_BIND": env.get("OMP_PROC_BIND", ""), "OMP_PLACES": env.get("OMP_PLACES", "")},
+            "source": {"stream": stream_src, "peakflops": peak_src,
+                       "likwid_bench": {"available": lb_ok, "reason": lb_reason}},
+            "per_threads": per_threads}
+    validate_ceilings(data, str(out_path))
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    resultsdir.atomic_write(out_path, json.dumps(data, indent=2) + "\n")
+    return data
+
+
+def _positive_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 and value != float("inf")
+
+
+def validate_ceilings(data, source):
+    """Raises CeilingsError '<source>: <key>: <problem>' unless data follows the schema above."""
+    def fail(key, problem):
+        raise CeilingsError(f"{source}: {key}: {problem}")
+
+    def need(obj, key, path, kind):
+        if not isinstance(obj, dict) or key not in obj:
+            fail(f"{path}{key}", "missing")
+        if not isinstance(obj[key], kind):
+            fail(f"{path}{key}", "expected " + {str: "a string", dict: "an object", list: "a list",
+                                               int: "an integer"}.get(kind, "a number"))
+        return obj[key]
+
+    if not isinstance(data, dict):
+        fail("(top level)", "expected a JSON object")
+    if data.get("schema") != SCHEMA:
+        fail("schema", f"expected {SCHEMA!r}, got {data.get('schema')!r}")
+    date = need(data, "date", "", str)
+    if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", date):
+        fail("date", f"expected UTC ISO 8601 like 2025-03-04T10:12:31Z, got {date!r}")
+    need(data, "host", "", dict)
+    source_info = need(data, "source", "", dict)
+    for bench in ("stream", "peakflops"):
+        need(source_info, bench, "source.", dict)
+        need(source_info[bench], "binary", f"source.{bench}.", str)
+    per_threads = need(data, "per_threads", "", list)
+    if not per_threads:
+        fail("per_threads", "empty")
+    seen = set()
+    for i, entry in enumerate(per_threads):
+        at = f"per_threads[{i}]."
+        threads = need(entry, "threads", at, int)
+        if isinstance(threads, bool) or threads < 1:
+            fail(at + "threads", f"expected a positive integer, got {threads!r}")
+        if threads in seen:
+            fail(at + "threads", f"{threads} appears twice")
+        seen.add(threads)
+        stream = need(entry, "stream_GBs", at, dict)
+        for kernel in STREAM_KERNELS:
+            if not _positive_number(need(stream, kernel, at + "stream_GBs.", (int, float))):
+                fail(f"{at}stream_GBs.{kernel}", f"expected a positive number, got {stream[kernel]!r}")
+        peak = need(entry, "peak_gflops", at, dict)
+        if not peak:
+            fail(at + "peak_gflops", "empty")
+        for isa, value in peak.items():
+            if isa not in ISAS:
+                fail(f"{at}peak_gflops.{isa}", f"unknown ISA (expected one of {', '.join(ISAS)})")
+            if not _positive_number(value):
+                fail(f"{at}peak_gflops.{isa}", f"expected a positive number, got {value!r}")
+        best = need(entry, "best_isa", at, str)
+        if best not in peak:
+            fail(at + "best_isa", f"{best!r} is not in peak_gflops")
+        if peak[best] != max(peak.values()):
+            fail(at + "best_isa", f"{best!r} is not the fastest ISA in peak_gflops")
+        if need(entry, "best_gflops", at, (int, float)) != peak[best]:
+            fail(at + "best_gflops", f"differs from peak_gflops.{best}")
+        steal = entry.get("cpu_steal_fraction")
+        if steal is not None and not (isinstance(steal, (int, float)) and 0 <= steal <= 1):
+            fail(at + "cpu_steal_fraction", f"expected null or a number in [0, 1], got {steal!r}")
+        if "likwid_bench" in entry:
+            lb = need(entry, "likwid_bench", at, dict)
+            for key in ("copy_GBs", "triad_GBs", "peak_gflops"):
+                if not _positive_number(need(lb, key, at + "likwid_bench.", (int, float))):
+                    fail(f"{at}likwid_bench.{key}", "expected a positive number")
+
+
+def load_ceilings(path):
+    """The validated contents of a ceilings.json; CeilingsError naming the file and key otherwise."""
+    path = str(path)
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise CeilingsError(f"{path}: not found (measure it with measure_ceilings)") from None
+    except json.JSONDecodeError as err:
+        raise CeilingsError(f"{path}: not JSON: {err.msg} at line {err.lineno}") from None
+    except OSError as err:
+        raise CeilingsError(f"{path}: {err.strerror}") from None
+    validate_ceilings(data, path)
+    return data
+
+
+def ceiling_for(data, threads):
+    """The per_threads entry measured at exactly `threads` threads."""
+    for entry in data["per_threads"]:
+        if entry["threads"] == threads:
+            return entry
+    measured = ", ".join(str(e["threads"]) for e in data["per_threads"])
+    raise CeilingsError(f"ceilings: no measurement at {threads} threads (measured: {measured})")

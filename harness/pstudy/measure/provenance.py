@@ -1,0 +1,107 @@
+"""Facts about the machine, the code and the build, for meta.json."""
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+
+
+def sh(cmd, cwd=None, timeout=20):
+    """stdout of a command, or None when it cannot be run or fails."""
+    try:
+        done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def git_state(root):
+    """commit (short), full hash, dirty flag and a digest of the uncommitted changes."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=20)
+        full = done.stdout if done.returncode == 0 else None
+        problem = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[0]
+    except (OSError, subprocess.TimeoutExpired) as err:
+        full, problem = None, str(err)
+    if full is None:
+        # "problem" says why (not a checkout, git missing, "detected dubious ownership"...): run
+        # warns with it, since a directory without its commit is never resumed by commit
+        return {"commit": "nogit", "commit_full": None, "dirty": None, "changes_digest": None,
+                "problem": problem}
+    status = sh(["git", "status", "--porcelain"], cwd=root) or ""
+    diff = sh(["git", "diff", "HEAD"], cwd=root) or ""
+    dirty = bool(status.strip())
+    digest = hashlib.sha256((status + diff).encode()).hexdigest()[:16] if dirty else None
+    return {"commit": full.strip()[:7], "commit_full": full.strip(), "dirty": dirty,
+            "changes_digest": digest}
+
+
+def cpu():
+    info = {"model": None, "logical_cpus": os.cpu_count()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["model"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    out = sh(["lscpu", "--json"])
+    if out:
+        try:
+            fields = {e["field"].rstrip(":"): e["data"] for e in json.loads(out)["lscpu"]}
+        except (ValueError, KeyError, TypeError):
+            fields = {}
+        wanted = ("Architecture", "Model name", "CPU(s)", "Thread(s) per core", "Core(s) per socket",
+                  "Socket(s)", "NUMA node(s)", "L1d cache", "L2 cache", "L3 cache", "CPU max MHz",
+                  "Hypervisor vendor", "Flags")
+        info["lscpu"] = {k: fields[k] for k in wanted if k in fields}
+        try:
+            info["physical_cores"] = int(fields["Core(s) per socket"]) * int(fields["Socket(s)"])
+        except (KeyError, ValueError):
+            pass
+    return info
+
+
+def facts(study, build_dir):
+    """What meta.json records of the build and the machine a sweep starts on."""
+    return {"compilers": compilers(study, build_dir), "cpu": cpu(), "system": system(), "software": software()}
+
+
+def compilers(study, build_dir):
+    """Per compiler/kernels build of the tree `build_dir`: the build's own buildinfo.json when present
+    (flags included), else the compiler's --version, with a note that the flags are unknown."""
+    out = {}
+    for compiler in study.sweep["compilers"]:
+        for kernels in study.sweep["kernels"]:
+            path = os.path.join(str(build_dir), compiler, kernels, "buildinfo.json")
+            entry = {"buildinfo": path}
+            try:
+                with open(path) as f:
+                    entry["build"] = json.load(f)
+            except (OSError, ValueError) as err:
+                version = sh([compiler, "--version"])
+                entry["build"] = None
+                entry["note"] = f"no readable buildinfo.json ({type(err).__name__}); flags unknown"
+                entry["version"] = version.splitlines()[0] if version else f"{compiler} not found"
+            out[f"{compiler}/{kernels}"] = entry
+    return out
+
+
+def software():
+    versions = {"python": sys.version.split()[0], "python_executable": sys.executable}
+    for name in ("pandas", "numpy", "scipy", "matplotlib"):
+        try:
+            versions[name] = __import__(name).__version__
+        except ImportError:
+            versions[name] = None
+    return versions
+
+
+def system():
+    u = platform.uname()
+    return {"hostname": u.node, "kernel": f"{u.system} {u.release} {u.version}", "machine": u.machine,
+            "gnuplot": shutil.which("gnuplot")}

@@ -1,0 +1,367 @@
+"""Running one measurement: one process of a variant binary with --json, checked line by line.
+
+Contract (the front end's --json, variants/main.c): stdout carries one JSON object per line, first {"info": {...}}, then one
+object per training step with step, loss, forward_s, backward_s, update_s, step_s. Anything else
+is a failed run whose error says what was wrong; the sweep goes on.
+"""
+
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+from pstudy import common
+from pstudy.store import vocabulary
+from pstudy.errors import StudyError
+
+STEP_FIELDS = ("loss", "forward_s", "backward_s", "update_s", "step_s")
+TERM_GRACE_S = 2.0  # after SIGTERM to a timed-out process group, wait this long before SIGKILL
+
+# statuses of a run (CANCELLED: a Slurm job cancelled, preempted or lost with its node: perfstudy run --slurm)
+OK, CRASHED, TIMEOUT, GARBAGE, MISMATCH, CANCELLED = "ok", "crashed", "timeout", "garbage", "mismatch", "cancelled"
+
+
+@dataclass
+class Outcome:
+    status: str
+    error: str = ""
+    exit_code: Optional[int] = None
+    wall_s: float = 0.0
+    info: dict = field(default_factory=dict)
+    steps: list = field(default_factory=list)   # dicts: step, loss, forward_s, ..., warmup
+    stderr_tail: list = field(default_factory=list)
+
+
+def binary_path(study, point, root, build_dir=None):
+    """Where the binary of a point lives: run.binary filled in with the build tree (`build_dir`, or
+    common.build_dir: PERFSTUDY_BUILD_DIR, else run.build_dir)."""
+    tree = build_dir if build_dir is not None else common.build_dir(study, root)
+    text = study.run["binary"].format(build_dir=str(tree), compiler=point.compiler,
+                                      kernels=point.kernels, variant=point.variant)
+    path = os.path.expanduser(text)
+    return path if os.path.isabs(path) else os.path.join(root, path)
+
+
+def binary_is_stale(binary, root):
+    """Whether make would rebuild `binary` (`make -q` exits 1: a source is newer), so that a
+    benchmark never times code older than the checkout under the checkout's commit. A binary
+    outside `root`, or one make has no rule for, is taken as it is."""
+    try:
+        target = os.path.relpath(os.path.realpath(binary), os.path.realpath(root))
+    except ValueError:
+        return False
+    if target.startswith(os.pardir):
+        return False
+    r = subprocess.run(["make", "-q", "-C", str(root), target], capture_output=True, text=True)
+    return r.returncode == 1
+
+
+def model_path(value, root):
+    if value is None:
+        return None
+    value = os.path.expanduser(value)
+    return value if os.path.isabs(value) else os.path.join(root, value)
+
+
+def model_args(study, root, steps=None, point=None):
+    """The batch shape, step count and model options every run of a study shares. For a
+    distributed point under weak scaling, model.B is each rank's batch: the global one is R times it."""
+    m = study.model
+    B = m["B"]
+    if point is not None and getattr(point, "ranks", None) is not None and study.sweep["scaling"] == "weak":
+        B *= point.ranks
+    args = ["-B", str(B), "-T", str(m["T"])]
+    if steps is not None:
+        args += ["--steps", str(steps)]
+    if m["config"] is not None:
+        args += ["--config", m["config"]]
+    else:
+        args += ["--model", model_path(m["checkpoint"], root)]
+    return args
+
+
+# the options `--check` may refuse, and the config key each one comes from
+CHECKED_OPTION_KEYS = {"-B": "model.B", "-T": "model.T", "-B/-T": "model.B, model.T", "--steps": "run.steps",
+                       "--config": "model.config", "--model": "model.checkpoint", "--data": "model.data",
+                       "--batch-subsize": "sweep.batch_subsize", "--token-chunk": "sweep.token_chunk",
+                       "--threads": "sweep.threads"}
+
+
+def check_command(study, point, binary, root):
+    """The binary's own check of a point's run (its --check: the options, the model against T, the
+    data, the memory the model state needs), without running it; threads and chunking left out, so
+    that a sweep asks once per binary and batch. A distributed point is checked as
+    one process holding the largest rank's share of the batch."""
+    cmd = command(study, point, binary, root)
+    cmd = cmd[cmd.index(binary):]  # no launcher: one process
+    cmd.remove("--json")
+    for option in ("--threads", "--batch-subsize", "--token-chunk"):  # the config checks these itself
+        if option in cmd:
+            del cmd[cmd.index(option):cmd.index(option) + 2]
+    ranks = getattr(point, "ranks", None)
+    if ranks:
+        at = cmd.index("-B") + 1
+        cmd[at] = str(-(-int(cmd[at]) // ranks))
+    return cmd + ["--check"]
+
+
+def check_run(study, point, binary, root):
+    """None when the binary accepts the point's run (check_command); otherwise its one-line refusal,
+    prefixed with the config key it names."""
+    cmd = check_command(study, point, binary, root)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                              env=environment(study, point))
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"run.binary: {binary} --check: {err}"
+    if done.returncode == 0:
+        return None
+    last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+    if "--check" in last and "unknown option" in last:
+        return f"run.binary: {binary} --check: {last} (a build older than the harness? rebuild with make)"
+    problem = last.split(": ", 1)[1] if last.startswith("gpt2-") and ": " in last else last
+    option = problem.split(":", 1)[0]
+    key = CHECKED_OPTION_KEYS.get(option)
+    if key is None:
+        paths = {study.model["data"]: "model.data", study.model["checkpoint"]: "model.checkpoint"}
+        key = next((k for v, k in paths.items() if v and problem.startswith(model_path(v, root))), "model")
+    return f"{key}: {problem} ({os.path.basename(binary)} refuses the run)"
+
+
+def launcher_program(study):
+    """The program that starts a distributed run's ranks: [launcher] command, else mpirun or srun."""
+    return study.launcher["command"] or ("srun" if study.launcher["kind"] == "slurm" else "mpirun")
+
+
+def check_launcher(study):
+    """StudyError (exit 2) when the sweep has distributed points and its launcher is not on PATH."""
+    if not any(vocabulary.is_distributed(v) for v in study.sweep["variants"]):
+        return
+    program = launcher_program(study)
+    if shutil.which(program) is None:
+        raise StudyError(f"{study.path}: launcher.kind: {study.launcher['kind']} needs {program}, which is not "
+                         "on PATH (install openmpi-bin: scripts/install-deps.sh; or set launcher.command)")
+
+
+def launcher_prefix(study, point):
+    """What starts a distributed point's ranks, each with `threads` cores:
+    local  mpirun -q -np R --map-by slot:PE=T --bind-to core [--allow-run-as-root]
+    slurm  srun -n R -c T --cpu-bind=cores --mpi=pmix   (Open MPI's ranks find each other through PMIx)
+    then [launcher] args. Empty for a point that is not distributed."""
+    if getattr(point, "ranks", None) is None:
+        return []
+    program, ranks, threads = launcher_program(study), str(point.ranks), str(point.threads)
+    if study.launcher["kind"] == "slurm":
+        cmd = [program, "-n", ranks, "-c", threads, "--cpu-bind=cores", "--mpi=pmix"]
+    else:
+        # -q: a failing rank's own one line, without mpirun's banner; root needs its consent
+        cmd = [program, "-q", "-np", ranks, "--map-by", f"slot:PE={threads}", "--bind-to", "core"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+    return cmd + list(study.launcher["args"])
+
+
+def launcher_meta(study):
+    """meta.json's record of how distributed points are started."""
+    return {"kind": study.launcher["kind"], "program": launcher_program(study),
+            "args": list(study.launcher["args"]), "scaling": study.sweep["scaling"],
+            "ranks": list(study.sweep["ranks"]),
+            "example": launcher_prefix(study, _Example(threads=1, ranks=max(study.sweep["ranks"])))}
+
+
+class _Example:
+    def __init__(self, threads, ranks):
+        self.threads, self.ranks = threads, ranks
+
+
+def command(study, point, binary, root, trace=None, prefix=()):
+    """The command line of one run; `prefix` goes in front (a wrapper such as taskset), then the
+    launcher of a distributed point (launcher_prefix)."""
+    m, r = study.model, study.run
+    cmd = [*prefix, *launcher_prefix(study, point), binary, "--json"] + \
+        model_args(study, root, steps=r["warmup"] + r["steps"], point=point)
+    if m["data"] is not None:
+        cmd += ["--data", model_path(m["data"], root)]
+    if not vocabulary.is_sequential(point.variant):
+        cmd += ["--threads", str(point.threads)]
+    if vocabulary.is_chunked(point.variant):
+        cmd += ["--batch-subsize", str(point.batch_subsize), "--token-chunk", str(point.k)]
+    if trace is not None:
+        cmd += ["--trace", str(trace)]
+    return cmd
+
+
+def environment(study, point):
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(point.threads)
+    for var, key in (("OMP_PROC_BIND", "proc_bind"), ("OMP_PLACES", "places")):
+        value = study.placement[key]
+        if value:
+            env[var] = value
+        else:
+            env.pop(var, None)
+    return env
+
+
+def execute(study, point, binary, root, trace=None, prefix=()):
+    """Run one process for `point`; never raises for a misbehaving binary (KeyboardInterrupt passes)."""
+    cmd = command(study, point, binary, root, trace, prefix)
+    timeout = study.run["timeout_s"]
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, env=environment(study, point),
+                                start_new_session=True)  # own process group: a timeout kills it all
+    except OSError as err:
+        return Outcome(CRASHED, f"cannot start {binary}: {err.strerror}")
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        out, err = proc.communicate()
+        return Outcome(TIMEOUT, f"no exit after {timeout:g} s (per-run timeout); process group killed",
+                       exit_code=proc.returncode, wall_s=time.monotonic() - start,
+                       stderr_tail=tail(err))
+    except BaseException:  # Ctrl-C: the child is in its own session and did not get the SIGINT
+        kill_group(proc, grace=0.0)
+        proc.wait()
+        raise
+    return outcome_of(proc.returncode, out, err, time.monotonic() - start, study, point)
+
+
+def outcome_of(returncode, out, err, wall, study, point):
+    """The Outcome of a finished process from its exit status (negative: the signal that killed it)
+    and its stdout and stderr (bytes or text): a local run's, or a Slurm job's from its files."""
+    stderr_tail = tail(err)
+    if returncode != 0:
+        if returncode < 0:
+            why = f"killed by signal {signal.Signals(-returncode).name}"
+        elif returncode > 128 and returncode - 128 in {s.value for s in signal.Signals}:
+            why = f"exit status {returncode} (signal {signal.Signals(returncode - 128).name})"
+        else:
+            why = f"exit status {returncode}"
+        last = stderr_tail[-1] if stderr_tail else ""
+        return Outcome(CRASHED, f"{why}" + (f": {last}" if last else ""), exit_code=returncode,
+                       wall_s=wall, stderr_tail=stderr_tail)
+    text = out.decode("utf-8", errors="replace") if isinstance(out, bytes) else out
+    outcome = parse(text, study, point)
+    outcome.exit_code, outcome.wall_s, outcome.stderr_tail = returncode, wall, stderr_tail
+    return outcome
+
+
+def kill_group(proc, grace=TERM_GRACE_S):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        if sig == signal.SIGTERM and grace > 0:
+            try:
+                proc.wait(timeout=grace)
+                # the leader is gone, but children it left in the group may not be
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def tail(data, lines=20):
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else (data or "")
+    return [line for line in text.splitlines() if line.strip()][-lines:]
+
+
+def parse(text, study, point):
+    """Check the --json output of one run; returns an Outcome (OK, GARBAGE or MISMATCH)."""
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not lines:
+        return Outcome(GARBAGE, "no output on stdout")
+    objects = []
+    for n, line in lines:
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            return Outcome(GARBAGE, f"stdout line {n} is not JSON: {shorten(line)}")
+        if not isinstance(obj, dict):
+            return Outcome(GARBAGE, f"stdout line {n} is not a JSON object: {shorten(line)}")
+        objects.append((n, obj))
+
+    n, first = objects[0]
+    info = first.get("info")
+    if not isinstance(info, dict):
+        return Outcome(GARBAGE, f"stdout line {n}: the first line must be {{\"info\": {{...}}}}")
+    problem = check_info(info, point)
+    if problem:
+        return Outcome(MISMATCH, problem, info=info)
+
+    warmup, measured = study.run["warmup"], study.run["steps"]
+    steps = []
+    for n, obj in objects[1:]:
+        if "step" not in obj:
+            return Outcome(GARBAGE, f"stdout line {n}: expected a step record, got {shorten(json.dumps(obj))}",
+                           info=info)
+        record = {"step": obj["step"]}
+        if not isinstance(record["step"], int) or record["step"] != len(steps):
+            return Outcome(GARBAGE, f"stdout line {n}: step {obj['step']!r} out of order "
+                           f"(expected {len(steps)})", info=info)
+        for key in STEP_FIELDS:
+            value = obj.get(key)
+            if key == "loss" and value is None and key in obj:  # the binary's word for a NaN or infinite loss
+                return Outcome(GARBAGE, f"stdout line {n}: step {record['step']}: training diverged (the loss is "
+                               "not a finite number)", info=info)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                return Outcome(GARBAGE, f"stdout line {n}: step {record['step']}: {key} is {value!r}, "
+                               "expected a finite number", info=info)
+            if key != "loss" and value < 0:
+                return Outcome(GARBAGE, f"stdout line {n}: step {record['step']}: negative {key} {value}",
+                               info=info)
+            record[key] = float(value)
+        for key in vocabulary.DISTRIBUTED_STEP_FIELDS:  # optional: only distributed variants report it
+            value = obj.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                record[key] = float(value)
+        record["warmup"] = record["step"] < warmup
+        steps.append(record)
+    if len(steps) != warmup + measured:
+        return Outcome(GARBAGE, f"{len(steps)} step records, expected {warmup + measured} "
+                       f"({warmup} warm-up + {measured} measured)", info=info)
+    return Outcome(OK, info=info, steps=steps)
+
+
+def check_info(info, point):
+    """The binary must say it ran what was asked; otherwise the measurement would be mislabelled."""
+    expected = {"variant": point.variant, "compiler": point.compiler, "kernels": point.kernels,
+                "threads": point.threads}
+    if point.batch_subsize is not None:
+        expected["batch_subsize"] = point.batch_subsize
+        expected["token_chunk"] = point.k
+    if getattr(point, "ranks", None) is not None:
+        expected["ranks"] = point.ranks
+    if "variant" not in info:
+        return "info line has no \"variant\""
+    for key, want in expected.items():
+        if info.get(key) is not None and info[key] != want:  # absent or null: not reported
+            return f"info line says {key}={info[key]!r} but {want!r} was asked for"
+    return ""
+
+
+def shorten(text, width=80):
+    text = text.strip()
+    return repr(text if len(text) <= width else text[:width] + "...")
+
+
+def named_configs(binary):
+    """The model configurations a binary has built in (its --list-configs, one name per line);
+    StudyError when it cannot say."""
+    try:
+        done = subprocess.run([str(binary), "--list-configs"], capture_output=True, text=True, timeout=30,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise StudyError(f"{binary}: cannot list its model configurations: {err}") from None
+    names = done.stdout.split()
+    if done.returncode != 0 or not names:
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise StudyError(f"{binary} --list-configs: {last} (a build older than the harness? rebuild with make)")
+    return names

@@ -1,0 +1,122 @@
+"""The summary table and a gnuplot 'dumb' speedup chart, for the terminal."""
+
+import math
+import shutil
+import subprocess
+
+import pandas as pd
+
+from pstudy.store import vocabulary
+
+SEQ = vocabulary.BASELINE
+SUMMARY_CHART_HEIGHT = 18  # the chart in `run` and `report`'s summary: short enough to leave the answer on screen
+
+
+def seconds(v):
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+
+
+def ratio(v, lo, hi):
+    if v is None or pd.isna(v):
+        return "n/a"
+    bounds = "" if pd.isna(lo) or pd.isna(hi) else f" [{lo:.2f},{hi:.2f}]"
+    return f"{v:.2f}{bounds}"
+
+
+def base_lines(summary):
+    lines = []
+    for (compiler, kernels), build in summary.groupby(["compiler", "kernels"], sort=True):
+        seq = build[(build["variant"] == SEQ) & (build["threads"] == 1)]
+        if len(seq) and not pd.isna(seq.iloc[0]["step_median_s"]):
+            r = seq.iloc[0]
+            lines.append(f"  vs_seq base, {compiler}/{kernels}: {SEQ} on 1 thread, median step "
+                         f"{seconds(r['step_median_s'])} s [{seconds(r['step_ci_low_s'])}, "
+                         f"{seconds(r['step_ci_high_s'])}] (95% CI)")
+        else:
+            lines.append(f"  vs_seq base, {compiler}/{kernels}: none (no successful {SEQ} run)")
+    lines.append("  vs_self1 base: the same variant, build and chunking on 1 thread (column self1 s)")
+    return lines
+
+
+def table(summary):
+    """The per-point table as text: medians with CIs, speedups and efficiencies against both bases."""
+    return table_frame(summary).to_string(index=False)
+
+
+def table_frame(summary):
+    """The per-point table (as `table` prints it) as a DataFrame of formatted cells."""
+    rows = []
+    for _, r in summary.iterrows():
+        rows.append({
+            "variant": r["variant"], "build": f"{r['compiler']}/{r['kernels']}",
+            **({} if "ranks" not in summary.columns or summary["ranks"].isna().all() else
+               {"ranks": "-" if pd.isna(r["ranks"]) else int(r["ranks"])}),  # only in sweeps over ranks
+            "thr": int(r["threads"]),
+            "bs": "-" if pd.isna(r["batch_subsize"]) else int(r["batch_subsize"]),
+            "k": "-" if pd.isna(r["k"]) else int(r["k"]),
+            "ok/runs": f"{int(r['n_runs']) - int(r['n_failed'])}/{int(r['n_runs'])}",
+            "step s [95% CI]": (f"{seconds(r.get('step_median_s'))} [{seconds(r.get('step_ci_low_s'))},"
+                                f"{seconds(r.get('step_ci_high_s'))}]"),
+            "fwd s": seconds(r.get("forward_median_s")), "bwd s": seconds(r.get("backward_median_s")),
+            "upd s": seconds(r.get("update_median_s")),
+            "speedup vs seq": ratio(r.get("speedup_vs_seq"), r.get("speedup_vs_seq_ci_low"),
+                                    r.get("speedup_vs_seq_ci_high")),
+            "eff vs seq": ratio(r.get("efficiency_vs_seq"), None, None),
+            "self1 s": seconds(r.get("step_base_self1_s")),
+            "speedup vs self1": ratio(r.get("speedup_vs_self1"), r.get("speedup_vs_self1_ci_low"),
+                                      r.get("speedup_vs_self1_ci_high")),
+            "eff vs self1": ratio(r.get("efficiency_vs_self1"), None, None),
+        })
+    return pd.DataFrame(rows)
+
+
+def gp_quote(text):
+    """A gnuplot double-quoted string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def gnuplot_chart(summary, width=100, height=28):
+    """A dumb-terminal chart of step speedup against threads per build: against seq on 1 thread, or,
+    when a build has no seq run, against each line's own 1-thread time. Returns (text, None), or
+    (None, why) when gnuplot is absent or there is nothing to draw."""
+    exe = shutil.which("gnuplot")
+    if exe is None:
+        return None, "gnuplot not found: terminal chart skipped"
+    charts = []
+    for (compiler, kernels), build in summary.groupby(["compiler", "kernels"], sort=True):
+        seq = build[(build["variant"] == SEQ) & (build["threads"] == 1)].dropna(subset=["step_median_s"])
+        if len(seq):
+            column = "speedup_vs_seq"
+            base = f"seq on 1 thread, median step {seconds(seq.iloc[0]['step_median_s'])} s"
+        else:
+            column = "speedup_vs_self1"
+            base = "each line's own 1-thread time (no seq run)"
+        build = build.dropna(subset=[column])
+        if build["threads"].nunique() < 2:
+            continue
+        blocks, plots = [], ["x title 'ideal' with lines dashtype 2"]
+        for i, (key, rows) in enumerate(build[build["variant"] != SEQ].groupby(
+                ["variant", "batch_subsize", "k", "ranks"], dropna=False, sort=False)):
+            variant, bs, k, ranks = key
+            name = variant if pd.isna(bs) else f"{variant} bs={int(bs)} k={int(k)}"
+            name += "" if pd.isna(ranks) else f" ranks={int(ranks)}"
+            data = "\n".join(f"{int(t)} {s:.6g}" for t, s in zip(rows["threads"], rows[column]))
+            blocks.append(f"$d{i} << EOD\n{data}\nEOD")
+            plots.append(f"$d{i} title {gp_quote(name)} with linespoints")
+        max_t = int(build["threads"].max())
+        script = "\n".join([
+            f"set terminal dumb size {width},{height} nofeed",
+            "set title " + gp_quote(f"step speedup, {compiler}/{kernels}: base {base}; ratios of medians"),
+            "set xlabel 'threads'", "set ylabel 'speedup'", f"set xrange [0.8:{max_t + 0.2}]",
+            "set key left top", "set xtics 1", *blocks, "plot " + ", ".join(plots)])
+        try:
+            done = subprocess.run([exe], input=script, capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return None, f"gnuplot failed: {err}"
+        if done.returncode != 0:
+            lines = done.stderr.strip().splitlines()
+            return None, f"gnuplot failed: {lines[-1] if lines else f'exit status {done.returncode}'}"
+        charts.append(done.stdout)
+    if not charts:
+        return None, "terminal chart skipped: fewer than two thread counts"
+    return "\n".join(charts), None

@@ -1,0 +1,673 @@
+"""The results layout, owned here: every file name, path and format of a results directory.
+
+Layout of results/<date>-<commit>-<config>[-N]/:
+    meta.json       the machine, code, build and config of the sweep (written at start, updated at end);
+                    versioned ("schema"), built by new_meta() and read through Meta's accessors
+    config.toml     the config file's text as run
+    journal.jsonl   one JSON line per event: begin, run (one per finished run), interrupted, end
+    runs/STEM.json  everything one run produced (point, status, error, info line, steps, stderr tail)
+    traces/STEM.csv per-kernel records of a run made with --trace
+    ops/VARIANT_COMPILER_KERNELS.json   a binary's --describe output (FLOPs and bytes per operation)
+    counters/STEM.GROUP.csv             hardware-counter runs (likwid; .papi.txt, .perf.csv)
+    ceilings.json   STREAM and peak-FLOP/s ceilings measured with the sweep (pstudy.ceilings' format)
+    graphs/STEM.json    a binary's --describe-graph output for a point (pstudy.taskgraph's format),
+                        written by `predict` when it first needs it; STEM is point_stem(point)
+    predict-MACHINE/    `predict` output for a machine description: prediction.csv, validation.csv,
+                        figures (pstudy.simulate)
+    steps.csv       one row per step of every successful run (warm-up steps flagged, see README)
+    runs.csv        one row per run, failed ones included
+    failures.csv    the failed runs with their errors
+    summary.csv     one row per point: medians, CIs, speedups, efficiencies (a cache: `report`
+                    recomputes it from steps.csv and runs.csv, the source of truth)
+    efficiency.csv  one row per point: POP efficiency factors from the traces (pstudy.efficiency),
+                    with efficiency_runs.csv, one row per traced run (`report` recomputes both)
+    exports/paraver/STEM.prv|.pcf|.row  the trace of a run in Paraver's format (pstudy.traceformats)
+    exports/perfetto/STEM.json          the same in Chrome JSON, for ui.perfetto.dev
+                    `run` exports one representative run per point (pstudy.efficiency.representative_runs),
+                    `perfstudy trace` any run
+    sensitivity/    `perfstudy sensitivity` (or [analysis] sensitivity): the bandwidth-interference
+                    experiment (pstudy.sensitivity): sensitivity.json, runs.csv, traces/STEM_MODE_dDUTY.csv,
+                    per-kernel slowdowns and slopes, figures
+    cachesim/       `perfstudy cachesim` (or [analysis] cachesim): simulated cache traffic per kernel
+                    (pstudy.cachesim): cachesim.json, callgrind/*.out, cachesim_COMPILER_KERNELS.csv, figure
+    .lock           held (fcntl.flock) by the process sweeping the directory; names that process
+    .reserve        space set aside while a sweep runs, freed to record "failed" when the disk fills
+STEM is a run's file stem, run_stem(point, repetition):
+    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>]_r<repetition>
+    (_R<ranks> for distributed variants only)
+Every file is written to a temporary name and renamed into place, so a crash never leaves a half
+file under a real name. A run counts as done only when its runs/STEM.json exists and the journal
+says so; anything else is redone on resume.
+"""
+
+import datetime
+import json
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from pstudy import common
+from pstudy.store import vocabulary
+from pstudy.errors import StudyError
+
+JOURNAL = "journal.jsonl"
+LOCK = ".lock"
+RESERVE = ".reserve"
+RESERVE_BYTES = 256 * 1024  # room for meta.json with its error when the disk is full
+META = "meta.json"
+CONFIG_COPY = "config.toml"
+CEILINGS = "ceilings.json"
+RUNS_DIR, TRACES_DIR, OPS_DIR, COUNTERS_DIR, GRAPHS_DIR = "runs", "traces", "ops", "counters", "graphs"
+PREDICT_PREFIX = "predict-"
+STEPS_CSV, RUNS_CSV, FAILURES_CSV, SUMMARY_CSV = "steps.csv", "runs.csv", "failures.csv", "summary.csv"
+EFFICIENCY_CSV, EFFICIENCY_RUNS_CSV = "efficiency.csv", "efficiency_runs.csv"
+EXPORTS_DIR = "exports"
+EXPORT_FORMATS = ("paraver", "perfetto")
+# in plots/<results name>/ (written by `report`): the page, and the figures it embeds beside the others
+REPORT_HTML = "report.html"
+KEYS = vocabulary.POINT_KEYS
+
+
+# ---------------------------------------------------------------------------------------------
+# names
+
+def point_stem(point):
+    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>] of a point (any object
+    with the point's attributes, or a point key tuple); _R only for distributed points."""
+    variant, compiler, kernels, threads, bs, k = tuple(point)[:6]
+    ranks = tuple(point)[6] if len(tuple(point)) > 6 else None
+    return (f"{variant}_{compiler}_{kernels}_t{threads}_bs{'NA' if bs is None else bs}"
+            f"_k{'NA' if k is None else k}" + ("" if ranks is None else f"_R{ranks}"))
+
+
+def run_stem(point, repetition):
+    """The file stem of one run: its record, its trace and its counter files share it."""
+    return f"{point_stem(point)}_r{repetition}"
+
+
+RUN_STEM = re.compile(r"(?P<variant>[a-z][a-z0-9]*)_(?P<compiler>[a-z0-9]+)_(?P<kernels>[a-z0-9]+)"
+                      r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA)_k(?P<k>\d+|NA)(?:_R(?P<ranks>\d+))?_r(?P<rep>\d+)")
+
+
+def parse_run_stem(stem):
+    """(point key, repetition) of a run stem, or None when the name is not one."""
+    m = RUN_STEM.fullmatch(stem)
+    if not m:
+        return None
+    d = m.groupdict()
+    key = (d["variant"], d["compiler"], d["kernels"], int(d["threads"]),
+           None if d["bs"] == "NA" else int(d["bs"]), None if d["k"] == "NA" else int(d["k"]),
+           None if d["ranks"] is None else int(d["ranks"]))
+    return key, int(d["rep"])
+
+
+def ops_stem(variant, compiler, kernels):
+    return f"{variant}_{compiler}_{kernels}"
+
+
+# ---------------------------------------------------------------------------------------------
+# paths
+
+def export_path(outdir, fmt, stem):
+    """The file a run's trace is exported to in `outdir`: for Paraver the stem of its .prv, .pcf and
+    .row (pstudy.store.traceformats adds the suffixes), for Perfetto STEM.json."""
+    return Path(outdir) / (stem if fmt == "paraver" else f"{stem}.json")
+
+
+SENSITIVITY_DIR, CACHESIM_DIR = "sensitivity", "cachesim"
+
+
+class ResultsDir:
+    """One results directory and every path in it: the one place that joins a directory to the
+    names above, so that no caller builds a path of the layout itself. It stands for its path
+    (os.fspath, str, `/`), so functions that take a directory take it too."""
+
+    def __init__(self, path):
+        self.path = Path(path.path if isinstance(path, ResultsDir) else path)
+
+    def __fspath__(self):
+        return str(self.path)
+
+    def __str__(self):
+        return str(self.path)
+
+    def __repr__(self):
+        return f"ResultsDir({str(self.path)!r})"
+
+    def __truediv__(self, name):
+        return self.path / name
+
+    def __eq__(self, other):
+        return isinstance(other, ResultsDir) and other.path == self.path
+
+    def __hash__(self):
+        return hash(self.path)
+
+    @property
+    def name(self):
+        return self.path.name
+
+    # the files of the sweep itself
+    meta = property(lambda self: self.path / META)
+    config_copy = property(lambda self: self.path / CONFIG_COPY)
+    journal = property(lambda self: self.path / JOURNAL)
+    lock = property(lambda self: self.path / LOCK)
+    reserve = property(lambda self: self.path / RESERVE)
+    steps_csv = property(lambda self: self.path / STEPS_CSV)
+    runs_csv = property(lambda self: self.path / RUNS_CSV)
+    failures_csv = property(lambda self: self.path / FAILURES_CSV)
+    summary_csv = property(lambda self: self.path / SUMMARY_CSV)
+    efficiency_csv = property(lambda self: self.path / EFFICIENCY_CSV)
+    efficiency_runs_csv = property(lambda self: self.path / EFFICIENCY_RUNS_CSV)
+    runs_dir = property(lambda self: self.path / RUNS_DIR)
+    traces_dir = property(lambda self: self.path / TRACES_DIR)
+    counters_dir = property(lambda self: self.path / COUNTERS_DIR)
+    # what the analysis adds beside the runs
+    ceilings = property(lambda self: self.path / CEILINGS)
+    sensitivity = property(lambda self: self.path / SENSITIVITY_DIR)
+    cachesim = property(lambda self: self.path / CACHESIM_DIR)
+
+    def run_record(self, point, repetition):
+        return self.path / RUNS_DIR / f"{run_stem(point, repetition)}.json"
+
+    def trace(self, point, repetition):
+        return self.path / TRACES_DIR / f"{run_stem(point, repetition)}.csv"
+
+    def exports(self, fmt):
+        """exports/<fmt>/ (fmt: paraver or perfetto)."""
+        return self.path / EXPORTS_DIR / fmt
+
+    def ops(self, variant, compiler, kernels):
+        return self.path / OPS_DIR / f"{ops_stem(variant, compiler, kernels)}.json"
+
+    def counters(self, point, repetition, suffix):
+        """counters/<run stem>.<suffix>: suffix is GROUP.csv (likwid), papi.txt or perf.csv."""
+        return self.path / COUNTERS_DIR / f"{run_stem(point, repetition)}.{suffix}"
+
+    def counter_files(self, point):
+        """[(repetition, group, path)] of the likwid counter files of a point."""
+        cdir = self.path / COUNTERS_DIR
+        out = []
+        if cdir.is_dir():
+            prefix = point_stem(point)
+            for path in sorted(cdir.glob(f"{prefix}_r*.*.csv")):
+                m = re.fullmatch(re.escape(prefix) + r"_r(\d+)\.([A-Z0-9]+)\.csv", path.name)
+                if m:
+                    out.append((int(m.group(1)), m.group(2), path))
+        return out
+
+    def graph(self, point):
+        """graphs/<point stem>.json: the task graph of a point's binary (--describe-graph)."""
+        return self.path / GRAPHS_DIR / f"{point_stem(point)}.json"
+
+    def predict(self, machine_name):
+        """predict-<machine name>/: what `predict` writes for one target machine."""
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", machine_name).strip("-") or "machine"
+        return self.path / f"{PREDICT_PREFIX}{safe}"
+
+    def sensitivity_trace(self, point, mode, duty, repetition):
+        """sensitivity/traces/<run stem>_<mode>_d<duty>.csv: one run of the interference experiment
+        (mode none with duty 0 is the run without a thief)."""
+        return self.sensitivity / TRACES_DIR / f"{run_stem(point, repetition)}_{mode}_d{duty:g}.csv"
+
+    def traces(self):
+        """[(path, point key, repetition)] of the trace files, in name order; StudyError naming a
+        file whose name is not a run stem."""
+        tdir = self.path / TRACES_DIR
+        found = []
+        if tdir.is_dir():
+            for path in sorted(tdir.glob("*.csv")):
+                parsed = parse_run_stem(path.stem)
+                if parsed is None:
+                    raise StudyError(f"{path}: name does not follow "
+                                     "<variant>_<compiler>_<kernels>_t<threads>_bs<bs>_k<k>_r<rep>.csv")
+                found.append((path, *parsed))
+        return found
+
+
+# ---------------------------------------------------------------------------------------------
+# meta.json
+
+META_SCHEMA = 2  # directories written before the field existed read as schema 1 (same keys)
+STATISTICS = {"centre": "median of the measured steps of all repetitions, pooled",
+              "ci": "95% distribution-free order-statistic (binomial) interval for the median; "
+                    "exact coverage in summary.csv column ci_coverage",
+              "speedup_ci": "interval arithmetic on the CIs of base and point medians"}
+WARMUP_POLICY = ("warm-up steps are kept in steps.csv with warmup=true and left out of every statistic; "
+                 "measured steps have warmup=false")
+
+
+def new_meta(name, study, git, seed, binaries, facts, order, command, started, **extra):
+    """meta.json of a new results directory: what makes the sweep reproducible. `facts` are the
+    compilers, CPU, system and software found when it starts (pstudy.measure.provenance.facts);
+    `extra` adds the fields of one kind of directory (a sweep's identity and counters, a regress
+    side's role)."""
+    return {
+        "schema": META_SCHEMA,
+        "name": name,
+        "git": git,
+        "started": started,
+        "finished": None,
+        "status": "running",
+        "command": command,
+        "config_file": str(study.path),
+        "config": study.as_dict(),
+        "seed": seed,
+        "order": order,
+        "warmup": WARMUP_POLICY,
+        "statistics": STATISTICS,
+        "placement": {"OMP_PROC_BIND": study.placement["proc_bind"] or "(unset)",
+                      "OMP_PLACES": study.placement["places"] or "(unset)"},
+        "binaries": {"/".join(k): v for k, v in binaries.items()},
+        "compilers": facts["compilers"],
+        "omp_runtime": {},
+        "cpu": facts["cpu"],
+        "system": facts["system"],
+        "software": facts["software"],
+        "config_text": study.text,
+        **extra,
+    }
+
+
+class Meta(dict):
+    """A meta.json as read back: the dict itself, plus typed accessors for what readers need, so
+    that no reader guesses key paths. Accessors raise StudyError naming the file and the key."""
+
+    def __init__(self, data, path):
+        super().__init__(data)
+        self.path = Path(path)
+
+    def _table(self, *keys):
+        value = self
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+            if value is None:
+                return {}
+        if not isinstance(value, dict):
+            raise StudyError(f"{self.path}: {'.'.join(keys)}: expected a table, got {value!r}")
+        return value
+
+    @property
+    def schema(self):
+        return self.get("schema", 1)
+
+    @property
+    def config(self):
+        """The config as run (every key resolved)."""
+        return self._table("config")
+
+    # the tables of the config as run
+    model = property(lambda self: self._table("config", "model"))
+    run_settings = property(lambda self: self._table("config", "run"))
+    sweep = property(lambda self: self._table("config", "sweep"))
+    analysis = property(lambda self: self._table("config", "analysis"))
+
+    @property
+    def warmup(self):
+        """Warm-up steps of every run (config.run.warmup; the config's default, 1, when absent)."""
+        value = self.run_settings.get("warmup", 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise StudyError(f"{self.path}: config.run.warmup: expected a non-negative integer, got {value!r}")
+        return value
+
+    @property
+    def commit(self):
+        return self._table("git").get("commit")
+
+    @property
+    def dirty(self):
+        return bool(self._table("git").get("dirty"))
+
+    @property
+    def machine(self):
+        """{"cpu": ..., "system": ...} as recorded when the directory was made."""
+        return {"cpu": self._table("cpu"), "system": self._table("system")}
+
+    @property
+    def status(self):
+        return self.get("status")
+
+    def display_name(self, directory):
+        return self.get("name") or Path(directory).name
+
+
+def write_meta(directory, meta):
+    write_json(ResultsDir(directory).meta, dict(meta))
+STEP_COLUMNS = KEYS + ["repetition", "step", "warmup", "forward_s", "backward_s", "update_s", "step_s", "loss",
+                       *vocabulary.DISTRIBUTED_STEP_FIELDS]
+RUN_COLUMNS = KEYS + ["repetition", "order", "status", "error", "exit_code", "wall_s", "omp_runtime",
+                      "proc_bind", "places", "tasks_per_step", "num_parameters"]
+FAILURE_COLUMNS = KEYS + ["repetition", "status", "exit_code", "error", "wall_s"]
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp's files are private (0600)
+
+
+def atomic_write(path, text):
+    """Write `text` to `path` through a temporary file renamed into place."""
+    def write(tmp):
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    atomic_output(path, write)
+
+
+def atomic_savefig(fig, path, **options):
+    """fig.savefig(path) through a temporary file renamed into place: an interrupted `report`
+    never leaves a truncated figure under its final name."""
+    fmt = Path(path).suffix.lstrip(".")
+    atomic_output(path, lambda tmp: fig.savefig(tmp, format=fmt, **options))
+
+
+def atomic_output(path, write):
+    """Call write(tmp) on a temporary name beside `path`, then rename it to `path`; on any failure
+    (an interrupt included) the temporary file is removed and `path` is untouched."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.close(fd)
+        os.chmod(tmp, FILE_MODE)
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_json(path, obj):
+    atomic_write(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def write_csv(path, frame):
+    atomic_write(path, frame.to_csv(index=False, na_rep="NA"))
+
+
+def reserve_space(directory):
+    """Set RESERVE_BYTES aside in the directory (allocated, not sparse) for release_space()."""
+    fd = os.open(ResultsDir(directory).reserve, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+    try:
+        os.posix_fallocate(fd, 0, RESERVE_BYTES)
+    finally:
+        os.close(fd)
+
+
+def release_space(directory):
+    try:
+        os.unlink(ResultsDir(directory).reserve)
+    except FileNotFoundError:
+        pass
+
+
+def read_meta(directory):
+    path = ResultsDir(directory).meta
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise StudyError(f"{directory}: not a results directory (no {META})") from None
+    except (OSError, ValueError) as err:
+        raise StudyError(f"{path}: unreadable: {err}") from None
+    if not isinstance(data, dict):
+        raise StudyError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    schema = data.get("schema", 1)
+    if not isinstance(schema, int) or schema > META_SCHEMA:
+        raise StudyError(f"{path}: schema {schema!r} is newer than this harness reads ({META_SCHEMA})")
+    return Meta(data, path)
+
+
+def identity(study, git):
+    """What must match for a directory to be resumed: the resolved config and the code."""
+    return {"config_digest": study.digest(), "commit": git["commit_full"] or git["commit"],
+            "dirty": git["dirty"], "changes_digest": git["changes_digest"]}
+
+
+def new_directory(root, stem):
+    """A new directory root/stem, or root/stem-2, -3, ... when taken: mkdir is atomic, so two
+    processes never get the same one and an earlier one is never reused."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10000):
+        path = root / (stem if n == 1 else f"{stem}-{n}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise StudyError(f"{root}: too many directories named {stem}-N")
+
+
+def find_or_create(results_root, study, git, fresh=False):
+    """The directory for this sweep: a matching earlier one (resume) or a new one (never reused).
+
+    Returns (path, resumed)."""
+    root = Path(results_root)
+    root.mkdir(parents=True, exist_ok=True)
+    want = identity(study, git)
+    stem = f"{git['commit']}-{study.name}"
+    if not fresh:
+        candidates = sorted((d for d in root.iterdir() if d.is_dir() and f"-{stem}" in d.name),
+                            key=lambda d: d.stat().st_mtime, reverse=True)
+        for d in candidates:
+            try:
+                meta = read_meta(d)
+            except StudyError:
+                continue
+            if meta.get("identity") == want:
+                return d, True
+    path = new_directory(root, f"{datetime.date.today().isoformat()}-{stem}")
+    (path / RUNS_DIR).mkdir()
+    return path, False
+
+
+# ---------------------------------------------------------------------------------------------
+# finding a results directory
+
+def locate(arg):
+    """A results directory from a path, a name in the results root, or "latest" (the most recently
+    started sweep there); StudyError when it is none of these or has no meta.json."""
+    path = Path(arg)
+    root = common.results_root()
+    if arg == "latest" and not path.exists():
+        found = sorted((d for d in root.glob("*") if (d / META).is_file()), key=_started)
+        if not found:
+            raise StudyError(f"{root}: no results directories yet")
+        return found[-1]
+    if not path.exists() and os.sep not in arg and (root / arg).exists():
+        path = root / arg
+    if not path.is_dir():
+        raise StudyError(f"{arg}: no such results directory")
+    if not (path / META).is_file():
+        raise StudyError(f"{arg}: not a results directory (no {META})")
+    return path.resolve()  # "results/X/runs/.." is X, and its name is "X", not ".."
+
+
+def _started(directory):
+    try:
+        return read_meta(directory).get("started") or ""
+    except StudyError:
+        return ""
+
+
+def into_or_new(into, results_root_arg, name):
+    """The directory a standalone experiment writes to: --into DIR (an existing directory, a sweep's,
+    so that its report uses the result), else a new <results root>/<date-time>-<name>."""
+    if into:
+        directory = Path(into)
+        if not directory.is_dir():
+            raise StudyError(f"--into: {directory}: no such directory")
+        return directory
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return new_directory(common.results_root(results_root_arg), f"{stamp}-{name}")
+
+
+class Journal:
+    def __init__(self, directory):
+        self.path = ResultsDir(directory).journal
+
+    def append(self, event, **fields):
+        record = {"event": event, "time": datetime.datetime.now().isoformat(timespec="seconds"), **fields}
+        with open(self.path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def events(self):
+        """The journal's records; a torn last line (the process died mid-write) is ignored."""
+        out = []
+        try:
+            with open(self.path) as f:
+                for line in f:
+                    try:
+                        out.append(json.loads(line))
+                    except ValueError:
+                        continue
+        except FileNotFoundError:
+            pass
+        return out
+
+
+def completed_runs(directory, retry_failed=False):
+    """run_id -> status for the runs that are done: journalled and with a readable record."""
+    directory = ResultsDir(directory)
+    for stale in directory.runs_dir.glob(".*.tmp"):  # a run record that was being written
+        stale.unlink()
+    done = {}
+    for event in Journal(directory).events():
+        if event.get("event") != "run":
+            continue
+        run_id = event.get("run_id")
+        record = load_run(directory, run_id)
+        if record is None or record.get("status") != event.get("status"):
+            continue
+        if retry_failed and record["status"] != "ok":
+            continue
+        done[run_id] = record["status"]
+    return done
+
+
+def load_run(directory, run_id):
+    try:
+        with open(ResultsDir(directory).runs_dir / f"{run_id}.json") as f:
+            return json.load(f)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def save_run(directory, run, order, outcome, command):
+    p = run.point
+    record = {"run_id": run.run_id(), **dict(zip(KEYS, p)),
+              "repetition": run.repetition, "order": order, "status": outcome.status,
+              "error": outcome.error, "exit_code": outcome.exit_code, "wall_s": round(outcome.wall_s, 6),
+              "command": command, "info": outcome.info, "steps": outcome.steps,
+              "stderr_tail": outcome.stderr_tail}
+    write_json(ResultsDir(directory).run_record(p, run.repetition), record)
+
+
+def records(directory):
+    """All journalled run records (the latest per run_id)."""
+    out = {}
+    for event in Journal(directory).events():
+        if event.get("event") == "run":
+            record = load_run(directory, event.get("run_id"))
+            if record is not None:
+                out[record["run_id"]] = record
+    return list(out.values())
+
+
+def tables(directory):
+    """steps, runs and failures DataFrames assembled from the run records."""
+    import pandas as pd
+
+    step_rows, run_rows = [], []
+    for r in records(directory):
+        info = r.get("info") or {}
+        run_rows.append({**{c: r.get(c) for c in KEYS + ["repetition", "order", "status", "error",
+                                                           "exit_code", "wall_s"]},
+                         **{c: info.get(c) for c in ("omp_runtime", "proc_bind", "places",
+                                                     "tasks_per_step", "num_parameters")}})
+        if r["status"] == "ok":
+            for s in r["steps"]:
+                step_rows.append({**{c: r[c] for c in KEYS + ["repetition"]}, **s})
+    steps = pd.DataFrame(step_rows, columns=STEP_COLUMNS)
+    runs = pd.DataFrame(run_rows, columns=RUN_COLUMNS)
+    for frame in (steps, runs):
+        for col in vocabulary.OPTIONAL_KEYS:
+            frame[col] = frame[col].astype("Int64")
+    for col in ("exit_code", "tasks_per_step", "num_parameters"):
+        runs[col] = pd.to_numeric(runs[col], errors="coerce").round().astype("Int64")
+    steps = steps.sort_values(KEYS + ["repetition", "step"], na_position="first").reset_index(drop=True)
+    runs = runs.sort_values(["order"]).reset_index(drop=True)
+    failures = runs[runs["status"] != "ok"][FAILURE_COLUMNS].reset_index(drop=True)
+    return steps, runs, failures
+
+
+def read_csv(path, columns=(), what="", absent=None):
+    """A CSV written by write_csv (NA for missing values), with the point's
+    integer keys typed. Raises StudyError naming the file when it is absent
+    (with `absent` as the message, if given), unreadable, or lacks one of
+    `columns` (`what` says what kind of file it should have been)."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, na_values=["NA"], keep_default_na=False)
+    except FileNotFoundError:
+        raise StudyError(absent or f"{path}: no such file") from None
+    except (OSError, ValueError) as err:
+        raise StudyError(f"{path}: unreadable: {err}") from None
+    # a key or step field newer than the file: NA, as for a variant without it
+    for col in vocabulary.OPTIONAL_KEYS + vocabulary.DISTRIBUTED_STEP_FIELDS:
+        if col in columns and col not in frame.columns:
+            frame[col] = None
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise StudyError(f"{path}: {what + ': ' if what else ''}missing columns {', '.join(missing)}")
+    for col in vocabulary.OPTIONAL_KEYS:
+        if col in frame.columns:
+            try:
+                frame[col] = frame[col].astype("Int64")
+            except (TypeError, ValueError):  # a damaged row: a word, or nothing, where a count belongs
+                values = pd.to_numeric(frame[col], errors="coerce")
+                bad = frame.index[values.isna() & frame[col].notna()]
+                line = int(bad[0]) + 2 if len(bad) else "?"
+                raise StudyError(f"{path}: line {line}: {col}: {frame[col].iloc[bad[0]] if len(bad) else ''!r} "
+                                 "is not an integer (a damaged row)") from None
+    return frame
+
+
+def read_steps(directory):
+    """steps.csv of a results directory, with the key columns typed and every time checked: a
+    finite, non-negative number (the step's own time positive), else StudyError naming the file,
+    the row and the column."""
+    path = ResultsDir(directory).steps_csv
+    steps = read_csv(path, STEP_COLUMNS, absent=f"{directory}: no steps.csv (the sweep wrote no results yet)")
+    steps["warmup"] = steps["warmup"].astype(str).str.lower().isin(["true", "1"])
+    for column in ("forward_s", "backward_s", "update_s", "step_s"):
+        steps[column] = checked_times(steps[column], path, column, positive=column == "step_s")
+    return steps
+
+
+def checked_times(values, path, column, positive=False):
+    """A column of times as floats; StudyError at the first that is not a finite number >= 0 (> 0
+    when `positive`), naming the file, its row (as an editor numbers lines) and the column."""
+    import numpy as np
+    import pandas as pd
+
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = ~np.isfinite(numbers) | (numbers <= 0 if positive else numbers < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raw = values.iloc[i]
+        raw = "(empty)" if raw is None or (isinstance(raw, float) and math.isnan(raw)) or raw == "" else str(raw)
+        raise StudyError(f"{path}: row {i + 2}, column {column}: {raw} is not a "
+                         f"{'positive' if positive else 'non-negative'} finite time in seconds")
+    return numbers.astype(float)

@@ -1,0 +1,73 @@
+"""The points of a sweep and the order in which their runs are made.
+
+A point is one configuration of the program (variant, compiler, kernels, threads and, for the
+chunked variants only, batch_subsize and token chunk k; for the distributed variants only, ranks:
+MPI processes of `threads` threads each). A run is one process measuring one point
+once; a sweep makes `repetitions` runs of every point.
+
+Order: repetition-major, with the points shuffled independently in each repetition by a seeded
+generator. Every point is measured once before any is measured twice, and slow drifts of the
+machine (thermal, a neighbour's load) spread over all points instead of biasing one.
+"""
+
+import random
+from typing import NamedTuple, Optional
+
+from pstudy.store import resultsdir, vocabulary
+
+
+class Point(NamedTuple):
+    """A point; as a tuple it is the point key (vocabulary.point_key) of the CSV files."""
+    variant: str
+    compiler: str
+    kernels: str
+    threads: int
+    batch_subsize: Optional[int]  # None for unchunked variants
+    k: Optional[int]              # token chunk; None likewise
+    ranks: Optional[int] = None   # processes; None for variants that are not distributed
+
+    def label(self):
+        return vocabulary.point_label(self)
+
+
+class Run(NamedTuple):
+    point: Point
+    repetition: int  # 0-based
+
+    def run_id(self):
+        """A file-name-safe identity, stable across resumes (the run's file stem)."""
+        return resultsdir.run_stem(self.point, self.repetition)
+
+
+def points(study):
+    """Every point of the study. Sequential variants run at 1 thread only; only chunked variants
+    take a chunking, only distributed ones a rank count."""
+    sweep = study.sweep
+    out = []
+    for compiler in sweep["compilers"]:
+        for kernels in sweep["kernels"]:
+            for variant in sweep["variants"]:
+                threads_list = [1] if vocabulary.is_sequential(variant) else sweep["threads"]
+                for threads in threads_list:
+                    if vocabulary.is_distributed(variant):
+                        for ranks in sweep["ranks"]:
+                            out.append(Point(variant, compiler, kernels, threads, None, None, ranks))
+                    elif vocabulary.is_chunked(variant):
+                        for bs in sweep["batch_subsize"]:
+                            for k in sweep["token_chunk"]:
+                                out.append(Point(variant, compiler, kernels, threads, bs, k))
+                    else:
+                        out.append(Point(variant, compiler, kernels, threads, None, None))
+    return out
+
+
+def schedule(study, seed):
+    """All runs of the study in the order they are made (see the module comment)."""
+    rng = random.Random(seed)
+    pts = points(study)
+    order = []
+    for rep in range(study.run["repetitions"]):
+        shuffled = list(pts)
+        rng.shuffle(shuffled)
+        order.extend(Run(p, rep) for p in shuffled)
+    return order

@@ -1,0 +1,150 @@
+"""The words the harness uses for what it measures, defined once.
+
+Variants come from the registry variants/LIST (the same file the Makefile builds them from), so a
+new variant is its C file and one line there. Everything else that names a variant, a phase or
+a point (configs, the sweep, the runner, the statistics, the figures, the benchmarks) takes its
+names from here.
+
+A point is one configuration of a program: (variant, compiler, kernels, threads, batch_subsize,
+k, ranks). batch_subsize and k (the token chunk) exist for chunked variants only, ranks (MPI
+processes, `threads` each) for distributed variants only; they are None (NA in the CSV files)
+for the others.
+"""
+
+import re
+from pathlib import Path
+
+from pstudy.errors import StudyError
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+REGISTRY = REPO_ROOT / "variants" / "LIST"
+
+SEQUENTIAL, THREADS, CHUNKED, DISTRIBUTED = "sequential", "threads", "chunked", "distributed"
+KINDS = (SEQUENTIAL, THREADS, CHUNKED, DISTRIBUTED)
+
+# the two bases every study is read against: the sequential program (speedup "vs seq") and the
+# fork-join program that the task-based variants set out to beat ("vs-forkjoin" figures)
+BASELINE = "seq"
+FORKJOIN = "forkjoin"
+
+# variants that run the whole training loop as one task graph, so that iterations overlap: their
+# timelines show two iterations
+OVERLAPPING_ITERATIONS = ("taskiter",)
+
+COMPILERS = ("gcc", "clang")
+KERNEL_SETS = ("fast", "reference")
+# phases of a step as the binaries report them (forward_s, backward_s, update_s, step_s)
+PHASES = ("step", "forward", "backward", "update")
+POINT_KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks"]
+INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks")
+CHUNK_KEYS = ("batch_subsize", "k")
+# point keys that only some variants have: NA (pandas Int64) for the others
+OPTIONAL_KEYS = ("batch_subsize", "k", "ranks")
+# what distributed variants add to each step record (time in communication between processes)
+DISTRIBUTED_STEP_FIELDS = ("comm_s",)
+
+# colours and markers of the four original variants (kept stable across figures); others cycle
+_STYLE = {"seq": ("black", "s"), "forkjoin": ("tab:blue", "o"), "tasks": ("tab:orange", "^"),
+          "taskiter": ("tab:green", "v")}
+_SPARE_STYLES = [("tab:red", "D"), ("tab:purple", "P"), ("tab:brown", "X"), ("tab:pink", "*"),
+                 ("tab:olive", "h"), ("tab:cyan", "<")]
+
+
+def read_registry(path=REGISTRY):
+    """{name: kind} in the file's order; StudyError naming the file and line when it is malformed."""
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise StudyError(f"{path}: cannot read the variant registry: {err.strerror}") from None
+    out = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        if len(fields) != 2 or fields[1] not in KINDS:
+            raise StudyError(f"{path}:{lineno}: expected 'NAME KIND' with KIND one of {', '.join(KINDS)}, "
+                             f"got {line.strip()!r}")
+        name, kind = fields
+        if not re.fullmatch(r"[a-z][a-z0-9]*", name):
+            raise StudyError(f"{path}:{lineno}: variant name {name!r} must be lower-case letters and digits "
+                             "(it is part of file names)")
+        if name in out:
+            raise StudyError(f"{path}:{lineno}: variant {name} is listed twice")
+        out[name] = kind
+    if not out:
+        raise StudyError(f"{path}: no variants listed")
+    return out
+
+
+REGISTERED = read_registry()
+VARIANTS = tuple(REGISTERED)
+CHUNKED_VARIANTS = tuple(v for v, kind in REGISTERED.items() if kind == CHUNKED)
+SEQUENTIAL_VARIANTS = tuple(v for v, kind in REGISTERED.items() if kind == SEQUENTIAL)
+DISTRIBUTED_VARIANTS = tuple(v for v, kind in REGISTERED.items() if kind == DISTRIBUTED)
+
+
+def is_chunked(variant):
+    return REGISTERED.get(variant) == CHUNKED
+
+
+def is_sequential(variant):
+    return REGISTERED.get(variant) == SEQUENTIAL
+
+
+def is_distributed(variant):
+    return REGISTERED.get(variant) == DISTRIBUTED
+
+
+def workers(key):
+    """Cores a point uses: threads, times ranks for a distributed one (what efficiency divides by)."""
+    threads, ranks = key[3], key[6] if len(key) > 6 else None
+    return threads * (ranks or 1)
+
+
+def variant_order(variant):
+    """Sort position: the registry's order, unknown names last."""
+    return VARIANTS.index(variant) if variant in VARIANTS else len(VARIANTS)
+
+
+def variant_style(variant):
+    """(matplotlib colour, marker) of a variant, the same in every figure."""
+    if variant in _STYLE:
+        return _STYLE[variant]
+    others = [v for v in VARIANTS if v not in _STYLE]
+    i = others.index(variant) if variant in others else len(others)
+    return _SPARE_STYLES[i % len(_SPARE_STYLES)]
+
+
+def _is_na(value):
+    return value is None or (isinstance(value, float) and value != value) or \
+        (not isinstance(value, (str, int, float)) and str(value) in ("<NA>", "nan"))
+
+
+def point_key(row):
+    """A hashable point identity from any mapping with the point columns (a CSV row, a dict):
+    integers for the integer keys, None for the NA chunking of unchunked variants."""
+    out = []
+    for col in POINT_KEYS:
+        v = row[col] if col in row else None  # records from before a key existed
+        if _is_na(v):
+            out.append(None)
+        elif col in INTEGER_KEYS:
+            out.append(int(v))
+        else:
+            out.append(str(v))
+    return tuple(out)
+
+
+def point_label(key):
+    """'taskiter gcc/fast t=2 bs=1 k=64', 'mpi gcc/fast r=2 t=1' for a point key (or a Point)."""
+    variant, compiler, kernels, threads, bs, k = tuple(key)[:6]
+    ranks = key[6] if len(key) > 6 else None
+    text = f"{variant} {compiler}/{kernels}" + (f" r={ranks}" if ranks is not None else "") + f" t={threads}"
+    if bs is not None:
+        text += f" bs={bs} k={k}"
+    return text
+
+
+def point_sort_key(key):
+    """Orders point keys with None before numbers (pandas' NA-first order)."""
+    return tuple((0, "") if v is None else (1, v) for v in key)
