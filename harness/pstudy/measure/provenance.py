@@ -66,6 +66,30 @@ def cpu():
     return info
 
 
+def topology(placement, thread_counts):
+    """meta.json's "topology": hwloc's view of this machine (measure.topology.describe: cores,
+    hardware threads per core, caches, NUMA nodes, or why it is unknown) and, per thread count of the
+    sweep, the core each thread runs on under the study's placement and which threads share one."""
+    from pstudy.measure import topology as topo
+
+    record = topo.describe()
+    if not record["available"]:
+        return record
+    t = topo.Topology(tuple(record["pu_os_index"]), tuple(record["pu_core"]), tuple(record["pu_package"]),
+                      tuple(record["pu_numa"]))
+    per = {}
+    for n in sorted(set(int(c) for c in thread_counts)):
+        try:
+            cores = topo.thread_cores(t, placement.get("places"), placement.get("proc_bind"), n)
+        except topo.TopologyError as err:
+            per[str(n)] = {"problem": str(err)}
+            continue
+        per[str(n)] = {"thread_cores": cores, "sharing_a_core": topo.sharing(cores)}
+    record["placement"] = {"OMP_PLACES": placement.get("places") or "(unset)",
+                           "OMP_PROC_BIND": placement.get("proc_bind") or "(unset)", "threads": per}
+    return record
+
+
 def compilers(study, build_dir):
     """Per compiler/kernels build of the tree `build_dir`: the build's own buildinfo.json when present
     (flags included), else the compiler's --version, with a note that the flags are unknown."""

@@ -234,6 +234,7 @@ def new_meta(name, study, git, seed, binaries, compilers, order, command, starte
         "compilers": compilers,
         "omp_runtime": {},
         "cpu": machine.cpu(),
+        "topology": machine.topology(study.placement, study.sweep["threads"]),
         "system": machine.system(),
         "software": machine.software(),
         "config_text": study.text,
