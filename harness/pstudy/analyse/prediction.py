@@ -19,7 +19,8 @@ import os
 from pathlib import Path
 
 from pstudy.store import resultsdir, taskgraph, vocabulary
-from pstudy.analyse import simulate
+from pstudy.analyse import contention, simulate
+from pstudy.measure import topology
 from pstudy.errors import StudyError
 
 REPO_ROOT = vocabulary.REPO_ROOT
@@ -112,7 +113,13 @@ def work_for(graph, medians, source, target, where):
     one_core = source.bandwidth(1)
     durations = [d * speed for d in d_src]
     dram = [min(float(b), one_core * d) for b, d in zip(graph.bytes, d_src)]
-    return simulate.Work(durations, dram)
+    return simulate.Work(durations, dram, compute_demands(graph.flops, durations, target))
+
+
+def compute_demands(flops, durations, machine):
+    """Per task, the share of one thread's peak FLOP/s of `machine` it uses alone (0..1)."""
+    peak = machine.peak_gflops_per_core * 1e9
+    return [min(1.0, f / (d * peak)) if d > 0 else 0.0 for f, d in zip(flops, durations)]
 
 
 class Graphs:
@@ -168,13 +175,18 @@ class Graphs:
         return graph
 
 
-def predict_point(graphs, medians, ck, threads, source, target):
-    """(step seconds, POP factors) of config key `ck` on `threads` cores of `target`."""
+def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.0):
+    """(step seconds, POP factors) of config key `ck` on `threads` cores of `target` (beside a
+    constant stream of `background_Bs` bytes/s on another core: a bandwidth thief)."""
     graph = graphs.get(ck, threads)
     work = work_for(graph, medians[ck], source, target, graph.path)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else threads
     try:
-        step, outcome = simulate.step_time(graph, work, target, cores, ITERATIONS)
+        node = contention.Node(target, cores, background_Bs)
+    except topology.TopologyError as err:  # a placement the topology cannot hold
+        raise StudyError(f"{target.path or target.name}: {err}") from None
+    try:
+        step, outcome = simulate.step_time(graph, work, target, cores, ITERATIONS, node)
     except RuntimeError as err:
         raise StudyError(f"{graph.path}: {err}") from None
     return step, simulate.pop_factors(outcome, cores)
