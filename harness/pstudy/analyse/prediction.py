@@ -122,6 +122,15 @@ def compute_demands(flops, durations, machine):
     return [min(1.0, f / (d * peak)) if d > 0 else 0.0 for f, d in zip(flops, durations)]
 
 
+def graph_point(ck, threads):
+    """The point whose graph config key `ck` replays at `threads` threads: the sequential variant's
+    and the chunked variants' graphs are the same at every thread count (described at 1)."""
+    variant, compiler, kernels, bs, k = ck
+    if vocabulary.is_sequential(variant) or vocabulary.is_chunked(variant):
+        threads = 1  # the same chunk tasks at every thread count; only the replay changes
+    return (variant, compiler, kernels, threads, bs, k, None)  # not distributed: no ranks
+
+
 class Graphs:
     """The task graphs of a results directory's binaries, described once and kept in graphs/."""
 
@@ -154,11 +163,8 @@ class Graphs:
     def get(self, ck, threads):
         """The graph of config key `ck` at `threads` threads (dataflow graphs do not depend on it)."""
         variant, compiler, kernels, bs, k = ck
-        if vocabulary.is_sequential(variant):
-            threads = 1
-        elif vocabulary.is_chunked(variant):
-            threads = 1  # the same chunk tasks at every thread count; only the replay changes
-        point = (variant, compiler, kernels, threads, bs, k, None)  # not distributed: no ranks
+        point = graph_point(ck, threads)
+        threads = point[3]
         if point in self.cache:
             return self.cache[point]
         path = resultsdir.graph_path(self.directory, point)
