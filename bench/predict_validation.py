@@ -9,19 +9,23 @@ what it records and times nothing).
     bench/predict_validation.py check  docs/studies/predict-<host> [--machine FILE]
 (with the Python scripts/find-python.sh names: one that imports pandas, matplotlib and scipy)
 
-record, per config (default: configs/default.toml and configs/predict-d12.toml, every variant at 1
+record, per config (default: configs/default.toml, configs/predict-d12.toml and configs/predict-mpi.toml:
+every variant at 1
 and 2 threads with traces, the ceilings at the sweep's placement, the 1-thread step beside bench/thief
 at each duty cycle):
   harness/perfstudy run CONFIG          the sweep (traces, ceilings.json; predict-d12 also runs the
                                         thief experiment, [analysis] sensitivity = true)
-  harness/perfstudy sensitivity CONFIG --into DIR    where the config does not run it itself
+  harness/perfstudy sensitivity CONFIG --into DIR    where the config does not run it itself (and its
+                                        sweep has the baseline variant at 1 thread)
   harness/perfstudy predict DIR         describes and keeps the task graphs
 then packs the results into --out (store/validationdata.py: the measured machine, median step times,
-1-thread chunk times, graphs, thief runs; a few MB) and prints the errors as check does. Needs
-`make` (the variants and bench/ binaries) first, and the whole machine: on 2 cores about 40 minutes.
+1-thread chunk times, graphs, thief runs, gpt2-mpi's points; a few MB) and prints the errors as check
+does. Needs `make` (the variants and bench/ binaries), mpirun and SimGrid's Python module
+(python3-simgrid), and the whole machine: on 2 cores about 45 minutes.
 
 check prints, per recorded point, measured and predicted step time and the error against its target
-(5% for every variant at 1 and 2 threads, 10% beside the thief); exit status 1 when a point misses.
+(5% for every variant at 1 and 2 threads, 10% beside the thief, 10% for gpt2-mpi at 1 and 2 ranks);
+exit status 1 when a point misses.
 Bad input: one line, exit status 2.
 """
 
@@ -37,7 +41,7 @@ from pstudy import errors  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
 
 PERFSTUDY = ROOT / "harness" / "perfstudy"
-DEFAULT_CONFIGS = ("default", "predict-d12")
+DEFAULT_CONFIGS = ("default", "predict-d12", "predict-mpi")
 
 
 def perfstudy(*args):
@@ -62,7 +66,7 @@ def config_path(name):
 
 def record(args):
     from pstudy.analyse import validation
-    from pstudy.store import config as configmod, resultsdir, validationdata
+    from pstudy.store import config as configmod, resultsdir, validationdata, vocabulary
 
     out = Path(args.out)
     if (out / validationdata.META).exists() and not args.force:
@@ -75,7 +79,8 @@ def record(args):
         directory = Path(perfstudy(*run_args))
         if not (directory / "meta.json").is_file():
             raise StudyError(f"perfstudy run {path}: did not print its results directory (got {directory})")
-        if not (resultsdir.sensitivity_dir(directory) / "runs.csv").is_file():
+        thief_step = vocabulary.BASELINE in study.sweep["variants"] and 1 in study.sweep["threads"]
+        if thief_step and not (resultsdir.sensitivity_dir(directory) / "runs.csv").is_file():
             perfstudy("sensitivity", path, "--into", directory)
         perfstudy("predict", directory)
         studies[study.name] = directory

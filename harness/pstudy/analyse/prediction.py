@@ -160,24 +160,29 @@ class Graphs:
                                                              kernels=kernels, variant=variant))
         return text if os.path.isabs(text) else str(REPO_ROOT / text)
 
-    def get(self, ck, threads):
-        """The graph of config key `ck` at `threads` threads (dataflow graphs do not depend on it)."""
+    def get(self, ck, threads, batch=None):
+        """The graph of config key `ck` at `threads` threads (dataflow graphs do not depend on it),
+        of the results' batch size or of `batch` sequences (a rank's share)."""
         variant, compiler, kernels, bs, k = ck
         point = graph_point(ck, threads)
         threads = point[3]
-        if point in self.cache:
-            return self.cache[point]
-        path = resultsdir.graph_path(self.directory, point)
+        if batch is not None and batch == int(self.meta.model.get("B", 4)):
+            batch = None
+        if (point, batch) in self.cache:
+            return self.cache[(point, batch)]
+        path = resultsdir.graph_path(self.directory, point, batch)
         if path.is_file():
             graph = taskgraph.load(path)
         else:
             args = list(self.args) + ["--threads", str(threads)]
+            if batch is not None:
+                args[args.index("-B") + 1] = str(batch)
             if bs is not None:
                 args += ["--batch-subsize", str(bs), "--token-chunk", str(k)]
             graph = taskgraph.describe(self.binary(variant, compiler, kernels), args, path)
         if graph.variant != variant:
             raise StudyError(f"{path}: describes variant {graph.variant}, expected {variant}")
-        self.cache[point] = graph
+        self.cache[(point, batch)] = graph
         return graph
 
 

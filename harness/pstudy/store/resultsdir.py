@@ -150,9 +150,11 @@ def counter_files(directory, point):
     return out
 
 
-def graph_path(directory, point):
-    """graphs/<point stem>.json: the task graph of a point's binary (--describe-graph)."""
-    return Path(directory) / GRAPHS_DIR / f"{point_stem(point)}.json"
+def graph_path(directory, point, batch=None):
+    """graphs/<point stem>.json: the task graph of a point's binary (--describe-graph); with `batch`,
+    graphs/<point stem>_B<batch>.json: the same binary on that batch size (a rank's share of the
+    batch, for distributed predictions)."""
+    return Path(directory) / GRAPHS_DIR / (f"{point_stem(point)}" + ("" if batch is None else f"_B{batch}") + ".json")
 
 
 def predict_dir(directory, machine_name):

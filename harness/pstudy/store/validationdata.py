@@ -8,11 +8,15 @@ Layout, schema "pstudy-validation/1":
                     name, config text and model, the measured machine's file name, notes
   machine.toml      the machine as measured there (perfstudy ceilings: curves, placement, topology)
   ceilings.json     the ceilings themselves
-  points.csv        study, variant, compiler, kernels, threads, batch_subsize, k, measured_step_s
-                    (median of the measured steps, every repetition pooled), steps (how many)
+  points.csv        study, variant, compiler, kernels, threads, batch_subsize, k, ranks (gpt2-mpi's
+                    points only), measured_step_s (median of the measured steps, every repetition
+                    pooled), steps (how many)
   chunks.csv        study, variant, compiler, kernels, batch_subsize, k, op, b0, b1, x0, x1, seconds:
                     each chunk's median time in the 1-thread traces (warm-up left out)
-  graphs/<study>__<point stem>.json.gz   the task graphs predict replayed (--describe-graph)
+  graphs/<study>__<point stem>[_B<batch>].json.gz   the task graphs predict replayed (--describe-graph;
+                    _B: at a rank's share of the batch, for gpt2-mpi's points)
+  validation.json's studies[].distributed (studies with gpt2-mpi points): executor, num_parameters,
+                    comm_message_bytes, scaling, update
   thief.csv         study, variant, compiler, kernels, threads, mode, duty, repetition, stolen_GBs,
                     step_s (median over the kept iterations of the traced step's span), beside
                     bench/thief (mode none, duty 0: the paired runs without it)
@@ -30,29 +34,30 @@ SCHEMA = "pstudy-validation/1"
 META, MACHINE, CEILINGS = "validation.json", "machine.toml", "ceilings.json"
 POINTS, CHUNKS, THIEF, GRAPHS = "points.csv", "chunks.csv", "thief.csv", "graphs"
 CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", "batch_subsize", "k"]
-POINT_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "batch_subsize", "k", "measured_step_s",
-                 "steps"]
+POINT_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks",
+                 "measured_step_s", "steps"]
 CHUNK_COLUMNS = CONFIG_COLUMNS + ["op", "b0", "b1", "x0", "x1", "seconds"]
 THIEF_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "mode", "duty", "repetition", "stolen_GBs",
                  "step_s"]
 
 
-def graph_file(directory, study, point):
-    return Path(directory) / GRAPHS / f"{study}__{resultsdir.point_stem(point)}.json.gz"
+def graph_file(directory, study, point, batch=None):
+    return Path(directory) / GRAPHS / (f"{study}__{resultsdir.point_stem(point)}"
+                                       + ("" if batch is None else f"_B{batch}") + ".json.gz")
 
 
-def write_graph(directory, study, point, source_path):
+def write_graph(directory, study, point, source_path, batch=None):
     """Copies a --describe-graph file into the recording, gzipped."""
-    path = graph_file(directory, study, point)
+    path = graph_file(directory, study, point, batch)
     path.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(path, "wt") as f:
         f.write(Path(source_path).read_text())
     return path
 
 
-def read_graph(directory, study, point):
+def read_graph(directory, study, point, batch=None):
     """The taskgraph.Graph recorded for `point` of `study`; StudyError when it is not there."""
-    path = graph_file(directory, study, point)
+    path = graph_file(directory, study, point, batch)
     try:
         with gzip.open(path, "rt") as f:
             doc = json.load(f)
@@ -118,9 +123,16 @@ class Recording:
         return out
 
     def measured(self, study):
-        """{point key: measured step_s} of one study (prediction.measured_points' shape)."""
+        """{point key: measured step_s} of one study (prediction.measured_points' shape; gpt2-mpi's
+        points with their ranks)."""
         out = {}
         for r in self.points[self.points["study"] == study].itertuples(index=False):
-            out[(r.variant, r.compiler, r.kernels, int(r.threads), _none(r.batch_subsize), _none(r.k), None)] = \
-                float(r.measured_step_s)
+            out[(r.variant, r.compiler, r.kernels, int(r.threads), _none(r.batch_subsize), _none(r.k),
+                 _none(r.ranks))] = float(r.measured_step_s)
         return out
+
+    def study_meta(self, study):
+        for entry in self.meta.get("studies", []):
+            if entry.get("name") == study:
+                return entry
+        return {}
