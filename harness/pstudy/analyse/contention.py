@@ -93,17 +93,27 @@ class Node:
     def __init__(self, machine, threads, background_Bs=0.0):
         self.machine = machine
         self.core = thread_cores(machine, threads)
+        self.shared = len(set(self.core)) < len(self.core)
         clock, self.psi = calibrate(machine)
         self.clock_x = [c for c, _ in clock]
         self.clock_y = [p for _, p in clock]
         # a constant stream beside the step (bench/thief): a competitor for bandwidth that never ends
         self.background = float(background_Bs)
+        self.limits = []
+        self._phi, self._bandwidth = {}, {}
 
     def phi(self, busy_cores):
-        return min(1.0, _interpolate(self.clock_x, self.clock_y, busy_cores)) if self.clock_x else 1.0
+        cache = self._phi
+        if busy_cores not in cache:
+            cache[busy_cores] = min(1.0, _interpolate(self.clock_x, self.clock_y, busy_cores)) if self.clock_x \
+                else 1.0
+        return cache[busy_cores]
 
     def bandwidth(self, busy):
-        return self.machine.bandwidth(busy) if self.machine is not None else float("inf")
+        cache = self._bandwidth
+        if busy not in cache:
+            cache[busy] = self.machine.bandwidth(busy) if self.machine is not None else float("inf")
+        return cache[busy]
 
     def rates(self, threads, mem_demands, compute_demands):
         """Per running task (on simulated threads `threads`, distinct, ascending), its rate."""
@@ -113,18 +123,28 @@ class Node:
             shares = maxmin(list(mem_demands) + [self.background], self.bandwidth(n + 1))[:n]
         else:
             shares = maxmin(mem_demands, self.bandwidth(n))
-        cores = [self.core[t] for t in threads]
-        by_core = {}
-        for i, c in enumerate(cores):
-            by_core.setdefault(c, []).append(i)
         core_rates = [1.0] * n
-        for c in sorted(by_core):
-            members = by_core[c]
-            if len(members) > 1:
-                for i, r in zip(members, maxmin([compute_demands[i] for i in members], self.psi)):
-                    core_rates[i] = r
-        phi = self.phi(len(by_core))
-        return [min(s, phi * r) for s, r in zip(shares, core_rates)]
+        if self.shared:
+            by_core = {}
+            for i, t in enumerate(threads):
+                by_core.setdefault(self.core[t], []).append(i)
+            for c in sorted(by_core):
+                members = by_core[c]
+                if len(members) > 1:
+                    for i, r in zip(members, maxmin([compute_demands[i] for i in members], self.psi)):
+                        core_rates[i] = r
+            busy_cores = len(by_core)
+        else:
+            busy_cores = n  # every thread a core of its own
+        phi = self.phi(busy_cores)
+        if phi >= 1.0 and not self.shared and min(shares) >= 1.0:  # nothing held back: the common case
+            self.limits = [None] * n
+            return shares
+        rates = [min(s, phi * r) for s, r in zip(shares, core_rates)]
+        # which resource held each task back (for what bounds a step): memory, or its core
+        self.limits = [None if rate >= 1.0 else ("bandwidth" if s <= phi * r else "compute")
+                       for rate, s, r in zip(rates, shares, core_rates)]
+        return rates
 
     def describe(self, threads):
         """One line: cores used, threads sharing a core, phi and psi."""

@@ -21,6 +21,7 @@ other hardware threads and run at the all-core clock of the busy cores. Among si
 the lowest core index goes first, so the same inputs give the same prediction, bit for bit.
 """
 
+import bisect
 import heapq
 from dataclasses import dataclass, field
 
@@ -44,6 +45,8 @@ class Outcome:
     busy: list                                        # per core: seconds spent running tasks
     nominal: float                                    # sum of the tasks' unstretched durations
     ends: dict = field(default_factory=dict)          # (iteration, task) -> end time (dataflow)
+    stretch: dict = field(default_factory=dict)       # seconds of running time lost, by what held
+                                                      # the task back ("bandwidth", "compute")
 
 
 def shares(demands, capacity):
@@ -64,31 +67,35 @@ class Engine:
         self.time = 0.0
         self.busy = [0.0] * cores
         self.nominal = 0.0
+        self.stretch = {"bandwidth": 0.0, "compute": 0.0}
 
     def run(self, policy):
         running = {}  # core -> [task, remaining fraction, duration, demand, start, compute demand]
         work = self.work
         compute = work.compute
+        idle = list(range(self.cores))  # ascending: the lowest idle core takes first
         while True:
             # hand out work until no idle core takes any (a task of no measurable time ends where
             # it starts and may release more)
             progress = True
-            while progress:
+            while progress and idle and policy.ready():
                 progress = False
-                for core in range(self.cores):
-                    if core in running:
-                        continue
+                still = []
+                for core in idle:
                     task = policy.take(core)
                     if task is None:
+                        still.append(core)
                         continue
                     progress = True
                     d = work.duration[task]
                     self.nominal += d
                     if d <= 0:
                         policy.done(task, self.time)
+                        still.append(core)
                         continue
                     running[core] = [task, 1.0, d, work.dram_bytes[task] / d, self.time,
                                      compute[task] if compute is not None else 0.0]
+                idle = still
             if not running:
                 if policy.pending():
                     raise RuntimeError("simulation deadlock: tasks remain but none is ready")
@@ -96,13 +103,18 @@ class Engine:
             cores = sorted(running)
             if self.node is not None:
                 rates = self.node.rates(cores, [running[c][3] for c in cores], [running[c][5] for c in cores])
+                limits = self.node.limits
             else:
                 capacity = self.machine.bandwidth(len(cores)) if self.machine is not None else float("inf")
                 rates = shares([running[c][3] for c in cores], capacity)
+                limits = ["bandwidth" if r < 1.0 else None for r in rates]
             # time until each running task ends at the current rates
             dts = [running[c][1] * running[c][2] / r for c, r in zip(cores, rates)]
             dt = min(dts)
             self.time += dt
+            for r, why in zip(rates, limits):
+                if why is not None:
+                    self.stretch[why] += dt * (1.0 - r)
             finished = []
             for c, r, left in zip(cores, rates, dts):
                 entry = running[c]
@@ -114,6 +126,7 @@ class Engine:
                 task, _, _, _, start, _ = running.pop(c)
                 self.busy[c] += self.time - start
                 policy.done(task, self.time)
+                bisect.insort(idle, c)
 
 
 class StaticOp:
@@ -122,10 +135,17 @@ class StaticOp:
     def __init__(self, queues):
         self.queues = {c: list(reversed(q)) for c, q in queues.items()}
         self.left = sum(len(q) for q in queues.values())
+        self.queued = self.left
+
+    def ready(self):
+        return self.queued > 0
 
     def take(self, core):
         q = self.queues.get(core)
-        return q.pop() if q else None
+        if not q:
+            return None
+        self.queued -= 1
+        return q.pop()
 
     def done(self, task, time):
         self.left -= 1
@@ -141,25 +161,30 @@ class Dataflow:
     def __init__(self, members, preds, succs):
         self.preds = preds
         self.succs = succs
-        self.ready = [m for m in members if preds[m] == 0]
-        heapq.heapify(self.ready)
+        self.heap = [m for m in members if preds[m] == 0]
+        heapq.heapify(self.heap)
         self.left = len(members)
         self.ends = {}
 
+    def ready(self):
+        return bool(self.heap)
+
     def take(self, core):
-        if not self.ready:
+        if not self.heap:
             return None
-        it, task = heapq.heappop(self.ready)
+        it, task = heapq.heappop(self.heap)
         return _Ticket(it, task)
 
     def done(self, ticket, time):
         key = (ticket.iteration, ticket.task)
         self.ends[key] = time
         self.left -= 1
+        preds, heap = self.preds, self.heap
         for s in self.succs(*key):
-            self.preds[s] -= 1
-            if self.preds[s] == 0:
-                heapq.heappush(self.ready, s)
+            left = preds[s] - 1
+            preds[s] = left
+            if left == 0:
+                heapq.heappush(heap, s)
 
     def pending(self):
         return self.left > 0
@@ -185,7 +210,7 @@ def run_static(graph, work, machine, node=None):
     engine = Engine(cores, work, machine, node)
     for op in sorted(by_op):
         engine.run(StaticOp(by_op[op]))
-    return Outcome(engine.time, engine.busy, engine.nominal)
+    return Outcome(engine.time, engine.busy, engine.nominal, stretch=engine.stretch)
 
 
 def _phase_segments(graph):
@@ -213,7 +238,7 @@ def run_phases(graph, work, machine, cores, node=None):
             return [(0, s) for s in graph.succ[task] if first <= s < end]
 
         engine.run(Dataflow(members, preds, succs))
-    return Outcome(engine.time, engine.busy, engine.nominal)
+    return Outcome(engine.time, engine.busy, engine.nominal, stretch=engine.stretch)
 
 
 def run_iterations(graph, work, machine, cores, iterations, node=None):
@@ -230,16 +255,18 @@ def run_iterations(graph, work, machine, cores, iterations, node=None):
                 for s in graph.next_succ[t]:
                     preds[(i + 1, s)] += 1
 
+    # per task, its successors as (iteration offset, task): built once, not at every end
+    both = [tuple((0, s) for s in graph.succ[t]) + tuple((1, s) for s in graph.next_succ[t]) for t in range(n)]
+    same = [tuple((0, s) for s in graph.succ[t]) for t in range(n)]
+    last = iterations - 1
+
     def succs(it, task):
-        out = [(it, s) for s in graph.succ[task]]
-        if it + 1 < iterations:
-            out += [(it + 1, s) for s in graph.next_succ[task]]
-        return out
+        return [(it + d, s) for d, s in (both[task] if it < last else same[task])]
 
     engine = Engine(cores, work, machine, node)
     policy = Dataflow(members, preds, succs)
     engine.run(policy)
-    return Outcome(engine.time, engine.busy, engine.nominal, policy.ends)
+    return Outcome(engine.time, engine.busy, engine.nominal, policy.ends, engine.stretch)
 
 
 def step_time(graph, work, machine, cores, iterations=4, node=None):

@@ -1,11 +1,12 @@
 """predict step time, speedup and efficiency on P simulated cores by replaying the recorded task graphs."""
 
+import os
 from pathlib import Path
 
 from pstudy import common
 from pstudy.store import machinefiles as machines, resultsdir
 from pstudy.measure import ceilings
-from pstudy.analyse import distributed, prediction
+from pstudy.analyse import advice, distributed, prediction
 from pstudy.errors import StudyError
 
 
@@ -20,6 +21,12 @@ def add_arguments(parser):
     parser.add_argument("--build-dir", help="build tree of the binaries that describe the graphs "
                         "(default: the results' run.build_dir, or $PERFSTUDY_BUILD_DIR)")
     parser.add_argument("--out", help="output directory (default RESULTS_DIR/predict-MACHINE)")
+    parser.add_argument("--best", action="store_true", help="rank every variant and chunking (BATCH_SUBSIZE, k; "
+                        "gpt2-mpi's ranks x threads on one node) by predicted step time at each P and say what "
+                        "bounds the best one")
+    parser.add_argument("--no-mpi", action="store_true", help="with --best: leave gpt2-mpi's layouts out")
+    parser.add_argument("--jobs", type=int, help="with --best: replays in this many processes (default: this "
+                        "machine's CPUs; the result does not depend on it)")
     dist = parser.add_argument_group("distributed (gpt2-mpi: R ranks x T threads across nodes)")
     dist.add_argument("--distributed", action="store_true", help="predict gpt2-mpi instead: compute from the node "
                       "model, communication replayed on SimGrid over the machine's [network]")
@@ -101,13 +108,50 @@ def main_distributed(args, directory, meta, source, target):
     return 0
 
 
+def default_counts(target, measured=None):
+    counts = {1, target.cores}
+    p = 1
+    while p < target.cores:
+        counts.add(p)
+        p *= 2
+    if measured:
+        counts |= {key[3] for key in measured if key[3] <= target.cores}
+    return sorted(counts)
+
+
+def main_best(args, directory, meta, source, target):
+    counts = parse_threads(args.threads, target.cores) if args.threads else default_counts(target)
+    medians = prediction.trace_medians(directory, meta.warmup)
+    if not medians:
+        raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
+                         "[analysis] trace = true and threads including 1")
+    graphs = prediction.Graphs(directory, meta, args.build_dir)
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    if jobs < 1:
+        raise StudyError(f"--jobs: expected a positive integer, got {jobs}")
+    frame, notes = advice.best(graphs, medians, meta, source, target, counts, mpi=not args.no_mpi, jobs=jobs)
+    out = Path(args.out) if args.out else resultsdir.predict_dir(directory, target.name)
+    out.mkdir(parents=True, exist_ok=True)
+    resultsdir.write_csv(out / "best.csv", frame)
+    for line in advice.summary_lines(frame, target.name):
+        print(line)
+    for note in notes:
+        print(f"  note: {note}")
+    print(f"wrote {out}/best.csv")
+    return 0
+
+
 def main(args):
     directory = common.locate(args.results_dir)
     meta = resultsdir.read_meta(directory)
     source = source_machine(directory, args)
     target = machines.load(args.machine) if args.machine else source
+    if args.distributed and args.best:
+        raise StudyError("--best and --distributed: give one (--best ranks gpt2-mpi's layouts on one node too)")
     if args.distributed:
         return main_distributed(args, directory, meta, source, target)
+    if args.best:
+        return main_best(args, directory, meta, source, target)
     measured = prediction.measured_points(directory)
     if args.threads:
         counts = parse_threads(args.threads, target.cores)
