@@ -168,7 +168,7 @@ def test_pack_and_validate_mpi_points(mpi_sweep, tmp_path):
     out = tmp_path / "recording"
     validation.pack({"tiny-mpi": directory}, out, "test")
     frame = validation.validate(validationdata.Recording(out))
-    mpi = frame[frame["kind"] == "mpi"]
+    mpi = frame[frame["kind"] == "distributed"]
     assert sorted(mpi["mode"]) == ["1 ranks", "2 ranks"] and set(mpi["target"]) == {0.10}
     assert (mpi["predicted_step_s"] > 0).all()
     with pytest.raises(StudyError):

@@ -189,7 +189,7 @@ def validate(recording, machine=None):
                                           dist["comm_message_bytes"], source, source)
             for p, r in zip(mpi_points, results):
                 meas = measured[p]
-                rows.append({"kind": "mpi", "study": study, **dict(zip(vocabulary.POINT_KEYS[:6], p[:6])),
+                rows.append({"kind": "distributed", "study": study, **dict(zip(vocabulary.POINT_KEYS[:6], p[:6])),
                              "mode": f"{p[6]} ranks", "duty": None, "measured_step_s": meas,
                              "predicted_step_s": r["predicted_step_s"], "error": r["predicted_step_s"] / meas - 1,
                              "target": TARGET_MPI})
@@ -223,7 +223,7 @@ def report_lines(frame, title):
         label += f" {r['compiler']}/{r['kernels']} t={r['threads']}"
         if r["kind"] == "thief":
             label += f" beside thief {r['mode']} d={r['duty']:g}"
-        elif r["kind"] == "mpi":
+        elif r["kind"] == "distributed":
             label += f" x {r['mode']}"
         flag = "ok" if abs(r["error"]) <= r["target"] else "BEYOND TARGET"
         out.append(f"  {label:<58} measured {r['measured_step_s']:.5f} s  predicted {r['predicted_step_s']:.5f} s  "
