@@ -163,7 +163,7 @@ build/bench/gemm_bench: bench/gemm_bench.c core/gemm.c core/gemm.h
 	@mkdir -p build/bench
 	gcc $(UNIT_CFLAGS) -march=native -I$(OPENBLAS_INC) -o $@ bench/gemm_bench.c core/gemm.c \
 	    -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lm
-.PHONY: bench bench-variants bench-harness
+.PHONY: bench bench-variants bench-harness bench-predict
 bench: deps
 	@$(MAKE) --no-print-directory build build/bench/gemm_bench
 	$(PYTHON) bench/kernels.py
@@ -172,6 +172,11 @@ bench-variants: deps
 	$(PYTHON) bench/variants.py
 bench-harness: deps
 	$(PYTHON) bench/harness_scaling.py
+# records what predict is validated against (a quiet machine, the whole of it; tens of minutes)
+PREDICT_RECORDING ?= docs/studies/predict-$(shell hostname -s)
+bench-predict: deps
+	@$(MAKE) --no-print-directory build
+	$(PYTHON) bench/predict_validation.py record --out $(PREDICT_RECORDING)
 
 print-flags:
 	@echo "$(CFLAGS_COMMON)"

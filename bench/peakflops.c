@@ -21,10 +21,17 @@
 // mul = 1 - 1e-6 and add = seed * 1e-6 keep each chain near `seed`: no
 // overflow, no denormals, whatever the iteration count.
 //
+// Placement: each thread records the logical CPU it ran its last repetition on (sched_getcpu),
+// printed as "thread_cpus", so that the harness can check against the machine's topology that N
+// threads really ran on N distinct cores (two hardware threads of one core share its FMA units,
+// and such a figure is not N cores' peak).
+//
 // Usage: peakflops [--threads N] [--reps N] [--iterations N] [--json]
 // Errors: one line "peakflops: <option>: <problem>", exit status 2.
 
+#define _GNU_SOURCE  // sched_getcpu
 #include <errno.h>
+#include <sched.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,15 +156,20 @@ static long long parse_positive(const char *option, const char *text, long long 
 // every run's time goes to times[0..reps-1], so that the harness can judge
 // the spread and use a statistic one outlier cannot move (pstudy/ceilings.py).
 // The first, untimed run brings the threads up and the clock out of idle.
-// *checksum receives the sum over threads of the last run's results.
+// *checksum receives the sum over threads of the last run's results; cpus[t] (threads entries)
+// the CPU thread t was on at the end of the last run, -1 where the team had fewer threads.
 static double best_time(const struct isa_kernel *kernel, int threads, long long iterations,
-                        int reps, float seed, double *checksum, double *times) {
+                        int reps, float seed, double *checksum, double *times, int *cpus) {
     double best = INFINITY;
     for (int r = 0; r <= reps; r++) {
         double sum = 0.0;
+        for (int t = 0; t < threads; t++) cpus[t] = -1;
         double t0 = omp_get_wtime();
         #pragma omp parallel num_threads(threads) reduction(+ : sum)
-        sum += kernel->chains(seed, iterations);
+        {
+            sum += kernel->chains(seed, iterations);
+            cpus[omp_get_thread_num()] = sched_getcpu();
+        }
         double t = omp_get_wtime() - t0;
         if (r > 0) {
             times[r - 1] = t;
@@ -196,13 +208,15 @@ int main(int argc, char **argv) {
     const float seed = seed_source;
     double gflops[NKERNELS], checksum[NKERNELS], flops[NKERNELS];
     double *times = malloc(sizeof(double) * (size_t)NKERNELS * (size_t)reps);
-    if (!times) {
+    int *cpus = malloc(sizeof(int) * (size_t)threads);
+    if (!times || !cpus) {
         fprintf(stderr, "peakflops: out of memory for %d repetitions\n", reps);
         return 1;
     }
     double tick = omp_get_wtick();
     for (int k = 0; k < NKERNELS; k++) {
-        double t = best_time(&kernels[k], threads, iterations, reps, seed, &checksum[k], times + (size_t)k * reps);
+        double t = best_time(&kernels[k], threads, iterations, reps, seed, &checksum[k], times + (size_t)k * reps,
+                             cpus);
         if (t < tick) t = tick;
         double lanes = kernels[k].vector_bits / 32;
         flops[k] = 2.0 * NCHAINS * lanes * (double)iterations * threads;
@@ -221,8 +235,10 @@ int main(int argc, char **argv) {
                 kernels[k].fma ? "yes" : "no", gflops[k], checksum[k]);
 
     if (json) {
-        printf("{\"threads\":%d,\"chains\":%d,\"iterations\":%lld,\"reps\":%d,\"results\":[",
+        printf("{\"threads\":%d,\"chains\":%d,\"iterations\":%lld,\"reps\":%d,\"thread_cpus\":[",
                threads, NCHAINS, iterations, reps);
+        for (int t = 0; t < threads; t++) printf("%s%d", t ? "," : "", cpus[t]);
+        printf("],\"results\":[");
         for (int k = 0; k < NKERNELS; k++) {
             printf("%s{\"isa\":\"%s\",\"vector_bits\":%d,\"fma\":%s,\"gflops\":%.3f,\"checksum\":%.6f,"
                    "\"rep_gflops\":[",
@@ -237,5 +253,6 @@ int main(int argc, char **argv) {
         printf("]}\n");
     }
     free(times);
+    free(cpus);
     return 0;
 }

@@ -57,6 +57,8 @@ int dist_check_executor(const ExecOptions *options, Error *err);
 void dist_placement_json(FILE *out, const char *fragment);
 // Bytes this rank sends per step (rank 0's figure on rank 0).
 long long dist_comm_bytes_per_step(const Executor *ex);
+// The largest message the reduce-scatter and the all-gathers send: a shard goes in blocks of it.
+long long dist_comm_message_bytes(void);
 // The whole averaged gradient on every rank (after a step of the sharded
 // update each rank holds only its shard's): for --verify.
 void dist_gather_gradients(Executor *ex);

@@ -375,9 +375,11 @@ static void print_info(const Options *o, const Run *run) {
         print_placement_json(f, info->threads);
         fprintf(f, "}");
         fclose(f);
-        printf(", \"ranks\": %d, \"executor\": \"%s\", \"update\": \"%s\", \"comm_bytes_per_step\": %lld, ",
+        printf(", \"ranks\": %d, \"executor\": \"%s\", \"update\": \"%s\", \"comm_bytes_per_step\": %lld, "
+               "\"comm_message_bytes\": %lld, ",
                dist_ranks(), o->exec.executor ? o->exec.executor : "forkjoin",
-               o->exec.sharded_update ? "sharded" : "replicated", dist_comm_bytes_per_step(run->ex));
+               o->exec.sharded_update ? "sharded" : "replicated", dist_comm_bytes_per_step(run->ex),
+               dist_comm_message_bytes());
         dist_placement_json(stdout, fragment);
         free(fragment);
 #endif

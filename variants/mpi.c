@@ -506,6 +506,8 @@ void executor_destroy(Executor *ex) {
 
 long long dist_comm_bytes_per_step(const Executor *ex) { return ex->bytes_per_step; }
 
+long long dist_comm_message_bytes(void) { return (long long)(BLOCK_FLOATS * sizeof(float)); }
+
 void dist_gather_gradients(Executor *ex) {
     if (ex->sharded) all_gather(ex, ex->step->model->grads_memory);
 }

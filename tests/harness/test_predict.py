@@ -151,3 +151,27 @@ def test_predict_bad_input_exits_2_with_one_line(sweep, tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "ceilings.json: missing" in proc.stderr
     proc = perfstudy("predict", directory, "--source-machine", here, "--threads", "64")
     assert proc.returncode == 2 and "exceeds the machine's 16 cores" in proc.stderr
+
+
+def test_predict_best_on_a_real_sweep(sweep):
+    """--best ranks every configuration at each P (ranks 1..n), says what bounds it, writes best.csv,
+    and gives the same file twice."""
+    directory, here, tmp = sweep
+    proc = perfstudy("predict", directory, "--source-machine", here, "--best", "--threads", "1,2,4", "--no-mpi")
+    assert proc.returncode == 0, proc.stderr
+    import pandas as pd
+    path = directory / "predict-here" / "best.csv"
+    text = path.read_text()
+    frame = pd.read_csv(path)
+    assert sorted(set(frame["threads"])) == [1, 2, 4]
+    for p, group in frame.groupby("threads"):
+        assert sorted(group["rank"]) == list(range(1, len(group) + 1))
+        ordered = group.sort_values("rank")["predicted_step_s"].tolist()
+        assert ordered == sorted(ordered)
+    assert set(frame["bound"]) <= {"load balance", "dependencies", "bandwidth", "compute"}
+    # the chunked variants at chunkings the sweep never ran (B=4: batch_subsize 1, 2, 4)
+    chunked = frame[frame["variant"].map(vocabulary.is_chunked)]
+    assert set(chunked["batch_subsize"]) == {1, 2, 4}
+    assert "BEST on here" in proc.stdout and "bound:" in proc.stdout
+    again = perfstudy("predict", directory, "--source-machine", here, "--best", "--threads", "1,2,4", "--no-mpi")
+    assert again.returncode == 0 and path.read_text() == text

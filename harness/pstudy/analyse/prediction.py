@@ -19,7 +19,8 @@ import os
 from pathlib import Path
 
 from pstudy.store import resultsdir, taskgraph, vocabulary
-from pstudy.analyse import simulate
+from pstudy.analyse import contention, simulate
+from pstudy.store import topology
 from pstudy.errors import StudyError
 
 REPO_ROOT = vocabulary.REPO_ROOT
@@ -112,7 +113,22 @@ def work_for(graph, medians, source, target, where):
     one_core = source.bandwidth(1)
     durations = [d * speed for d in d_src]
     dram = [min(float(b), one_core * d) for b, d in zip(graph.bytes, d_src)]
-    return simulate.Work(durations, dram)
+    return simulate.Work(durations, dram, compute_demands(graph.flops, durations, target))
+
+
+def compute_demands(flops, durations, machine):
+    """Per task, the share of one thread's peak FLOP/s of `machine` it uses alone (0..1)."""
+    peak = machine.peak_gflops_per_core * 1e9
+    return [min(1.0, f / (d * peak)) if d > 0 else 0.0 for f, d in zip(flops, durations)]
+
+
+def graph_point(ck, threads):
+    """The point whose graph config key `ck` replays at `threads` threads: the sequential variant's
+    and the chunked variants' graphs are the same at every thread count (described at 1)."""
+    variant, compiler, kernels, bs, k = ck
+    if vocabulary.is_sequential(variant) or vocabulary.is_chunked(variant):
+        threads = 1  # the same chunk tasks at every thread count; only the replay changes
+    return (variant, compiler, kernels, threads, bs, k, None)  # not distributed: no ranks
 
 
 class Graphs:
@@ -144,37 +160,44 @@ class Graphs:
                                                              kernels=kernels, variant=variant))
         return text if os.path.isabs(text) else str(REPO_ROOT / text)
 
-    def get(self, ck, threads):
-        """The graph of config key `ck` at `threads` threads (dataflow graphs do not depend on it)."""
+    def get(self, ck, threads, batch=None):
+        """The graph of config key `ck` at `threads` threads (dataflow graphs do not depend on it),
+        of the results' batch size or of `batch` sequences (a rank's share)."""
         variant, compiler, kernels, bs, k = ck
-        if vocabulary.is_sequential(variant):
-            threads = 1
-        elif vocabulary.is_chunked(variant):
-            threads = 1  # the same chunk tasks at every thread count; only the replay changes
-        point = (variant, compiler, kernels, threads, bs, k, None)  # not distributed: no ranks
-        if point in self.cache:
-            return self.cache[point]
-        path = resultsdir.ResultsDir(self.directory).graph(point)
+        point = graph_point(ck, threads)
+        threads = point[3]
+        if batch is not None and batch == int(self.meta.model.get("B", 4)):
+            batch = None
+        if (point, batch) in self.cache:
+            return self.cache[(point, batch)]
+        path = resultsdir.ResultsDir(self.directory).graph(point, batch)
         if path.is_file():
             graph = taskgraph.load(path)
         else:
             args = list(self.args) + ["--threads", str(threads)]
+            if batch is not None:
+                args[args.index("-B") + 1] = str(batch)
             if bs is not None:
                 args += ["--batch-subsize", str(bs), "--token-chunk", str(k)]
             graph = taskgraph.describe(self.binary(variant, compiler, kernels), args, path)
         if graph.variant != variant:
             raise StudyError(f"{path}: describes variant {graph.variant}, expected {variant}")
-        self.cache[point] = graph
+        self.cache[(point, batch)] = graph
         return graph
 
 
-def predict_point(graphs, medians, ck, threads, source, target):
-    """(step seconds, POP factors) of config key `ck` on `threads` cores of `target`."""
+def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.0):
+    """(step seconds, POP factors) of config key `ck` on `threads` cores of `target` (beside a
+    constant stream of `background_Bs` bytes/s on another core: a bandwidth thief)."""
     graph = graphs.get(ck, threads)
     work = work_for(graph, medians[ck], source, target, graph.path)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else threads
     try:
-        step, outcome = simulate.step_time(graph, work, target, cores, ITERATIONS)
+        node = contention.Node(target, cores, background_Bs)
+    except topology.TopologyError as err:  # a placement the topology cannot hold
+        raise StudyError(f"{target.path or target.name}: {err}") from None
+    try:
+        step, outcome = simulate.step_time(graph, work, target, cores, ITERATIONS, node)
     except RuntimeError as err:
         raise StudyError(f"{graph.path}: {err}") from None
     return step, simulate.pop_factors(outcome, cores)

@@ -11,24 +11,32 @@ The rules are the variants' own (taskgraph.Graph says which applies):
                            first, then in listing order; a task of iteration i+1 waits for its
                            predecessors in iteration i (next_succ), nothing else.
 
-Each task has a duration (its time alone on one core of the target machine) and a demand for
-memory bandwidth (its DRAM bytes / its duration). Tasks running together share the machine's
-bandwidth at that many active cores, max-min fair: a task whose demand fits in its fair share
-runs at full speed, the others share what remains and stretch. Among simultaneous events the
-lowest core index goes first, so the same inputs give the same prediction, bit for bit.
+Each task has a duration (its time alone on one core of the target machine), a demand for
+memory bandwidth (its DRAM bytes / its duration) and a demand for its core's FMA units (its FLOP
+rate alone / one thread's peak). Without a contention model, tasks running together share the
+machine's bandwidth at that many active cores, max-min fair: a task whose demand fits in its fair
+share runs at full speed, the others share what remains and stretch. With one
+(pstudy.analyse.contention.Node) they also share their core's FMA units with the tasks on its
+other hardware threads and run at the all-core clock of the busy cores. Among simultaneous events
+the lowest core index goes first, so the same inputs give the same prediction, bit for bit.
 """
 
+import bisect
 import heapq
 from dataclasses import dataclass, field
+
+from pstudy.analyse.contention import maxmin
 
 EPS = 1e-12
 
 
 @dataclass
 class Work:
-    """What the engine runs: per task, its duration (s) and DRAM bytes."""
+    """What the engine runs: per task, its duration (s), DRAM bytes and the share of one thread's
+    peak FLOP/s it uses alone (0..1; None: no compute demand, the tasks never share FMA units)."""
     duration: list
     dram_bytes: list
+    compute: list = None
 
 
 @dataclass
@@ -37,74 +45,76 @@ class Outcome:
     busy: list                                        # per core: seconds spent running tasks
     nominal: float                                    # sum of the tasks' unstretched durations
     ends: dict = field(default_factory=dict)          # (iteration, task) -> end time (dataflow)
+    stretch: dict = field(default_factory=dict)       # seconds of running time lost, by what held
+                                                      # the task back ("bandwidth", "compute")
 
 
 def shares(demands, capacity):
     """Max-min fair allocation of `capacity` among `demands`: the rates (0..1] at which each task
     progresses (1 when its demand is met)."""
-    total = sum(demands)
-    if total <= capacity or total <= 0:
-        return [1.0] * len(demands)
-    order = sorted(range(len(demands)), key=lambda i: (demands[i], i))
-    rates = [1.0] * len(demands)
-    left, count = capacity, len(demands)
-    for pos, i in enumerate(order):
-        fair = left / (count - pos)
-        d = demands[i]
-        if d <= fair:
-            left -= d
-        else:
-            for j in order[pos:]:
-                rates[j] = fair / demands[j] if demands[j] > 0 else 1.0
-            break
-    return rates
+    return maxmin(demands, capacity)
 
 
 class Engine:
     """Cores that run tasks handed out by a policy (take(core) -> task or None, done(task, time)),
     with bandwidth sharing between the running tasks."""
 
-    def __init__(self, cores, work, machine):
+    def __init__(self, cores, work, machine, node=None):
         self.cores = cores
         self.work = work
         self.machine = machine
+        self.node = node
         self.time = 0.0
         self.busy = [0.0] * cores
         self.nominal = 0.0
+        self.stretch = {"bandwidth": 0.0, "compute": 0.0}
 
     def run(self, policy):
-        running = {}  # core -> [task, remaining fraction, duration, demand, start]
+        running = {}  # core -> [task, remaining fraction, duration, demand, start, compute demand]
         work = self.work
+        compute = work.compute
+        idle = list(range(self.cores))  # ascending: the lowest idle core takes first
         while True:
             # hand out work until no idle core takes any (a task of no measurable time ends where
             # it starts and may release more)
             progress = True
-            while progress:
+            while progress and idle and policy.ready():
                 progress = False
-                for core in range(self.cores):
-                    if core in running:
-                        continue
+                still = []
+                for core in idle:
                     task = policy.take(core)
                     if task is None:
+                        still.append(core)
                         continue
                     progress = True
                     d = work.duration[task]
                     self.nominal += d
                     if d <= 0:
                         policy.done(task, self.time)
+                        still.append(core)
                         continue
-                    running[core] = [task, 1.0, d, work.dram_bytes[task] / d, self.time]
+                    running[core] = [task, 1.0, d, work.dram_bytes[task] / d, self.time,
+                                     compute[task] if compute is not None else 0.0]
+                idle = still
             if not running:
                 if policy.pending():
                     raise RuntimeError("simulation deadlock: tasks remain but none is ready")
                 return
             cores = sorted(running)
-            capacity = self.machine.bandwidth(len(cores)) if self.machine is not None else float("inf")
-            rates = shares([running[c][3] for c in cores], capacity)
+            if self.node is not None:
+                rates = self.node.rates(cores, [running[c][3] for c in cores], [running[c][5] for c in cores])
+                limits = self.node.limits
+            else:
+                capacity = self.machine.bandwidth(len(cores)) if self.machine is not None else float("inf")
+                rates = shares([running[c][3] for c in cores], capacity)
+                limits = ["bandwidth" if r < 1.0 else None for r in rates]
             # time until each running task ends at the current rates
             dts = [running[c][1] * running[c][2] / r for c, r in zip(cores, rates)]
             dt = min(dts)
             self.time += dt
+            for r, why in zip(rates, limits):
+                if why is not None:
+                    self.stretch[why] += dt * (1.0 - r)
             finished = []
             for c, r, left in zip(cores, rates, dts):
                 entry = running[c]
@@ -113,9 +123,10 @@ class Engine:
                 else:
                     entry[1] -= dt * r / entry[2]
             for c in finished:  # lowest core first
-                task, _, _, _, start = running.pop(c)
+                task, _, _, _, start, _ = running.pop(c)
                 self.busy[c] += self.time - start
                 policy.done(task, self.time)
+                bisect.insort(idle, c)
 
 
 class StaticOp:
@@ -124,10 +135,17 @@ class StaticOp:
     def __init__(self, queues):
         self.queues = {c: list(reversed(q)) for c, q in queues.items()}
         self.left = sum(len(q) for q in queues.values())
+        self.queued = self.left
+
+    def ready(self):
+        return self.queued > 0
 
     def take(self, core):
         q = self.queues.get(core)
-        return q.pop() if q else None
+        if not q:
+            return None
+        self.queued -= 1
+        return q.pop()
 
     def done(self, task, time):
         self.left -= 1
@@ -143,25 +161,30 @@ class Dataflow:
     def __init__(self, members, preds, succs):
         self.preds = preds
         self.succs = succs
-        self.ready = [m for m in members if preds[m] == 0]
-        heapq.heapify(self.ready)
+        self.heap = [m for m in members if preds[m] == 0]
+        heapq.heapify(self.heap)
         self.left = len(members)
         self.ends = {}
 
+    def ready(self):
+        return bool(self.heap)
+
     def take(self, core):
-        if not self.ready:
+        if not self.heap:
             return None
-        it, task = heapq.heappop(self.ready)
+        it, task = heapq.heappop(self.heap)
         return _Ticket(it, task)
 
     def done(self, ticket, time):
         key = (ticket.iteration, ticket.task)
         self.ends[key] = time
         self.left -= 1
+        preds, heap = self.preds, self.heap
         for s in self.succs(*key):
-            self.preds[s] -= 1
-            if self.preds[s] == 0:
-                heapq.heappush(self.ready, s)
+            left = preds[s] - 1
+            preds[s] = left
+            if left == 0:
+                heapq.heappush(heap, s)
 
     def pending(self):
         return self.left > 0
@@ -177,17 +200,17 @@ class _Ticket(int):
         return obj
 
 
-def run_static(graph, work, machine):
+def run_static(graph, work, machine, node=None):
     """seq and forkjoin: one operation after another, each on its threads, a barrier after each.
     Returns an Outcome for one step."""
     cores = graph.threads
     by_op = {}
     for t in range(graph.n_tasks):
         by_op.setdefault(graph.op[t], {}).setdefault(graph.thread[t], []).append(t)
-    engine = Engine(cores, work, machine)
+    engine = Engine(cores, work, machine, node)
     for op in sorted(by_op):
         engine.run(StaticOp(by_op[op]))
-    return Outcome(engine.time, engine.busy, engine.nominal)
+    return Outcome(engine.time, engine.busy, engine.nominal, stretch=engine.stretch)
 
 
 def _phase_segments(graph):
@@ -200,9 +223,9 @@ def _phase_segments(graph):
     return segs
 
 
-def run_phases(graph, work, machine, cores):
+def run_phases(graph, work, machine, cores, node=None):
     """tasks: list scheduling inside each phase, a wait after each. One step."""
-    engine = Engine(cores, work, machine)
+    engine = Engine(cores, work, machine, node)
     for first, end in _phase_segments(graph):
         members = [(0, t) for t in range(first, end)]
         preds = {m: 0 for m in members}
@@ -215,10 +238,10 @@ def run_phases(graph, work, machine, cores):
             return [(0, s) for s in graph.succ[task] if first <= s < end]
 
         engine.run(Dataflow(members, preds, succs))
-    return Outcome(engine.time, engine.busy, engine.nominal)
+    return Outcome(engine.time, engine.busy, engine.nominal, stretch=engine.stretch)
 
 
-def run_iterations(graph, work, machine, cores, iterations):
+def run_iterations(graph, work, machine, cores, iterations, node=None):
     """taskiter: `iterations` steps as one graph, no barrier. The Outcome's ends give each
     (iteration, task)'s end."""
     n = graph.n_tasks
@@ -232,30 +255,33 @@ def run_iterations(graph, work, machine, cores, iterations):
                 for s in graph.next_succ[t]:
                     preds[(i + 1, s)] += 1
 
-    def succs(it, task):
-        out = [(it, s) for s in graph.succ[task]]
-        if it + 1 < iterations:
-            out += [(it + 1, s) for s in graph.next_succ[task]]
-        return out
+    # per task, its successors as (iteration offset, task): built once, not at every end
+    both = [tuple((0, s) for s in graph.succ[t]) + tuple((1, s) for s in graph.next_succ[t]) for t in range(n)]
+    same = [tuple((0, s) for s in graph.succ[t]) for t in range(n)]
+    last = iterations - 1
 
-    engine = Engine(cores, work, machine)
+    def succs(it, task):
+        return [(it + d, s) for d, s in (both[task] if it < last else same[task])]
+
+    engine = Engine(cores, work, machine, node)
     policy = Dataflow(members, preds, succs)
     engine.run(policy)
-    return Outcome(engine.time, engine.busy, engine.nominal, policy.ends)
+    return Outcome(engine.time, engine.busy, engine.nominal, policy.ends, engine.stretch)
 
 
-def step_time(graph, work, machine, cores, iterations=4):
+def step_time(graph, work, machine, cores, iterations=4, node=None):
     """(predicted step time, Outcome) for `graph` on `cores` cores. taskiter's step time is the
     median interval between the ends of consecutive iterations after the first (as the binary
-    reports it, the first left out as warm-up); the others' is one step's makespan."""
+    reports it, the first left out as warm-up); the others' is one step's makespan. `node`: the
+    contention model (pstudy.analyse.contention.Node), None for bandwidth sharing alone."""
     if graph.schedule == "static":
-        out = run_static(graph, work, machine)
+        out = run_static(graph, work, machine, node)
         return out.makespan, out
     if graph.barrier_per_phase:
-        out = run_phases(graph, work, machine, cores)
+        out = run_phases(graph, work, machine, cores, node)
         return out.makespan, out
     iterations = max(2, iterations)
-    out = run_iterations(graph, work, machine, cores, iterations)
+    out = run_iterations(graph, work, machine, cores, iterations, node)
     ends = [max(out.ends[(i, t)] for t in range(graph.n_tasks)) for i in range(iterations)]
     intervals = sorted(b - a for a, b in zip(ends, ends[1:]))
     mid = len(intervals) // 2

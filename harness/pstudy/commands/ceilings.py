@@ -11,21 +11,42 @@ from pstudy.errors import StudyError
 
 def add_arguments(parser):
     parser.add_argument("--build-dir", default="build/bench", help="directory with stream and peakflops")
-    parser.add_argument("--threads", default="1", help="comma-separated thread counts, e.g. 1,2")
+    parser.add_argument("--threads", default="1", help="comma-separated thread counts, ranges A..B and max "
+                        "(this machine's logical CPUs), e.g. 1,2 or 1..max (every count, as a sweep of 1..max "
+                        "places them)")
+    parser.add_argument("--places", default="cores", help="OMP_PLACES for the runs (default cores, the sweep's "
+                        "default; give the study's [placement] places)")
+    parser.add_argument("--proc-bind", default="close", help="OMP_PROC_BIND for the runs (default close)")
     parser.add_argument("--out", default="results/ceilings.json")
     parser.add_argument("--no-likwid-bench", action="store_true")
     parser.add_argument("--machine-out", help="machine description for `predict` (machines/*.toml format; "
                         "default: machine.toml beside --out)")
 
 
+def parse_counts(text, cpus):
+    """Thread counts from "1,2", "1..max", "4..16": sorted, each in 1..cpus."""
+    counts = set()
+    for part in text.split(","):
+        part = part.strip().replace("max", str(cpus))
+        try:
+            if ".." in part:
+                a, b = (int(x) for x in part.split(".."))
+                counts.update(range(a, b + 1))
+            else:
+                counts.add(int(part))
+        except ValueError:
+            raise StudyError(f"--threads: expected comma-separated integers, A..B ranges or max, got {text!r}") \
+                from None
+    if not counts or min(counts) < 1:
+        raise StudyError(f"--threads: thread counts must be positive, got {text!r}")
+    return sorted(counts)
+
+
 def main(args):
+    counts = parse_counts(args.threads, os.cpu_count() or 1)
     try:
-        counts = [int(t) for t in args.threads.split(",")]
-    except ValueError:
-        raise StudyError(f"--threads: expected comma-separated integers, got {args.threads!r}") from None
-    try:
-        data = ceilings.measure_ceilings(args.build_dir, counts, args.out,
-                                         likwid_bench=False if args.no_likwid_bench else None)
+        data = ceilings.measure_ceilings(args.build_dir, counts, args.out, proc_bind=args.proc_bind,
+                                         places=args.places, likwid_bench=False if args.no_likwid_bench else None)
     except ceilings.CeilingsError as err:
         raise StudyError(str(err)) from None
     for e in data["per_threads"]:

@@ -1,10 +1,11 @@
 """predict step time, speedup and efficiency on P simulated cores by replaying the recorded task graphs."""
 
+import os
 from pathlib import Path
 
 from pstudy.store import machinefiles, resultsdir
 from pstudy.measure import ceilings
-from pstudy.analyse import prediction
+from pstudy.analyse import advice, distributed, prediction
 from pstudy.errors import StudyError
 
 
@@ -19,6 +20,23 @@ def add_arguments(parser):
     parser.add_argument("--build-dir", help="build tree of the binaries that describe the graphs "
                         "(default: the results' run.build_dir, or $PERFSTUDY_BUILD_DIR)")
     parser.add_argument("--out", help="output directory (default RESULTS_DIR/predict-MACHINE)")
+    parser.add_argument("--best", action="store_true", help="rank every variant and chunking (BATCH_SUBSIZE, k; "
+                        "gpt2-mpi's ranks x threads on one node) by predicted step time at each P and say what "
+                        "bounds the best one")
+    parser.add_argument("--no-mpi", action="store_true", help="with --best: leave gpt2-mpi's layouts out")
+    parser.add_argument("--jobs", type=int, help="with --best: replays in this many processes (default: this "
+                        "machine's CPUs; the result does not depend on it)")
+    dist = parser.add_argument_group("distributed (gpt2-mpi: R ranks x T threads across nodes)")
+    dist.add_argument("--distributed", action="store_true", help="predict gpt2-mpi instead: compute from the node "
+                      "model, communication replayed on SimGrid over the machine's [network]")
+    dist.add_argument("--nodes", help="comma-separated node counts (default: powers of two up to network.nodes)")
+    dist.add_argument("--ranks", help="comma-separated rank counts on one node (instead of --nodes)")
+    dist.add_argument("--ranks-per-node", type=int, help="default: network.ranks_per_node")
+    dist.add_argument("--threads-per-rank", type=int, help="default: the node's cores / ranks per node")
+    dist.add_argument("--update", default="sharded", help="sharded (default, the binary's) or replicated")
+    dist.add_argument("--executor", help="node-level executor inside each rank (default forkjoin)")
+    dist.add_argument("--scaling", choices=("strong", "weak"), help="strong: the results' batch over the ranks; "
+                      "weak: each rank the results' batch (default: the sweep's scaling, else strong)")
 
 
 def parse_threads(text, limit):
@@ -47,11 +65,92 @@ def source_machine(directory, args):
     return machinefiles.from_ceilings(data, "this-machine")
 
 
+def int_list(text, option):
+    try:
+        values = sorted({int(t) for t in text.split(",")})
+    except ValueError:
+        raise StudyError(f"{option}: expected comma-separated integers, got {text!r}") from None
+    if not values or values[0] < 1:
+        raise StudyError(f"{option}: counts must be positive, got {text!r}")
+    return values
+
+
+def main_distributed(args, directory, meta, source, target):
+    nodes = int_list(args.nodes, "--nodes") if args.nodes else None
+    ranks = int_list(args.ranks, "--ranks") if args.ranks else None
+    for option, value in (("--ranks-per-node", args.ranks_per_node), ("--threads-per-rank", args.threads_per_rank)):
+        if value is not None and value < 1:
+            raise StudyError(f"{option}: expected a positive integer, got {value}")
+    frame, validation = distributed.run(directory, meta, source, target, nodes, ranks, args.threads_per_rank,
+                                        args.ranks_per_node, args.update, args.executor, args.scaling,
+                                        args.build_dir)
+    out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
+    out.mkdir(parents=True, exist_ok=True)
+    resultsdir.write_csv(out / "distributed.csv", frame)
+    resultsdir.write_csv(out / "distributed_validation.csv", validation)
+    fig = distributed.figure(frame, out / "predict_distributed.png", target.name)
+    net = target.network
+    print(f"PREDICTED gpt2-mpi on {target.name} (node: {'measured' if target.measured else 'public figures, not measured'}; "
+          f"network: {'none in the machine file: one node, shared memory, assumed' if net is None else ('measured' if net.measured else 'public figures, not measured')})")
+    print(f"{'nodes':>5} {'ranks':>5} {'T':>4} {'batch':>6} {'compute_s':>10} {'reduce_s':>9} {'gather_s':>9} "
+          f"{'update_s':>9} {'step_s':>9}")
+    for _, r in frame.iterrows():
+        print(f"{r['nodes']:>5} {r['ranks']:>5} {r['threads']:>4} {r['global_batch']:>6} {r['compute_s']:>10.4f} "
+              f"{r['reduce_scatter_s']:>9.4f} {r['all_gather_s']:>9.4f} {r['update_s']:>9.4f} "
+              f"{r['predicted_step_s']:>9.4f}")
+    if len(validation):
+        print("validation (measured gpt2-mpi points of the results, one node):")
+        for _, r in validation.iterrows():
+            print(f"  {int(r['ranks'])} ranks x {int(r['threads'])} threads: measured {r['measured_step_s']:.5f} s  "
+                  f"predicted {r['predicted_step_s']:.5f} s  error {100 * r['error']:+.1f}%")
+    print(f"wrote {out}/distributed.csv, distributed_validation.csv, {fig.name}")
+    return 0
+
+
+def default_counts(target, measured=None):
+    counts = {1, target.cores}
+    p = 1
+    while p < target.cores:
+        counts.add(p)
+        p *= 2
+    if measured:
+        counts |= {key[3] for key in measured if key[3] <= target.cores}
+    return sorted(counts)
+
+
+def main_best(args, directory, meta, source, target):
+    counts = parse_threads(args.threads, target.cores) if args.threads else default_counts(target)
+    medians = prediction.trace_medians(directory, meta.warmup)
+    if not medians:
+        raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
+                         "[analysis] trace = true and threads including 1")
+    graphs = prediction.Graphs(directory, meta, args.build_dir)
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    if jobs < 1:
+        raise StudyError(f"--jobs: expected a positive integer, got {jobs}")
+    frame, notes = advice.best(graphs, medians, meta, source, target, counts, mpi=not args.no_mpi, jobs=jobs)
+    out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
+    out.mkdir(parents=True, exist_ok=True)
+    resultsdir.write_csv(out / "best.csv", frame)
+    for line in advice.summary_lines(frame, target.name):
+        print(line)
+    for note in notes:
+        print(f"  note: {note}")
+    print(f"wrote {out}/best.csv")
+    return 0
+
+
 def main(args):
     directory = resultsdir.locate(args.results_dir)
     meta = resultsdir.read_meta(directory)
     source = source_machine(directory, args)
     target = machinefiles.load(args.machine) if args.machine else source
+    if args.distributed and args.best:
+        raise StudyError("--best and --distributed: give one (--best ranks gpt2-mpi's layouts on one node too)")
+    if args.distributed:
+        return main_distributed(args, directory, meta, source, target)
+    if args.best:
+        return main_best(args, directory, meta, source, target)
     measured = prediction.measured_points(directory)
     if args.threads:
         counts = parse_threads(args.threads, target.cores)

@@ -26,16 +26,21 @@ ceilings.json, schema "pstudy-ceilings/1":
          "stream_GBs": {"copy": float, "scale": float, "add": float, "triad": float},
          "peak_gflops": {"<isa>": float, ...},     # isa in avx512, avx2, sse, scalar: those built
          "best_isa": str, "best_gflops": float,    # the largest of peak_gflops
+         "thread_cpus": [int, ...],                # the logical CPU each peakflops thread ran on
+         "cores_used": int or null,                # distinct cores among them (hwloc topology)
          "cpu_steal_fraction": float or null,      # share of CPU time the hypervisor took
                                                    # during this entry's runs (/proc/stat);
                                                    # above ~0.05 the figures are too low
          "likwid_bench": {                         # only where likwid-bench ran
            "tests": {"copy": str, "triad": str, "peakflops": str},
            "copy_GBs": float, "triad_GBs": float, "peak_gflops": float}}
-      ]
+      ],
+      "topology": {"available": bool, ...}         # store.topology.describe(): hwloc's view,
+                                                   # or the reason it is missing
     }
 
-GB/s and GFLOP/s are 1e9 units. load_ceilings() checks all of this and
+GB/s and GFLOP/s are 1e9 units. placement_warnings() checks that each thread count's peak ran on
+as many cores as it should and that the per-thread peak says the same. load_ceilings() checks all of this and
 raises CeilingsError naming the file and the key that is wrong.
 """
 
@@ -51,6 +56,7 @@ import sys
 from pathlib import Path
 
 from pstudy.store import resultsdir
+from pstudy.store import topology as topo
 
 SCHEMA = "pstudy-ceilings/1"
 STREAM_KERNELS = ("copy", "scale", "add", "triad")
@@ -292,6 +298,9 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
             sys.stderr.write(f"perfstudy ceilings: warning: {warning}\n")
         if not entry["peak_gflops"]:
             raise CeilingsError(f"{build_dir / 'peakflops'}: no ISA results")
+        cpus = peak.get("thread_cpus")
+        if isinstance(cpus, list) and all(isinstance(c, int) for c in cpus):
+            entry["thread_cpus"] = cpus
         entry["best_isa"] = max(entry["peak_gflops"], key=entry["peak_gflops"].get)
         entry["best_gflops"] = entry["peak_gflops"][entry["best_isa"]]
         if lb_ok:
@@ -307,12 +316,63 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
             "environment": {"OMP_PROC_BIND": env.get("OMP_PROC_BIND", ""), "OMP_PLACES": env.get("OMP_PLACES", "")},
             "source": {"stream": stream_src, "peakflops": peak_src,
                        "likwid_bench": {"available": lb_ok, "reason": lb_reason}},
-            "per_threads": per_threads}
+            "per_threads": per_threads,
+            "topology": topo.describe()}
+    for entry in per_threads:
+        entry["cores_used"] = cores_used(data["topology"], entry.get("thread_cpus"))
+    for warning in placement_warnings(data):
+        sys.stderr.write(f"perfstudy ceilings: warning: {warning}\n")
     validate_ceilings(data, str(out_path))
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     resultsdir.atomic_write(out_path, json.dumps(data, indent=2) + "\n")
     return data
+
+
+def cores_used(topology, cpus):
+    """Distinct cores among the logical CPUs `cpus` under a recorded topology (describe()'s dict),
+    or None when either is unknown."""
+    if not cpus or not topology or not topology.get("available"):
+        return None
+    core_of = dict(zip(topology["pu_os_index"], topology["pu_core"]))
+    if any(c not in core_of for c in cpus):
+        return None
+    return len({core_of[c] for c in cpus})
+
+
+# Below this share of one thread's peak per thread, N threads cannot be on N cores of their own: a
+# clock that drops with the busy cores costs 10-30% (all-core AVX-512 turbo), two hardware threads
+# on one core's FMA units 50%.
+SHARED_CORE_RATIO = 0.6
+
+
+def placement_warnings(data):
+    """What says that a thread count's peak was not measured on as many cores as threads: the CPUs
+    its threads reported (two on one core by the topology), and the per-thread peak against one
+    thread's (the FMA units of one core shared, whatever the OS reports: a VM may show a physical
+    core's two hardware threads as two cores)."""
+    out = []
+    entries = sorted(data["per_threads"], key=lambda e: e["threads"])
+    one = next((e for e in entries if e["threads"] == 1), None)
+    topology = data.get("topology") or {}
+    n_cores = topology.get("cores") if topology.get("available") else None
+    for e in entries:
+        n = e["threads"]
+        used = e.get("cores_used")
+        want = min(n, n_cores) if n_cores else None
+        if used is not None and want is not None and used < want:
+            out.append(f"peak at {n} threads ran on {used} cores (CPUs {e.get('thread_cpus')}); with "
+                       f"OMP_PLACES={data['environment'].get('OMP_PLACES') or '(unset)'} the threads share cores "
+                       f"although {want} were free: the figure is not {n} cores' peak")
+        if one is not None and n > 1 and (n_cores is None or n <= n_cores):
+            ratio = e["best_gflops"] / (n * one["best_gflops"])
+            if ratio < SHARED_CORE_RATIO:
+                out.append(f"peak at {n} threads is {ratio:.2f} of {n} x the 1-thread peak: the threads share "
+                           f"FMA units (hardware threads of one core"
+                           + (", shown by the OS as separate cores, as on a VM whose vCPUs are a core's "
+                              "hardware threads" if used == n else "") + "); "
+                           "predict's contention model takes the measured curve as it is")
+    return out
 
 
 def _positive_number(value):
@@ -375,6 +435,10 @@ def validate_ceilings(data, source):
             fail(at + "best_isa", f"{best!r} is not the fastest ISA in peak_gflops")
         if need(entry, "best_gflops", at, (int, float)) != peak[best]:
             fail(at + "best_gflops", f"differs from peak_gflops.{best}")
+        cpus = entry.get("thread_cpus")
+        if cpus is not None and (not isinstance(cpus, list) or not all(isinstance(c, int) and not isinstance(c, bool)
+                                                                       for c in cpus)):
+            fail(at + "thread_cpus", f"expected a list of integers, got {cpus!r}")
         steal = entry.get("cpu_steal_fraction")
         if steal is not None and not (isinstance(steal, (int, float)) and 0 <= steal <= 1):
             fail(at + "cpu_steal_fraction", f"expected null or a number in [0, 1], got {steal!r}")

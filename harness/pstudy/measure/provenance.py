@@ -68,7 +68,32 @@ def cpu():
 
 def facts(study, build_dir):
     """What meta.json records of the build and the machine a sweep starts on."""
-    return {"compilers": compilers(study, build_dir), "cpu": cpu(), "system": system(), "software": software()}
+    return {"compilers": compilers(study, build_dir), "cpu": cpu(), "system": system(), "software": software(),
+            "topology": topology(study.placement, study.sweep["threads"])}
+
+
+def topology(placement, thread_counts):
+    """meta.json's "topology": hwloc's view of this machine (store.topology.describe: cores,
+    hardware threads per core, caches, NUMA nodes, or why it is unknown) and, per thread count of the
+    sweep, the core each thread runs on under the study's placement and which threads share one."""
+    from pstudy.store import topology as topo
+
+    record = topo.describe()
+    if not record["available"]:
+        return record
+    t = topo.Topology(tuple(record["pu_os_index"]), tuple(record["pu_core"]), tuple(record["pu_package"]),
+                      tuple(record["pu_numa"]))
+    per = {}
+    for n in sorted(set(int(c) for c in thread_counts)):
+        try:
+            cores = topo.thread_cores(t, placement.get("places"), placement.get("proc_bind"), n)
+        except topo.TopologyError as err:
+            per[str(n)] = {"problem": str(err)}
+            continue
+        per[str(n)] = {"thread_cores": cores, "sharing_a_core": topo.sharing(cores)}
+    record["placement"] = {"OMP_PLACES": placement.get("places") or "(unset)",
+                           "OMP_PROC_BIND": placement.get("proc_bind") or "(unset)", "threads": per}
+    return record
 
 
 def compilers(study, build_dir):

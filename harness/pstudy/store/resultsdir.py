@@ -198,9 +198,11 @@ class ResultsDir:
                     out.append((int(m.group(1)), m.group(2), path))
         return out
 
-    def graph(self, point):
-        """graphs/<point stem>.json: the task graph of a point's binary (--describe-graph)."""
-        return self.path / GRAPHS_DIR / f"{point_stem(point)}.json"
+    def graph(self, point, batch=None):
+        """graphs/<point stem>.json: the task graph of a point's binary (--describe-graph); with `batch`,
+        graphs/<point stem>_B<batch>.json: the same binary on that batch size (a rank's share of the
+        batch, for distributed predictions)."""
+        return self.path / GRAPHS_DIR / (f"{point_stem(point)}" + ("" if batch is None else f"_B{batch}") + ".json")
 
     def predict(self, machine_name):
         """predict-<machine name>/: what `predict` writes for one target machine."""
@@ -266,6 +268,7 @@ def new_meta(name, study, git, seed, binaries, facts, order, command, started, *
         "cpu": facts["cpu"],
         "system": facts["system"],
         "software": facts["software"],
+        "topology": facts["topology"],
         "config_text": study.text,
         **extra,
     }

@@ -1,0 +1,264 @@
+"""`perfstudy predict --best`: every variant and chunking ranked by predicted step time at each
+core count P, and what bounds the best one.
+
+Candidates: the sequential and threads variants as they are; the chunked variants at every
+BATCH_SUBSIZE in 1, 2, 4, ... up to B (and B) and every token chunk k in T, T/2, T/4, ... down to 8
+(whatever graph the binary describes for it: its tasks, whatever their shape, are what is
+replayed); gpt2-mpi at R ranks x P/R threads on one node for R = 2, 4, ... up to B (strong scaling,
+pstudy.analyse.distributed) when it is built and SimGrid is there. A chunking the sweep did not trace
+gets each task's time as its operation's traced time (the same variant's, else another chunked
+variant's with the same operations) times the task's share of the operation's FLOPs.
+
+What bounds a configuration (classify): the simulated run's losses against its ideal (the tasks'
+time alone spread evenly over P cores) split into
+  load balance    1 - mean busy / max busy (cores idle while the busiest works)
+  dependencies    1 - max busy / runtime (waits for predecessors and barriers)
+  bandwidth       running time lost to tasks short of memory bandwidth, as a share of busy time
+  compute         running time lost to a core's FMA units or the all-core clock, likewise
+The bound is the largest loss when it is 10% or more of the step; otherwise the step is the work
+itself on P cores: "compute" (more or faster cores help, nothing else does). Deterministic: the
+candidates are enumerated in a fixed order, ties keep it, and the replay is deterministic.
+"""
+
+from pstudy.analyse import contention, distributed, network, prediction, simulate
+from pstudy.errors import StudyError
+from pstudy.store import taskgraph, vocabulary
+
+LOSS_THRESHOLD = 0.10
+BOUNDS = ("load balance", "dependencies", "bandwidth", "compute")
+
+
+def classify(outcome, cores):
+    """(bound, {loss name: share}) of a simulated run (simulate.Outcome) on `cores` cores."""
+    pop = simulate.pop_factors(outcome, cores)
+    busy = sum(outcome.busy[:cores])
+    stretch = outcome.stretch or {}
+    losses = {"load balance": 1.0 - pop["load_balance"],
+              "dependencies": 1.0 - pop["communication_eff"],
+              "bandwidth": stretch.get("bandwidth", 0.0) / busy if busy > 0 else 0.0,
+              "compute": stretch.get("compute", 0.0) / busy if busy > 0 else 0.0}
+    name = max(BOUNDS, key=lambda b: (losses[b], -BOUNDS.index(b)))
+    bound = name if losses[name] >= LOSS_THRESHOLD else "compute"
+    return bound, losses
+
+
+def chunkings(B, T):
+    """[(batch_subsize, k)] the chunked variants are tried at."""
+    bss, b = [], 1
+    while b < B:
+        bss.append(b)
+        b *= 2
+    bss.append(B)
+    ks, k = [], T
+    while k >= 8 or not ks:
+        ks.append(k)
+        if k % 2:
+            break
+        k //= 2
+    return [(bs, k) for bs in bss for k in ks]
+
+
+def candidates(medians, B, T):
+    """Config keys to rank: every traced (variant, compiler, kernels) of a non-distributed variant,
+    the chunked ones at every chunking; in a fixed order."""
+    bases = sorted({ck[:3] for ck in medians if not vocabulary.is_distributed(ck[0])},
+                   key=lambda b: (vocabulary.variant_order(b[0]), b[1], b[2]))
+    out = []
+    for variant, compiler, kernels in bases:
+        if vocabulary.is_chunked(variant):
+            out += [(variant, compiler, kernels, bs, k) for bs, k in chunkings(B, T)]
+        else:
+            out.append((variant, compiler, kernels, None, None))
+    return out
+
+
+def _reference(medians, ck, graphs):
+    """A traced config whose graph has the same operations as `ck`'s: ck itself, else the same
+    variant's, else another variant of the same kind (chunked or not); None when there is none."""
+    if ck in medians:
+        return ck
+    want = graphs.get(ck, 1)
+    same_kind = [r for r in sorted(medians, key=lambda r: vocabulary.point_sort_key((0, *r)))
+                 if r[1:3] == ck[1:3] and vocabulary.is_chunked(r[0]) == vocabulary.is_chunked(ck[0])]
+    for r in sorted(same_kind, key=lambda r: r[0] != ck[0]):
+        if len(graphs.get(r, 1).ops) == len(want.ops):
+            return r
+    return None
+
+
+def predict_candidate(graphs, medians, ck, P, source, target):
+    """(step seconds, Outcome, cores) of config key `ck` at P threads."""
+    ref = _reference(medians, ck, graphs)
+    if ref is None:
+        return None
+    graph = graphs.get(ck, P)
+    if ref == ck:
+        work = prediction.work_for(graph, medians[ck], source, target, graph.path)
+    else:
+        work = distributed.scaled_work(graph, graphs.get(ref, 1), medians[ref], source, target, graph.path)
+    cores = graph.threads if graph.schedule == taskgraph.STATIC else P
+    try:
+        step, outcome = simulate.step_time(graph, work, target, cores, prediction.ITERATIONS,
+                                           contention.Node(target, cores))
+    except RuntimeError as err:
+        raise StudyError(f"{graph.path}: {err}") from None
+    return step, outcome, cores
+
+
+def _evaluate(graphs, medians, source, target, ck, counts):
+    """[(P, row or None)] of one candidate at every P of `counts`."""
+    out = []
+    for P in counts:
+        if vocabulary.is_sequential(ck[0]) and P != 1:
+            continue
+        result = predict_candidate(graphs, medians, ck, P, source, target)
+        if result is None:
+            out.append((P, None))
+            continue
+        step, outcome, cores = result
+        bound, losses = classify(outcome, cores)
+        out.append((P, {"threads": P, "variant": ck[0], "compiler": ck[1], "kernels": ck[2], "batch_subsize": ck[3],
+                        "k": ck[4], "ranks": None, "threads_per_rank": None, "predicted_step_s": step,
+                        "bound": bound, **{f"loss_{b.replace(' ', '_')}": v for b, v in losses.items()}}))
+    return out
+
+
+_WORKER = {}
+
+
+def _worker_init(directory, meta, build_dir, medians, source, target):
+    _WORKER.update(graphs=prediction.Graphs(directory, meta, build_dir), medians=medians, source=source,
+                   target=target)
+
+
+def _worker_job(job):
+    ck, counts = job
+    w = _WORKER
+    return _evaluate(w["graphs"], w["medians"], w["source"], w["target"], ck, counts)
+
+
+def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None, jobs=1):
+    """(ranking, notes): one row per (P, candidate) with its rank at that P (1 = fastest), the
+    predicted step time and, for every candidate, what bounds it; notes say what was left out.
+    jobs > 1: the candidates' replays in that many processes (graphs described first, here), the
+    same result as one."""
+    import pandas as pd
+
+    B, T = int(meta.model.get("B", 4)), int(meta.model.get("T", 64))
+    cands = candidates(medians, B, T)
+    # one job per candidate whose graph is the same at every P, one per (candidate, P) otherwise
+    work = []
+    for ck in cands:
+        if vocabulary.is_chunked(ck[0]) or vocabulary.is_sequential(ck[0]):
+            work.append((ck, list(counts)))
+        else:
+            work += [(ck, [P]) for P in counts]
+    if jobs > 1 and isinstance(graphs, prediction.Graphs) and len(work) > 1:
+        import multiprocessing
+        for ck, ps in work:  # describe every graph here: the workers only read them
+            _reference(medians, ck, graphs)
+            for P in ps:
+                graphs.get(ck, P)
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(min(jobs, len(work)), _worker_init,
+                      (graphs.directory, graphs.meta, str(graphs.build), medians, source, target)) as pool:
+            results = pool.map(_worker_job, work, chunksize=1)
+    else:
+        results = [_evaluate(graphs, medians, source, target, ck, ps) for ck, ps in work]
+    by_p = {P: [] for P in counts}
+    skipped = set()
+    for (ck, _), res in zip(work, results):
+        for P, row in res:
+            if row is None:
+                skipped.add(ck[0])
+            else:
+                by_p[P].append(row)
+                if progress:
+                    progress(P, ck, row["predicted_step_s"])
+    notes, rows = [], []
+    order = {ck: i for i, ck in enumerate(cands)}
+    for P in counts:
+        at = sorted(by_p[P], key=lambda r: order[(r["variant"], r["compiler"], r["kernels"], r["batch_subsize"],
+                                                    r["k"])])
+        if mpi and P >= 2:
+            at += mpi_rows(graphs, medians, meta, source, target, P, notes)
+        at.sort(key=lambda r: r["predicted_step_s"])  # stable: ties keep the candidates' order
+        for i, r in enumerate(at):
+            r["rank"] = i + 1
+        rows += at
+    for v in sorted(skipped):
+        notes.append(f"{v}: no traced configuration with the same operations to take task times from")
+    frame = pd.DataFrame(rows, columns=["threads", "rank", "variant", "compiler", "kernels", "batch_subsize", "k",
+                                        "ranks", "threads_per_rank", "predicted_step_s", "bound",
+                                        "loss_load_balance", "loss_dependencies", "loss_bandwidth",
+                                        "loss_compute"])
+    for col in ("batch_subsize", "k", "ranks", "threads_per_rank"):
+        frame[col] = frame[col].astype("Int64")
+    return frame, list(dict.fromkeys(notes))
+
+
+def mpi_rows(graphs, medians, meta, source, target, P, notes):
+    """gpt2-mpi at R ranks x P/R threads on one node (R = 2, 4, ... <= B, dividing P), forkjoin inside."""
+    B = int(meta.model.get("B", 4))
+    ck = next((c for c in sorted(medians, key=lambda c: vocabulary.point_sort_key((0, *c)))
+               if c[0] == vocabulary.FORKJOIN), None)
+    if ck is None:
+        notes.append("gpt2-mpi left out: no 1-thread traces of its node executor (forkjoin)")
+        return []
+    ok, why = network.available()
+    if not ok:
+        notes.append(f"gpt2-mpi left out: {why}")
+        return []
+    mpi_variant = vocabulary.DISTRIBUTED_VARIANTS[0]
+    try:
+        info = distributed.binary_facts(graphs, mpi_variant, ck[1], ck[2])
+        params = int(distributed.binary_facts(graphs, ck[0], ck[1], ck[2])["num_parameters"])
+    except StudyError as err:
+        notes.append(f"gpt2-mpi left out: {err}")
+        return []
+    layouts = []
+    R = 2
+    while R <= min(B, P):
+        if P % R == 0:
+            layouts.append(distributed.Layout(R, P // R, R, "sharded"))
+        R *= 2
+    if not layouts:
+        return []
+    results = distributed.predict(graphs, medians, ck, layouts, [B] * len(layouts), params,
+                                  int(info.get("comm_message_bytes") or 0), source, target)
+    out = []
+    for lay, r in zip(layouts, results):
+        comm = r["reduce_scatter_s"] + r["all_gather_s"]
+        out.append({"threads": P, "variant": mpi_variant, "compiler": ck[1], "kernels": ck[2], "batch_subsize": None,
+                    "k": None, "ranks": lay.ranks, "threads_per_rank": lay.threads,
+                    "predicted_step_s": r["predicted_step_s"],
+                    # communication waits on the messages' order and the links: dependencies and bandwidth
+                    "bound": "dependencies" if comm >= LOSS_THRESHOLD * r["predicted_step_s"] else "compute",
+                    "loss_load_balance": 0.0, "loss_dependencies": comm / r["predicted_step_s"],
+                    "loss_bandwidth": 0.0, "loss_compute": 0.0})
+    return out
+
+
+def summary_lines(frame, target_name):
+    """Per P: the best configuration, what bounds it, and the runner-up."""
+    out = [f"BEST on {target_name} (predicted; ranked by step time at each P)"]
+    for P, group in frame.groupby("threads", sort=True):
+        group = group.sort_values("rank")
+        top = group.iloc[0]
+        out.append(f"  P={P:<4} {label(top):<40} {top['predicted_step_s']:.5f} s  bound: {top['bound']}  "
+                   f"(LB {top['loss_load_balance']:.2f}, deps {top['loss_dependencies']:.2f}, "
+                   f"bw {top['loss_bandwidth']:.2f}, compute {top['loss_compute']:.2f})")
+        if len(group) > 1:
+            second = group.iloc[1]
+            out.append(f"         next: {label(second):<34} {second['predicted_step_s']:.5f} s "
+                       f"({100 * (second['predicted_step_s'] / top['predicted_step_s'] - 1):+.1f}%)")
+    return out
+
+
+def label(row):
+    text = f"{row['variant']} {row['compiler']}/{row['kernels']}"
+    if str(row["batch_subsize"]) not in ("<NA>", "None", "nan"):
+        text += f" bs={row['batch_subsize']} k={row['k']}"
+    if str(row["ranks"]) not in ("<NA>", "None", "nan"):
+        text += f" {row['ranks']} ranks x {row['threads_per_rank']}"
+    return text

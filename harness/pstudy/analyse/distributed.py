@@ -1,0 +1,320 @@
+"""Predicted step time of gpt2-mpi at R ranks x T threads across nodes (`perfstudy predict
+--distributed`).
+
+A step of variants/mpi.c on rank r: its node-level executor runs forward and backward on the rank's
+B_r sequences (B_r from dist_share: B r / R rounded down to B (r+1) / R), then the reduce-scatter of
+the gradients, then AdamW (replicated: every parameter, after an all-gather of the reduced gradients;
+sharded: the rank's shard alone, then an all-gather of the parameters). So
+
+  step = max_r compute(B_r, T) + reduce_scatter + [all_gather] + update(T, shard) + [all_gather]
+
+compute and update: the node model (pstudy.analyse.contention through pstudy.analyse.simulate) on
+the executor's own task graph at B_r sequences and T threads (`--describe-graph -B B_r`), its tasks'
+1-thread times from the results' traces at the traced batch: each operation's traced time times the
+task's share of that operation's FLOPs at the traced batch (bytes where it has none), and the
+update's times times the shard's share of the parameters when sharded. The R / ranks_per_node ranks
+of a node share it: each rank sees the node's curves at (ranks per node x its threads) busy threads,
+divided among the ranks.
+
+communication: pstudy.analyse.network replays the messages the variant sends on SimGrid, over the
+target's [network] (a machine without one is a single node: its ranks talk through shared memory at
+half one thread's STREAM bandwidth, one copy through the memory interface, and 1 us latency; say so).
+"""
+
+import dataclasses
+import math
+
+from pstudy.analyse import contention, network, prediction, simulate
+from pstudy.errors import StudyError
+from pstudy.store import machinefiles, taskgraph
+
+LOCAL_LATENCY_S = 1e-6
+UPDATE = "update"
+UPDATE_MODES = ("sharded", "replicated")
+
+
+def dist_share(B, rank, ranks):
+    """variants/mpi.c's dist_share: rank's sequences [b0, b1)."""
+    return B * rank // ranks, B * (rank + 1) // ranks
+
+
+def local_network(machine):
+    """The network of a machine file without [network]: one node, shared memory."""
+    bw = machine.bandwidth(1) / 2
+    return machinefiles.Network(False, LOCAL_LATENCY_S, bw, 1 << 20, 1, LOCAL_LATENCY_S, bw,
+                                "one node: shared memory at half one thread's STREAM triad, 1 us; assumed")
+
+
+def rank_view(machine, ranks_per_node):
+    """What one of `ranks_per_node` ranks of a node sees: the node's curves at that many times its
+    busy threads, shared among the ranks; its cores a share of the node's; each thread a core."""
+    k = ranks_per_node
+    if k == 1:
+        return machine
+    xs = tuple(range(1, max(1, machine.cores // k) + 1))
+    bw = tuple(machine.bandwidth(k * n) / k / 1e9 for n in xs)
+    peaks = ()
+    if machine.peak_threads:
+        p1 = machine.peak_gflops[0]
+        # per-thread peak at k n busy threads, from the curve (linear between its points)
+        curve = list(zip(machine.peak_threads, machine.peak_gflops))
+
+        def total(n):
+            for (x0, y0), (x1, y1) in zip(curve, curve[1:]):
+                if n <= x1:
+                    return y0 + (y1 - y0) * (n - x0) / (x1 - x0)
+            return curve[-1][1] * n / curve[-1][0]
+        peaks = tuple(min(p1 * n, total(k * n) / k) for n in xs)
+    return dataclasses.replace(machine, cores=len(xs), bandwidth_cores=xs, bandwidth_GBs=bw,
+                               peak_threads=xs if peaks else (), peak_gflops=peaks, topology=None)
+
+
+def scaled_work(graph, traced, medians, source, target, where, update_share=1.0):
+    """simulate.Work of `graph` (a rank's batch) from the 1-thread times of `traced` (the traced
+    batch): per task, its operation's traced time times its share of the traced operation's FLOPs
+    (bytes without FLOPs); update tasks times `update_share`."""
+    op_time = prediction.source_durations(traced, medians, where)
+    per_op = {}
+    for t, d in enumerate(op_time):
+        per_op[traced.op[t]] = per_op.get(traced.op[t], 0.0) + d
+    if len(graph.ops) != len(traced.ops):
+        raise StudyError(f"{where}: {len(graph.ops)} operations at the rank's batch, {len(traced.ops)} traced")
+    speed = source.peak_gflops_per_core / target.peak_gflops_per_core
+    one_core = source.bandwidth(1)
+    durations, dram = [], []
+    for t in range(graph.n_tasks):
+        op = graph.op[t]
+        ref = traced.ops[op]
+        if ref["flops"] > 0:
+            share = graph.flops[t] / ref["flops"]
+        elif ref["bytes"] > 0:
+            share = graph.bytes[t] / ref["bytes"]
+        else:
+            share = 1.0 / max(1, graph.op.count(op))
+        scale = update_share if graph.phase[t] == UPDATE else 1.0
+        d_src = per_op.get(op, 0.0) * share * scale
+        durations.append(d_src * speed)
+        dram.append(min(float(graph.bytes[t]) * scale, one_core * d_src))
+    return simulate.Work(durations, dram, prediction.compute_demands(graph.flops, durations, target))
+
+
+def subgraph(graph, keep):
+    """The tasks of `graph` for which keep(phase) holds, as a graph of their own (edges among them
+    kept), run with a wait at its end (one call of the node executor)."""
+    ids = [t for t in range(graph.n_tasks) if keep(graph.phase[t])]
+    new = {t: i for i, t in enumerate(ids)}
+    g = taskgraph.Graph(graph.variant, graph.schedule, graph.threads, True, graph.ops, path=graph.path)
+    for t in ids:
+        g.op.append(graph.op[t])
+        g.phase.append(graph.phase[t])
+        g.thread.append(graph.thread[t])
+        g.flops.append(graph.flops[t])
+        g.bytes.append(graph.bytes[t])
+        g.key.append(graph.key[t] if graph.key else None)
+        g.succ.append([new[s] for s in (graph.succ[t] if graph.succ else []) if s in new])
+        g.next_succ.append([])
+    return g
+
+
+def _part(g, work, keep, machine, threads):
+    ids = [t for t in range(g.n_tasks) if keep(g.phase[t])]
+    if not ids:
+        return 0.0
+    sub = subgraph(g, keep)
+    w = simulate.Work([work.duration[t] for t in ids], [work.dram_bytes[t] for t in ids],
+                      [work.compute[t] for t in ids])
+    cores = sub.threads if sub.schedule == taskgraph.STATIC else threads
+    try:
+        step, _ = simulate.step_time(sub, w, machine, cores, 1, contention.Node(machine, cores))
+    except RuntimeError as err:
+        raise StudyError(f"{g.path}: {err}") from None
+    return step
+
+
+@dataclasses.dataclass
+class Layout:
+    ranks: int
+    threads: int
+    ranks_per_node: int
+    update: str = "sharded"
+
+    @property
+    def nodes(self):
+        return math.ceil(self.ranks / self.ranks_per_node)
+
+
+def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target):
+    """(compute seconds: the slowest rank's forward and backward, update seconds) of `layout`."""
+    view = rank_view(target, layout.ranks_per_node)
+    if layout.threads > view.cores:
+        raise StudyError(f"{target.path or target.name}: {layout.threads} threads per rank x "
+                         f"{layout.ranks_per_node} ranks per node exceed its {target.cores} cores")
+    traced = graphs.get(ck, 1)
+    compute = 0.0
+    for b in sorted({dist_share(batch, r, layout.ranks)[1] - dist_share(batch, r, layout.ranks)[0]
+                     for r in range(layout.ranks)}):
+        if b == 0:
+            continue
+        rank_ck = ck if ck[3] is None else (ck[0], ck[1], ck[2], min(ck[3], b), ck[4])
+        g = graphs.get(rank_ck, layout.threads, b)
+        work = scaled_work(g, traced, medians[ck], source, view, g.path)
+        compute = max(compute, _part(g, work, lambda ph: ph != UPDATE, view, layout.threads))
+    g = graphs.get(ck if ck[3] is None else (ck[0], ck[1], ck[2], min(ck[3], batch // layout.ranks or 1), ck[4]),
+                   layout.threads, max(1, batch // layout.ranks))
+    share = 1.0 / layout.ranks if layout.update == "sharded" else 1.0
+    work = scaled_work(g, traced, medians[ck], source, view, g.path, share)
+    update = _part(g, work, lambda ph: ph == UPDATE, view, layout.threads)
+    return compute, update
+
+
+def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, source, target):
+    """One dict per layout (global batch `batches[i]`): compute_s, reduce_scatter_s, all_gather_s,
+    update_s, step_s. Every layout's messages in one SimGrid replay."""
+    net = target.network or local_network(target)
+    parts, specs = [], []
+    for lay, batch in zip(layouts, batches):
+        if lay.update not in UPDATE_MODES:
+            raise StudyError(f"--update: expected one of {', '.join(UPDATE_MODES)}, got {lay.update!r}")
+        if net.nodes and lay.nodes > net.nodes and target.network is not None:
+            raise StudyError(f"{target.path or target.name}: network.nodes: {lay.nodes} nodes asked, "
+                             f"the machine has {net.nodes}")
+        compute, update = compute_parts(graphs, medians, ck, lay, batch, parameters, source, target)
+        reduce_Bs = rank_view(target, lay.ranks_per_node).bandwidth(1)
+        parts.append((compute, update))
+        if lay.ranks > 1:
+            specs.append(network.spec(lay.ranks, lay.ranks_per_node, parameters, message_bytes, net, reduce_Bs,
+                                      "reduce_scatter"))
+            specs.append(network.spec(lay.ranks, lay.ranks_per_node, parameters, message_bytes, net, reduce_Bs,
+                                      "all_gather"))
+    times = network.replay(specs) if specs else []
+    out, i = [], 0
+    for lay, (compute, update) in zip(layouts, parts):
+        rs = ag = 0.0
+        if lay.ranks > 1:
+            rs, ag = times[i], times[i + 1]
+            i += 2
+        step = compute + rs + ag + update
+        out.append({"ranks": lay.ranks, "threads": lay.threads, "ranks_per_node": lay.ranks_per_node,
+                    "nodes": lay.nodes, "update": lay.update, "compute_s": compute, "reduce_scatter_s": rs,
+                    "all_gather_s": ag, "update_s": update, "predicted_step_s": step,
+                    "network": "measured" if net.measured else "not measured"})
+    return out
+
+
+def binary_facts(graphs, variant, compiler, kernels):
+    """num_parameters and, for the distributed variant, comm_message_bytes: from the binary's
+    --json --describe info line (one process, no mpirun needed)."""
+    import json
+    import subprocess
+
+    binary = graphs.binary(variant, compiler, kernels)
+    try:
+        proc = subprocess.run([binary, "--json", "--describe", *graphs.args], capture_output=True, text=True,
+                              timeout=120, stdin=subprocess.DEVNULL)
+    except OSError as err:
+        raise StudyError(f"{binary}: cannot run: {err.strerror} (build it with make)") from None
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        raise StudyError(f"{binary} --describe: {last}")
+    try:
+        return json.loads(proc.stdout.splitlines()[0])["info"]
+    except (IndexError, KeyError, json.JSONDecodeError):
+        raise StudyError(f"{binary} --json --describe: no info line") from None
+
+
+def measured(directory):
+    """{(ranks, threads): median measured step_s} of the distributed points of a results directory."""
+    from pstudy.store import resultsdir, vocabulary
+
+    steps = resultsdir.read_steps(directory)
+    steps = steps[~steps["warmup"]]
+    out = {}
+    for (variant, threads, ranks), group in steps.groupby(["variant", "threads", "ranks"], dropna=True):
+        if vocabulary.is_distributed(variant):
+            out[(int(ranks), int(threads))] = float(group["step_s"].median())
+    return out
+
+
+def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, ranks_per_node=None,
+        update="sharded", executor=None, scaling=None, build_dir=None, validate=True):
+    """(predictions, validation) as pandas frames for gpt2-mpi on `target` (see the module comment).
+    Layouts: `ranks` (local: one node) or `nodes` x the ranks per node; `threads` per rank."""
+    import pandas as pd
+    from pstudy.store import vocabulary
+
+    medians = prediction.trace_medians(directory, meta.warmup)
+    executor = executor or vocabulary.FORKJOIN
+    cks = sorted((ck for ck in medians if ck[0] == executor), key=lambda ck: vocabulary.point_sort_key((0, *ck)))
+    if not cks:
+        raise StudyError(f"{directory}: no 1-thread traces of {executor}, the node executor to predict "
+                         f"(--executor; the sweep needs {executor} at 1 thread with [analysis] trace = true)")
+    ck = cks[0]
+    graphs = prediction.Graphs(directory, meta, build_dir)
+    parameters = int(binary_facts(graphs, ck[0], ck[1], ck[2])["num_parameters"])
+    mpi_variant = vocabulary.DISTRIBUTED_VARIANTS[0]
+    info = binary_facts(graphs, mpi_variant, ck[1], ck[2])
+    message_bytes = int(info.get("comm_message_bytes") or 0)
+    if message_bytes <= 0:
+        raise StudyError(f"{graphs.binary(mpi_variant, ck[1], ck[2])}: its info line has no comm_message_bytes "
+                         "(rebuild it)")
+    B = int(meta.model.get("B", 4))
+    scaling = scaling or meta.sweep.get("scaling") or "strong"
+    net = target.network
+    if ranks:
+        rpn = ranks_per_node or (net.ranks_per_node if net else max(ranks))
+        layouts_rt = [(r, threads or max(1, target.cores // min(r, rpn))) for r in ranks]
+    else:
+        rpn = ranks_per_node or (net.ranks_per_node if net else 1)
+        counts = nodes or [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256) if n <= (net.nodes if net else 1)]
+        layouts_rt = [(n * rpn, threads or max(1, target.cores // rpn)) for n in counts]
+    layouts = [Layout(r, t, min(rpn, r), update) for r, t in layouts_rt]
+    for lay in layouts:
+        if lay.ranks > (B * lay.ranks if scaling == "weak" else B):
+            raise StudyError(f"{lay.ranks} ranks: more than the {B} sequences of the batch (strong scaling; "
+                             "--scaling weak gives each rank the traced batch)")
+    batches = [B * lay.ranks if scaling == "weak" else B for lay in layouts]
+    rows = []
+    for batch, r in zip(batches, predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, source,
+                                         target)):
+        rows.append({"executor": executor, "compiler": ck[1], "kernels": ck[2], "batch_subsize": ck[3], "k": ck[4],
+                     "scaling": scaling, "global_batch": batch, **r, "machine": target.name,
+                     "label": "predicted"})
+    validation = []
+    points = sorted(measured(directory).items()) if validate and target is source else []
+    if points:
+        lays = [Layout(R, T, R, update) for (R, T), _ in points]
+        batches = [B * R if scaling == "weak" else B for (R, _), _ in points]
+        for ((R, T), meas), r in zip(points, predict(graphs, medians, ck, lays, batches, parameters, message_bytes,
+                                                     source, source)):
+            validation.append({"ranks": R, "threads": T, "measured_step_s": meas,
+                               "predicted_step_s": r["predicted_step_s"],
+                               "error": r["predicted_step_s"] / meas - 1})
+    frame = pd.DataFrame(rows)
+    vframe = pd.DataFrame(validation, columns=["ranks", "threads", "measured_step_s", "predicted_step_s", "error"])
+    return frame, vframe
+
+
+def figure(frame, path, machine_name):
+    """Predicted step time and its parts against nodes (or ranks), labelled PREDICTED."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from pstudy.store import resultsdir
+
+    x = frame["nodes"] if frame["nodes"].nunique() > 1 else frame["ranks"]
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for col, label in (("predicted_step_s", "step"), ("compute_s", "forward + backward"),
+                       ("reduce_scatter_s", "reduce-scatter"), ("all_gather_s", "all-gather"),
+                       ("update_s", "AdamW")):
+        ax.plot(x, frame[col], marker="o", label=f"{label} (predicted)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("nodes" if frame["nodes"].nunique() > 1 else "ranks")
+    ax.set_ylabel("seconds per step")
+    net = frame["network"].iloc[0] if len(frame) else ""
+    ax.set_title(f"PREDICTED gpt2-mpi step on {machine_name} (network {net}; SimGrid replay)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    resultsdir.atomic_savefig(fig, path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,237 @@
+"""`predict` against recorded measurements (store/validationdata.py): per point, the predicted and
+the measured step time and the error, with the target each is held to.
+
+Targets (issue 34): every variant at 1 and 2 threads within 5% of its measured median step time;
+the 1-thread step beside bench/thief within 10% at every duty cycle; gpt2-mpi at 1 and 2 local ranks
+within 10% (pstudy.analyse.distributed, the node executor's 1-thread traces of the same study). The thief is the contention
+model's background stream of duty x B(1) (harness/README.md, "The contention model"); runs in the
+thief's cache mode are left out (the model has no cache to steal from).
+
+pack() turns results directories (a sweep with 1-thread traces and, where run, its sensitivity/
+experiment) into a recording; validate() predicts every recorded point from it.
+"""
+
+import datetime
+import shutil
+
+from pstudy.analyse import distributed, prediction
+from pstudy.errors import StudyError
+from pstudy.measure import ceilings as ceilingsmod
+from pstudy.store import machinefiles, resultsdir, validationdata, vocabulary
+
+TARGET_SWEEP = 0.05
+TARGET_THIEF = 0.10
+TARGET_MPI = 0.10
+THIEF_MODE = "dram"
+NO_THIEF = "none"
+COLUMNS = ["kind", "study", "variant", "compiler", "kernels", "threads", "batch_subsize", "k", "mode", "duty",
+           "measured_step_s", "predicted_step_s", "error", "target"]
+
+
+class RecordedGraphs:
+    """prediction.Graphs' get() over a recording's graphs."""
+
+    def __init__(self, recording, study):
+        self.recording, self.study, self.cache = recording, study, {}
+        model = recording.study_meta(study).get("model") or {}
+        self.batch = int(model.get("B", 0)) or None
+
+    def get(self, ck, threads, batch=None):
+        point = prediction.graph_point(ck, threads)
+        batch = None if batch == self.batch else batch
+        if (point, batch) not in self.cache:
+            graph = validationdata.read_graph(self.recording.directory, self.study, point, batch)
+            if graph.variant != ck[0]:
+                raise StudyError(f"{graph.path}: describes variant {graph.variant}, expected {ck[0]}")
+            self.cache[(point, batch)] = graph
+        return self.cache[(point, batch)]
+
+
+def traced_step_s(path, warmup):
+    """Median over the kept iterations of a --trace file of each iteration's span (first start to
+    last end)."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, usecols=["iteration", "start_s", "end_s"])
+    except (OSError, ValueError) as err:
+        raise StudyError(f"{path}: unreadable trace: {err}") from None
+    frame = frame[frame["iteration"] >= warmup]
+    if frame.empty:
+        raise StudyError(f"{path}: no records after the {warmup} warm-up iteration(s)")
+    spans = frame.groupby("iteration").agg(start=("start_s", "min"), end=("end_s", "max"))
+    return float((spans["end"] - spans["start"]).median())
+
+
+def distributed_facts(graphs, medians, point, meta):
+    """What predicting a study's gpt2-mpi points needs beyond its traces: the node executor's config
+    key (forkjoin, the binary's default executor), the parameter count, the message size, the
+    sweep's scaling and the update mode (the binary's default, sharded)."""
+    executor = vocabulary.FORKJOIN
+    cks = sorted((ck for ck in medians if ck[0] == executor), key=lambda ck: vocabulary.point_sort_key((0, *ck)))
+    if not cks:
+        raise StudyError(f"{graphs.directory}: gpt2-mpi points but no 1-thread traces of {executor} (its node "
+                         "executor) to predict them from; add it to the sweep at 1 thread")
+    ck = cks[0]
+    graphs.get(ck, 1)  # the traced graph, recorded with the sweep's
+    facts = distributed.binary_facts(graphs, point[0], point[1], point[2])
+    params = int(distributed.binary_facts(graphs, ck[0], ck[1], ck[2])["num_parameters"])
+    return {"config_key": ck, "executor": executor, "num_parameters": params,
+            "comm_message_bytes": int(facts.get("comm_message_bytes") or 0),
+            "scaling": meta.sweep.get("scaling") or "strong", "update": "sharded"}
+
+
+def pack(studies, out, command, notes=()):
+    """Writes the recording of `studies` ({name: results directory}) into `out`; returns its path."""
+    import pandas as pd
+
+    points, chunks, thief, meta_studies = [], [], [], []
+    machine_written = False
+    for study, directory in studies.items():
+        meta = resultsdir.read_meta(directory)
+        medians = prediction.trace_medians(directory, meta.warmup)
+        graphs = prediction.Graphs(directory, meta)
+        steps = resultsdir.read_steps(directory)
+        steps = steps[~steps["warmup"]]
+        dist = None
+        for key, group in steps.groupby(vocabulary.POINT_KEYS, dropna=False):
+            point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))
+            points.append({"study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
+                           "measured_step_s": float(group["step_s"].median()), "steps": len(group)})
+            if vocabulary.is_distributed(point[0]):
+                dist = dist or distributed_facts(graphs, medians, point, meta)
+                ck = dist["config_key"]
+                B, R, T = int(meta.model.get("B", 4)), point[6], point[3]
+                batches = {distributed.dist_share(B, r, R)[1] - distributed.dist_share(B, r, R)[0] for r in range(R)}
+                for b in sorted(batches | {max(1, B // R)}):
+                    if b > 0:
+                        rank_ck = ck if ck[3] is None else (*ck[:3], min(ck[3], b), ck[4])
+                        graph = graphs.get(rank_ck, T, b)
+                        validationdata.write_graph(out, study, prediction.graph_point(rank_ck, T), graph.path,
+                                                   None if b == B else b)
+                continue
+            ck = prediction.config_key(point)
+            if ck in medians:
+                graph = graphs.get(ck, point[3])
+                validationdata.write_graph(out, study, prediction.graph_point(ck, point[3]), graph.path)
+        for ck, per in medians.items():
+            for chunk, seconds in sorted(per.items()):
+                chunks.append({"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)),
+                               **dict(zip(("op", "b0", "b1", "x0", "x1"), chunk)), "seconds": seconds})
+        sens = resultsdir.sensitivity_dir(directory)
+        if (sens / "runs.csv").is_file():
+            runs = resultsdir.read_csv(sens / "runs.csv", ["variant", "threads", "mode", "duty", "status", "trace"])
+            for r in runs.itertuples(index=False):
+                if r.status != "ok" or r.mode not in (NO_THIEF, THIEF_MODE):
+                    continue
+                thief.append({"study": study, "variant": r.variant, "compiler": r.compiler, "kernels": r.kernels,
+                              "threads": int(r.threads), "mode": r.mode, "duty": float(r.duty),
+                              "repetition": int(r.repetition), "stolen_GBs": float(r.stolen_GBs or 0.0),
+                              "step_s": traced_step_s(sens / r.trace, meta.warmup)})
+        if not machine_written and resultsdir.ceilings_path(directory).is_file():
+            try:
+                data = ceilingsmod.load_ceilings(resultsdir.ceilings_path(directory))
+            except ceilingsmod.CeilingsError as err:
+                raise StudyError(str(err)) from None
+            out.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(resultsdir.ceilings_path(directory), out / validationdata.CEILINGS)
+            machine = machinefiles.from_ceilings(data, "recorded")
+            resultsdir.atomic_write(out / validationdata.MACHINE, machinefiles.to_toml(machine))
+            machine_written = True
+        entry = {"name": study, "results": str(directory), "config_text": meta.get("config_text"),
+                 "model": meta.model, "commit": meta.get("git", {}).get("commit_full"),
+                 "cpu": meta.get("cpu", {}).get("model"), "topology": meta.get("topology")}
+        if dist:
+            entry["distributed"] = {k: v for k, v in dist.items() if k != "config_key"}
+            entry["distributed"]["config_key"] = list(dist["config_key"])
+        meta_studies.append(entry)
+    if not machine_written:
+        raise StudyError("no ceilings.json in the results: the recording needs the measured machine "
+                         "([analysis] ceilings = true)")
+    meta = {"recorded": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "command": command, "studies": meta_studies, "machine": validationdata.MACHINE, "notes": list(notes)}
+    validationdata.write(out, meta, pd.DataFrame(points, columns=validationdata.POINT_COLUMNS),
+                         pd.DataFrame(chunks, columns=validationdata.CHUNK_COLUMNS),
+                         pd.DataFrame(thief, columns=validationdata.THIEF_COLUMNS))
+    return out
+
+
+def validate(recording, machine=None):
+    """Per recorded point: predicted and measured step time, error, target (a pandas frame, COLUMNS)."""
+    import pandas as pd
+
+    source = machine or machinefiles.load(recording.directory / validationdata.MACHINE)
+    rows = []
+    for study in recording.studies():
+        medians = recording.medians(study)
+        graphs = RecordedGraphs(recording, study)
+        measured = recording.measured(study)
+        for point in sorted(measured, key=vocabulary.point_sort_key):
+            ck = prediction.config_key(point)
+            if vocabulary.is_distributed(point[0]) or ck not in medians:
+                continue
+            step, _ = prediction.predict_point(graphs, medians, ck, point[3], source, source)
+            meas = measured[point]
+            rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS[:6], point[:6])),
+                         "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,
+                         "error": step / meas - 1, "target": TARGET_SWEEP})
+        dist = recording.study_meta(study).get("distributed")
+        mpi_points = [p for p in sorted(measured, key=vocabulary.point_sort_key) if vocabulary.is_distributed(p[0])]
+        if mpi_points:
+            if not dist:
+                raise StudyError(f"{recording.directory / validationdata.META}: study {study}: gpt2-mpi points "
+                                 "but no distributed facts")
+            ck = tuple(dist["config_key"])
+            B = int((recording.study_meta(study).get("model") or {}).get("B", 4))
+            lays = [distributed.Layout(p[6], p[3], p[6], dist["update"]) for p in mpi_points]
+            batches = [B * p[6] if dist["scaling"] == "weak" else B for p in mpi_points]
+            results = distributed.predict(graphs, medians, ck, lays, batches, dist["num_parameters"],
+                                          dist["comm_message_bytes"], source, source)
+            for p, r in zip(mpi_points, results):
+                meas = measured[p]
+                rows.append({"kind": "distributed", "study": study, **dict(zip(vocabulary.POINT_KEYS[:6], p[:6])),
+                             "mode": f"{p[6]} ranks", "duty": None, "measured_step_s": meas,
+                             "predicted_step_s": r["predicted_step_s"], "error": r["predicted_step_s"] / meas - 1,
+                             "target": TARGET_MPI})
+        runs = recording.thief[recording.thief["study"] == study]
+        for (variant, compiler, kernels, threads, mode, duty), group in runs.groupby(
+                ["variant", "compiler", "kernels", "threads", "mode", "duty"]):
+            ck = (variant, compiler, kernels, None, None)
+            if ck not in medians:
+                raise StudyError(f"{recording.directory / validationdata.THIEF}: {variant} {compiler}/{kernels}: "
+                                 "no 1-thread chunk times of that configuration in chunks.csv")
+            background = float(duty) * source.bandwidth(1) if mode == THIEF_MODE else 0.0
+            step, _ = prediction.predict_point(graphs, medians, ck, int(threads), source, source, background)
+            meas = float(group["step_s"].median())
+            rows.append({"kind": "thief", "study": study, "variant": variant, "compiler": compiler,
+                         "kernels": kernels, "threads": int(threads), "batch_subsize": None, "k": None,
+                         "mode": mode, "duty": float(duty), "measured_step_s": meas, "predicted_step_s": step,
+                         "error": step / meas - 1, "target": TARGET_THIEF})
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    for col in ("batch_subsize", "k"):
+        frame[col] = frame[col].astype("Int64")
+    return frame
+
+
+def report_lines(frame, title):
+    """The per-point errors as lines, the worst first in its group, and a verdict line."""
+    out = [title]
+    for _, r in frame.iterrows():
+        label = f"{r['study']}: {r['variant']}"
+        if str(r["batch_subsize"]) != "<NA>":
+            label += f" bs={r['batch_subsize']} k={r['k']}"
+        label += f" {r['compiler']}/{r['kernels']} t={r['threads']}"
+        if r["kind"] == "thief":
+            label += f" beside thief {r['mode']} d={r['duty']:g}"
+        elif r["kind"] == "distributed":
+            label += f" x {r['mode']}"
+        flag = "ok" if abs(r["error"]) <= r["target"] else "BEYOND TARGET"
+        out.append(f"  {label:<58} measured {r['measured_step_s']:.5f} s  predicted {r['predicted_step_s']:.5f} s  "
+                   f"error {100 * r['error']:+6.2f}% (target {100 * r['target']:.0f}%) {flag}")
+    if len(frame):
+        bad = frame[frame["error"].abs() > frame["target"]]
+        out.append(f"  {len(frame)} points, mean |error| {100 * frame['error'].abs().mean():.2f}%, largest "
+                   f"{100 * frame['error'].abs().max():.2f}%; {len(bad)} beyond their target")
+    return out
+
+

@@ -1,0 +1,138 @@
+"""Recorded validation data for `predict`: what a quiet machine measured, kept small enough to
+commit (docs/studies/<name>/), so that tests check predictions against it without timing anything.
+bench/predict_validation.py records it (analyse/validation.py packs a results directory into it);
+this module owns the layout and is the only reader and writer.
+
+Layout, schema "pstudy-validation/1":
+  validation.json   schema, recorded (UTC), host, cpu model, commit, the command, per study its
+                    name, config text and model, the measured machine's file name, notes
+  machine.toml      the machine as measured there (perfstudy ceilings: curves, placement, topology)
+  ceilings.json     the ceilings themselves
+  points.csv        study, variant, compiler, kernels, threads, batch_subsize, k, ranks (gpt2-mpi's
+                    points only), measured_step_s (median of the measured steps, every repetition
+                    pooled), steps (how many)
+  chunks.csv        study, variant, compiler, kernels, batch_subsize, k, op, b0, b1, x0, x1, seconds:
+                    each chunk's median time in the 1-thread traces (warm-up left out)
+  graphs/<study>__<point stem>[_B<batch>].json.gz   the task graphs predict replayed (--describe-graph;
+                    _B: at a rank's share of the batch, for gpt2-mpi's points)
+  validation.json's studies[].distributed (studies with gpt2-mpi points): executor, num_parameters,
+                    comm_message_bytes, scaling, update
+  thief.csv         study, variant, compiler, kernels, threads, mode, duty, repetition, stolen_GBs,
+                    step_s (median over the kept iterations of the traced step's span), beside
+                    bench/thief (mode none, duty 0: the paired runs without it)
+"""
+
+import gzip
+import json
+import math
+from pathlib import Path
+
+from pstudy.errors import StudyError
+from pstudy.store import resultsdir, taskgraph
+
+SCHEMA = "pstudy-validation/1"
+META, MACHINE, CEILINGS = "validation.json", "machine.toml", "ceilings.json"
+POINTS, CHUNKS, THIEF, GRAPHS = "points.csv", "chunks.csv", "thief.csv", "graphs"
+CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", "batch_subsize", "k"]
+POINT_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks",
+                 "measured_step_s", "steps"]
+CHUNK_COLUMNS = CONFIG_COLUMNS + ["op", "b0", "b1", "x0", "x1", "seconds"]
+THIEF_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "mode", "duty", "repetition", "stolen_GBs",
+                 "step_s"]
+
+
+def graph_file(directory, study, point, batch=None):
+    return Path(directory) / GRAPHS / (f"{study}__{resultsdir.point_stem(point)}"
+                                       + ("" if batch is None else f"_B{batch}") + ".json.gz")
+
+
+def write_graph(directory, study, point, source_path, batch=None):
+    """Copies a --describe-graph file into the recording, gzipped."""
+    path = graph_file(directory, study, point, batch)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt") as f:
+        f.write(Path(source_path).read_text())
+    return path
+
+
+def read_graph(directory, study, point, batch=None):
+    """The taskgraph.Graph recorded for `point` of `study`; StudyError when it is not there."""
+    path = graph_file(directory, study, point, batch)
+    try:
+        with gzip.open(path, "rt") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise StudyError(f"{path}: missing (the recording lacks this point's task graph)") from None
+    except (OSError, EOFError, json.JSONDecodeError) as err:
+        raise StudyError(f"{path}: unreadable: {err}") from None
+    return taskgraph.parse(doc, str(path))
+
+
+def write(directory, meta, points, chunks, thief):
+    """Writes validation.json and the three tables (pandas frames with the columns above)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    resultsdir.write_json(directory / META, {"schema": SCHEMA, **meta})
+    resultsdir.write_csv(directory / POINTS, points[POINT_COLUMNS])
+    resultsdir.write_csv(directory / CHUNKS, chunks[CHUNK_COLUMNS])
+    resultsdir.write_csv(directory / THIEF, thief[THIEF_COLUMNS])
+
+
+def _none(v):
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) or str(v) == "<NA>" else int(v)
+
+
+class Recording:
+    """A recording as read back: meta, the tables, and accessors keyed as prediction.py keys them."""
+
+    def __init__(self, directory):
+        self.directory = Path(directory)
+        path = self.directory / META
+        try:
+            self.meta = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise StudyError(f"{path}: missing (not a validation recording; bench/predict_validation.py "
+                             "record writes one)") from None
+        except (OSError, json.JSONDecodeError) as err:
+            raise StudyError(f"{path}: unreadable: {err}") from None
+        if not isinstance(self.meta, dict) or self.meta.get("schema") != SCHEMA:
+            raise StudyError(f"{path}: schema: expected {SCHEMA!r}")
+        self.points = resultsdir.read_csv(self.directory / POINTS, POINT_COLUMNS, "validation points")
+        self.chunks = resultsdir.read_csv(self.directory / CHUNKS, CHUNK_COLUMNS, "validation chunk times")
+        self.thief = resultsdir.read_csv(self.directory / THIEF, THIEF_COLUMNS, "validation thief runs")
+        for frame, name, cols in ((self.points, POINTS, ("measured_step_s",)), (self.chunks, CHUNKS, ("seconds",)),
+                                  (self.thief, THIEF, ("step_s", "stolen_GBs", "duty"))):
+            for col in cols:
+                frame[col] = resultsdir.checked_times(frame[col], self.directory / name, col,
+                                                      positive=col in ("measured_step_s", "step_s"))
+
+    @property
+    def name(self):
+        return self.directory.name
+
+    def studies(self):
+        return sorted(set(self.points["study"]))
+
+    def medians(self, study):
+        """{config key: {chunk key: seconds}} of one study (prediction.trace_medians' shape)."""
+        out = {}
+        rows = self.chunks[self.chunks["study"] == study]
+        for r in rows.itertuples(index=False):
+            ck = (r.variant, r.compiler, r.kernels, _none(r.batch_subsize), _none(r.k))
+            out.setdefault(ck, {})[taskgraph.chunk_key(r.op, r.b0, r.b1, r.x0, r.x1)] = float(r.seconds)
+        return out
+
+    def measured(self, study):
+        """{point key: measured step_s} of one study (prediction.measured_points' shape; gpt2-mpi's
+        points with their ranks)."""
+        out = {}
+        for r in self.points[self.points["study"] == study].itertuples(index=False):
+            out[(r.variant, r.compiler, r.kernels, int(r.threads), _none(r.batch_subsize), _none(r.k),
+                 _none(r.ranks))] = float(r.measured_step_s)
+        return out
+
+    def study_meta(self, study):
+        for entry in self.meta.get("studies", []):
+            if entry.get("name") == study:
+                return entry
+        return {}

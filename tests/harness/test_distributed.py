@@ -1,0 +1,175 @@
+"""Distributed prediction (gpt2-mpi): the SimGrid replay of its messages against hand-worked times,
+and `perfstudy predict --distributed` on a real tiny sweep (its times are never judged here; the
+accuracy is checked on recordings, tests/harness/test_validation.py)."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pstudy.analyse import distributed, network, validation
+from pstudy.errors import StudyError
+from pstudy.store import machinefiles, validationdata
+
+REPO = Path(__file__).resolve().parents[2]
+PERFSTUDY = REPO / "harness" / "perfstudy"
+BUILD = REPO / "build" / "gcc" / "fast"
+SIMGRID, WHY = network.available()
+needs_simgrid = pytest.mark.skipif(not SIMGRID, reason=WHY)
+
+MB4 = 4 << 20
+
+
+def net(latency=2e-6, bw=10e9, intra_latency=1e-6, intra_bw=5e9):
+    return machinefiles.Network(False, latency, bw, 1, 64, intra_latency, intra_bw)
+
+
+@needs_simgrid
+def test_two_ranks_of_one_node_by_hand():
+    """2 ranks, one node, each shard one message of c floats: the all-gather is one transfer each
+    way at the shared-memory bandwidth; the reduce-scatter is that transfer, then the adds (2 x 12
+    bytes a float: own and received blocks) and the copy back (8), at the rank's memory bandwidth,
+    plus one latency for the losses."""
+    n, reduce_bw = 2_000_000, 20e9
+    c = n // 2
+    nw = net()
+    rs, ag = network.replay([network.spec(2, 2, n, MB4 * 4, nw, reduce_bw, "reduce_scatter"),
+                             network.spec(2, 2, n, MB4 * 4, nw, reduce_bw, "all_gather")])
+    transfer = nw.intra_latency_s + 4 * c / nw.intra_bandwidth_Bs
+    assert ag == pytest.approx(transfer, rel=1e-6)
+    assert rs == pytest.approx(transfer + 32 * c / reduce_bw + nw.latency_s, rel=1e-6)
+
+
+@needs_simgrid
+def test_receive_order_makes_a_hotspot():
+    """R nodes, one rank each, one message per shard. The all-gather's transfers all run at once:
+    each node link carries R-1 blocks each way, (R-1) S / bw. The reduce-scatter receives from rank
+    0, then 1, ...: most ranks pull from one sender at a time, whose link they share (4x longer at
+    R = 8 in this replay); a formula of bytes over bandwidth misses that."""
+    R, shard = 8, 1 << 20
+    nw = net(bw=10e9, intra_bw=1e12)
+    rs, ag = network.replay([network.spec(R, 1, R * shard, MB4, nw, 1e15, "reduce_scatter"),
+                             network.spec(R, 1, R * shard, MB4, nw, 1e15, "all_gather")])
+    even = (R - 1) * 4 * shard / nw.bandwidth_Bs
+    assert ag == pytest.approx(even, rel=0.01)
+    assert rs > 3 * even
+    # deterministic: the same replay, the same times
+    assert network.replay([network.spec(R, 1, R * shard, MB4, nw, 1e15, "reduce_scatter")]) == [rs]
+
+
+def test_dist_share_and_rank_view():
+    assert [distributed.dist_share(5, r, 2) for r in range(2)] == [(0, 2), (2, 5)]
+    m = machinefiles.Machine("m", False, 8, 10.0, (1, 2, 4, 8), (10.0, 18.0, 30.0, 40.0),
+                             peak_threads=(1, 8), peak_gflops=(10.0, 64.0))
+    v = distributed.rank_view(m, 2)
+    # 4 cores each; at 4 threads a rank has half the node's 8-thread bandwidth
+    assert v.cores == 4 and v.bandwidth(4) == pytest.approx(20e9) and v.bandwidth(1) == pytest.approx(9e9)
+    assert v.peak_gflops[3] == pytest.approx(64.0 / 2)
+
+
+CONFIG = """
+[model]
+config = "tiny"
+B = 4
+T = 64
+[run]
+steps = 3
+warmup = 1
+repetitions = 1
+timeout_s = 120
+[sweep]
+variants = ["forkjoin", "mpi"]
+compilers = ["gcc"]
+kernels = ["fast"]
+threads = [1]
+ranks = [1, 2]
+[analysis]
+trace = true
+ceilings = false
+roofline = false
+"""
+
+HERE = """name = "here"
+measured = false
+cores = 2
+peak_gflops_per_core = 50
+bandwidth_cores = [1, 2]
+bandwidth_GBs = [10, 20]
+"""
+
+
+def perfstudy(*args):
+    return subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True, timeout=600, cwd=REPO)
+
+
+@pytest.fixture(scope="module")
+def mpi_sweep(tmp_path_factory):
+    import shutil
+    if not (BUILD / "gpt2-mpi").exists() or shutil.which("mpirun") is None:
+        pytest.skip("build/gcc/fast/gpt2-mpi and mpirun needed")
+    if not SIMGRID:
+        pytest.skip(WHY)
+    tmp = tmp_path_factory.mktemp("dist")
+    (tmp / "tiny-mpi.toml").write_text(CONFIG)
+    (tmp / "here.toml").write_text(HERE)
+    proc = perfstudy("run", tmp / "tiny-mpi.toml", "--results-root", tmp / "results")
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip().splitlines()[-1]), tmp
+
+
+def test_predict_distributed_here_and_on_mn5(mpi_sweep):
+    directory, tmp = mpi_sweep
+    proc = perfstudy("predict", directory, "--source-machine", tmp / "here.toml", "--distributed", "--ranks", "1,2")
+    assert proc.returncode == 0, proc.stderr
+    import pandas as pd
+    out = directory / "predict-here"
+    frame = pd.read_csv(out / "distributed.csv")
+    assert list(frame["ranks"]) == [1, 2] and set(frame["label"]) == {"predicted"}
+    parts = frame["compute_s"] + frame["reduce_scatter_s"] + frame["all_gather_s"] + frame["update_s"]
+    assert list(parts) == pytest.approx(list(frame["predicted_step_s"]))
+    assert frame["reduce_scatter_s"].iloc[0] == 0 and frame["reduce_scatter_s"].iloc[1] > 0
+    val = pd.read_csv(out / "distributed_validation.csv")
+    assert sorted(zip(val["ranks"], val["threads"])) == [(1, 1), (2, 1)]
+    assert "validation" in proc.stdout and "error" in proc.stdout
+    # mn5-gpp: weak scaling over nodes, two ranks a node
+    proc = perfstudy("predict", directory, "--source-machine", tmp / "here.toml", "--machine", "mn5-gpp",
+                     "--distributed", "--scaling", "weak", "--nodes", "4,8")
+    assert proc.returncode == 0, proc.stderr
+    mn5 = pd.read_csv(directory / "predict-mn5-gpp" / "distributed.csv")
+    assert list(mn5["nodes"]) == [4, 8] and list(mn5["ranks"]) == [8, 16] and list(mn5["threads"]) == [56, 56]
+    assert set(mn5["network"]) == {"not measured"} and "PREDICTED" in proc.stdout
+    data = (directory / "predict-mn5-gpp" / "predict_distributed.png").read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("args,message", [
+    (("--distributed", "--ranks", "8"), "8 ranks: more than the 4 sequences"),
+    (("--distributed", "--ranks", "2", "--update", "halfway"), "--update: expected one of"),
+    (("--distributed", "--nodes", "x"), "--nodes: expected comma-separated integers"),
+    (("--distributed", "--ranks", "1", "--executor", "seq"), "no 1-thread traces of seq"),
+])
+def test_predict_distributed_bad_input(mpi_sweep, args, message):
+    directory, tmp = mpi_sweep
+    proc = perfstudy("predict", directory, "--source-machine", tmp / "here.toml", *args)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert message in proc.stderr
+
+
+def test_pack_and_validate_mpi_points(mpi_sweep, tmp_path):
+    directory, tmp = mpi_sweep
+    ceilings = {"schema": "pstudy-ceilings/1", "date": "2026-11-25T00:00:00Z",
+                "host": {"hostname": "test", "cpu_model": "test", "logical_cpus": 2},
+                "environment": {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"},
+                "source": {"stream": {"binary": "stream"}, "peakflops": {"binary": "peakflops"}},
+                "per_threads": [{"threads": 1, "stream_GBs": {"copy": 10.0, "scale": 10.0, "add": 10.0, "triad": 10.0},
+                                 "peak_gflops": {"avx2": 50.0}, "best_isa": "avx2", "best_gflops": 50.0}]}
+    (directory / "ceilings.json").write_text(json.dumps(ceilings))
+    out = tmp_path / "recording"
+    validation.pack({"tiny-mpi": directory}, out, "test")
+    frame = validation.validate(validationdata.Recording(out))
+    mpi = frame[frame["kind"] == "distributed"]
+    assert sorted(mpi["mode"]) == ["1 ranks", "2 ranks"] and set(mpi["target"]) == {0.10}
+    assert (mpi["predicted_step_s"] > 0).all()
+    with pytest.raises(StudyError):
+        validationdata.read_graph(out, "tiny-mpi", ("forkjoin", "gcc", "fast", 1, None, None, None), batch=3)

@@ -1,0 +1,161 @@
+"""`predict` against recorded measurements (bench/predict_validation.py; pstudy.analyse.validation,
+pstudy.store.validationdata). Nothing here times anything: the accuracy test reads recordings made on
+a quiet machine, and the plumbing test packs a tiny sweep whose times it never judges.
+
+Recordings live in docs/studies/predict-<host>/. One is made, on a quiet machine with the whole
+machine free, by
+
+    make bench-predict      (bench/predict_validation.py record --out docs/studies/predict-$(hostname -s))
+
+(configs/default.toml and configs/predict-d12.toml: every variant at 1 and 2 threads, the ceilings,
+the 1-thread step beside bench/thief at each duty cycle). Targets: within 5% at every sweep point,
+within 10% beside the thief."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pstudy.analyse import validation
+from pstudy.errors import StudyError
+from pstudy.store import validationdata
+
+REPO = Path(__file__).resolve().parents[2]
+STUDIES = REPO / "docs" / "studies"
+PERFSTUDY = REPO / "harness" / "perfstudy"
+SCRIPT = REPO / "bench" / "predict_validation.py"
+BUILD = REPO / "build" / "gcc" / "fast"
+RECORDINGS = sorted(p.parent for p in STUDIES.glob("*/" + validationdata.META)) if STUDIES.is_dir() else []
+RECORD_COMMAND = "make bench-predict (bench/predict_validation.py record --out docs/studies/predict-HOST)"
+
+
+@pytest.mark.skipif(not RECORDINGS, reason=f"no recording in docs/studies/ yet; on a quiet machine: {RECORD_COMMAND}")
+@pytest.mark.parametrize("directory", RECORDINGS, ids=[p.name for p in RECORDINGS])
+def test_predictions_within_target_on_recorded_runs(directory):
+    recording = validationdata.Recording(directory)
+    frame = validation.validate(recording)
+    print("\n" + "\n".join(validation.report_lines(frame, f"predict against {directory.name}")))
+    sweep = frame[frame["kind"] == "sweep"]
+    assert set(sweep["threads"]) >= {1, 2}, "the recording lacks 1- or 2-thread points"
+    assert (frame["kind"] == "thief").any(), "the recording lacks the runs beside the thief"
+    bad = frame[frame["error"].abs() > frame["target"]]
+    assert bad.empty, "beyond target:\n" + bad.to_string()
+
+
+CONFIG = """
+[model]
+config = "tiny"
+B = 4
+T = 64
+
+[run]
+steps = 2
+warmup = 1
+repetitions = 1
+timeout_s = 60
+
+[sweep]
+variants = ["seq", "forkjoin", "taskiter"]
+compilers = ["gcc"]
+kernels = ["fast"]
+threads = [1, 2]
+batch_subsize = [2]
+token_chunk = [32]
+
+[analysis]
+trace = true
+ceilings = false
+roofline = false
+"""
+
+# A hand-made ceilings.json in the recorded format (no STREAM or peak run in a test).
+CEILINGS = {"schema": "pstudy-ceilings/1", "date": "2026-11-25T00:00:00Z",
+            "host": {"hostname": "test", "cpu_model": "test", "logical_cpus": 2},
+            "environment": {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"},
+            "source": {"stream": {"binary": "stream"}, "peakflops": {"binary": "peakflops"}},
+            "per_threads": [{"threads": t, "stream_GBs": {"copy": 10.0 * t, "scale": 10.0 * t, "add": 10.0 * t,
+                                                          "triad": 10.0 * t},
+                             "peak_gflops": {"avx2": 50.0 * t}, "best_isa": "avx2", "best_gflops": 50.0 * t}
+                            for t in (1, 2)],
+            "topology": {"available": False, "reason": "test"}}
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    if not (BUILD / "gpt2-taskiter").exists():
+        pytest.skip("build/gcc/fast binaries not built (make)")
+    tmp = tmp_path_factory.mktemp("validation")
+    cfg = tmp / "tiny-validation.toml"
+    cfg.write_text(CONFIG)
+    proc = subprocess.run([PERFSTUDY, "run", cfg, "--results-root", tmp / "results"], capture_output=True,
+                          text=True, timeout=600, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    directory = Path(proc.stdout.strip().splitlines()[-1])
+    (directory / "ceilings.json").write_text(json.dumps(CEILINGS))
+    proc = subprocess.run([PERFSTUDY, "predict", directory], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    # the thief experiment's files, made by hand from the sweep's own 1-thread seq trace: one run
+    # without the thief and one beside it at duty 0.5 (the plumbing, not the machine, is under test)
+    sens = directory / "sensitivity"
+    (sens / "traces").mkdir(parents=True)
+    trace = next((directory / "traces").glob("seq_gcc_fast_t1_*_r0.csv"))
+    rows = ["variant,compiler,kernels,threads,batch_subsize,k,ranks,repetition,order,mode,duty,status,error,"
+            "stolen_GBs,thief_GBs,wall_s,trace"]
+    for i, (mode, duty) in enumerate((("none", 0.0), ("dram", 0.5), ("cache", 0.5))):
+        name = f"traces/{trace.stem}_{mode}_d{duty:g}.csv"
+        shutil.copyfile(trace, sens / name)
+        rows.append(f"seq,gcc,fast,1,NA,NA,NA,0,{i},{mode},{duty},ok,,{3.0 if mode != 'none' else 0},,1.0,{name}")
+    (sens / "runs.csv").write_text("\n".join(rows) + "\n")
+    out = tmp / "recording"
+    validation.pack({"tiny": directory}, out, "test")
+    return directory, out
+
+
+def test_pack_and_validate(packed):
+    directory, out = packed
+    recording = validationdata.Recording(out)
+    assert recording.studies() == ["tiny"]
+    frame = validation.validate(recording)
+    sweep = frame[frame["kind"] == "sweep"]
+    # every measured point: seq at 1 thread, forkjoin and taskiter at 1 and 2
+    assert sorted(zip(sweep["variant"], sweep["threads"])) == [("forkjoin", 1), ("forkjoin", 2), ("seq", 1),
+                                                               ("taskiter", 1), ("taskiter", 2)]
+    thief = frame[frame["kind"] == "thief"]
+    assert sorted(zip(thief["mode"], thief["duty"])) == [("dram", 0.5), ("none", 0.0)]  # cache mode left out
+    # the recording predicts what predict itself predicted from the results directory
+    import pandas as pd
+    own = pd.read_csv(directory / "predict-this-machine" / "validation.csv")
+    for _, r in own.iterrows():
+        match = sweep[(sweep["variant"] == r["variant"]) & (sweep["threads"] == r["threads"])]
+        assert float(match["predicted_step_s"].iloc[0]) == pytest.approx(r["predicted_step_s"], rel=1e-9)
+    lines = validation.report_lines(frame, "tiny")
+    assert len(lines) == len(frame) + 2 and "target 5%" in lines[1] and "beyond their target" in lines[-1]
+    # the script prints the same and exits 0 or 1 (the tiny sweep on a busy machine may miss)
+    proc = subprocess.run([sys.executable, SCRIPT, "check", out], capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.stdout.count("error ") == len(frame)
+
+
+def test_bad_recordings_are_one_line(tmp_path):
+    with pytest.raises(StudyError, match="validation.json: missing"):
+        validationdata.Recording(tmp_path)
+    (tmp_path / "validation.json").write_text('{"schema": "other"}')
+    with pytest.raises(StudyError, match="schema: expected"):
+        validationdata.Recording(tmp_path)
+    proc = subprocess.run([sys.executable, SCRIPT, "check", tmp_path], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_bad_recorded_times_are_named(packed, tmp_path):
+    _, out = packed
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    text = (copy / "points.csv").read_text().splitlines()
+    head, first = text[0], text[1].split(",")
+    first[head.split(",").index("measured_step_s")] = "-1"
+    (copy / "points.csv").write_text("\n".join([head, ",".join(first)] + text[2:]) + "\n")
+    with pytest.raises(StudyError, match=r"points.csv: row 2, column measured_step_s"):
+        validationdata.Recording(copy)
