@@ -122,18 +122,24 @@ def test_bad_numbers(option, value):
 @pytest.mark.parametrize("variant", ["tasks", "taskiter"])
 @pytest.mark.parametrize("option,value", [("--batch-subsize", "0"), ("--batch-subsize", "-2"),
                                           ("--token-chunk", "0"), ("--token-chunk", "x"),
-                                          ("--channel-chunk", "-1")])
+                                          ("--channel-chunk", "-1"), ("--tile-columns", "0"),
+                                          ("--tile-columns", "-16"), ("--tile-columns", "2x"),
+                                          ("--tile-in-channels", "0"), ("--tile-in-channels", "1.5"),
+                                          ("--tile-columns", "257"), ("--tile-in-channels", "9999")])
 def test_bad_chunking(variant, option, value):
+    # tiny: C = 64, so the widest product (fc forward, fcproj's input gradient and weight gradient) is 256 wide
     check_error(run([binary(variant), "--config", "tiny", option, value]), option)
 
 
 @pytest.mark.parametrize("variant", ["tasks", "taskiter"])
 def test_chunks_larger_than_the_batch_mean_one_chunk(variant):
     r = run([binary(variant), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--batch-subsize", "99",
-             "--token-chunk", "999", "--json"])
+             "--token-chunk", "999", "--tile-columns", "256", "--tile-in-channels", "256", "--json"])
     assert r.returncode == 0, r.stderr
     info = __import__("json").loads(r.stdout.splitlines()[0])["info"]
     assert info["batch_subsize"] == 2 and info["token_chunk"] == 8
+    # tiles as wide as the widest product: whole rows, one task per row chunk of each product
+    assert info["tile_columns"] == 256 and info["tile_in_channels"] == 256
 
 
 def test_unknown_config_name():

@@ -104,6 +104,10 @@ static void usage(FILE *out) {
             "  --batch-subsize N    sequences per chunk (tasks, taskiter)\n"
             "  --token-chunk K      tokens per chunk (tasks, taskiter)\n"
             "  --channel-chunk N    channels per chunk of channel-split operations (tasks, taskiter)\n"
+            "  --tile-columns N     output columns per tile of the transformer blocks' products and\n"
+            "                       input gradients (tasks, taskiter; at most the widest, 4C)\n"
+            "  --tile-in-channels N input channels per tile of their weight gradients (tasks, taskiter;\n"
+            "                       at most the widest, 4C)\n"
             "  --json               one JSON object per line on stdout\n"
             "  --trace FILE         write per-kernel timing records (CSV)\n"
             "  --describe-graph FILE write the chunk tasks of one step, their order and dependencies,\n"
@@ -147,7 +151,8 @@ static float parse_float(const char *option, const char *text) {
 // getopt_long's codes of the options without a one-letter form
 enum {
     OPT_CONFIG = 256, OPT_LIST_CONFIGS, OPT_MODEL, OPT_DATA, OPT_SHUFFLE, OPT_DATA_ORDER, OPT_STEPS, OPT_LR, OPT_WD,
-    OPT_SEED, OPT_THREADS, OPT_BATCH_SUBSIZE, OPT_TOKEN_CHUNK, OPT_CHANNEL_CHUNK, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
+    OPT_SEED, OPT_THREADS, OPT_BATCH_SUBSIZE, OPT_TOKEN_CHUNK, OPT_CHANNEL_CHUNK, OPT_TILE_COLUMNS,
+    OPT_TILE_IN_CHANNELS, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
     OPT_DESCRIBE_GRAPH, OPT_VERIFY, OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE, OPT_EXECUTOR, OPT_UPDATE,
 };
 
@@ -167,6 +172,8 @@ static const struct option LONG_OPTIONS[] = {
     {"batch-subsize", required_argument, NULL, OPT_BATCH_SUBSIZE},
     {"token-chunk", required_argument, NULL, OPT_TOKEN_CHUNK},
     {"channel-chunk", required_argument, NULL, OPT_CHANNEL_CHUNK},
+    {"tile-columns", required_argument, NULL, OPT_TILE_COLUMNS},
+    {"tile-in-channels", required_argument, NULL, OPT_TILE_IN_CHANNELS},
     {"json", no_argument, NULL, OPT_JSON},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"describe", no_argument, NULL, OPT_DESCRIBE},
@@ -230,6 +237,8 @@ static Options parse_options(int argc, char **argv) {
         case OPT_BATCH_SUBSIZE: o.exec.batch_subsize = (int)parse_int(name, v, 1, 1 << 20); break;
         case OPT_TOKEN_CHUNK: o.exec.token_chunk = (int)parse_int(name, v, 1, 1 << 20); break;
         case OPT_CHANNEL_CHUNK: o.exec.channel_chunk = (int)parse_int(name, v, 1, 1 << 24); break;
+        case OPT_TILE_COLUMNS: o.exec.tile_columns = (int)parse_int(name, v, 1, 1 << 24); break;
+        case OPT_TILE_IN_CHANNELS: o.exec.tile_in_channels = (int)parse_int(name, v, 1, 1 << 24); break;
         case OPT_JSON: o.json = 1; break;
         case OPT_TRACE: o.trace_path = v; break;
         case OPT_DESCRIBE: o.describe = 1; break;
@@ -455,17 +464,31 @@ static void print_info(const Options *o, const Run *run) {
         dist_placement_json(stdout, fragment);
         free(fragment);
 #endif
-        printf(", \"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, \"chunked\": %s, "
+        printf(", \"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, \"tile_columns\": %d, "
+               "\"tile_in_channels\": %d, \"chunking_auto\": [", info->batch_subsize, info->token_chunk,
+               info->channel_chunk, info->tile_columns, info->tile_in_channels);
+        // the knobs the executor chose for its thread count (taskgraph.h: CHOSEN_*)
+        static const struct { int bit; const char *name; } knobs[] = {
+            {CHOSEN_BATCH_SUBSIZE, "batch_subsize"}, {CHOSEN_TOKEN_CHUNK, "token_chunk"},
+            {CHOSEN_TILE_COLUMNS, "tile_columns"}, {CHOSEN_TILE_IN_CHANNELS, "tile_in_channels"}};
+        for (int k = 0, n = 0; k < 4; k++)
+            if (info->chunking_chosen & knobs[k].bit) printf("%s\"%s\"", n++ ? ", " : "", knobs[k].name);
+        printf("], \"chunked\": %s, "
                "\"tasks_per_step\": %ld, \"edges_per_step\": %ld, \"ops_per_step\": %d, \"config\": \"%s\", "
                "\"B\": %d, \"T\": %d, \"L\": %d, \"NH\": %d, \"C\": %d, \"V\": %d, \"Vp\": %d, "
                "\"num_parameters\": %zu}}\n",
-               info->batch_subsize, info->token_chunk, info->channel_chunk, info->batch_subsize > 0 ? "true" : "false",
+               info->batch_subsize > 0 ? "true" : "false",
                info->chunks_per_step, info->edges_per_step, run->step.n_ops, model, o->B, o->T, c->num_layers,
                c->num_heads, c->channels, c->vocab_size, c->padded_vocab_size, run->model.num_parameters);
         fflush(stdout);
     } else if (!silent) {
-        fprintf(stderr, "%s: %s, B=%d T=%d, %zu parameters, %d threads, %ld chunks per step\n", program, model, o->B,
+        fprintf(stderr, "%s: %s, B=%d T=%d, %zu parameters, %d threads, %ld chunks per step", program, model, o->B,
                 o->T, run->model.num_parameters, info->threads, info->chunks_per_step);
+        if (info->batch_subsize > 0)
+            fprintf(stderr, " (batch subsize %d, token chunk %d, tiles of %d columns, %d input channels%s)",
+                    info->batch_subsize, info->token_chunk, info->tile_columns, info->tile_in_channels,
+                    info->chunking_chosen ? "; chosen for the thread count where not given" : "");
+        fprintf(stderr, "\n");
     }
 }
 
