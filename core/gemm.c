@@ -931,17 +931,23 @@ void matmul_backward_input_rows(float *dinp, const float *dout, const float *w,
     matmul_backward_input_block(dinp, dout, w, r0, r1, 0, IC, IC, OC);
 }
 
+void matmul_backward_weight_block(float *dw, float *dbias, const float *dout, const float *inp,
+                                  int o0, int o1, int i0, int i1, int rows, int IC, int OC) {
+    // dbias[o]: plain adds in increasing row order, made while dout^T is
+    // packed (pack_a_cols). B is the input's columns [i0, i1): N = i1 - i0.
+    int M = o1 - o0, N = i1 - i0;
+    if (M > 0 && N > 0 && rows > 0 && gemm_kstep(rows) == rows && row_block(M, rows) < M &&
+        GEMM_SHARED_B_FLOATS / rows >= GEMM_NR)
+        gemm_shared_b(M, N, rows, dout + o0, OC, inp + i0, IC, dw + (ptrdiff_t)o0 * IC + i0, IC,
+                      dbias ? dbias + o0 : NULL);
+    else
+        gemm(M, N, rows, dout + o0, OC, A_COLS, inp + i0, IC, 0, NULL, dw + (ptrdiff_t)o0 * IC + i0, IC,
+             dbias ? dbias + o0 : NULL);
+}
+
 void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,
                                      int o0, int o1, int rows, int IC, int OC) {
-    // dbias[o]: plain adds in increasing row order, made while dout^T is
-    // packed (pack_a_cols).
-    int M = o1 - o0;
-    if (M > 0 && IC > 0 && rows > 0 && gemm_kstep(rows) == rows && row_block(M, rows) < M &&
-        GEMM_SHARED_B_FLOATS / rows >= GEMM_NR)
-        gemm_shared_b(M, IC, rows, dout + o0, OC, inp, IC, dw + (ptrdiff_t)o0 * IC, IC, dbias ? dbias + o0 : NULL);
-    else
-        gemm(M, IC, rows, dout + o0, OC, A_COLS, inp, IC, 0, NULL, dw + (ptrdiff_t)o0 * IC, IC,
-             dbias ? dbias + o0 : NULL);
+    matmul_backward_weight_block(dw, dbias, dout, inp, o0, o1, 0, IC, rows, IC, OC);
 }
 
 // ----------------------------------------------------------------------------
@@ -966,6 +972,8 @@ static inline int max_int(int a, int b) { return a > b ? a : b; }
 size_t matmul_packed_floats(int K, int N) {
     return K > 0 && N > 0 ? (size_t)K * (size_t)padded_columns(N) : 0;
 }
+
+int matmul_panel_columns(void) { return GEMM_NR; }
 
 // Columns [n0, n1) of rows [k0, k0 + kc) of B(k,n) = b[k*ldb + n] (contiguous
 // rows: a copy) into the block at `block`, then zeros in columns [n1, zero_to).

@@ -57,6 +57,11 @@ void matmul_backward_input_block(float *dinp, const float *dout, const float *w,
 // matmul_packed_floats(OC, IC). 0 when the kernel set has no packed form (the
 // reference set, whose loops read w as it is): then nothing below may be called.
 size_t matmul_packed_floats(int K, int N);
+// Columns of one panel of the packed form (the kernels' NR; 1 for a set
+// without one): a product on columns [c0, c1) of a packed operand reads every
+// float of the panels those columns fall in, so its data dependencies are on
+// whole panels.
+int matmul_panel_columns(void);
 // Packs output channels [n0, n1) of the forward product's weight (rows of w) /
 // input channels [n0, n1) of the input gradient's (columns of w) into `packed`
 // (64-byte aligned, matmul_packed_floats floats). The range that ends at N also
@@ -76,5 +81,11 @@ void matmul_backward_input_packed(float *dinp, const float *dout, const float *p
 // for output channels o in [o0, o1). dw and dbias are overwritten.
 void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,
                                      int o0, int o1, int rows, int IC, int OC);
+// The same on a block of dw: output channels [o0, o1) x input channels [i0, i1)
+// (dw's rows and columns). Each element's chain is the one above, so a tile
+// of dw gives the bits of the whole; dbias (if not NULL) gets its sums for
+// [o0, o1), whatever the input channels: give it to one tile per row block.
+void matmul_backward_weight_block(float *dw, float *dbias, const float *dout, const float *inp,
+                                  int o0, int o1, int i0, int i1, int rows, int IC, int OC);
 
 #endif

@@ -82,6 +82,8 @@ size_t matmul_packed_floats(int K, int N) {
     return 0;
 }
 
+int matmul_panel_columns(void) { return 1; }
+
 static void no_packed_form(const char *function) {
     fprintf(stderr, "%s: the reference kernel set has no packed weights (matmul_packed_floats is 0)\n", function);
     abort();
@@ -109,24 +111,29 @@ void matmul_backward_input_packed(float *dinp, const float *dout, const float *p
     no_packed_form(__func__);
 }
 
-void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,
-                                     int o0, int o1, int rows, int IC, int OC) {
+void matmul_backward_weight_block(float *dw, float *dbias, const float *dout, const float *inp,
+                                  int o0, int o1, int i0, int i1, int rows, int IC, int OC) {
     for (int o = o0; o < o1; o += ROWS_PER_PASS) {
         int nout = o1 - o < ROWS_PER_PASS ? o1 - o : ROWS_PER_PASS;
-        for (int k = 0; k < nout; k++) memset(dw + (size_t)(o + k) * IC, 0, (size_t)IC * sizeof(float));
+        for (int k = 0; k < nout; k++) memset(dw + (size_t)(o + k) * IC + i0, 0, (size_t)(i1 - i0) * sizeof(float));
         float db[ROWS_PER_PASS] = {0};
         for (int r = 0; r < rows; r++) {
             const float *x = inp + (size_t)r * IC;
             for (int k = 0; k < nout; k++) {
                 float d = dout[(size_t)r * OC + o + k];
                 float *dwrow = dw + (size_t)(o + k) * IC;
-                for (int i = 0; i < IC; i++) dwrow[i] += x[i] * d;
+                for (int i = i0; i < i1; i++) dwrow[i] += x[i] * d;
                 db[k] += d;
             }
         }
         if (dbias)
             for (int k = 0; k < nout; k++) dbias[o + k] = db[k];
     }
+}
+
+void matmul_backward_weight_channels(float *dw, float *dbias, const float *dout, const float *inp,
+                                     int o0, int o1, int rows, int IC, int OC) {
+    matmul_backward_weight_block(dw, dbias, dout, inp, o0, o1, 0, IC, rows, IC, OC);
 }
 
 // llm.c's attention backward: the softmax Jacobian applied with a double loop,

@@ -70,8 +70,11 @@ int schedule_write_json(const Schedule *sched, const StepDescription *s, const c
             variant, dataflow ? "dataflow" : "static", sched->threads,
             !dataflow || sched->barrier_per_phase ? "true" : "false", dataflow ? "false" : "true", s->B, s->T);
     if (dataflow)
-        fprintf(out, ", \"chunking\": {\"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d}",
-                g->chunking.batch_subsize, g->chunking.token_chunk, g->chunking.channel_chunk);
+        fprintf(out,
+                ", \"chunking\": {\"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, "
+                "\"tile_columns\": %d, \"tile_in_channels\": %d}",
+                g->chunking.batch_subsize, g->chunking.token_chunk, g->chunking.channel_chunk,
+                g->chunking.tile_columns, g->chunking.tile_in_channels);
     fprintf(out, ",\n\"ops\": [\n");
     for (int i = 0; i < s->n_ops; i++) {
         const Op *op = &s->ops[i];

@@ -35,11 +35,11 @@ typedef struct {
     int *buffer_index;    // (kind, tensor, layer + 1) -> buffer id, or -1
     int inputs, targets;  // BUF_BATCH buffers
     int loss;             // BUF_LOSS buffer
-    // packed weights (step.h): off when pack_slots is 0
-    int pack_slots;                                 // slots per ring
-    int ring_columns[NUM_PACKED_PRODUCTS];          // a slot's columns (BUF_PACKED's dim[2])
-    size_t ring_offset[NUM_PACKED_PRODUCTS];        // each ring in packed_memory, in floats
-    size_t ring_slot_floats[NUM_PACKED_PRODUCTS];   // one slot, in floats
+    // packed weights (step.h): off when pack_slots is 0; per ring, indexed by packed_tensor()
+    int pack_slots;                                                   // slots per ring
+    int ring_columns[NUM_PACKED_LAYOUTS * NUM_PACKED_PRODUCTS];       // a slot's columns (dim[2])
+    size_t ring_offset[NUM_PACKED_LAYOUTS * NUM_PACKED_PRODUCTS];     // each ring in packed_memory, in floats
+    size_t ring_slot_floats[NUM_PACKED_LAYOUTS * NUM_PACKED_PRODUCTS];// one slot, in floats
 } Builder;
 
 // The buffer of one layer (-1: none) of a tensor, added on first use; buffers
@@ -110,13 +110,13 @@ static Ref param(Builder *b, int t, int l) {
 static Ref grad(Builder *b, int t, int l) {
     return (Ref){buf(b, BUF_GRAD, t, l), param_slice(b->s->model, &b->s->model->grads, t, l)};
 }
-// The slot of product p's ring of packed weights that layer l uses; NONE when
-// the step packs no weights.
-static Ref packed(Builder *b, PackedProduct p, int l) {
+// The slot of product p's ring of packed weights in `layout` that layer l
+// uses; NONE when the step packs no weights.
+static Ref packed(Builder *b, PackedLayout layout, PackedProduct p, int l) {
     if (!b->pack_slots) return NONE;
-    int slot = l % b->pack_slots;
-    return (Ref){buf(b, BUF_PACKED, p, slot),
-                 b->s->packed_memory + b->ring_offset[p] + (size_t)slot * b->ring_slot_floats[p]};
+    int slot = l % b->pack_slots, ring = packed_tensor(layout, p);
+    return (Ref){buf(b, BUF_PACKED, ring, slot),
+                 b->s->packed_memory + b->ring_offset[ring] + (size_t)slot * b->ring_slot_floats[ring]};
 }
 
 // Appends an operation of the current phase; NULL (and the builder marked
@@ -222,9 +222,9 @@ static void matmul_forward_op(Builder *b, int layer, const char *what, Ref out, 
         return;
     }
     op->cut_columns = OC;
-    writes(op, MATMUL_OUT, out, REGION_ROWS);
+    writes(op, MATMUL_OUT, out, REGION_ROWS_TILE);
     reads(op, MATMUL_INP, inp, REGION_ROWS);
-    if (slot.ptr) reads(op, MATMUL_W_PACKED, slot, REGION_ALL);
+    if (slot.ptr) reads(op, MATMUL_W_PACKED, slot, REGION_PACKED_COLS);
     else reads(op, MATMUL_W, w, REGION_ALL);
     reads(op, MATMUL_BIAS, bias, REGION_ALL);
 }
@@ -232,7 +232,9 @@ static void matmul_forward_op(Builder *b, int layer, const char *what, Ref out, 
 // dinp (B,T,IC) = dout (B,T,OC) @ w (OC,IC), split like the forward product
 // (with a packed slot: after the operation that packs w for it, reading the
 // slot instead of w); then dw (OC,IC) = dout^T @ inp and dbias (OC) = sum of
-// dout over rows, a reduction over every row split only along output channels.
+// dout over rows, a reduction over every row split along output channels and,
+// but for the language-model head (by_columns), into tiles along input
+// channels too, the tiles of the first input channels also summing dbias.
 static void matmul_backward_ops(Builder *b, int layer, const char *what, Ref dinp, Ref dout, Ref inp, Ref w,
                                 Ref dw, Ref dbias, int IC, int OC, int by_columns, Ref slot) {
     if (!by_columns && slot.ptr) pack_weight_op(b, OP_PACK_WEIGHT_BWD_INPUT, layer, what, slot, w, IC, OC);
@@ -248,9 +250,9 @@ static void matmul_backward_ops(Builder *b, int layer, const char *what, Ref din
             reads(op, MATMUL_BWD_INPUT_W, w, REGION_COLS);
         } else {
             op->cut_columns = IC;
-            writes(op, MATMUL_BWD_INPUT_DINP, dinp, REGION_ROWS);
+            writes(op, MATMUL_BWD_INPUT_DINP, dinp, REGION_ROWS_TILE);
             reads(op, MATMUL_BWD_INPUT_DOUT, dout, REGION_ROWS);
-            if (slot.ptr) reads(op, MATMUL_BWD_INPUT_W_PACKED, slot, REGION_ALL);
+            if (slot.ptr) reads(op, MATMUL_BWD_INPUT_W_PACKED, slot, REGION_PACKED_COLS);
             else reads(op, MATMUL_BWD_INPUT_W, w, REGION_ALL);
         }
     }
@@ -265,10 +267,13 @@ static void matmul_backward_ops(Builder *b, int layer, const char *what, Ref din
     // at d12, 1 thread (Zen 3, the chunks run in turn reusing the first one's packing), tasks
     // 2.337-2.360 -> 2.313-2.349 s a step and taskiter even, for a ring and an operation more.
     op->chunk_width = CHUNK_PRODUCT_COLUMNS;
-    writes(op, MATMUL_BWD_WEIGHT_DW, dw, REGION_PARAM_ROWS);
-    writes(op, MATMUL_BWD_WEIGHT_DBIAS, dbias, REGION_PARAM_ROWS);
+    // the language-model head's has 197 chunks of output channels at d12 already, and its dw
+    // (dwte) is cut in channel chunks by the encoder's backward pass
+    if (!by_columns) op->cut_input_channels = IC;
+    writes(op, MATMUL_BWD_WEIGHT_DW, dw, REGION_PARAM_TILE);
+    writes(op, MATMUL_BWD_WEIGHT_DBIAS, dbias, REGION_BIAS_TILE);
     reads(op, MATMUL_BWD_WEIGHT_DOUT, dout, REGION_COLS);
-    reads(op, MATMUL_BWD_WEIGHT_INP, inp, REGION_ALL);
+    reads(op, MATMUL_BWD_WEIGHT_INP, inp, REGION_TILE_COLS);
 }
 
 // out (B,T,C) = normalised inp (B,T,C) * w (C) + bias (C); mean, rstd (B,T) saved.
@@ -349,7 +354,7 @@ static void describe_forward(Builder *b) {
                              residual, param(b, PARAM_LN1W, l), param(b, PARAM_LN1B, l), C);
         // qkv (B,T,3C)
         matmul_forward_op(b, l, "qkv", act(b, ACT_QKV, l), act(b, ACT_LN1, l), param(b, PARAM_QKVW, l),
-                          param(b, PARAM_QKVB, l), C, 3 * C, 0, packed(b, PACKED_QKV, l));
+                          param(b, PARAM_QKVB, l), C, 3 * C, 0, packed(b, PACKED_FORWARD, PACKED_QKV, l));
         // atty (B,T,C), att (B,T,NH,T); a query row needs the keys and values of the rows before it
         op = add_op(b, OP_ATTENTION_FWD, l, SPLIT_ROWS, "causal");
         if (op) op->cyclic = 1;
@@ -357,19 +362,19 @@ static void describe_forward(Builder *b) {
         writes(op, ATTENTION_ATT, act(b, ACT_ATT, l), REGION_ROWS);
         reads(op, ATTENTION_QKV, act(b, ACT_QKV, l), REGION_ROWS_CAUSAL);
         matmul_forward_op(b, l, "attproj", act(b, ACT_ATTPROJ, l), act(b, ACT_ATTY, l), param(b, PARAM_ATTPROJW, l),
-                          param(b, PARAM_ATTPROJB, l), C, C, 0, packed(b, PACKED_ATTPROJ, l));
+                          param(b, PARAM_ATTPROJB, l), C, C, 0, packed(b, PACKED_FORWARD, PACKED_ATTPROJ, l));
         residual_forward_op(b, l, "residual2", act(b, ACT_RESIDUAL2, l), residual, act(b, ACT_ATTPROJ, l), C);
         layernorm_forward_op(b, l, "ln2", act(b, ACT_LN2, l), act(b, ACT_LN2_MEAN, l), act(b, ACT_LN2_RSTD, l),
                              act(b, ACT_RESIDUAL2, l), param(b, PARAM_LN2W, l), param(b, PARAM_LN2B, l), C);
         // fch, fch_gelu (B,T,4C)
         matmul_forward_op(b, l, "fc", act(b, ACT_FCH, l), act(b, ACT_LN2, l), param(b, PARAM_FCW, l),
-                          param(b, PARAM_FCB, l), C, 4 * C, 0, packed(b, PACKED_FC, l));
+                          param(b, PARAM_FCB, l), C, 4 * C, 0, packed(b, PACKED_FORWARD, PACKED_FC, l));
         op = add_op(b, OP_GELU_FWD, l, SPLIT_ROWS, "fc");
         if (op) op->width = 4 * C;
         writes(op, GELU_OUT, act(b, ACT_FCH_GELU, l), REGION_ROWS);
         reads(op, GELU_INP, act(b, ACT_FCH, l), REGION_ROWS);
         matmul_forward_op(b, l, "fcproj", act(b, ACT_FCPROJ, l), act(b, ACT_FCH_GELU, l), param(b, PARAM_FCPROJW, l),
-                          param(b, PARAM_FCPROJB, l), 4 * C, C, 0, packed(b, PACKED_FCPROJ, l));
+                          param(b, PARAM_FCPROJB, l), 4 * C, C, 0, packed(b, PACKED_FORWARD, PACKED_FCPROJ, l));
         residual_forward_op(b, l, "residual3", act(b, ACT_RESIDUAL3, l), act(b, ACT_RESIDUAL2, l),
                             act(b, ACT_FCPROJ, l), C);
     }
@@ -421,7 +426,7 @@ static void describe_backward(Builder *b) {
         // residual3 = residual2 + fcproj: dfcproj is dres3 itself
         matmul_backward_ops(b, l, "fcproj", dact(b, DACT_FCH_GELU, l), dres3, act(b, ACT_FCH_GELU, l),
                             param(b, PARAM_FCPROJW, l), grad(b, PARAM_FCPROJW, l), grad(b, PARAM_FCPROJB, l), 4 * C, C,
-                            0, packed(b, PACKED_FCPROJ, l));
+                            0, packed(b, PACKED_BACKWARD_INPUT, PACKED_FCPROJ, l));
         // dfch (B,T,4C)
         op = add_op(b, OP_GELU_BWD, l, SPLIT_ROWS, "fc");
         if (op) op->width = 4 * C;
@@ -430,14 +435,14 @@ static void describe_backward(Builder *b) {
         reads(op, GELU_BWD_DOUT, dact(b, DACT_FCH_GELU, l), REGION_ROWS);
         matmul_backward_ops(b, l, "fc", dact(b, DACT_LN2, l), dact(b, DACT_FCH, l), act(b, ACT_LN2, l),
                             param(b, PARAM_FCW, l), grad(b, PARAM_FCW, l), grad(b, PARAM_FCB, l), C, 4 * C, 0,
-                            packed(b, PACKED_FC, l));
+                            packed(b, PACKED_BACKWARD_INPUT, PACKED_FC, l));
         layernorm_backward_ops(b, l, "ln2", dres2, dres3, dact(b, DACT_LN2, l), act(b, ACT_RESIDUAL2, l),
                                param(b, PARAM_LN2W, l), act(b, ACT_LN2_MEAN, l), act(b, ACT_LN2_RSTD, l),
                                grad(b, PARAM_LN2W, l), grad(b, PARAM_LN2B, l), C);
         // residual2 = residual + attproj: dattproj is dres2 itself
         matmul_backward_ops(b, l, "attproj", dact(b, DACT_ATTY, l), dres2, act(b, ACT_ATTY, l),
                             param(b, PARAM_ATTPROJW, l), grad(b, PARAM_ATTPROJW, l), grad(b, PARAM_ATTPROJB, l), C, C,
-                            0, packed(b, PACKED_ATTPROJ, l));
+                            0, packed(b, PACKED_BACKWARD_INPUT, PACKED_ATTPROJ, l));
         // dqkv (B,T,3C), per (sequence, head): a head's q, k and v columns of every token
         op = add_op(b, OP_ATTENTION_BWD, l, SPLIT_HEADS, "causal");
         if (op) op->cyclic = 1;
@@ -447,7 +452,7 @@ static void describe_backward(Builder *b) {
         reads(op, ATTENTION_BWD_ATT, act(b, ACT_ATT, l), REGION_SEQ_HEADS);
         matmul_backward_ops(b, l, "qkv", dact(b, DACT_LN1, l), dact(b, DACT_QKV, l), act(b, ACT_LN1, l),
                             param(b, PARAM_QKVW, l), grad(b, PARAM_QKVW, l), grad(b, PARAM_QKVB, l), C, 3 * C, 0,
-                            packed(b, PACKED_QKV, l));
+                            packed(b, PACKED_BACKWARD_INPUT, PACKED_QKV, l));
         layernorm_backward_ops(b, l, "ln1", dresidual, dres2, dact(b, DACT_LN1, l), residual, param(b, PARAM_LN1W, l),
                                act(b, ACT_LN1_MEAN, l), act(b, ACT_LN1_RSTD, l), grad(b, PARAM_LN1W, l),
                                grad(b, PARAM_LN1B, l), C);
@@ -497,7 +502,8 @@ static int head_width(const StepDescription *s, const Buffer *buffer, RegionRule
 // Dependency blocks cut a buffer's columns as its column-writing operations
 // do: per head (attention backward's qkv gradient), per channel chunk (the
 // encoder's backward pass into dwte and dwpe), per product column chunk (the
-// language-model head's logits and input gradient).
+// language-model head's logits and input gradient), per tile (the outputs of
+// the transformer blocks' products, their weight gradients).
 static void derive_column_blocks(StepDescription *s) {
     for (int i = 0; i < s->n_ops; i++) {
         const Op *op = &s->ops[i];
@@ -516,6 +522,12 @@ static void derive_column_blocks(StepDescription *s) {
                 buffer->column_blocks =
                     op->chunk_width == CHUNK_PRODUCT_COLUMNS ? COLUMNS_PRODUCT_CHUNKS : COLUMNS_CHANNEL_CHUNKS;
                 break;
+            case REGION_ROWS_TILE:
+                buffer->column_blocks = COLUMNS_PRODUCT_TILES;
+                break;
+            case REGION_PARAM_TILE:
+                buffer->column_blocks = COLUMNS_WEIGHT_TILES;
+                break;
             default:
                 break;
             }
@@ -523,9 +535,8 @@ static void derive_column_blocks(StepDescription *s) {
     }
 }
 
-// The rings of packed weights: their shapes, and one allocation for all of
-// them. Each slot holds either layout of its product's weight (the same floats
-// but for the padding of the columns to the kernels' panel width).
+// The rings of packed weights (one per product and layout): their shapes, and
+// one allocation for all of them.
 static int allocate_rings(Builder *b) {
     StepDescription *s = b->s;
     int L = s->model->config.num_layers, C = s->model->config.channels;
@@ -533,14 +544,16 @@ static int allocate_rings(Builder *b) {
     static const int in_c[NUM_PACKED_PRODUCTS] = {1, 1, 1, 4}, out_c[NUM_PACKED_PRODUCTS] = {3, 1, 4, 1};
     b->pack_slots = L < PACK_RING_SLOTS ? L : PACK_RING_SLOTS;
     size_t total = 0;
-    for (int p = 0; p < NUM_PACKED_PRODUCTS; p++) {
-        int IC = in_c[p] * C, OC = out_c[p] * C;
-        size_t forward = matmul_packed_floats(IC, OC), input = matmul_packed_floats(OC, IC);
-        b->ring_columns[p] = IC > OC ? IC : OC;
-        b->ring_slot_floats[p] = forward > input ? forward : input;
-        b->ring_offset[p] = total;
-        total += (size_t)b->pack_slots * b->ring_slot_floats[p];
-    }
+    for (int layout = 0; layout < NUM_PACKED_LAYOUTS; layout++)
+        for (int p = 0; p < NUM_PACKED_PRODUCTS; p++) {
+            int IC = in_c[p] * C, OC = out_c[p] * C, ring = packed_tensor(layout, p);
+            // the packed operand is K x N: (IC, OC) forward, (OC, IC) for the input gradient
+            int K = layout == PACKED_FORWARD ? IC : OC, N = layout == PACKED_FORWARD ? OC : IC;
+            b->ring_columns[ring] = N;
+            b->ring_slot_floats[ring] = matmul_packed_floats(K, N);
+            b->ring_offset[ring] = total;
+            total += (size_t)b->pack_slots * b->ring_slot_floats[ring];
+        }
     s->packed_memory = zeroed_floats(total, &s->packed_allocation);
     s->packed_floats = total;
     return s->packed_memory ? 0 : -1;
@@ -625,6 +638,13 @@ Range op_full_range(const StepDescription *s, const Op *op) {
     return (Range){0, eb, 0, ex, 0, 0};
 }
 
+// A tile's columns [col0, col1) of a box (col1 == 0: all of them).
+static void tile_columns(Box *box, Range r) {
+    if (r.col1 <= 0) return;
+    box->lo[2] = r.col0;
+    box->hi[2] = r.col1;
+}
+
 int access_boxes(const StepDescription *s, const Access *a, Range r, Box boxes[MAX_BOXES]) {
     const Buffer *buffer = &s->buffers[a->buffer];
     Box box = {{0, 0, 0}, {buffer->dim[0], buffer->dim[1], buffer->dim[2]}};
@@ -662,6 +682,30 @@ int access_boxes(const StepDescription *s, const Access *a, Range r, Box boxes[M
     case REGION_WPE_ROWS:
         box.hi[1] = s->T;
         box.lo[2] = r.x0; box.hi[2] = r.x1;
+        break;
+    case REGION_ROWS_TILE:
+        box.lo[0] = r.b0; box.hi[0] = r.b1;
+        box.lo[1] = r.x0; box.hi[1] = r.x1;
+        tile_columns(&box, r);
+        break;
+    case REGION_PARAM_TILE:
+        box.lo[1] = r.x0; box.hi[1] = r.x1;
+        tile_columns(&box, r);
+        break;
+    case REGION_TILE_COLS:
+        tile_columns(&box, r);
+        break;
+    case REGION_PACKED_COLS:
+        if (r.col1 > 0) {
+            int panel = matmul_panel_columns();
+            box.lo[2] = r.col0 / panel * panel;
+            box.hi[2] = (r.col1 + panel - 1) / panel * panel;
+            if (box.hi[2] > buffer->dim[2]) box.hi[2] = buffer->dim[2];
+        }
+        break;
+    case REGION_BIAS_TILE:
+        if (r.col1 > 0 && r.col0 > 0) return 0;
+        box.lo[1] = r.x0; box.hi[1] = r.x1;
         break;
     }
     boxes[0] = box;
@@ -777,11 +821,14 @@ void op_run(const StepDescription *s, const Op *op, Range r, int iteration, floa
                                                        op->out_channels));
         break;
     }
-    case OP_MATMUL_BWD_WEIGHT:
-        matmul_backward_weight_channels(a[MATMUL_BWD_WEIGHT_DW], a[MATMUL_BWD_WEIGHT_DBIAS],
-                                        a[MATMUL_BWD_WEIGHT_DOUT], a[MATMUL_BWD_WEIGHT_INP], r.x0, r.x1, rows,
-                                        op->in_channels, op->out_channels);
+    case OP_MATMUL_BWD_WEIGHT: {
+        // output channels [x0, x1) x input channels [i0, i1); dbias by the tiles of the first input channels
+        int i0 = r.col1 > 0 ? r.col0 : 0, i1 = r.col1 > 0 ? r.col1 : op->in_channels;
+        matmul_backward_weight_block(a[MATMUL_BWD_WEIGHT_DW], i0 == 0 ? a[MATMUL_BWD_WEIGHT_DBIAS] : NULL,
+                                     a[MATMUL_BWD_WEIGHT_DOUT], a[MATMUL_BWD_WEIGHT_INP], r.x0, r.x1, i0, i1,
+                                     rows, op->in_channels, op->out_channels);
         break;
+    }
     case OP_LAYERNORM_BWD_INPUT:
         FOR_ROW_RANGES(s, r, r0, r1,
                        layernorm_backward_input(a[LN_BWD_DINP], a[LN_BWD_DRESIDUAL], a[LN_BWD_DOUT], a[LN_BWD_INP],

@@ -28,14 +28,18 @@ typedef enum {
 //                   the language-model head's products output columns over
 //                   every row; b is (0, 1), unused
 //   SPLIT_NONE      one indivisible piece, (0, 1, 0, 1)
-// A row-split matrix product may in addition be cut along its output columns
-// (Op.cut_columns > 0): Range.col0, col1.
+// A matrix product may in addition be cut along the columns of the matrix it
+// writes, Range.col0, col1: a row-split product along its output columns
+// (Op.cut_columns > 0; the forward product's output channels, the input
+// gradient's input channels), a weight gradient along dw's columns, its input
+// channels (Op.cut_input_channels > 0). A chunk of rows (or output channels) x
+// columns is a tile.
 typedef enum { SPLIT_NONE, SPLIT_ROWS, SPLIT_HEADS, SPLIT_CHANNELS } SplitKind;
 
 typedef struct {
     int b0, b1;     // first dimension of the split: sequences [b0, b1)
     int x0, x1;     // second dimension: tokens, heads or channels [x0, x1)
-    int col0, col1; // row-split matrix products only: output columns [col0, col1);
+    int col0, col1; // matrix products only: columns [col0, col1) of the matrix written;
                     // col1 == 0 means every column (a zeroed pair is the whole width)
 } Range;
 
@@ -44,8 +48,8 @@ typedef struct {
 // their gradients, (1, rows, cols) for parameters and gradients of parameters,
 // (B, T, 1) for the batch's token ids, (1, 1, 1) for the mean loss, and
 // (1, 1, N) for a slot of a product's ring of packed weights (BUF_PACKED:
-// `tensor` is the product (PackedProduct), `layer` the slot; N is the larger
-// of the forward and input-gradient layouts' column counts, which share it).
+// `tensor` is packed_tensor(layout, product), `layer` the slot; N the packed
+// operand's columns: OC in the forward layout, IC in the input gradient's).
 typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, BUF_PACKED, NUM_BUFFER_KINDS } BufferKind;
 
 // Packed weights (gemm.h). An executor that cuts the transformer blocks'
@@ -54,10 +58,19 @@ typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, BUF_
 // product, OP_PACK_WEIGHT_BWD_INPUT for the input gradient; split along the
 // packed columns, reading the weight and writing a slot), and the product's
 // chunks read the packed slot instead of the weight. Each product has a ring of
-// PACK_RING_SLOTS slots, layer l using slot l % PACK_RING_SLOTS in both passes:
+// PACK_RING_SLOTS slots per layout, layer l using slot l % PACK_RING_SLOTS:
 // layer l+2's packing waits for layer l's chunks through the ordinary
 // write-after-read dependencies. The language-model head is split by columns
 // already (each chunk packs only its columns) and has no packed copy.
+//
+// A tile of a product (Range.col0, col1) reads only the panels of its columns
+// (REGION_PACKED_COLS), so it waits only for the pack chunks that write them,
+// and a pack chunk only for the tiles that read its columns. That needs one
+// ring per layout: the two layouts put a column's floats in different places,
+// so a slot shared by both (as it was, 28 MB less at d12) would let the
+// input gradient's pack chunk of some columns overwrite floats that a forward
+// tile of other columns still reads (in taskiter, where the next iteration's
+// forward pass overlaps the backward pass, and at the forward/backward turn).
 //
 // Measured and not taken (d12, B=4, T=64, 1 thread, Zen 3, per-kernel times
 // from traces): (1) no pack operation, the product's first row chunk packing
@@ -85,7 +98,12 @@ typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, BUF_
 // 42 ms (input gradient) a step longer than the others, what the pack
 // operations take (33.5 and 36.2 ms): no overlap, and the step no faster.
 typedef enum { PACKED_QKV, PACKED_ATTPROJ, PACKED_FC, PACKED_FCPROJ, NUM_PACKED_PRODUCTS } PackedProduct;
+typedef enum { PACKED_FORWARD, PACKED_BACKWARD_INPUT, NUM_PACKED_LAYOUTS } PackedLayout;
 #define PACK_RING_SLOTS 2
+// BUF_PACKED's tensor index of a product's ring in one layout
+static inline int packed_tensor(PackedLayout layout, PackedProduct product) {
+    return (int)layout * NUM_PACKED_PRODUCTS + (int)product;
+}
 
 // How a chunked executor's dependency blocks cut a buffer's columns: as
 // finely as the operations that write column ranges of it cut them (derived
@@ -95,6 +113,8 @@ typedef enum {
     COLUMNS_HEADS,          // one head's columns (Buffer.head_width; in each of q, k, v)
     COLUMNS_CHANNEL_CHUNKS, // the executor's channel chunks (taskgraph.h: chunking_channels)
     COLUMNS_PRODUCT_CHUNKS, // its chunks of a product's output columns (chunking_product_columns)
+    COLUMNS_PRODUCT_TILES,  // its tiles of a row-split product's output columns (Chunking.tile_columns)
+    COLUMNS_WEIGHT_TILES,   // its tiles of a weight gradient's input channels (Chunking.tile_in_channels)
 } ColumnBlocks;
 
 typedef struct {
@@ -116,6 +136,14 @@ typedef enum {
     REGION_PARAM_ROWS,   // parameter rows [x0,x1) (dimension 1), every column
     REGION_COLS,         // every row, columns [x0,x1)
     REGION_WPE_ROWS,     // position-embedding rows [0,T), columns [x0,x1)
+    // tiles of matrix products (Range.col0, col1; col1 == 0: every column)
+    REGION_ROWS_TILE,    // rows of the chunk, columns [col0,col1): a product's output tile
+    REGION_PARAM_TILE,   // parameter rows [x0,x1), columns [col0,col1): a weight gradient's tile
+    REGION_TILE_COLS,    // every row, columns [col0,col1): the input a weight-gradient tile reads
+    REGION_PACKED_COLS,  // columns [col0,col1) of a packed operand, widened to whole panels
+                         // (matmul_panel_columns): what a tile reads of a packed weight
+    REGION_BIAS_TILE,    // parameter rows [x0,x1) for the tiles whose columns start at 0, nothing
+                         // for the others: the bias gradient, summed by one tile per row block
 } RegionRule;
 
 typedef struct {
@@ -143,7 +171,7 @@ enum { GELU_OUT, GELU_INP };
 enum { CE_PROBS, CE_LOSSES, CE_LOGITS };
 enum { LOSS_LOSSES };
 // crossentropy_softmax_backward, matmul_backward_input_block,
-// matmul_backward_weight_channels, layernorm_backward_input,
+// matmul_backward_weight_block, layernorm_backward_input,
 // layernorm_backward_params, gelu_backward, attention_backward, encoder_backward
 enum { CE_BWD_DLOGITS, CE_BWD_PROBS };
 enum { MATMUL_BWD_INPUT_DINP, MATMUL_BWD_INPUT_DOUT, MATMUL_BWD_INPUT_W, MATMUL_BWD_INPUT_W_PACKED };
@@ -194,7 +222,10 @@ typedef struct {
                          // of one sequence write the same gradient rows): executors sharing the
                          // finest pieces deal them round robin or in balanced shares
     int cut_columns;     // > 0: a row-split matrix product whose output columns (this many) may be
-                         // cut instead of its rows, so that each thread packs only its share of the weight
+                         // cut instead of its rows, so that each thread packs only its share of the
+                         // weight (forkjoin), or as well as its rows, into tiles (tasks, taskiter)
+    int cut_input_channels; // > 0: a weight gradient whose input channels (this many, dw's columns)
+                         // chunking executors may cut as well as its output channels, into tiles
     ChunkWidth chunk_width; // SPLIT_CHANNELS: how chunking executors size its chunks
     char label[48];      // e.g. "matmul_fwd qkv L3"
 } Op;

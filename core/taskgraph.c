@@ -2,22 +2,146 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gemm.h"
 #include "taskgraph.h"
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 static int max_int(int a, int b) { return a > b ? a : b; }
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-int chunking_resolve(Chunking *c, const StepDescription *s, char *err, size_t err_len) {
-    if (c->batch_subsize < 0 || c->token_chunk < 0 || c->channel_chunk < 0) {
+int chunking_widest_product(const StepDescription *s, int output_columns) {
+    int widest = 0;
+    for (int i = 0; i < s->n_ops; i++)
+        widest = max_int(widest, output_columns ? s->ops[i].cut_columns : s->ops[i].cut_input_channels);
+    return widest;
+}
+
+// The narrowest of the products that tile_columns (1) or tile_in_channels (0) cuts; 0 without one.
+static int narrowest_product(const StepDescription *s, int output_columns) {
+    int narrowest = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        int w = output_columns ? s->ops[i].cut_columns : s->ops[i].cut_input_channels;
+        if (w > 0 && (narrowest == 0 || w < narrowest)) narrowest = w;
+    }
+    return narrowest;
+}
+
+// Granularity for the machine: the knobs left at 0 (BATCH_SUBSIZE, k, the two
+// tile widths), chosen from the thread count P.
+//
+// At 1 thread: one chunk of every operation's rows and products uncut. There
+// is nothing to run side by side, and every cut costs: a row chunk reads the
+// packed weight again, a column tile packs its rows of the input again, and a
+// task more is a task more to schedule.
+//
+// At P >= 2: cut until the narrowest row-split product (C output columns:
+// attproj's, fcproj's) has at least CHUNK_TILES_PER_THREAD x P tiles, so that
+// every thread finds ready tiles while the last ones of a product run and the
+// next operation's first rows become ready early, or until the tiles reach
+// their floors:
+//   rows: at least CHUNK_MIN_TILE_ROWS (16, two to three register tiles of
+//         the micro-kernel, MR = 8 or 6 rows; each row chunk reads the whole
+//         packed weight, so fewer rows read it more often per FLOP); cut by
+//         sequences first (BATCH_SUBSIZE halved), then by tokens (k halved),
+//         which also lets the layers of one sequence overlap;
+//   columns: at least CHUNK_MIN_TILE_PANELS (4) panels of the micro-kernel
+//         (NR = 32 floats with AVX-512, 16 with AVX2: 128 or 64 columns;
+//         each column tile packs its rows of the input again: at 4 panels, by a
+//         rough count, a few percent of a tile's time; not measured); C cut
+//         into n equal parts in whole panels,
+//         a product of m x C columns getting m x n tiles.
+// Each step cuts the dimension with more room above its floor (rows on a
+// tie: a row cut repeats no packing of the input). At d12, B=4, T=64: 2
+// threads, BATCH_SUBSIZE 1, k 64, tiles of 384 columns (8 tiles of attproj,
+// 24 of qkv); 16 threads, k 16 and tiles of 192 (64 and 192).
+//
+// The weight gradients' output channels come in chunks of at least 256
+// (chunking_product_columns); their input channels are cut into the fewest
+// equal parts in whole panels, at least CHUNK_MIN_TILE_PANELS wide, that give
+// the narrowest (C x C, attproj's) the same target.
+static void choose_granularity(Chunking *c, const StepDescription *s, int threads) {
+    int B = s->B, T = s->T;
+    int panel = max_int(matmul_panel_columns(), 16); // whole vectors where the kernels have no panels
+    int min_columns = CHUNK_MIN_TILE_PANELS * panel;
+    int narrow = narrowest_product(s, 1), narrow_in = narrowest_product(s, 0);
+    int free_bs = c->batch_subsize == 0, free_k = c->token_chunk == 0;
+    int free_cols = c->tile_columns == 0, free_in = c->tile_in_channels == 0;
+    c->chosen = (free_bs ? CHOSEN_BATCH_SUBSIZE : 0) | (free_k ? CHOSEN_TOKEN_CHUNK : 0) |
+                (free_cols ? CHOSEN_TILE_COLUMNS : 0) | (free_in ? CHOSEN_TILE_IN_CHANNELS : 0);
+    int bs = free_bs ? B : min_int(c->batch_subsize, B), k = free_k ? T : min_int(c->token_chunk, T);
+    // the narrowest product cut into `parts` tiles of `width` columns: whole to start with (the wider
+    // ones in tiles as wide), or every product whole where that is narrower than the floor
+    int widest = max_int(chunking_widest_product(s, 1), 1);
+    int parts = 1, width = narrow >= min_columns ? narrow : widest;
+    if (!free_cols) width = c->tile_columns;
+    long target = (long)CHUNK_TILES_PER_THREAD * threads;
+    while (threads > 1 && narrow > 0) {
+        long tiles = (long)ceil_div(B, bs) * ceil_div(T, k) * ceil_div(narrow, min_int(width, narrow));
+        if (tiles >= target) break;
+        // the next cut of each dimension, if it stays above its floor
+        int next_bs = bs, next_k = k;
+        if (free_bs && bs > 1) next_bs = ceil_div(bs, 2);
+        else if (free_k && ceil_div(k, 2) >= CHUNK_MIN_TILE_ROWS) next_k = ceil_div(k, 2);
+        int can_rows = (next_bs != bs || next_k != k) && next_bs * next_k >= min_int(CHUNK_MIN_TILE_ROWS, B * T);
+        int next_parts = parts, next_width = width;
+        while (free_cols && next_width == width && next_parts < narrow)
+            next_width = ceil_div(ceil_div(narrow, ++next_parts), panel) * panel;
+        int can_cols = next_width < width && next_width >= min_columns;
+        if (!can_rows && !can_cols) break;
+        // room above the floors, compared as ratios (rows x min_columns against width x min_rows)
+        int cut_rows = can_rows && (!can_cols || (long)bs * k * min_columns >= (long)width * CHUNK_MIN_TILE_ROWS);
+        if (cut_rows) {
+            bs = next_bs;
+            k = next_k;
+        } else {
+            parts = next_parts;
+            width = next_width;
+        }
+    }
+    if (free_bs) c->batch_subsize = bs;
+    if (free_k) c->token_chunk = k;
+    if (free_cols) c->tile_columns = threads > 1 && narrow > 0 ? width : widest;
+    if (free_in) {
+        int widest_in = max_int(chunking_widest_product(s, 0), 1);
+        c->tile_in_channels = widest_in;
+        if (threads > 1 && narrow_in > 0) {
+            // output-channel chunks of the narrowest weight gradient
+            int out_chunks = INT_MAX;
+            for (int i = 0; i < s->n_ops; i++)
+                if (s->ops[i].cut_input_channels == narrow_in)
+                    out_chunks = min_int(out_chunks, ceil_div(s->ops[i].split_channels,
+                                                              chunking_product_columns(c, s->ops[i].split_channels)));
+            for (int n = 1; n <= narrow_in; n++) {
+                int w = ceil_div(ceil_div(narrow_in, n), panel) * panel;
+                if (w < min_columns) break;
+                c->tile_in_channels = min_int(w, widest_in);
+                if ((long)out_chunks * ceil_div(narrow_in, w) >= target) break;
+            }
+        }
+    }
+}
+
+int chunking_resolve(Chunking *c, const StepDescription *s, int threads, char *err, size_t err_len) {
+    if (c->batch_subsize < 0 || c->token_chunk < 0 || c->channel_chunk < 0 || c->tile_columns < 0 ||
+        c->tile_in_channels < 0) {
         snprintf(err, err_len, "chunk sizes must be positive");
         return -1;
     }
-    // the reference study's best setting: one sequence per chunk, whole sequences
-    if (c->batch_subsize == 0) c->batch_subsize = 1;
-    if (c->token_chunk == 0) c->token_chunk = s->T;
+    int widest_out = chunking_widest_product(s, 1), widest_in = chunking_widest_product(s, 0);
+    if (widest_out > 0 && c->tile_columns > widest_out) {
+        snprintf(err, err_len, "--tile-columns: %d is wider than the widest product it cuts (%d output columns)",
+                 c->tile_columns, widest_out);
+        return -1;
+    }
+    if (widest_in > 0 && c->tile_in_channels > widest_in) {
+        snprintf(err, err_len,
+                 "--tile-in-channels: %d is wider than the widest weight gradient it cuts (%d input channels)",
+                 c->tile_in_channels, widest_in);
+        return -1;
+    }
     if (c->channel_chunk == 0) c->channel_chunk = 64;
     if (c->max_channel_chunks == 0) c->max_channel_chunks = 64;
+    choose_granularity(c, s, threads > 0 ? threads : 1);
     c->batch_subsize = min_int(c->batch_subsize, s->B);
     c->token_chunk = min_int(c->token_chunk, s->T);
     return 0;
@@ -68,6 +192,8 @@ static void grid_for_buffer(const Chunking *c, const Buffer *b, int grid[3]) {
     case COLUMNS_HEADS: grid[2] = b->head_width; break;
     case COLUMNS_CHANNEL_CHUNKS: grid[2] = chunking_channels(c, b->dim[2]); break;
     case COLUMNS_PRODUCT_CHUNKS: grid[2] = chunking_product_columns(c, b->dim[2]); break;
+    case COLUMNS_PRODUCT_TILES: grid[2] = c->tile_columns; break;
+    case COLUMNS_WEIGHT_TILES: grid[2] = c->tile_in_channels; break;
     }
     for (int d = 0; d < 3; d++) grid[d] = max_int(1, min_int(grid[d], b->dim[d]));
 }
@@ -118,32 +244,53 @@ static void op_steps(const StepDescription *s, const Chunking *c, const Op *op, 
     *step_x_ = step_x;
 }
 
+// A matrix product's tiles: the columns its chunks may be cut along (0: none)
+// and the tile width; one tile (width = columns) where the tile is as wide.
+static int op_tile_columns(const Chunking *c, const Op *op, int *width) {
+    int columns = op->split == SPLIT_ROWS ? op->cut_columns : op->split == SPLIT_CHANNELS ? op->cut_input_channels : 0;
+    int w = op->split == SPLIT_ROWS ? c->tile_columns : c->tile_in_channels;
+    *width = columns > 0 && w < columns ? w : columns;
+    return columns;
+}
+
 // Tasks per step, counted in 64 bits before anything is built (task and
 // block ids are int).
 static long long count_tasks(const StepDescription *s, const Chunking *c) {
     long long total = 0;
     for (int o = 0; o < s->n_ops; o++) {
-        int eb, ex, step_b, step_x;
+        int eb, ex, step_b, step_x, width;
         op_steps(s, c, &s->ops[o], &eb, &ex, &step_b, &step_x);
-        total += (long long)ceil_div(eb, step_b) * ceil_div(ex, step_x);
+        int columns = op_tile_columns(c, &s->ops[o], &width);
+        total += (long long)ceil_div(eb, step_b) * ceil_div(ex, step_x) * (columns > 0 ? ceil_div(columns, width) : 1);
     }
     return total;
 }
 
 static int op_chunks(const StepDescription *s, const Chunking *c, const Op *op, RangeList *out) {
     out->n = 0;
-    int eb, ex, step_b, step_x;
+    int eb, ex, step_b, step_x, width;
     op_steps(s, c, op, &eb, &ex, &step_b, &step_x);
+    int columns = op_tile_columns(c, op, &width);
+    int ntiles = columns > 0 && width < columns ? ceil_div(columns, width) : 1;
     // Heads are listed head by head across the sequences, so that tasks
     // started one after another work on different sequences: neighbouring
     // heads of the same tokens share gradient rows, and two threads writing
     // them slow each other down (see variants/forkjoin.c). Everything else
-    // is listed sequence by sequence.
+    // is listed sequence by sequence, a chunk's tiles one after another: the
+    // tiles of the first rows come first, so that the next operation's first
+    // row chunk is ready as early as it can be.
     int nb = ceil_div(eb, step_b), nx = ceil_div(ex, step_x);
     for (int i = 0; i < nb * nx; i++) {
         int bi = op->split == SPLIT_HEADS ? i % nb : i / nx, xi = op->split == SPLIT_HEADS ? i / nb : i % nx;
         int b0 = bi * step_b, x0 = xi * step_x;
-        if (push_range(out, (Range){b0, min_int(b0 + step_b, eb), x0, min_int(x0 + step_x, ex), 0, 0})) return -1;
+        Range r = {b0, min_int(b0 + step_b, eb), x0, min_int(x0 + step_x, ex), 0, 0};
+        for (int j = 0; j < ntiles; j++) {
+            if (ntiles > 1) {
+                r.col0 = j * width;
+                r.col1 = min_int(r.col0 + width, columns);
+            }
+            if (push_range(out, r)) return -1;
+        }
     }
     return 0;
 }
@@ -427,10 +574,10 @@ void taskgraph_free(TaskGraph *g) {
     memset(g, 0, sizeof(*g));
 }
 
-int taskgraph_for_executor(TaskGraph *g, const StepDescription *step, int batch_subsize, int token_chunk,
-                           int channel_chunk, int analyse, char *err, size_t err_len) {
-    Chunking chunking = {batch_subsize, token_chunk, channel_chunk, 0};
-    if (chunking_resolve(&chunking, step, err, err_len) != 0) return -1;
+int taskgraph_for_executor(TaskGraph *g, const StepDescription *step, const Chunking *requested, int threads,
+                           int analyse, char *err, size_t err_len) {
+    Chunking chunking = *requested;
+    if (chunking_resolve(&chunking, step, threads, err, err_len) != 0) return -1;
     long long tasks = count_tasks(step, &chunking);
     if (tasks > TASKGRAPH_MAX_TASKS) {
         snprintf(err, err_len, "%lld tasks per step exceed the limit %d: use larger chunks", tasks, TASKGRAPH_MAX_TASKS);

@@ -4,8 +4,14 @@
 // Each operation is cut along its split dimension: rows into chunks of
 // BATCH_SUBSIZE sequences x k tokens, attention's backward pass into
 // BATCH_SUBSIZE sequences x one head, channel-split operations into chunks of
-// channels. Every buffer is divided into a grid of blocks that matches that
-// chunking; a task's accesses become lists of the blocks it reads and writes.
+// channels. The transformer blocks' matrix products are cut further into
+// tiles: a row chunk of the forward product or the input gradient into
+// tiles of its output columns, a chunk of output channels of the weight
+// gradient into tiles of its input channels (Range.col0, col1). Every buffer
+// is divided into a grid of blocks that matches that chunking (the products'
+// outputs also by tile columns, so that the next operation's row chunk waits
+// for the tiles of its own rows only); a task's accesses become lists of the
+// blocks it reads and writes.
 // The `tasks` variant hands those lists to OpenMP `depend` clauses; the
 // `taskiter` variant derives the dependency graph from them once, inside an
 // iteration and from one iteration to the next.
@@ -23,7 +29,21 @@ typedef struct {
     int token_chunk;    // tokens per row chunk
     int channel_chunk;  // channels per chunk of channel-split operations (at least)
     int max_channel_chunks; // a channel-split operation is cut into at most this many chunks
+    int tile_columns;   // output columns per tile of a row-split product (Op.cut_columns); at
+                        // least the product's width: one tile, its whole rows
+    int tile_in_channels; // input channels per tile of a weight gradient (Op.cut_input_channels)
+    int chosen;         // CHOSEN_* bits: the knobs the automatic rule picked (they were 0)
 } Chunking;
+
+enum { CHOSEN_BATCH_SUBSIZE = 1, CHOSEN_TOKEN_CHUNK = 2, CHOSEN_TILE_COLUMNS = 4, CHOSEN_TILE_IN_CHANNELS = 8 };
+
+// The automatic rule's floors and target (chunking_resolve): tiles of at
+// least CHUNK_MIN_TILE_ROWS rows (unless B x T is smaller) and at least
+// CHUNK_MIN_TILE_PANELS panels of the micro-kernel wide, and at least
+// CHUNK_TILES_PER_THREAD tiles per thread of the narrowest product.
+#define CHUNK_MIN_TILE_ROWS 16
+#define CHUNK_MIN_TILE_PANELS 4
+#define CHUNK_TILES_PER_THREAD 4
 
 typedef struct {
     int op;
@@ -49,9 +69,17 @@ typedef struct {
     long n_edges, n_next_edges;
 } TaskGraph;
 
-// Fills in defaults (0 means default) and rejects nothing: values larger than
-// the dimension mean one chunk. Returns 0, or -1 with a message.
-int chunking_resolve(Chunking *c, const StepDescription *step, char *err, size_t err_len);
+// Fills in what is 0: channel_chunk and max_channel_chunks with their
+// defaults, BATCH_SUBSIZE, k and the tile widths by the automatic rule for
+// `threads` threads (taskgraph.c, "Granularity for the machine"; the bits of
+// `chosen` say which), the knobs given staying as they are. Values larger than
+// B, T or a channel extent mean one chunk; a tile width larger than the widest
+// product it cuts is rejected (it would cut nothing). Returns 0, or -1 with a
+// message.
+int chunking_resolve(Chunking *c, const StepDescription *step, int threads, char *err, size_t err_len);
+// The widest of the products that tile_columns (1) or tile_in_channels (0)
+// cuts: the largest Op.cut_columns or Op.cut_input_channels; 0 without one.
+int chunking_widest_product(const StepDescription *step, int output_columns);
 // Channels per chunk for an operation of `extent` channels.
 int chunking_channels(const Chunking *c, int extent);
 // Chunk width of a matrix product split along its output columns.
@@ -79,9 +107,9 @@ int taskgraph_phase_depends(const TaskGraph *g, const StepDescription *step, Chu
 // are listed phase by phase; an executor waits where the phase changes).
 int taskgraph_phase_end(const TaskGraph *g, const StepDescription *step, int begin);
 // What a chunked executor starts with: the chunking resolved from its options
-// (0: default), the tasks built, and, with `analyse`, their dependency graph.
-// Returns 0, or -1 with a message in err.
-int taskgraph_for_executor(TaskGraph *g, const StepDescription *step, int batch_subsize, int token_chunk,
-                           int channel_chunk, int analyse, char *err, size_t err_len);
+// (`requested`, 0: chosen for `threads` threads), the tasks built, and, with
+// `analyse`, their dependency graph. Returns 0, or -1 with a message in err.
+int taskgraph_for_executor(TaskGraph *g, const StepDescription *step, const Chunking *requested, int threads,
+                           int analyse, char *err, size_t err_len);
 
 #endif

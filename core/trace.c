@@ -46,14 +46,14 @@ void run_chunk(const StepDescription *step, int op_index, Range range, int itera
 }
 
 int trace_write_csv(const Trace *trace, const StepDescription *step, FILE *out) {
-    fprintf(out, "iteration,op,kernel,layer,phase,label,b0,b1,x0,x1,thread,start_s,end_s\n");
+    fprintf(out, "iteration,op,kernel,layer,phase,label,b0,b1,x0,x1,thread,start_s,end_s,col0,col1\n");
     size_t n = trace->count < trace->capacity ? trace->count : trace->capacity;
     for (size_t i = 0; i < n; i++) {
         const TraceRecord *r = &trace->records[i];
         const Op *op = &step->ops[r->op];
-        fprintf(out, "%d,%d,%s,%d,%s,%s,%d,%d,%d,%d,%d,%.9f,%.9f\n", r->iteration, r->op,
+        fprintf(out, "%d,%d,%s,%d,%s,%s,%d,%d,%d,%d,%d,%.9f,%.9f,%d,%d\n", r->iteration, r->op,
                 op_kind_name(op->kind), op->layer, phase_name(op->phase), op->label, r->range.b0,
-                r->range.b1, r->range.x0, r->range.x1, r->thread, r->start, r->end);
+                r->range.b1, r->range.x0, r->range.x1, r->thread, r->start, r->end, r->range.col0, r->range.col1);
     }
     return ferror(out) ? -1 : 0;
 }

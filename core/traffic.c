@@ -67,7 +67,10 @@ Traffic op_traffic(const StepDescription *s, const Op *op, Range r) {
         break;
     }
     case OP_MATMUL_BWD_WEIGHT: {
-        int64_t IC = op->in_channels, bias = op->arg[MATMUL_BWD_WEIGHT_DBIAS] != NULL;
+        // K output channels x input channels [col0, col1) (every one when col1 == 0); the bias
+        // gradient with the tile of the first input channels
+        int64_t IC = r.col1 > 0 ? r.col1 - r.col0 : op->in_channels;
+        int64_t bias = op->arg[MATMUL_BWD_WEIGHT_DBIAS] != NULL && (r.col1 == 0 || r.col0 == 0);
         t.flops = 2 * N * K * IC + bias * N * K;
         t.bytes_read = (N * K + N * IC) * F;
         t.bytes_written = (K * IC + bias * K) * F;

@@ -122,8 +122,12 @@ def test_bad_numbers(option, value):
 @pytest.mark.parametrize("variant", ["tasks", "taskiter"])
 @pytest.mark.parametrize("option,value", [("--batch-subsize", "0"), ("--batch-subsize", "-2"),
                                           ("--token-chunk", "0"), ("--token-chunk", "x"),
-                                          ("--channel-chunk", "-1")])
+                                          ("--channel-chunk", "-1"), ("--tile-columns", "0"),
+                                          ("--tile-columns", "-16"), ("--tile-columns", "2x"),
+                                          ("--tile-in-channels", "0"), ("--tile-in-channels", "1.5"),
+                                          ("--tile-columns", "257"), ("--tile-in-channels", "9999")])
 def test_bad_chunking(variant, option, value):
+    # tiny: C = 64, so the widest product (fc forward, fcproj's input gradient and weight gradient) is 256 wide
     check_error(run([binary(variant), "--config", "tiny", option, value]), option)
 
 
@@ -154,6 +158,16 @@ def test_a_repeated_option_is_refused(args):
 def test_a_value_is_one_line_in_the_message_whatever_it_holds():
     r = run([binary("seq"), "--config", "tiny", "--threads", "3\n4"])
     check_error(r, "--threads", "'3?4' is not an integer")
+
+
+def test_tiles_as_wide_as_the_widest_product_are_whole_rows(variant):
+    r = run([binary(variant), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--batch-subsize", "2",
+             "--token-chunk", "8", "--tile-columns", "256", "--tile-in-channels", "256", "--json"])
+    assert r.returncode == 0, r.stderr
+    info = __import__("json").loads(r.stdout.splitlines()[0])["info"]
+    assert info["batch_subsize"] == 2 and info["token_chunk"] == 8
+    # tiles as wide as the widest product: whole rows, one task per row chunk of each product
+    assert info["tile_columns"] == 256 and info["tile_in_channels"] == 256
 
 
 def test_unknown_config_name():

@@ -34,7 +34,8 @@ def test_seq_matches_pytorch(name, compiler, kernels):
 @pytest.mark.parametrize("kernels", ["fast", "reference"])
 @pytest.mark.parametrize("name", ["odd36", "wide20"])
 def test_parallel_variants_match_pytorch(variant, compiler, kernels, name):
-    r = run([binary(variant, compiler, kernels)] + verify_args(name) + ["--threads", "2", "--token-chunk", "5"])
+    r = run([binary(variant, compiler, kernels)] + verify_args(name) + ["--threads", "2", "--token-chunk", "5",
+                                                                      "--tile-columns", "16", "--tile-in-channels", "24"])
     assert r.returncode == 0, r.stderr
 
 
@@ -75,8 +76,12 @@ CASES = {
     # embedded config, B=4, T=16, synthetic data
     "tiny": ["--config", "tiny", "-B", "4", "-T", "16", "--seed", "7"],
 }
-# (batch_subsize, token_chunk): dividing and not dividing B and T, and larger than them
-CHUNKINGS = [(1, 1), (1, 5), (2, 4), (3, 7), (4, 13), (8, 100), (1, 16)]
+# (batch_subsize, token_chunk, tile_columns, tile_in_channels): dividing and not dividing B and T, and
+# larger than them; then tiles of the products (0: the default) of whole panels, of widths that cut
+# panels, down to a column, and as wide as the widest product (144 in odd36, C = 36)
+CHUNKINGS = [(1, 1, 0, 0), (1, 5, 0, 0), (2, 4, 0, 0), (3, 7, 0, 0), (4, 13, 0, 0), (8, 100, 0, 0), (1, 16, 0, 0),
+             (1, 5, 16, 32), (2, 4, 7, 20), (3, 7, 48, 1), (1, 16, 144, 144), (1, 1, 5, 3)]
+REPEATED = [(1, 1, 0, 0), (2, 4, 0, 0), (1, 5, 0, 0), (1, 5, 16, 32), (2, 4, 7, 20)]
 
 
 @pytest.mark.parametrize("case,kernels", [("odd36", "fast"), ("tiny", "fast"), ("odd36", "reference")])
@@ -90,20 +95,22 @@ def test_parallel_variants_are_bit_identical_to_seq(case, kernels, tmp_path):
     thread_counts = [1, 2, 3, 4] if kernels == "fast" else [1, 3]
     for compiler, threads in itertools.product(COMPILERS, thread_counts):
         for variant in PARALLEL:
-            chunkings = [(0, 0)] if variant == "forkjoin" else CHUNKINGS
+            chunkings = [(0, 0, 0, 0)] if variant == "forkjoin" else CHUNKINGS
             # several repetitions: a race shows up as a difference in one of them
             repetitions = 3 if threads > 1 else 1
-            for (bs, k), rep in itertools.product(chunkings, range(repetitions)):
-                if variant != "forkjoin" and rep > 0 and (bs, k) not in [(1, 1), (2, 4), (1, 5)]:
+            for (bs, k, tc, ti), rep in itertools.product(chunkings, range(repetitions)):
+                if variant != "forkjoin" and rep > 0 and (bs, k, tc, ti) not in REPEATED:
                     continue
-                out = tmp_path / f"{variant}-{compiler}-{threads}-{bs}-{k}-{rep}.bin"
+                out = tmp_path / f"{variant}-{compiler}-{threads}-{bs}-{k}-{tc}-{ti}-{rep}.bin"
                 args = [binary(variant, compiler, kernels)] + CASES[case] + [
                     "--steps", steps, "--lr", "1e-3", "--wd", "0.01", "--json", "--threads", threads, "--save", out]
                 if bs:
                     args += ["--batch-subsize", bs, "--token-chunk", k]
+                if tc:
+                    args += ["--tile-columns", tc, "--tile-in-channels", ti]
                 r = run(args)
                 runs += 1
-                label = f"{variant}/{compiler}/threads={threads}/bs={bs}/k={k}/rep={rep}"
+                label = f"{variant}/{compiler}/threads={threads}/bs={bs}/k={k}/tiles={tc},{ti}/rep={rep}"
                 if r.returncode != 0:
                     failures.append(f"{label}: exit {r.returncode}: {r.stderr.strip()}")
                     continue
@@ -113,7 +120,7 @@ def test_parallel_variants_are_bit_identical_to_seq(case, kernels, tmp_path):
                 elif out.read_bytes() != expected_params:
                     failures.append(f"{label}: parameters differ after {steps} steps")
                 out.unlink()
-    assert runs > (100 if kernels == "fast" else 40)
+    assert runs > (150 if kernels == "fast" else 60)
     assert not failures, "\n".join(failures)
 
 

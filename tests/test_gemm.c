@@ -138,6 +138,46 @@ static void test_shape(int rows, int IC, int OC, uint64_t *seed) {
         }
     }
 
+    // Tiles of dw: output-channel pieces x input-channel pieces, dbias given
+    // to the tiles of the first input-channel piece only (as the task
+    // variants cut it).
+    matmul_backward_weight_channels_naive(ref, ref_db, dout, inp, 0, OC, rows, IC, OC);
+    static const int tile_grids[][2] = {{0, 3}, {3, 0}, {2, 3}, {4, 5}, {5, 2}};
+    for (size_t g = 0; g < sizeof tile_grids / sizeof tile_grids[0]; g++) {
+        const Split *os = &splits[tile_grids[g][0]], *is = &splits[tile_grids[g][1]];
+        int ib[8], ni = bounds(is, IC, ib), nb = bounds(os, OC, b);
+        poison(got, n_w);
+        poison(got_db, OC);
+        for (int j = ni - 2; j >= 0; j--) // the first input-channel piece last: dbias does not need it first
+            for (int p = 0; p + 1 < nb; p++)
+                matmul_backward_weight_block(got, ib[j] == 0 ? got_db : NULL, dout, inp, b[p], b[p + 1], ib[j],
+                                             ib[j + 1], rows, IC, OC);
+        char name[96];
+        snprintf(name, sizeof name, "backward weight tiles %s x %s", os->name, is->name);
+        int ok = memcmp(ref, got, n_w * sizeof(float)) == 0 && (OC == 0 || IC == 0 ||
+                                                                memcmp(ref_db, got_db, OC * sizeof(float)) == 0);
+        check(ok, name, rows, IC, OC, "tiles");
+    }
+    // a tile in the middle writes its block of dw and nothing else, and no dbias when given none
+    if (OC >= 3 && IC >= 3) {
+        int o0 = OC / 3, o1 = 2 * OC / 3 + 1, i0 = IC / 3, i1 = 2 * IC / 3 + 1;
+        poison(got, n_w);
+        poison(got_db, OC);
+        matmul_backward_weight_block(got, NULL, dout, inp, o0, o1, i0, i1, rows, IC, OC);
+        float sentinel;
+        poison(&sentinel, 1);
+        int ok = 1;
+        for (int o = 0; o < OC; o++) {
+            for (int i = 0; i < IC; i++) {
+                size_t e = (size_t)o * IC + i;
+                int in = o >= o0 && o < o1 && i >= i0 && i < i1;
+                if (memcmp(in ? &ref[e] : &sentinel, &got[e], sizeof(float)) != 0) ok = 0;
+            }
+            if (memcmp(&sentinel, &got_db[o], sizeof(float)) != 0) ok = 0;
+        }
+        check(ok, "backward weight tile writes only its block", rows, IC, OC, "middle");
+    }
+
     // A piece in the middle writes its own range and nothing else.
     if (rows >= 3 && OC >= 3) {
         int lo = rows / 3, hi = 2 * rows / 3 + 1;

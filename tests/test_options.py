@@ -73,3 +73,22 @@ def test_check_stops_where_the_run_would_start(variant, tmp_path):
                          (["--config", "tiny", "--trace", tmp_path], "cannot write trace")]:
         r = run([binary(variant)] + args + ["--check"])
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("variant", ["tasks", "taskiter"])
+def test_automatic_chunking_in_info(variant):
+    """What the executor chose for its thread count is in the info line, and a knob given is kept
+    and not listed as chosen; 1 thread: one chunk, products whole (tiny: C = 64, widest 256)."""
+    def info(*args):
+        r = run([binary(variant), "--config", "tiny", "-B", "4", "-T", "32", "--steps", "1", "--json", *args])
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout.splitlines()[0])["info"]
+    one = info("--threads", "1")
+    assert one["chunking_auto"] == ["batch_subsize", "token_chunk", "tile_columns", "tile_in_channels"]
+    assert (one["batch_subsize"], one["token_chunk"], one["tile_columns"], one["tile_in_channels"]) == (4, 32, 256, 256)
+    four = info("--threads", "4", "--token-chunk", "8", "--tile-columns", "32")
+    assert four["chunking_auto"] == ["batch_subsize", "tile_in_channels"]
+    assert four["token_chunk"] == 8 and four["tile_columns"] == 32 and four["batch_subsize"] < 4
+    unchunked = json.loads(run([binary("forkjoin"), "--config", "tiny", "-T", "8", "--steps", "1",
+                                "--json"]).stdout.splitlines()[0])["info"]
+    assert unchunked["chunking_auto"] == [] and unchunked["tile_columns"] == 0

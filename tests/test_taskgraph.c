@@ -1,13 +1,21 @@
-// The block lists the `tasks` executor hands to OpenMP (taskgraph_phase_depends)
-// against the whole graph: within every phase they must order exactly the
-// pairs of tasks the full lists order, while naming fewer blocks. Prints one
-// line per failed check and "N passed, N failed" last; exits 1 on any failure.
+// The task graph against the data its tasks touch, for chunkings with and
+// without tiles: every two tasks whose regions overlap (one writing) are
+// ordered by a path, within an iteration and from one iteration into the
+// next, and every edge joins two such tasks (the graph's blocks add no
+// dependency of their own: a row chunk waits for the tiles of its own rows
+// only). The regions are the exact boxes of access_boxes, compared element by
+// element, not the blocks the graph is built on. Then the block lists the
+// `tasks` executor hands to OpenMP (taskgraph_phase_depends) against the whole
+// graph: within every phase they must order exactly the pairs of tasks the
+// full lists order, while naming fewer blocks. Prints one line per failed
+// check and "N passed, N failed" last; exits 1 on any failure.
 //
 // Build: `make unit-tests` (target build/tests/test_taskgraph-<compiler>);
 // tests/test_units.py runs it.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../core/gemm.h"
 #include "../core/model.h"
 #include "../core/step.h"
 #include "../core/taskgraph.h"
@@ -47,10 +55,134 @@ static int edge_order(const void *a, const void *b) {
     return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-static void check(const char *config_name, int B, int T, int batch_subsize, int token_chunk, int channel_chunk) {
+// One region a task touches: a box of a buffer, read or written.
+typedef struct {
+    int task, buffer, writes;
+    Box box;
+} Touch;
+
+static int boxes_overlap(const Box *a, const Box *b) {
+    for (int d = 0; d < 3; d++)
+        if (a->hi[d] <= b->lo[d] || b->hi[d] <= a->lo[d]) return 0;
+    return 1;
+}
+
+static int touch_order(const void *a, const void *b) {
+    const Touch *x = a, *y = b;
+    return x->buffer != y->buffer ? x->buffer - y->buffer : x->task - y->task;
+}
+
+// Tasks u < v (v in [n, 2n): the next iteration's v - n) of the doubled
+// sequence that touch overlapping regions, one of them writing, are joined by
+// a path of the graph; every edge of one iteration joins such tasks. Returns
+// the count of violations, printing the first few.
+static long check_conflicts(const char *what, const StepDescription *s, const TaskGraph *g) {
+    int n = g->n_tasks;
+    long n_touch = 0, cap = 1024;
+    Touch *touch = malloc(cap * sizeof(Touch));
+    for (int t = 0; t < n && touch; t++) {
+        const Op *op = &s->ops[g->tasks[t].op];
+        for (int a = 0; a < op->n_access; a++) {
+            Box boxes[MAX_BOXES];
+            int nbox = access_boxes(s, &op->access[a], g->tasks[t].range, boxes);
+            for (int k = 0; k < nbox; k++) {
+                if (n_touch == cap && !(touch = realloc(touch, (cap *= 2) * sizeof(Touch)))) break;
+                touch[n_touch++] = (Touch){t, op->access[a].buffer, op->access[a].writes, boxes[k]};
+            }
+        }
+    }
+    // reachability over two iterations, tasks in sequence order: row u holds the tasks u reaches
+    size_t words = (2 * (size_t)n + 63) / 64;
+    unsigned long long *reach = calloc(2 * (size_t)n * words, sizeof(unsigned long long));
+    unsigned char *conflict = calloc((size_t)n * n, 1); // conflict[u * n + v]: u and v (any order) overlap
+    if (!touch || !reach || !conflict) {
+        printf("FAIL %s: out of memory\n", what);
+        exit(1);
+    }
+    qsort(touch, n_touch, sizeof(Touch), touch_order);
+    for (long i = 0; i < n_touch; i++)
+        for (long j = i + 1; j < n_touch && touch[j].buffer == touch[i].buffer; j++)
+            if ((touch[i].writes || touch[j].writes) && touch[i].task != touch[j].task &&
+                boxes_overlap(&touch[i].box, &touch[j].box)) {
+                conflict[(size_t)touch[i].task * n + touch[j].task] = 1;
+                conflict[(size_t)touch[j].task * n + touch[i].task] = 1;
+            }
+    for (int u = 2 * n - 1; u >= 0; u--) {
+        unsigned long long *row = reach + (size_t)u * words;
+        int t = u % n;
+        for (int e = g->succ_first[t]; e < g->succ_first[t + 1]; e++) {
+            int v = g->succ[e] + (u >= n ? n : 0);
+            if (v <= u) return printf("FAIL %s: edge %d -> %d goes backwards\n", what, t, g->succ[e]), 1;
+            row[v / 64] |= 1ull << (v % 64);
+            for (size_t w = 0; w < words; w++) row[w] |= reach[(size_t)v * words + w];
+        }
+        if (u < n)
+            for (int e = g->next_succ_first[t]; e < g->next_succ_first[t + 1]; e++) {
+                int v = g->next_succ[e] + n;
+                row[v / 64] |= 1ull << (v % 64);
+                for (size_t w = 0; w < words; w++) row[w] |= reach[(size_t)v * words + w];
+            }
+    }
+    long missing = 0, needless = 0;
+    for (int u = 0; u < n; u++)
+        for (int v = 0; v < 2 * n; v++) {
+            if (v <= u || !conflict[(size_t)u * n + v % n]) continue;
+            if (!(reach[(size_t)u * words + v / 64] >> (v % 64) & 1) && missing++ < 5)
+                printf("  %s: %s [%d] and %s [%d]%s overlap but are not ordered\n", what,
+                       s->ops[g->tasks[u].op].label, u, s->ops[g->tasks[v % n].op].label, v % n,
+                       v >= n ? " (next iteration)" : "");
+        }
+    for (int t = 0; t < n; t++)
+        for (int e = g->succ_first[t]; e < g->succ_first[t + 1]; e++)
+            if (!conflict[(size_t)t * n + g->succ[e]] && needless++ < 5)
+                printf("  %s: edge %s [%d] -> %s [%d] orders tasks that share no data\n", what,
+                       s->ops[g->tasks[t].op].label, t, s->ops[g->tasks[g->succ[e]].op].label, g->succ[e]);
+    char line[320];
+    snprintf(line, sizeof(line), "%s: every two tasks that share data are ordered (%ld are not)", what, missing);
+    expect(line, missing == 0);
+    snprintf(line, sizeof(line), "%s: every edge joins tasks that share data (%ld do not)", what, needless);
+    expect(line, needless == 0);
+    free(touch);
+    free(reach);
+    free(conflict);
+    return missing + needless;
+}
+
+// The tiles of the blocks' products: how many tasks cut columns, and whether
+// a task of the operation after a product waits for tiles of other rows.
+static void check_tiles(const char *what, const StepDescription *s, const TaskGraph *g) {
+    int tiled = g->chunking.tile_columns < chunking_widest_product(s, 1);
+    int tiled_in = g->chunking.tile_in_channels < chunking_widest_product(s, 0);
+    int tiles = 0, wgrad_tiles = 0, other_rows = 0;
+    for (int t = 0; t < g->n_tasks; t++) {
+        const ChunkTask *task = &g->tasks[t];
+        const Op *op = &s->ops[task->op];
+        if (task->range.col1 > 0) {
+            if (op->kind == OP_MATMUL_BWD_WEIGHT) wgrad_tiles++;
+            else tiles++;
+        }
+        // a forward tile's successors of the next row operation (GELU, attention, the residual)
+        if (op->kind != OP_MATMUL_FWD || op->split != SPLIT_ROWS) continue;
+        for (int e = g->succ_first[t]; e < g->succ_first[t + 1]; e++) {
+            const ChunkTask *next = &g->tasks[g->succ[e]];
+            const Op *next_op = &s->ops[next->op];
+            if (next_op->split != SPLIT_ROWS || next_op->kind == OP_MATMUL_FWD || next_op->cyclic) continue;
+            if (next->range.b0 != task->range.b0 || next->range.x0 != task->range.x0) other_rows++;
+        }
+    }
+    char line[320];
+    snprintf(line, sizeof(line), "%s: %d product tiles and %d weight-gradient tiles", what, tiles, wgrad_tiles);
+    expect(line, (tiles > 0) == tiled && (wgrad_tiles > 0) == tiled_in);
+    snprintf(line, sizeof(line), "%s: the row operation after a product waits for tiles of its own rows only (%d)",
+             what, other_rows);
+    expect(line, other_rows == 0);
+}
+
+static void check(const char *config_name, int B, int T, int threads, int batch_subsize, int token_chunk,
+                  int channel_chunk, int tile_columns, int tile_in_channels) {
     char what[128], err[256];
-    snprintf(what, sizeof(what), "%s B=%d T=%d chunks (%d, %d, %d)", config_name, B, T, batch_subsize, token_chunk,
-             channel_chunk);
+    snprintf(what, sizeof(what), "%s B=%d T=%d P=%d chunks (%d, %d, %d) tiles (%d, %d)", config_name, B, T, threads,
+             batch_subsize, token_chunk, channel_chunk, tile_columns, tile_in_channels);
     GPT2Config config;
     GPT2 model;
     StepDescription s;
@@ -63,12 +195,18 @@ static void check(const char *config_name, int B, int T, int batch_subsize, int 
     }
     AdamWSettings adamw = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f};
     if (step_describe(&s, &model, adamw, NULL, 1) != 0 ||
-        taskgraph_for_executor(&g, &s, batch_subsize, token_chunk, channel_chunk, 1, err, sizeof(err)) != 0) {
+        taskgraph_for_executor(&g, &s, &(Chunking){.batch_subsize = batch_subsize, .token_chunk = token_chunk,
+                                                   .channel_chunk = channel_chunk, .tile_columns = tile_columns,
+                                                   .tile_in_channels = tile_in_channels},
+                               threads, 1, err, sizeof(err)) != 0) {
         printf("FAIL %s: cannot build the graph: %s\n", what, err);
         failed++;
         gpt2_free(&model);
         return;
     }
+    check_conflicts(what, &s, &g);
+    check_tiles(what, &s, &g);
+
     ChunkTask *tasks = NULL;
     int *ids = NULL;
     if (taskgraph_phase_depends(&g, &s, &tasks, &ids) != 0) {
@@ -137,13 +275,112 @@ static void check(const char *config_name, int B, int T, int batch_subsize, int 
     gpt2_free(&model);
 }
 
+// The automatic chunking (taskgraph.c, "Granularity for the machine") for
+// P threads, with the knobs of `given` fixed: what it must hold, and for d12
+// at 2 threads what it picks. Prints the choice (the README quotes it).
+static void check_auto(const char *config_name, int B, int T, int threads, Chunking given) {
+    char what[160], err[256];
+    snprintf(what, sizeof(what), "auto %s B=%d T=%d P=%d given (%d, %d, %d, %d)", config_name, B, T, threads,
+             given.batch_subsize, given.token_chunk, given.tile_columns, given.tile_in_channels);
+    GPT2Config config;
+    GPT2 model;
+    StepDescription s;
+    AdamWSettings adamw = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f};
+    if (gpt2_named_config(config_name, &config) != 0 || gpt2_describe(&model, config) != 0 ||
+        gpt2_allocate(&model, B, T, err, sizeof(err)) != 0 || step_describe(&s, &model, adamw, NULL, 1) != 0) {
+        printf("FAIL %s: cannot describe the step\n", what);
+        failed++;
+        return;
+    }
+    Chunking c = given;
+    int ok = chunking_resolve(&c, &s, threads, err, sizeof(err)) == 0;
+    int C = config.channels, panel = matmul_panel_columns() > 16 ? matmul_panel_columns() : 16;
+    int min_cols = CHUNK_MIN_TILE_PANELS * panel;
+    int widest = chunking_widest_product(&s, 1), widest_in = chunking_widest_product(&s, 0);
+    printf("%s: batch subsize %d, token chunk %d, tiles of %d columns, %d input channels\n", what,
+           c.batch_subsize, c.token_chunk, c.tile_columns, c.tile_in_channels);
+    char line[320];
+    int mask = (given.batch_subsize ? 0 : CHOSEN_BATCH_SUBSIZE) | (given.token_chunk ? 0 : CHOSEN_TOKEN_CHUNK) |
+               (given.tile_columns ? 0 : CHOSEN_TILE_COLUMNS) | (given.tile_in_channels ? 0 : CHOSEN_TILE_IN_CHANNELS);
+    snprintf(line, sizeof(line), "%s: resolves, says what it chose, keeps what was given", what);
+    expect(line, ok && c.chosen == mask && (!given.batch_subsize || c.batch_subsize == given.batch_subsize) &&
+                     (!given.token_chunk || c.token_chunk == given.token_chunk) &&
+                     (!given.tile_columns || c.tile_columns == given.tile_columns) &&
+                     (!given.tile_in_channels || c.tile_in_channels == given.tile_in_channels));
+    int narrow_tile = c.tile_columns < C ? c.tile_columns : C;
+    long tiles = (long)((B + c.batch_subsize - 1) / c.batch_subsize) * ((T + c.token_chunk - 1) / c.token_chunk) *
+                 ((C + narrow_tile - 1) / narrow_tile);
+    if (threads == 1) {
+        snprintf(line, sizeof(line), "%s: one chunk, whole products at 1 thread", what);
+        expect(line, (given.batch_subsize || c.batch_subsize == B) && (given.token_chunk || c.token_chunk == T) &&
+                         (given.tile_columns || c.tile_columns == widest) &&
+                         (given.tile_in_channels || c.tile_in_channels == widest_in));
+    } else {
+        // floors: rows, and columns in whole panels of at least CHUNK_MIN_TILE_PANELS (or whole)
+        int rows_floor = CHUNK_MIN_TILE_ROWS < B * T ? CHUNK_MIN_TILE_ROWS : B * T;
+        snprintf(line, sizeof(line), "%s: tiles above their floors (%d rows, %d columns)", what, rows_floor, min_cols);
+        expect(line, (given.batch_subsize || given.token_chunk || c.batch_subsize * c.token_chunk >= rows_floor) &&
+                         (given.tile_columns || c.tile_columns >= widest ||
+                          (c.tile_columns >= min_cols && c.tile_columns % panel == 0)) &&
+                         (given.tile_in_channels || c.tile_in_channels >= widest_in ||
+                          (c.tile_in_channels >= min_cols && c.tile_in_channels % panel == 0)));
+        // enough tiles of the narrowest product, or no cut left: rows at their floor, columns too
+        int rows_left = (!given.batch_subsize && c.batch_subsize > 1 &&
+                         (c.batch_subsize + 1) / 2 * c.token_chunk >= rows_floor) ||
+                        (!given.token_chunk && (c.token_chunk + 1) / 2 >= CHUNK_MIN_TILE_ROWS &&
+                         c.batch_subsize * ((c.token_chunk + 1) / 2) >= rows_floor);
+        int cols_left = 0; // a narrower cut of C into equal parts in whole panels that stays above the floor
+        for (int n = 1; n <= C && !given.tile_columns; n++) {
+            int w = ((C + n - 1) / n + panel - 1) / panel * panel;
+            if (w < narrow_tile) {
+                cols_left = w >= min_cols;
+                break;
+            }
+        }
+        snprintf(line, sizeof(line), "%s: %ld tiles of the narrowest product (target %d)", what, tiles,
+                 CHUNK_TILES_PER_THREAD * threads);
+        expect(line, tiles >= (long)CHUNK_TILES_PER_THREAD * threads || (!rows_left && !cols_left));
+    }
+    if (!strcmp(config_name, "d12") && B == 4 && T == 64 && threads == 2 && !given.batch_subsize &&
+        !given.token_chunk && !given.tile_columns && !given.tile_in_channels) {
+        snprintf(line, sizeof(line), "%s: d12 at 2 threads: one sequence a chunk, tiles of 384 and 256", what);
+        expect(line, c.batch_subsize == 1 && c.token_chunk == 64 && c.tile_columns == 384 && c.tile_in_channels == 256);
+    }
+    step_free(&s);
+    gpt2_free(&model);
+}
+
 int main(void) {
     // chunkings: one sequence a chunk, sequences and tokens, one chunk per operation, narrow channels
-    check("tiny", 4, 16, 1, 0, 0);
-    check("tiny", 4, 16, 2, 8, 16);
-    check("tiny", 3, 16, 4, 16, 64);
-    check("tiny", 2, 8, 1, 3, 8);
-    check("small", 4, 32, 1, 0, 0);
+    // chunkings: one sequence a chunk, sequences and tokens, one chunk per operation, narrow channels;
+    // then tiles (tiny: C = 64, the products 64 to 256 columns wide) of whole panels, of ragged
+    // widths that cut panels, one tile per product, and with the rows cut every way
+    check("tiny", 4, 16, 1, 1, 0, 0, 0, 0);
+    check("tiny", 4, 16, 1, 2, 8, 16, 0, 0);
+    check("tiny", 3, 16, 1, 4, 16, 64, 0, 0);
+    check("tiny", 2, 8, 1, 1, 3, 8, 0, 0);
+    check("small", 4, 32, 1, 1, 0, 0, 0, 0);
+    check("tiny", 4, 16, 1, 1, 0, 0, 32, 32);
+    check("tiny", 4, 16, 1, 2, 8, 16, 16, 48);
+    check("tiny", 3, 16, 1, 1, 5, 0, 40, 24);
+    check("tiny", 2, 8, 1, 1, 3, 8, 7, 100);
+    check("tiny", 4, 16, 1, 4, 16, 64, 64, 16);
+    check("small", 4, 32, 1, 1, 16, 0, 256, 128);
+    // the automatic chunking (every knob 0) at several thread counts, and with some knobs given
+    check("tiny", 4, 16, 2, 0, 0, 0, 0, 0);
+    check("small", 4, 32, 3, 0, 0, 0, 0, 0);
+    check("small", 4, 64, 16, 0, 0, 0, 0, 0);
+    check("small", 2, 64, 8, 1, 0, 0, 0, 0);
+    check("small", 4, 64, 8, 0, 0, 0, 128, 0);
+    static const int thread_counts[] = {1, 2, 4, 8, 16, 32, 112};
+    for (size_t i = 0; i < sizeof thread_counts / sizeof thread_counts[0]; i++) {
+        check_auto("d12", 4, 64, thread_counts[i], (Chunking){0});
+        check_auto("tiny", 2, 8, thread_counts[i], (Chunking){0});
+    }
+    check_auto("d12", 4, 64, 16, (Chunking){.batch_subsize = 1, .token_chunk = 64});
+    check_auto("d12", 4, 64, 16, (Chunking){.tile_columns = 768});
+    check_auto("d12", 8, 1024, 16, (Chunking){0});
+    check_auto("small", 1, 7, 4, (Chunking){0});
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -12,6 +12,8 @@ typedef struct {
     int batch_subsize;  // sequences per chunk (tasks, taskiter); 0: default
     int token_chunk;    // tokens per chunk (tasks, taskiter); 0: default
     int channel_chunk;  // channels per chunk of channel-split operations; 0: default
+    int tile_columns;   // output columns per tile of the blocks' products (tasks, taskiter); 0: default
+    int tile_in_channels; // input channels per tile of their weight gradients (tasks, taskiter); 0: default
     // distributed variants (gpt2-mpi) only
     const char *executor; // the node-level executor inside each process; NULL: forkjoin
     int sharded_update;   // 1: ZeRO-1 (each process updates its shard), 0: replicated update
@@ -27,6 +29,8 @@ typedef struct {
 typedef struct {
     int threads;
     int batch_subsize, token_chunk, channel_chunk; // 0 when the executor does not chunk
+    int tile_columns, tile_in_channels;            // likewise
+    int chunking_chosen;                           // CHOSEN_* bits (taskgraph.h): the knobs the executor chose
     long chunks_per_step;                          // kernel calls (tasks) in one step
     long edges_per_step;                           // dependency edges (taskiter; else 0)
 } ExecutorInfo;

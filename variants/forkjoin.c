@@ -52,7 +52,7 @@ void executor_info(const Executor *ex, ExecutorInfo *info) {
         // an even share of rows can span up to three per-sequence ranges
         chunks += (long)pieces(ex, op) * (op->split == SPLIT_ROWS && !op->cyclic ? 3 : 1);
     }
-    *info = (ExecutorInfo){ex->threads, 0, 0, 0, chunks, 0};
+    *info = (ExecutorInfo){.threads = ex->threads, .chunks_per_step = chunks};
 }
 
 // Piece p of n of [0, extent), with boundaries on multiples of 16 so that

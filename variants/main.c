@@ -383,17 +383,31 @@ static void print_info(const Options *o, const Run *run) {
         dist_placement_json(stdout, fragment);
         free(fragment);
 #endif
-        printf(", \"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, \"chunked\": %s, "
+        printf(", \"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, \"tile_columns\": %d, "
+               "\"tile_in_channels\": %d, \"chunking_auto\": [", info->batch_subsize, info->token_chunk,
+               info->channel_chunk, info->tile_columns, info->tile_in_channels);
+        // the knobs the executor chose for its thread count (taskgraph.h: CHOSEN_*)
+        static const struct { int bit; const char *name; } knobs[] = {
+            {CHOSEN_BATCH_SUBSIZE, "batch_subsize"}, {CHOSEN_TOKEN_CHUNK, "token_chunk"},
+            {CHOSEN_TILE_COLUMNS, "tile_columns"}, {CHOSEN_TILE_IN_CHANNELS, "tile_in_channels"}};
+        for (int k = 0, n = 0; k < 4; k++)
+            if (info->chunking_chosen & knobs[k].bit) printf("%s\"%s\"", n++ ? ", " : "", knobs[k].name);
+        printf("], \"chunked\": %s, "
                "\"tasks_per_step\": %ld, \"edges_per_step\": %ld, \"ops_per_step\": %d, \"config\": \"%s\", "
                "\"B\": %d, \"T\": %d, \"L\": %d, \"NH\": %d, \"C\": %d, \"V\": %d, \"Vp\": %d, "
                "\"num_parameters\": %zu}}\n",
-               info->batch_subsize, info->token_chunk, info->channel_chunk, info->batch_subsize > 0 ? "true" : "false",
+               info->batch_subsize > 0 ? "true" : "false",
                info->chunks_per_step, info->edges_per_step, run->step.n_ops, model, o->B, o->T, c->num_layers,
                c->num_heads, c->channels, c->vocab_size, c->padded_vocab_size, run->model.num_parameters);
         fflush(stdout);
     } else if (!silent) {
-        fprintf(stderr, "%s: %s, B=%d T=%d, %zu parameters, %d threads, %ld chunks per step\n", program, model, o->B,
+        fprintf(stderr, "%s: %s, B=%d T=%d, %zu parameters, %d threads, %ld chunks per step", program, model, o->B,
                 o->T, run->model.num_parameters, info->threads, info->chunks_per_step);
+        if (info->batch_subsize > 0)
+            fprintf(stderr, " (batch subsize %d, token chunk %d, tiles of %d columns, %d input channels%s)",
+                    info->batch_subsize, info->token_chunk, info->tile_columns, info->tile_in_channels,
+                    info->chunking_chosen ? "; chosen for the thread count where not given" : "");
+        fprintf(stderr, "\n");
     }
 }
 

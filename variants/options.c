@@ -67,7 +67,8 @@ static int parse_float(const char *option, const char *text, float *out, char *e
 // getopt_long's codes of the options without a one-letter form
 enum {
     OPT_CONFIG = 256, OPT_LIST_CONFIGS, OPT_MODEL, OPT_DATA, OPT_SHUFFLE, OPT_DATA_ORDER, OPT_STEPS, OPT_LR, OPT_WD,
-    OPT_SEED, OPT_THREADS, OPT_BATCH_SUBSIZE, OPT_TOKEN_CHUNK, OPT_CHANNEL_CHUNK, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
+    OPT_SEED, OPT_THREADS, OPT_BATCH_SUBSIZE, OPT_TOKEN_CHUNK, OPT_CHANNEL_CHUNK, OPT_TILE_COLUMNS,
+    OPT_TILE_IN_CHANNELS, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
     OPT_DESCRIBE_GRAPH, OPT_VERIFY, OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE, OPT_CHECK, OPT_EXECUTOR, OPT_UPDATE,
     OPT_END
 };
@@ -89,6 +90,8 @@ static const struct option LONG_OPTIONS[] = {
     {"batch-subsize", required_argument, NULL, OPT_BATCH_SUBSIZE},
     {"token-chunk", required_argument, NULL, OPT_TOKEN_CHUNK},
     {"channel-chunk", required_argument, NULL, OPT_CHANNEL_CHUNK},
+    {"tile-columns", required_argument, NULL, OPT_TILE_COLUMNS},
+    {"tile-in-channels", required_argument, NULL, OPT_TILE_IN_CHANNELS},
     {"json", no_argument, NULL, OPT_JSON},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"describe", no_argument, NULL, OPT_DESCRIBE},
@@ -192,6 +195,14 @@ int options_parse(int argc, char **argv, int distributed, Options *o, char *err,
             if (parse_int(name, v, 1, OPTION_MAX_CHANNEL_CHUNK, &i, err, err_len)) return OPTIONS_ERROR;
             o->exec.channel_chunk = (int)i;
             break;
+        case OPT_TILE_COLUMNS:
+            if (parse_int(name, v, 1, OPTION_MAX_CHANNEL_CHUNK, &i, err, err_len)) return OPTIONS_ERROR;
+            o->exec.tile_columns = (int)i;
+            break;
+        case OPT_TILE_IN_CHANNELS:
+            if (parse_int(name, v, 1, OPTION_MAX_CHANNEL_CHUNK, &i, err, err_len)) return OPTIONS_ERROR;
+            o->exec.tile_in_channels = (int)i;
+            break;
         case OPT_LR:
             if (parse_float(name, v, &o->lr, err, err_len)) return OPTIONS_ERROR;
             break;
@@ -250,6 +261,14 @@ int options_check_model(const Options *o, const GPT2Config *config, int ranks, c
     if (o->exec.token_chunk > o->T)
         return refuse(err, err_len, "--token-chunk: %d is larger than the sequence length of %d tokens",
                       o->exec.token_chunk, o->T);
+    // a tile wider than the widest product it cuts (the MLP's 4C) would cut nothing
+    int widest = 4 * config->channels;
+    if (o->exec.tile_columns > widest)
+        return refuse(err, err_len, "--tile-columns: %d is wider than the widest product's %d output columns",
+                      o->exec.tile_columns, widest);
+    if (o->exec.tile_in_channels > widest)
+        return refuse(err, err_len, "--tile-in-channels: %d is wider than the widest weight gradient's %d input "
+                      "channels", o->exec.tile_in_channels, widest);
     // the largest share of the batch a rank trains on (ranks > 0: checked above)
     int share = ranks > 1 ? (o->B + ranks - 1) / ranks : o->B;
     char why[256];
@@ -276,6 +295,10 @@ void options_usage(FILE *out, const char *program, int distributed) {
             "  --batch-subsize N    sequences per chunk (tasks, taskiter; at most B)\n"
             "  --token-chunk K      tokens per chunk (tasks, taskiter; at most T)\n"
             "  --channel-chunk N    channels per chunk of channel-split operations (tasks, taskiter)\n"
+            "  --tile-columns N     output columns per tile of the transformer blocks' products and\n"
+            "                       input gradients (tasks, taskiter; at most the widest, 4C)\n"
+            "  --tile-in-channels N input channels per tile of their weight gradients (tasks, taskiter;\n"
+            "                       at most the widest, 4C)\n"
             "  --json               one JSON object per line on stdout\n"
             "  --trace FILE         write per-kernel timing records (CSV)\n"
             "  --describe-graph FILE write the chunk tasks of one step, their order and dependencies,\n"

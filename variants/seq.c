@@ -25,7 +25,7 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
 }
 
 void executor_info(const Executor *ex, ExecutorInfo *info) {
-    *info = (ExecutorInfo){1, 0, 0, 0, ex->step->n_ops, 0};
+    *info = (ExecutorInfo){.threads = 1, .chunks_per_step = ex->step->n_ops};
 }
 
 void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {

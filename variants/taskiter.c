@@ -53,8 +53,10 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     ex->step = step;
     ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
     omp_init_lock(&ex->queue_lock);
-    if (taskgraph_for_executor(&ex->graph, step, options->batch_subsize, options->token_chunk,
-                               options->channel_chunk, 1, err->message, sizeof(err->message)) != 0) {
+    Chunking requested = {.batch_subsize = options->batch_subsize, .token_chunk = options->token_chunk,
+                          .channel_chunk = options->channel_chunk, .tile_columns = options->tile_columns,
+                          .tile_in_channels = options->tile_in_channels};
+    if (taskgraph_for_executor(&ex->graph, step, &requested, ex->threads, 1, err->message, sizeof(err->message)) != 0) {
         executor_destroy(ex);
         return NULL;
     }
@@ -76,8 +78,11 @@ oom:
 
 void executor_info(const Executor *ex, ExecutorInfo *info) {
     const Chunking *c = &ex->graph.chunking;
-    *info = (ExecutorInfo){ex->threads, c->batch_subsize, c->token_chunk, c->channel_chunk, ex->graph.n_tasks,
-                           ex->graph.n_edges + ex->graph.n_next_edges};
+    *info = (ExecutorInfo){.threads = ex->threads, .batch_subsize = c->batch_subsize,
+                           .token_chunk = c->token_chunk, .channel_chunk = c->channel_chunk,
+                           .tile_columns = c->tile_columns, .tile_in_channels = c->tile_in_channels,
+                           .chunking_chosen = c->chosen,
+                           .chunks_per_step = ex->graph.n_tasks, .edges_per_step = ex->graph.n_edges + ex->graph.n_next_edges};
 }
 
 // Counts one predecessor of (iteration, task) down; returns 1 when it became

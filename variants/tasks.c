@@ -41,8 +41,10 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     }
     ex->step = step;
     ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
-    if (taskgraph_for_executor(&ex->graph, step, options->batch_subsize, options->token_chunk,
-                               options->channel_chunk, 0, err->message, sizeof(err->message)) != 0) {
+    Chunking requested = {.batch_subsize = options->batch_subsize, .token_chunk = options->token_chunk,
+                          .channel_chunk = options->channel_chunk, .tile_columns = options->tile_columns,
+                          .tile_in_channels = options->tile_in_channels};
+    if (taskgraph_for_executor(&ex->graph, step, &requested, ex->threads, 0, err->message, sizeof(err->message)) != 0) {
         executor_destroy(ex);
         return NULL;
     }
@@ -57,7 +59,11 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
 
 void executor_info(const Executor *ex, ExecutorInfo *info) {
     const Chunking *c = &ex->graph.chunking;
-    *info = (ExecutorInfo){ex->threads, c->batch_subsize, c->token_chunk, c->channel_chunk, ex->graph.n_tasks, 0};
+    *info = (ExecutorInfo){.threads = ex->threads, .batch_subsize = c->batch_subsize,
+                           .token_chunk = c->token_chunk, .channel_chunk = c->channel_chunk,
+                           .tile_columns = c->tile_columns, .tile_in_channels = c->tile_in_channels,
+                           .chunking_chosen = c->chosen,
+                           .chunks_per_step = ex->graph.n_tasks, .edges_per_step = 0};
 }
 
 void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {

@@ -47,12 +47,27 @@ def test_unknown_table_is_named():
     ("sweep", "threads", "2..1"), ("sweep", "threads", "lots"), ("sweep", "threads", [1, 0]),
     ("sweep", "variants", ["seq", "openmp"]), ("sweep", "variants", []), ("sweep", "compilers", ["icc"]),
     ("sweep", "kernels", "fastest"), ("sweep", "batch_subsize", [0]), ("sweep", "batch_subsize", [8]),
-    ("sweep", "token_chunk", [128]), ("placement", "proc_bind", "tight"), ("placement", "places", "cpus"),
+    ("sweep", "token_chunk", [128]), ("sweep", "token_chunk", ["automatic"]), ("sweep", "tile_columns", [0]),
+    ("sweep", "tile_columns", "wide"), ("sweep", "tile_in_channels", [-64]), ("sweep", "batch_subsize", []),
+    ("placement", "proc_bind", "tight"), ("placement", "places", "cpus"),
     ("counters", "backend", "vtune"), ("run", "binary", "build/gpt2"), ("run", "name", "a b"),
 ])
 def test_bad_value_is_named(table, key, value):
     msg = error_of(with_change(table, key, value))
     assert msg.startswith(f"configs/x.toml: {table}.{key}: "), msg
+
+
+def test_auto_chunking_values():
+    """"auto" (the binary's choice for its thread count) in any chunk list, after the numbers; it is
+    not compared with B or T; the tile widths default to it."""
+    s = config.from_dict(GOOD, "configs/x.toml", cpu_count=2)
+    assert s.sweep["tile_columns"] == ["auto"] and s.sweep["tile_in_channels"] == ["auto"]
+    raw = with_change("sweep", "batch_subsize", ["auto", 4, 1, 4])
+    raw["sweep"]["token_chunk"] = "auto"
+    raw["sweep"]["tile_columns"] = [384, "auto"]
+    s = config.from_dict(raw, "configs/x.toml", cpu_count=2)
+    assert s.sweep["batch_subsize"] == [1, 4, "auto"] and s.sweep["token_chunk"] == ["auto"]
+    assert s.sweep["tile_columns"] == [384, "auto"]
 
 
 def test_missing_required_key():

@@ -39,12 +39,14 @@ def test_sweep_writes_tidy_results(study):
 
     steps = read(d, "steps.csv")
     assert list(steps.columns) == ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks",
-                                   "repetition", "step", "warmup", "forward_s", "backward_s",
+                                   "tile_columns", "tile_in_channels", "repetition", "step", "warmup", "forward_s", "backward_s",
                                    "update_s", "step_s", "loss", "comm_s"]
     assert len(steps) == 2 * N_POINTS * (1 + 4)
     assert steps["warmup"].sum() == 2 * N_POINTS  # one warm-up step per run, flagged
     plain = steps[steps["variant"].isin(["seq", "forkjoin"])]
-    assert plain["batch_subsize"].isna().all() and plain["k"].isna().all()
+    assert plain["batch_subsize"].isna().all() and plain["k"].isna().all() and plain["tile_columns"].isna().all()
+    chunked = steps[steps["variant"].isin(["tasks", "taskiter"])]
+    assert (chunked["tile_columns"] == 0).all() and (chunked["tile_in_channels"] == 0).all()  # "auto"
     assert steps["ranks"].isna().all() and steps["comm_s"].isna().all()  # no distributed variant here
     assert set(steps[steps["variant"] == "seq"]["threads"]) == {1}
 

@@ -67,6 +67,18 @@ def test_command_line_and_environment():
     assert env["OMP_NUM_THREADS"] == "2" and env["OMP_PROC_BIND"] == "close" and env["OMP_PLACES"] == "cores"
 
 
+def test_tiles_and_auto_on_the_command_line_and_in_the_info_check():
+    """A chunk key left to the binary ("auto") is not passed and not checked against the info line
+    (which records what the binary chose); a tile width given is passed and checked."""
+    auto = Point("taskiter", "gcc", "fast", 2, 0, 64, None, 256, 0)
+    cmd = runner.command(STUDY, auto, "/b/gpt2-taskiter", "/repo")
+    assert cmd[cmd.index("--threads"):] == ["--threads", "2", "--token-chunk", "64", "--tile-columns", "256"]
+    info = dict(INFO, variant="taskiter", batch_subsize=4, token_chunk=64, tile_columns=256, tile_in_channels=128)
+    assert runner.parse(output(step(0), step(1), step(2), info=info), STUDY, auto).status == "ok"
+    wrong = runner.parse(output(step(0), step(1), step(2), info=dict(info, tile_columns=384)), STUDY, auto)
+    assert wrong.status == "mismatch" and "tile_columns=384" in wrong.error
+
+
 def test_binary_template(monkeypatch):
     monkeypatch.delenv("PERFSTUDY_BUILD_DIR", raising=False)
     assert runner.binary_path(STUDY, POINT, "/repo") == "/repo/build/gcc/fast/gpt2-tasks"

@@ -2,7 +2,7 @@
 
 from collections import Counter
 
-from pstudy.store import config, sweep
+from pstudy.store import config, resultsdir, sweep, vocabulary
 
 RAW = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3, "repetitions": 3},
        "sweep": {"threads": [1, 2, 4], "batch_subsize": [1, 2, 4], "token_chunk": [16, 64]}}
@@ -20,6 +20,31 @@ def test_points_chunk_only_task_variants_and_seq_only_at_one_thread():
             assert p.batch_subsize in (1, 2, 4) and p.k in (16, 64)
     assert [p.threads for p in pts if p.variant == "seq"] == [1]
     assert len(set(pts)) == len(pts)
+
+
+def test_tile_widths_and_auto_are_point_keys():
+    raw = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3, "repetitions": 1},
+           "sweep": {"variants": ["forkjoin", "taskiter"], "threads": [2], "batch_subsize": [1, "auto"],
+                     "token_chunk": [64, "auto"], "tile_columns": [128, "auto"], "tile_in_channels": [64]}}
+    pts = sweep.points(config.from_dict(raw, "x.toml", cpu_count=2))
+    chunked = [p for p in pts if p.variant == "taskiter"]
+    # batch_subsize "auto" is the automatic chunking: one point, every chunk key AUTO
+    assert len(chunked) == 1 * 2 * 2 * 1 + 1 and len(set(chunked)) == len(chunked)
+    auto = vocabulary.AUTO
+    assert sweep.Point("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto) in chunked
+    assert {p.tile_columns for p in chunked} == {128, auto} and {p.tile_in_channels for p in chunked} == {64, auto}
+    assert {p.k for p in chunked if p.batch_subsize == 1} == {64, auto}
+    forkjoin = [p for p in pts if p.variant == "forkjoin"]
+    assert [(p.batch_subsize, p.tile_columns) for p in forkjoin] == [(None, None)]
+    # names: "auto" in stems and labels, and a stem reads back as its point
+    auto = sweep.Point("taskiter", "gcc", "fast", 2, vocabulary.AUTO, 64, None, vocabulary.AUTO, 64)
+    assert resultsdir.run_stem(auto, 0) == "taskiter_gcc_fast_t2_bsauto_k64_tcauto_ti64_r0"
+    assert vocabulary.point_label(auto) == "taskiter gcc/fast t=2 bs=auto k=64 tc=auto ti=64"
+    for p in pts:
+        assert resultsdir.parse_run_stem(resultsdir.run_stem(p, 3)) == (tuple(p), 3)
+    # a stem from before the tile keys still reads
+    assert resultsdir.parse_run_stem("tasks_gcc_fast_t2_bs1_k64_r0") == \
+        (("tasks", "gcc", "fast", 2, 1, 64, None, None, None), 0)
 
 
 def test_schedule_is_repetition_major_shuffled_and_seeded():

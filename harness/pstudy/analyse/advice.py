@@ -42,6 +42,12 @@ def classify(outcome, cores):
     return bound, losses
 
 
+# the tile widths (tile_columns, tile_in_channels) the chunked variants are tried at: none (each
+# product whole per row chunk) and 256, a width every model's products have (4C >= 256 for C >= 64)
+# and wide enough for the micro-kernels' panels
+TILINGS = ((None, None), (256, 256))
+
+
 def chunkings(B, T):
     """[(batch_subsize, k)] the chunked variants are tried at."""
     bss, b = [], 1
@@ -66,9 +72,11 @@ def candidates(medians, B, T):
     out = []
     for variant, compiler, kernels in bases:
         if vocabulary.is_chunked(variant):
-            out += [(variant, compiler, kernels, bs, k) for bs, k in chunkings(B, T)]
+            # untiled (whole products per row chunk, as described at 1 thread) and tiles of 256
+            out += [(variant, compiler, kernels, bs, k, tc, ti) for bs, k in chunkings(B, T)
+                    for tc, ti in TILINGS]
         else:
-            out.append((variant, compiler, kernels, None, None))
+            out.append((variant, compiler, kernels, None, None, None, None))
     return out
 
 
@@ -118,7 +126,7 @@ def _evaluate(graphs, medians, source, target, ck, counts):
         step, outcome, cores = result
         bound, losses = classify(outcome, cores)
         out.append((P, {"threads": P, "variant": ck[0], "compiler": ck[1], "kernels": ck[2], "batch_subsize": ck[3],
-                        "k": ck[4], "ranks": None, "threads_per_rank": None, "predicted_step_s": step,
+                        "k": ck[4], "tile_columns": ck[5], "tile_in_channels": ck[6], "ranks": None, "threads_per_rank": None, "predicted_step_s": step,
                         "bound": bound, **{f"loss_{b.replace(' ', '_')}": v for b, v in losses.items()}}))
     return out
 

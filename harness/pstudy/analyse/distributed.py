@@ -155,11 +155,11 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
                      for r in range(layout.ranks)}):
         if b == 0:
             continue
-        rank_ck = ck if ck[3] is None else (ck[0], ck[1], ck[2], min(ck[3], b), ck[4])
+        rank_ck = ck if ck[3] is None else (ck[0], ck[1], ck[2], min(ck[3], b), *ck[4:])
         g = graphs.get(rank_ck, layout.threads, b)
         work = scaled_work(g, traced, medians[ck], source, view, g.path)
         compute = max(compute, _part(g, work, lambda ph: ph != UPDATE, view, layout.threads))
-    g = graphs.get(ck if ck[3] is None else (ck[0], ck[1], ck[2], min(ck[3], batch // layout.ranks or 1), ck[4]),
+    g = graphs.get(ck if ck[3] is None else (ck[0], ck[1], ck[2], min(ck[3], batch // layout.ranks or 1), *ck[4:]),
                    layout.threads, max(1, batch // layout.ranks))
     share = 1.0 / layout.ranks if layout.update == "sharded" else 1.0
     work = scaled_work(g, traced, medians[ck], source, view, g.path, share)
@@ -276,7 +276,7 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     rows = []
     for batch, r in zip(batches, predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, source,
                                          target)):
-        rows.append({"executor": executor, "compiler": ck[1], "kernels": ck[2], "batch_subsize": ck[3], "k": ck[4],
+        rows.append({"executor": executor, "compiler": ck[1], "kernels": ck[2], "batch_subsize": ck[3], "k": ck[4], "tile_columns": ck[5], "tile_in_channels": ck[6],
                      "scaling": scaling, "global_batch": batch, **r, "machine": target.name,
                      "label": "predicted"})
     validation = []

@@ -34,10 +34,11 @@ def _median(values):
 
 
 def config_key(point):
-    """(variant, compiler, kernels, batch_subsize, k): a point without its thread count (and
-    without ranks: distributed points are not predicted)."""
+    """(variant, compiler, kernels, batch_subsize, k, tile_columns, tile_in_channels): a point without
+    its thread count (and without ranks: distributed points are not predicted)."""
     variant, compiler, kernels, _, bs, k = tuple(point)[:6]
-    return (variant, compiler, kernels, bs, k)
+    tc, ti = (tuple(point)[7:9] + (None, None))[:2]
+    return (variant, compiler, kernels, bs, k, tc, ti)
 
 
 def trace_medians(directory, warmup):
@@ -53,6 +54,8 @@ def trace_medians(directory, warmup):
         except (OSError, ValueError) as err:
             raise StudyError(f"{path}: unreadable trace: {err}") from None
         need = ["iteration", "op", "b0", "b1", "x0", "x1", "start_s", "end_s"]
+        if "col0" not in frame.columns:  # a trace from before tiles: no chunk cuts columns
+            frame = frame.assign(col0=0, col1=0)
         missing = [c for c in need if c not in frame.columns]
         if missing:
             raise StudyError(f"{path}: not a --trace file (missing columns {', '.join(missing)})")
@@ -63,7 +66,7 @@ def trace_medians(directory, warmup):
         if not (dur >= 0).all():
             raise StudyError(f"{path}: a record ends before it starts")
         per = samples.setdefault(config_key(key), {})
-        for row, d in zip(frame[["op", "b0", "b1", "x0", "x1"]].itertuples(index=False), dur):
+        for row, d in zip(frame[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False), dur):
             per.setdefault(taskgraph.chunk_key(*row), []).append(float(d))
     return {ck: {chunk: _median(v) for chunk, v in chunks.items()} for ck, chunks in samples.items()}
 
@@ -125,10 +128,13 @@ def compute_demands(flops, durations, machine):
 def graph_point(ck, threads):
     """The point whose graph config key `ck` replays at `threads` threads: the sequential variant's
     and the chunked variants' graphs are the same at every thread count (described at 1)."""
-    variant, compiler, kernels, bs, k = ck
-    if vocabulary.is_sequential(variant) or vocabulary.is_chunked(variant):
+    variant, compiler, kernels, bs, k, tc, ti = ck
+    chunks = (bs, k, tc, ti)
+    if vocabulary.is_sequential(variant):
+        threads = 1
+    elif vocabulary.is_chunked(variant) and vocabulary.AUTO not in chunks:
         threads = 1  # the same chunk tasks at every thread count; only the replay changes
-    return (variant, compiler, kernels, threads, bs, k, None)  # not distributed: no ranks
+    return (variant, compiler, kernels, threads, bs, k, None, tc, ti)  # not distributed: no ranks
 
 
 class Graphs:
@@ -163,9 +169,10 @@ class Graphs:
     def get(self, ck, threads, batch=None):
         """The graph of config key `ck` at `threads` threads (dataflow graphs do not depend on it),
         of the results' batch size or of `batch` sequences (a rank's share)."""
-        variant, compiler, kernels, bs, k = ck
         point = graph_point(ck, threads)
         threads = point[3]
+        variant, compiler, kernels = ck[:3]
+        chunks = dict(zip(vocabulary.CHUNK_KEYS, ck[3:]))
         if batch is not None and batch == int(self.meta.model.get("B", 4)):
             batch = None
         if (point, batch) in self.cache:
@@ -177,8 +184,9 @@ class Graphs:
             args = list(self.args) + ["--threads", str(threads)]
             if batch is not None:
                 args[args.index("-B") + 1] = str(batch)
-            if bs is not None:
-                args += ["--batch-subsize", str(bs), "--token-chunk", str(k)]
+            for key, value in chunks.items():  # AUTO: chosen by the binary for `threads`
+                if value is not None and value != vocabulary.AUTO:
+                    args += [vocabulary.CHUNK_OPTIONS[key][0], str(value)]
             graph = taskgraph.describe(self.binary(variant, compiler, kernels), args, path)
         if graph.variant != variant:
             raise StudyError(f"{path}: describes variant {graph.variant}, expected {variant}")
@@ -230,11 +238,12 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
             if progress:
                 progress(ck, p, step)
             base = step if p == 1 else base
-            variant, compiler, kernels, bs, k = ck
-            point = (variant, compiler, kernels, p, bs, k, None)  # not distributed: no ranks
+            variant, compiler, kernels, bs, k, tc, ti = ck
+            point = (variant, compiler, kernels, p, bs, k, None, tc, ti)  # not distributed: no ranks
             meas = measured.get(point) if target is source else None
             rows.append({"variant": variant, "compiler": compiler, "kernels": kernels, "threads": p,
-                         "batch_subsize": bs, "k": k, "predicted_step_s": step,
+                         "batch_subsize": bs, "k": k, "tile_columns": tc, "tile_in_channels": ti,
+                         "predicted_step_s": step,
                          "predicted_speedup": base / step, "predicted_efficiency": base / step / p,
                          **{f"predicted_{name}": v for name, v in pop.items()},
                          "measured_step_s": meas, "machine": target.name})
@@ -248,11 +257,11 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
                            "predicted_step_s": step, "error": (step - meas) / meas})
     frame = pd.DataFrame(rows)
-    for col in ("batch_subsize", "k"):
+    for col in vocabulary.CHUNK_KEYS:
         frame[col] = frame[col].astype("Int64")
     vframe = pd.DataFrame(validation, columns=vocabulary.POINT_KEYS + ["measured_step_s", "predicted_step_s",
                                                                         "error"])
-    for col in ("batch_subsize", "k"):
+    for col in vocabulary.CHUNK_KEYS:
         vframe[col] = vframe[col].astype("Int64")
     return frame, vframe
 
@@ -261,7 +270,8 @@ def series_label(row):
     label = row["variant"]
     if not (isinstance(row["batch_subsize"], float) and math.isnan(row["batch_subsize"])) and \
             row["batch_subsize"] is not None and str(row["batch_subsize"]) != "<NA>":
-        label += f" bs={row['batch_subsize']} k={row['k']}"
+        label += " " + vocabulary.chunking_label(row["batch_subsize"], row["k"], row.get("tile_columns"),
+                                                 row.get("tile_in_channels"))
     return label
 
 
@@ -293,7 +303,8 @@ def figures(frame, measured, out_dir, machine_name):
             # measured points of the same configuration, against the measured 1-thread time
             pts = []
             for r in rows:
-                key = (variant, compiler, kernels, int(r["threads"]), *r[["batch_subsize", "k"]].tolist())
+                key = (variant, compiler, kernels, int(r["threads"]), *r[["batch_subsize", "k"]].tolist(), None,
+                       *r[["tile_columns", "tile_in_channels"]].tolist())
                 key = tuple(None if (v is None or str(v) == "<NA>") else v for v in key)
                 m = measured.get(key)
                 b = measured.get(key[:3] + (1,) + key[4:])

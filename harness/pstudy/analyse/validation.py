@@ -105,7 +105,7 @@ def pack(studies, out, command, notes=()):
                 batches = {distributed.dist_share(B, r, R)[1] - distributed.dist_share(B, r, R)[0] for r in range(R)}
                 for b in sorted(batches | {max(1, B // R)}):
                     if b > 0:
-                        rank_ck = ck if ck[3] is None else (*ck[:3], min(ck[3], b), ck[4])
+                        rank_ck = ck if ck[3] is None else (*ck[:3], min(ck[3], b), *ck[4:])
                         graph = graphs.get(rank_ck, T, b)
                         validationdata.write_graph(out, study, prediction.graph_point(rank_ck, T), graph.path,
                                                    None if b == B else b)
@@ -196,7 +196,7 @@ def validate(recording, machine=None):
         runs = recording.thief[recording.thief["study"] == study]
         for (variant, compiler, kernels, threads, mode, duty), group in runs.groupby(
                 ["variant", "compiler", "kernels", "threads", "mode", "duty"]):
-            ck = (variant, compiler, kernels, None, None)
+            ck = (variant, compiler, kernels, None, None, None, None)
             if ck not in medians:
                 raise StudyError(f"{recording.directory / validationdata.THIEF}: {variant} {compiler}/{kernels}: "
                                  "no 1-thread chunk times of that configuration in chunks.csv")

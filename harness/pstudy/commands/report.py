@@ -164,7 +164,9 @@ def write_page(directory, meta, summary, outdir, traced, roof, why):
                for p in sorted(outdir.glob(f"{kind}_step_*.png"))]
     table = ""
     if points is not None:
-        cols = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "n_runs"]
+        cols = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "tile_columns", "tile_in_channels",
+                "n_runs"]
+        cols = [c for c in cols if c in points.columns]  # tables from before the tile keys
         shown = points[cols].copy()
         for factor in efficiency.TABLE_ORDER:
             shown[efficiency.LABELS[factor].strip()] = [

@@ -190,7 +190,11 @@ def command(study, point, binary, root, trace=None, prefix=()):
     if not vocabulary.is_sequential(point.variant):
         cmd += ["--threads", str(point.threads)]
     if vocabulary.is_chunked(point.variant):
-        cmd += ["--batch-subsize", str(point.batch_subsize), "--token-chunk", str(point.k)]
+        # a chunk key left to the binary (AUTO) is not passed: it chooses it for its thread count
+        for key, (option, _info) in vocabulary.CHUNK_OPTIONS.items():
+            value = getattr(point, key, None)
+            if value is not None and value != vocabulary.AUTO:
+                cmd += [option, str(value)]
     if trace is not None:
         cmd += ["--trace", str(trace)]
     return cmd
@@ -335,8 +339,10 @@ def check_info(info, point):
     expected = {"variant": point.variant, "compiler": point.compiler, "kernels": point.kernels,
                 "threads": point.threads}
     if point.batch_subsize is not None:
-        expected["batch_subsize"] = point.batch_subsize
-        expected["token_chunk"] = point.k
+        for key, (_option, info_key) in vocabulary.CHUNK_OPTIONS.items():
+            value = getattr(point, key, None)
+            if value is not None and value != vocabulary.AUTO:  # what the binary chose is recorded, not checked
+                expected[info_key] = value
     if getattr(point, "ranks", None) is not None:
         expected["ranks"] = point.ranks
     if "variant" not in info:

@@ -76,8 +76,11 @@ def series(build):
             lines.append((variant, variant, None, rows.sort_values("threads")))
         if bs is not None:
             rows_bs = chunked[chunked["batch_subsize"] == bs]
-            for (variant, k), rows in rows_bs.groupby(["variant", "k"], sort=True):
-                lines.append((f"{variant} k={k}", variant, k, rows.sort_values("threads")))
+            tiles = [c for c in ("tile_columns", "tile_in_channels") if c in rows_bs.columns]
+            for key, rows in rows_bs.groupby(["variant", "k"] + tiles, sort=True, dropna=False):
+                variant, k, tc, ti = (tuple(key) + (None, None))[:4]
+                label = f"{variant} " + vocabulary.chunking_label(bs, k, tc, ti).split(" ", 1)[1]  # bs: the panel's
+                lines.append((label, variant, k, rows.sort_values("threads")))
         lines.sort(key=lambda line: (vocabulary.variant_order(line[1]), line[2] or 0))
         panels.append((bs, lines))
     return panels
@@ -120,7 +123,7 @@ def figure(kind, phase, build, meta, compiler, kernels):
         ax.grid(True, alpha=0.3)
         if len(panels) > 1 or bs is not None:
             unchunked = sorted(set(build["variant"]) - set(CHUNKED), key=vocabulary.variant_order)
-            ax.set_title(f"BATCH_SUBSIZE = {bs}" + (f"  ({', '.join(unchunked)}: not chunked)"
+            ax.set_title(f"BATCH_SUBSIZE = {vocabulary.chunk_text(bs)}" + (f"  ({', '.join(unchunked)}: not chunked)"
                                                      if unchunked else ""), fontsize=9)
         # a fixed corner: loc="best" costs more than the rest of the figure together
         corner = {"runtime": "upper right", "vs-forkjoin": "lower left"}.get(

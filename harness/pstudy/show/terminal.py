@@ -52,8 +52,11 @@ def table_frame(summary):
             **({} if "ranks" not in summary.columns or summary["ranks"].isna().all() else
                {"ranks": "-" if pd.isna(r["ranks"]) else int(r["ranks"])}),  # only in sweeps over ranks
             "thr": int(r["threads"]),
-            "bs": "-" if pd.isna(r["batch_subsize"]) else int(r["batch_subsize"]),
-            "k": "-" if pd.isna(r["k"]) else int(r["k"]),
+            "bs": "-" if pd.isna(r["batch_subsize"]) else vocabulary.chunk_text(r["batch_subsize"]),
+            "k": "-" if pd.isna(r["k"]) else vocabulary.chunk_text(r["k"]),
+            **({} if "tile_columns" not in summary.columns or summary["tile_columns"].isna().all() else
+               {"tiles": "-" if pd.isna(r["tile_columns"]) else  # output columns / input channels per tile
+                f"{vocabulary.chunk_text(r['tile_columns'])}/{vocabulary.chunk_text(r['tile_in_channels'])}"}),
             "ok/runs": f"{int(r['n_runs']) - int(r['n_failed'])}/{int(r['n_runs'])}",
             "step s [95% CI]": (f"{seconds(r.get('step_median_s'))} [{seconds(r.get('step_ci_low_s'))},"
                                 f"{seconds(r.get('step_ci_high_s'))}]"),
@@ -96,9 +99,10 @@ def gnuplot_chart(summary, width=100, height=28):
             continue
         blocks, plots = [], ["x title 'ideal' with lines dashtype 2"]
         for i, (key, rows) in enumerate(build[build["variant"] != SEQ].groupby(
-                ["variant", "batch_subsize", "k", "ranks"], dropna=False, sort=False)):
-            variant, bs, k, ranks = key
-            name = variant if pd.isna(bs) else f"{variant} bs={int(bs)} k={int(k)}"
+                ["variant", "batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels"], dropna=False,
+                sort=False)):
+            variant, bs, k, ranks, tc, ti = key
+            name = variant if pd.isna(bs) else f"{variant} {vocabulary.chunking_label(bs, k, tc, ti)}"
             name += "" if pd.isna(ranks) else f" ranks={int(ranks)}"
             data = "\n".join(f"{int(t)} {s:.6g}" for t, s in zip(rows["threads"], rows[column]))
             blocks.append(f"$d{i} << EOD\n{data}\nEOD")

@@ -58,8 +58,11 @@ SCHEMA = {
         "compilers": ("compilers", ["gcc"]),
         "kernels": ("kernels", ["fast"]),
         "threads": ("threads", [1]),
-        "batch_subsize": ("posintlist", [1]),
-        "token_chunk": ("posintlist", None),  # default: [T], one chunk per sequence
+        # chunked variants: a number, "auto" (the binary chooses it for its thread count), or a list
+        "batch_subsize": ("chunklist", [1]),
+        "token_chunk": ("chunklist", None),   # default: [T], one chunk per sequence
+        "tile_columns": ("chunklist", ["auto"]),      # output columns per tile of the products
+        "tile_in_channels": ("chunklist", ["auto"]),  # input channels per weight-gradient tile
         "ranks": ("posintlist", [1]),         # distributed variants only: processes per run
         "scaling": ("scaling", "strong"),     # distributed: model.B global (strong) or per rank (weak)
     },
@@ -111,7 +114,8 @@ class Study:
     name: str
     model: dict               # config|checkpoint, data, B, T
     run: dict                 # steps, warmup, repetitions, timeout_s, seed, build_dir, binary
-    sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk, ranks, scaling
+    sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk, tile_columns,
+                              # tile_in_channels, ranks, scaling
     placement: dict           # proc_bind, places
     counters: dict            # backend
     analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True,
@@ -216,7 +220,7 @@ def from_dict(raw, path, text="", cpu_count=1):
     if sweep["token_chunk"] is None:
         sweep["token_chunk"] = [model["T"]]
     for bs in sweep["batch_subsize"]:
-        if bs > model["B"]:
+        if bs != "auto" and bs > model["B"]:
             raise StudyError(f"{path}: sweep.batch_subsize: {bs} is larger than model.B = {model['B']}")
     if any(vocabulary.is_distributed(v) for v in sweep["variants"]) and sweep["scaling"] == "strong":
         for ranks in sweep["ranks"]:
@@ -225,7 +229,7 @@ def from_dict(raw, path, text="", cpu_count=1):
                                  f"{model['B']} sequences (strong scaling: at least one each; or sweep.scaling = "
                                  "\"weak\")")
     for k in sweep["token_chunk"]:
-        if k > model["T"]:
+        if k != "auto" and k > model["T"]:
             raise StudyError(f"{path}: sweep.token_chunk: {k} is larger than model.T = {model['T']}")
     if "{variant}" not in run["binary"]:
         raise StudyError(f"{path}: run.binary: the template must contain {{variant}} (got \"{run['binary']}\")")
@@ -281,6 +285,11 @@ def check(kind, value, path, name, cpu_count):
         if not items or not all(is_int(v) and v > 0 for v in items):
             raise bad("a positive integer or a non-empty list of them")
         return sorted(set(items))
+    if kind == "chunklist":  # positive integers and "auto", the numbers first
+        items = value if isinstance(value, list) else [value]
+        if not items or not all((is_int(v) and v > 0) or v == "auto" for v in items):
+            raise bad('a positive integer, "auto", or a non-empty list of them')
+        return sorted(set(v for v in items if v != "auto")) + (["auto"] if "auto" in items else [])
     if kind in ("variants", "compilers", "kernels"):
         allowed = {"variants": vocabulary.VARIANTS, "compilers": vocabulary.COMPILERS,
                    "kernels": vocabulary.KERNEL_SETS}[kind]

@@ -33,8 +33,9 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     .lock           held (fcntl.flock) by the process sweeping the directory; names that process
     .reserve        space set aside while a sweep runs, freed to record "failed" when the disk fills
 STEM is a run's file stem, run_stem(point, repetition):
-    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>]_r<repetition>
-    (_R<ranks> for distributed variants only)
+    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>][_tc<tile_columns>_ti<tile_in_channels>]_r<repetition>
+    (_R<ranks> for distributed variants only, _tc/_ti for chunked points with tile widths; a chunk
+    value the binary chooses, AUTO, is written "auto")
 Every file is written to a temporary name and renamed into place, so a crash never leaves a half
 file under a real name. A run counts as done only when its runs/STEM.json exists and the journal
 says so; anything else is redone on resume.
@@ -74,12 +75,17 @@ KEYS = vocabulary.POINT_KEYS
 # names
 
 def point_stem(point):
-    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>] of a point (any object
-    with the point's attributes, or a point key tuple); _R only for distributed points."""
+    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>][_tc<tc>_ti<ti>] of a point
+    (any object with the point's attributes, or a point key tuple); _R only for distributed points,
+    _tc and _ti only for points with tile widths."""
     variant, compiler, kernels, threads, bs, k = tuple(point)[:6]
     ranks = tuple(point)[6] if len(tuple(point)) > 6 else None
-    return (f"{variant}_{compiler}_{kernels}_t{threads}_bs{'NA' if bs is None else bs}"
-            f"_k{'NA' if k is None else k}" + ("" if ranks is None else f"_R{ranks}"))
+    tc, ti = (tuple(point)[7:9] + (None, None))[:2]
+
+    def text(v):
+        return "NA" if v is None else vocabulary.chunk_text(v)
+    return (f"{variant}_{compiler}_{kernels}_t{threads}_bs{text(bs)}_k{text(k)}" + ("" if ranks is None else f"_R{ranks}")
+            + ("" if tc is None and ti is None else f"_tc{text(tc)}_ti{text(ti)}"))
 
 
 def run_stem(point, repetition):
@@ -88,7 +94,8 @@ def run_stem(point, repetition):
 
 
 RUN_STEM = re.compile(r"(?P<variant>[a-z][a-z0-9]*)_(?P<compiler>[a-z0-9]+)_(?P<kernels>[a-z0-9]+)"
-                      r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA)_k(?P<k>\d+|NA)(?:_R(?P<ranks>\d+))?_r(?P<rep>\d+)")
+                      r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA|auto)_k(?P<k>\d+|NA|auto)(?:_R(?P<ranks>\d+))?"
+                      r"(?:_tc(?P<tc>\d+|NA|auto)_ti(?P<ti>\d+|NA|auto))?_r(?P<rep>\d+)")
 
 
 def parse_run_stem(stem):
@@ -97,9 +104,11 @@ def parse_run_stem(stem):
     if not m:
         return None
     d = m.groupdict()
-    key = (d["variant"], d["compiler"], d["kernels"], int(d["threads"]),
-           None if d["bs"] == "NA" else int(d["bs"]), None if d["k"] == "NA" else int(d["k"]),
-           None if d["ranks"] is None else int(d["ranks"]))
+
+    def value(text):
+        return None if text in (None, "NA") else vocabulary.AUTO if text == "auto" else int(text)
+    key = (d["variant"], d["compiler"], d["kernels"], int(d["threads"]), value(d["bs"]), value(d["k"]),
+           value(d["ranks"]), value(d["tc"]), value(d["ti"]))
     return key, int(d["rep"])
 
 

@@ -1,8 +1,9 @@
 """The points of a sweep and the order in which their runs are made.
 
 A point is one configuration of the program (variant, compiler, kernels, threads and, for the
-chunked variants only, batch_subsize and token chunk k; for the distributed variants only, ranks:
-MPI processes of `threads` threads each). A run is one process measuring one point
+chunked variants only, batch_subsize, token chunk k and the tile widths tile_columns and
+tile_in_channels, each a number or AUTO, the binary's choice; for the distributed variants only,
+ranks: MPI processes of `threads` threads each). A run is one process measuring one point
 once; a sweep makes `repetitions` runs of every point.
 
 Order: repetition-major, with the points shuffled independently in each repetition by a seeded
@@ -25,6 +26,8 @@ class Point(NamedTuple):
     batch_subsize: Optional[int]  # None for unchunked variants
     k: Optional[int]              # token chunk; None likewise
     ranks: Optional[int] = None   # processes; None for variants that are not distributed
+    tile_columns: Optional[int] = None      # chunked variants: output columns per tile (0: auto)
+    tile_in_channels: Optional[int] = None  # chunked variants: input channels per weight-gradient tile
 
     def label(self):
         return vocabulary.point_label(self)
@@ -41,7 +44,8 @@ class Run(NamedTuple):
 
 def points(study):
     """Every point of the study. Sequential variants run at 1 thread only; only chunked variants
-    take a chunking, only distributed ones a rank count."""
+    take a chunking, only distributed ones a rank count. batch_subsize "auto" is the automatic
+    chunking, every chunk key left to the binary: one point, whatever the other chunk lists hold."""
     sweep = study.sweep
     out = []
     for compiler in sweep["compilers"]:
@@ -54,11 +58,23 @@ def points(study):
                             out.append(Point(variant, compiler, kernels, threads, None, None, ranks))
                     elif vocabulary.is_chunked(variant):
                         for bs in sweep["batch_subsize"]:
+                            if bs == "auto":
+                                auto = vocabulary.AUTO
+                                out.append(Point(variant, compiler, kernels, threads, auto, auto, None, auto, auto))
+                                continue
                             for k in sweep["token_chunk"]:
-                                out.append(Point(variant, compiler, kernels, threads, bs, k))
+                                for tc in sweep["tile_columns"]:
+                                    for ti in sweep["tile_in_channels"]:
+                                        out.append(Point(variant, compiler, kernels, threads, bs, chunk_value(k),
+                                                         None, chunk_value(tc), chunk_value(ti)))
                     else:
                         out.append(Point(variant, compiler, kernels, threads, None, None))
     return out
+
+
+def chunk_value(value):
+    """A config's chunk value as a point key's: the number, or AUTO for "auto"."""
+    return vocabulary.AUTO if value == "auto" else value
 
 
 def schedule(study, seed):

@@ -4,7 +4,7 @@ This module owns the format on the Python side; nothing else parses the file.
 
 Format "gpt2-perfstudy-graph", version 1: one JSON object with
     variant, schedule ("static" | "dataflow"), threads, barrier_per_op (static), barrier_per_phase,
-    B, T, chunking (dataflow: batch_subsize, token_chunk, channel_chunk),
+    B, T, chunking (dataflow: batch_subsize, token_chunk, channel_chunk, tile_columns, tile_in_channels),
     ops:   [{op, kernel, label, layer, phase, split, cut_columns, flops, bytes}]   in step order
     chunks: [{id, op, phase, b0, b1, x0, x1, col0, col1, thread, flops, bytes
              [, succ, next_succ]}]   ids 0..n-1 in listing order
@@ -49,16 +49,11 @@ class Graph:
         return len(self.op)
 
 
-def chunk_key(op, b0, b1, x0, x1):
+def chunk_key(op, b0, b1, x0, x1, col0=0, col1=0):
     """The identity of a chunk that a --trace record and a graph task share: its operation and
-    range (trace.h's columns). Column cuts (forkjoin's products) are not in a trace record."""
-    return (int(op), int(b0), int(b1), int(x0), int(x1))
-
-
-def whole_columns(task, op):
-    """Whether a task covers every output column of its operation (no column cut, or the whole cut)."""
-    cut = op.get("cut_columns", 0)
-    return task["col1"] == 0 or (task["col0"] == 0 and task["col1"] >= cut)
+    range (trace.h's columns), the columns of a tile or of a column-cut product included (a trace
+    from before they were recorded gives 0, 0: such a task matches no record)."""
+    return (int(op), int(b0), int(b1), int(x0), int(x1), int(col0), int(col1))
 
 
 def _fail(path, problem):
@@ -114,8 +109,7 @@ def parse(doc, path):
         g.thread.append(t["thread"])
         g.flops.append(t["flops"])
         g.bytes.append(t["bytes"])
-        g.key.append(chunk_key(t["op"], t["b0"], t["b1"], t["x0"], t["x1"]) if whole_columns(t, ops[t["op"]])
-                     else None)
+        g.key.append(chunk_key(t["op"], t["b0"], t["b1"], t["x0"], t["x1"], t["col0"], t["col1"]))
         if dataflow:
             for name in ("succ", "next_succ"):
                 lst = t.get(name)

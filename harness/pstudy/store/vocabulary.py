@@ -6,9 +6,10 @@ a point (configs, the sweep, the runner, the statistics, the figures, the benchm
 names from here.
 
 A point is one configuration of a program: (variant, compiler, kernels, threads, batch_subsize,
-k, ranks). batch_subsize and k (the token chunk) exist for chunked variants only, ranks (MPI
-processes, `threads` each) for distributed variants only; they are None (NA in the CSV files)
-for the others.
+k, ranks, tile_columns, tile_in_channels). batch_subsize, k (the token chunk) and the tile widths
+exist for chunked variants only, ranks (MPI processes, `threads` each) for distributed variants
+only; they are None (NA in the CSV files) for the others. A chunk key the binary chooses itself
+for its thread count (config value "auto") is AUTO, 0, in a point key and "auto" in names.
 """
 
 import re
@@ -35,11 +36,18 @@ COMPILERS = ("gcc", "clang")
 KERNEL_SETS = ("fast", "reference")
 # phases of a step as the binaries report them (forward_s, backward_s, update_s, step_s)
 PHASES = ("step", "forward", "backward", "update")
-POINT_KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks"]
-INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks")
-CHUNK_KEYS = ("batch_subsize", "k")
+POINT_KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks", "tile_columns",
+              "tile_in_channels"]
+INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels")
+CHUNK_KEYS = ("batch_subsize", "k", "tile_columns", "tile_in_channels")
 # point keys that only some variants have: NA (pandas Int64) for the others
-OPTIONAL_KEYS = ("batch_subsize", "k", "ranks")
+OPTIONAL_KEYS = ("batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels")
+# a chunk key left to the binary's choice for its thread count
+AUTO = 0
+# the binaries' options and info-line keys of the chunk keys, in CHUNK_KEYS' order
+CHUNK_OPTIONS = {"batch_subsize": ("--batch-subsize", "batch_subsize"), "k": ("--token-chunk", "token_chunk"),
+                 "tile_columns": ("--tile-columns", "tile_columns"),
+                 "tile_in_channels": ("--tile-in-channels", "tile_in_channels")}
 # what distributed variants add to each step record (time in communication between processes)
 DISTRIBUTED_STEP_FIELDS = ("comm_s",)
 
@@ -135,13 +143,31 @@ def point_key(row):
     return tuple(out)
 
 
+def chunk_text(value):
+    """A chunk key's value in names and labels: the number, or "auto" (AUTO)."""
+    return "auto" if value == AUTO else str(int(value))
+
+
+def chunking_label(bs, k, tile_columns=None, tile_in_channels=None):
+    """'bs=1 k=64', with the tile widths where the point has them: 'bs=1 k=64 tc=384 ti=auto'
+    (tc: output columns per tile, ti: input channels per weight-gradient tile); NA counts as absent."""
+    text = f"bs={chunk_text(bs)} k={chunk_text(k)}"
+    if not _is_na(tile_columns):
+        text += f" tc={chunk_text(tile_columns)}"
+    if not _is_na(tile_in_channels):
+        text += f" ti={chunk_text(tile_in_channels)}"
+    return text
+
+
 def point_label(key):
-    """'taskiter gcc/fast t=2 bs=1 k=64', 'mpi gcc/fast r=2 t=1' for a point key (or a Point)."""
+    """'taskiter gcc/fast t=2 bs=1 k=64 tc=auto ti=auto', 'mpi gcc/fast r=2 t=1' for a point key (or a
+    Point)."""
     variant, compiler, kernels, threads, bs, k = tuple(key)[:6]
     ranks = key[6] if len(key) > 6 else None
+    tc, ti = (tuple(key)[7:9] + (None, None))[:2]
     text = f"{variant} {compiler}/{kernels}" + (f" r={ranks}" if ranks is not None else "") + f" t={threads}"
     if bs is not None:
-        text += f" bs={bs} k={k}"
+        text += " " + chunking_label(bs, k, tc, ti)
     return text
 
 
