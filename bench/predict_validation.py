@@ -80,7 +80,7 @@ def record(args):
         if not (directory / "meta.json").is_file():
             raise StudyError(f"perfstudy run {path}: did not print its results directory (got {directory})")
         thief_step = vocabulary.BASELINE in study.sweep["variants"] and 1 in study.sweep["threads"]
-        if thief_step and not (resultsdir.sensitivity_dir(directory) / "runs.csv").is_file():
+        if thief_step and not (resultsdir.ResultsDir(directory).sensitivity / "runs.csv").is_file():
             perfstudy("sensitivity", path, "--into", directory)
         perfstudy("predict", directory)
         studies[study.name] = directory

@@ -160,6 +160,7 @@ def test_a_value_is_one_line_in_the_message_whatever_it_holds():
     check_error(r, "--threads", "'3?4' is not an integer")
 
 
+@pytest.mark.parametrize("variant", ["tasks", "taskiter"])
 def test_tiles_as_wide_as_the_widest_product_are_whole_rows(variant):
     r = run([binary(variant), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--batch-subsize", "2",
              "--token-chunk", "8", "--tile-columns", "256", "--tile-in-channels", "256", "--json"])

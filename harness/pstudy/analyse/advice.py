@@ -187,7 +187,7 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
     order = {ck: i for i, ck in enumerate(cands)}
     for P in counts:
         at = sorted(by_p[P], key=lambda r: order[(r["variant"], r["compiler"], r["kernels"], r["batch_subsize"],
-                                                    r["k"])])
+                                                    r["k"], r["tile_columns"], r["tile_in_channels"])])
         if mpi and P >= 2:
             at += mpi_rows(graphs, medians, meta, source, target, P, notes)
         at.sort(key=lambda r: r["predicted_step_s"])  # stable: ties keep the candidates' order
@@ -267,6 +267,8 @@ def label(row):
     text = f"{row['variant']} {row['compiler']}/{row['kernels']}"
     if str(row["batch_subsize"]) not in ("<NA>", "None", "nan"):
         text += f" bs={row['batch_subsize']} k={row['k']}"
+        if str(row.get("tile_columns")) not in ("<NA>", "None", "nan"):
+            text += f" tc={row['tile_columns']} ti={row['tile_in_channels']}"
     if str(row["ranks"]) not in ("<NA>", "None", "nan"):
         text += f" {row['ranks']} ranks x {row['threads_per_rank']}"
     return text

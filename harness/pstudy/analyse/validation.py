@@ -117,8 +117,8 @@ def pack(studies, out, command, notes=()):
         for ck, per in medians.items():
             for chunk, seconds in sorted(per.items()):
                 chunks.append({"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)),
-                               **dict(zip(("op", "b0", "b1", "x0", "x1"), chunk)), "seconds": seconds})
-        sens = resultsdir.sensitivity_dir(directory)
+                               **dict(zip(("op", "b0", "b1", "x0", "x1", "col0", "col1"), chunk)), "seconds": seconds})
+        sens = resultsdir.ResultsDir(directory).sensitivity
         if (sens / "runs.csv").is_file():
             runs = resultsdir.read_csv(sens / "runs.csv", ["variant", "threads", "mode", "duty", "status", "trace"])
             for r in runs.itertuples(index=False):
@@ -128,13 +128,13 @@ def pack(studies, out, command, notes=()):
                               "threads": int(r.threads), "mode": r.mode, "duty": float(r.duty),
                               "repetition": int(r.repetition), "stolen_GBs": float(r.stolen_GBs or 0.0),
                               "step_s": traced_step_s(sens / r.trace, meta.warmup)})
-        if not machine_written and resultsdir.ceilings_path(directory).is_file():
+        if not machine_written and resultsdir.ResultsDir(directory).ceilings.is_file():
             try:
-                data = ceilingsmod.load_ceilings(resultsdir.ceilings_path(directory))
+                data = ceilingsmod.load_ceilings(resultsdir.ResultsDir(directory).ceilings)
             except ceilingsmod.CeilingsError as err:
                 raise StudyError(str(err)) from None
             out.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(resultsdir.ceilings_path(directory), out / validationdata.CEILINGS)
+            shutil.copyfile(resultsdir.ResultsDir(directory).ceilings, out / validationdata.CEILINGS)
             machine = machinefiles.from_ceilings(data, "recorded")
             resultsdir.atomic_write(out / validationdata.MACHINE, machinefiles.to_toml(machine))
             machine_written = True

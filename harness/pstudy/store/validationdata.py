@@ -33,10 +33,10 @@ from pstudy.store import resultsdir, taskgraph
 SCHEMA = "pstudy-validation/1"
 META, MACHINE, CEILINGS = "validation.json", "machine.toml", "ceilings.json"
 POINTS, CHUNKS, THIEF, GRAPHS = "points.csv", "chunks.csv", "thief.csv", "graphs"
-CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", "batch_subsize", "k"]
+CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", "batch_subsize", "k", "tile_columns", "tile_in_channels"]
 POINT_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks",
-                 "measured_step_s", "steps"]
-CHUNK_COLUMNS = CONFIG_COLUMNS + ["op", "b0", "b1", "x0", "x1", "seconds"]
+                 "tile_columns", "tile_in_channels", "measured_step_s", "steps"]
+CHUNK_COLUMNS = CONFIG_COLUMNS + ["op", "b0", "b1", "x0", "x1", "col0", "col1", "seconds"]
 THIEF_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "mode", "duty", "repetition", "stolen_GBs",
                  "step_s"]
 
@@ -118,8 +118,9 @@ class Recording:
         out = {}
         rows = self.chunks[self.chunks["study"] == study]
         for r in rows.itertuples(index=False):
-            ck = (r.variant, r.compiler, r.kernels, _none(r.batch_subsize), _none(r.k))
-            out.setdefault(ck, {})[taskgraph.chunk_key(r.op, r.b0, r.b1, r.x0, r.x1)] = float(r.seconds)
+            ck = (r.variant, r.compiler, r.kernels, _none(r.batch_subsize), _none(r.k), _none(r.tile_columns),
+                  _none(r.tile_in_channels))
+            out.setdefault(ck, {})[taskgraph.chunk_key(r.op, r.b0, r.b1, r.x0, r.x1, r.col0, r.col1)] = float(r.seconds)
         return out
 
     def measured(self, study):
@@ -128,7 +129,7 @@ class Recording:
         out = {}
         for r in self.points[self.points["study"] == study].itertuples(index=False):
             out[(r.variant, r.compiler, r.kernels, int(r.threads), _none(r.batch_subsize), _none(r.k),
-                 _none(r.ranks))] = float(r.measured_step_s)
+                 _none(r.ranks), _none(r.tile_columns), _none(r.tile_in_channels))] = float(r.measured_step_s)
         return out
 
     def study_meta(self, study):
