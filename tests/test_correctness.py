@@ -77,7 +77,7 @@ CASES = {
     "tiny": ["--config", "tiny", "-B", "4", "-T", "16", "--seed", "7"],
 }
 # (batch_subsize, token_chunk, tile_columns, tile_in_channels): dividing and not dividing B and T, and
-# larger than them; then tiles of the products (0: the default) of whole panels, of widths that cut
+# larger than them (cut to B and T by within(): larger ones are bad input); then tiles of the products (0: the default) of whole panels, of widths that cut
 # panels, down to a column, and as wide as the widest product (144 in odd36, C = 36)
 CHUNKINGS = [(1, 1, 0, 0), (1, 5, 0, 0), (2, 4, 0, 0), (3, 7, 0, 0), (4, 13, 0, 0), (8, 100, 0, 0), (1, 16, 0, 0),
              (1, 5, 16, 32), (2, 4, 7, 20), (3, 7, 48, 1), (1, 16, 144, 144), (1, 1, 5, 3)]
