@@ -192,7 +192,8 @@ def test_state_beyond_limits_is_refused_before_allocation(variant, B, T, needle)
 @pytest.mark.parametrize("variant", ["tasks", "taskiter"])
 def test_too_many_tasks_is_refused(variant):
     # one token per chunk: over 2^22 tasks per step
-    r = run([binary(variant), "--model", MODEL, "-B", "4096", "-T", "32", "--token-chunk", "1", "--steps", "1"],
+    r = run([binary(variant), "--model", MODEL, "-B", "4096", "-T", "32", "--batch-subsize", "1", "--token-chunk", "1",
+             "--steps", "1"],
             timeout=120)
     assert r.returncode == 2, r.stderr
     assert "tasks per step exceed the limit" in r.stderr.strip().splitlines()[-1]
