@@ -13,6 +13,7 @@
 // per iteration.
 #define _GNU_SOURCE
 #include <omp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +41,13 @@ struct Executor {
     int *counters[2];   // predecessors still to finish, per task, per slot
     int *armed;         // counter value a task starts an iteration with (beyond the first)
     Ready *queue;       // ready tasks, a binary min-heap in ready_before order
-    long queue_cap, queue_size; // guarded by queue_lock
-    omp_lock_t queue_lock;
+    long queue_cap, queue_size; // written under queue_lock; idle threads peek at queue_size
+    // An adaptive mutex (spins briefly, then sleeps in the kernel) rather than
+    // an OpenMP lock: libomp's default lock hands itself over in FIFO order,
+    // and when threads outnumber cores the next owner is often descheduled,
+    // so every hand-over waits for a time slice. At 4 threads on 2 busy cores
+    // that convoy ran a fine-grained graph 100 times slower than usual.
+    pthread_mutex_t queue_lock;
 };
 
 Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err) {
@@ -52,7 +58,11 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     }
     ex->step = step;
     ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
-    omp_init_lock(&ex->queue_lock);
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&ex->queue_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
     Chunking requested = {.batch_subsize = options->batch_subsize, .token_chunk = options->token_chunk,
                           .channel_chunk = options->channel_chunk, .tile_columns = options->tile_columns,
                           .tile_in_channels = options->tile_in_channels};
@@ -105,7 +115,8 @@ static int ready_before(Ready a, Ready b) {
 }
 
 static void queue_push(Executor *ex, Ready r) {
-    long i = ex->queue_size++;
+    long i = ex->queue_size;
+    __atomic_store_n(&ex->queue_size, i + 1, __ATOMIC_RELAXED);
     while (i > 0 && ready_before(r, ex->queue[(i - 1) / 2])) {
         ex->queue[i] = ex->queue[(i - 1) / 2];
         i = (i - 1) / 2;
@@ -114,8 +125,10 @@ static void queue_push(Executor *ex, Ready r) {
 }
 
 static Ready queue_pop(Executor *ex) {
-    Ready top = ex->queue[0], last = ex->queue[--ex->queue_size];
-    long i = 0, n = ex->queue_size;
+    long n = ex->queue_size - 1;
+    __atomic_store_n(&ex->queue_size, n, __ATOMIC_RELAXED);
+    Ready top = ex->queue[0], last = ex->queue[n];
+    long i = 0;
     for (;;) {
         long c = 2 * i + 1;
         if (c >= n) break;
@@ -129,14 +142,18 @@ static Ready queue_pop(Executor *ex) {
 }
 
 // Releases the successors of `task` (CSR lists first/succ) in `iteration`
-// into the ready queue.
-static void release_all(Executor *ex, const int *first, const int *succ, int task, int iteration) {
+// into the ready queue. The lock is taken at the first successor that became
+// ready and kept (*locked) so that one acquisition covers every push of a
+// finished task and the pop of the thread's next one.
+static void release_all(Executor *ex, const int *first, const int *succ, int task, int iteration, int *locked) {
     for (int k = first[task]; k < first[task + 1]; k++) {
         Ready r = {iteration, succ[k]};
         if (!release(ex, r.iteration, r.task)) continue;
-        omp_set_lock(&ex->queue_lock);
+        if (!*locked) {
+            pthread_mutex_lock(&ex->queue_lock);
+            *locked = 1;
+        }
         queue_push(ex, r);
-        omp_unset_lock(&ex->queue_lock);
     }
 }
 
@@ -173,17 +190,20 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
 #pragma omp parallel num_threads(ex->threads)
     {
         int me = omp_get_thread_num();
+        Ready job = {-1, -1};
         for (;;) {
-            Ready job = {-1, -1};
-            omp_set_lock(&ex->queue_lock);
-            int done = __atomic_load_n(&remaining, __ATOMIC_ACQUIRE) == 0;
-            if (ex->queue_size > 0) job = queue_pop(ex);
-            omp_unset_lock(&ex->queue_lock);
-            if (done) break;
             if (job.task < 0) {
-                // nothing ready: let a thread that has work run (matters when
-                // threads outnumber cores)
-                sched_yield();
+                // Nothing in hand: wait without the lock, so that idle threads
+                // do not stand in the way of those releasing work, and let a
+                // thread that has work run (threads may outnumber cores).
+                if (__atomic_load_n(&remaining, __ATOMIC_ACQUIRE) == 0) break;
+                if (__atomic_load_n(&ex->queue_size, __ATOMIC_RELAXED) == 0) {
+                    sched_yield();
+                    continue;
+                }
+                pthread_mutex_lock(&ex->queue_lock);
+                if (ex->queue_size > 0) job = queue_pop(ex);
+                pthread_mutex_unlock(&ex->queue_lock);
                 continue;
             }
             const ChunkTask *t = &g->tasks[job.task];
@@ -194,11 +214,18 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
             PhaseSpan *span = &spans[(size_t)me * n + (job.iteration - first)];
             if (t0 < span->start[phase]) span->start[phase] = t0;
             if (t1 > span->end[phase]) span->end[phase] = t1;
-            // release successors in this iteration, then in the next one
-            release_all(ex, g->succ_first, g->succ, job.task, job.iteration);
+            // release successors in this iteration, then in the next one, and
+            // take the next job in the same hold of the lock
+            int locked = 0;
+            release_all(ex, g->succ_first, g->succ, job.task, job.iteration, &locked);
             if (job.iteration + 1 < last)
-                release_all(ex, g->next_succ_first, g->next_succ, job.task, job.iteration + 1);
+                release_all(ex, g->next_succ_first, g->next_succ, job.task, job.iteration + 1, &locked);
             __atomic_sub_fetch(&remaining, 1, __ATOMIC_ACQ_REL);
+            job = (Ready){-1, -1};
+            if (locked) {
+                if (ex->queue_size > 0) job = queue_pop(ex);
+                pthread_mutex_unlock(&ex->queue_lock);
+            }
         }
     }
 
@@ -242,6 +269,6 @@ void executor_destroy(Executor *ex) {
     free(ex->counters[1]);
     free(ex->armed);
     free(ex->queue);
-    omp_destroy_lock(&ex->queue_lock);
+    pthread_mutex_destroy(&ex->queue_lock);
     free(ex);
 }
