@@ -51,9 +51,14 @@ static int narrowest_product(const StepDescription *s, int output_columns) {
 //         into n equal parts in whole panels,
 //         a product of m x C columns getting m x n tiles.
 // Each step cuts the dimension with more room above its floor (rows on a
-// tie: a row cut repeats no packing of the input). At d12, B=4, T=64: 2
-// threads, BATCH_SUBSIZE 1, k 64, tiles of 384 columns (8 tiles of attproj,
-// 24 of qkv); 16 threads, k 16 and tiles of 192 (64 and 192).
+// tie: a row cut repeats no packing of the input). Before that, rows stay
+// whole where column tiles alone give the narrowest product
+// CHUNK_WHOLE_ROW_TILES_PER_THREAD x P tiles above the width floor: then no
+// pass packs the weights (variants/main.c). At d12, B=4, T=64: 2 threads,
+// every row in one chunk and tiles of 192 columns (4 tiles of attproj, 12 of
+// qkv); 3 threads, tiles of 128; 4 threads, BATCH_SUBSIZE 1, k 32 and tiles
+// of 384 (with AVX-512; AVX2's narrower panels keep rows whole up to 6
+// threads); 16 threads, k 16 and tiles of 192 (64 and 192).
 //
 // The weight gradients' output channels come in chunks of at least 256
 // (chunking_product_columns); their input channels are cut into the fewest
@@ -75,7 +80,23 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
     int parts = 1, width = narrow >= min_columns ? narrow : widest;
     if (!free_cols) width = c->tile_columns;
     long target = (long)CHUNK_TILES_PER_THREAD * threads;
-    while (threads > 1 && narrow > 0) {
+    // Rows whole where the column tiles alone are enough: a product whose rows
+    // are in one chunk needs no separate pass that packs its weight (each tile
+    // packs its own columns as it runs, as fork-join's threads do), and at
+    // d12, 2 threads, that pass and the packed weight's second trip through
+    // memory were what still lost to fork-join (README, "Tiles").
+    int whole_rows = 0;
+    if (threads > 1 && narrow > 0 && free_cols && (free_bs || bs >= B) && (free_k || k >= T)) {
+        int want = CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads;
+        int w = ceil_div(ceil_div(narrow, want), panel) * panel;
+        if (w >= min_columns && ceil_div(narrow, w) >= want) {
+            bs = B;
+            k = T;
+            width = w;
+            whole_rows = 1;
+        }
+    }
+    while (!whole_rows && threads > 1 && narrow > 0) {
         long tiles = (long)ceil_div(B, bs) * ceil_div(T, k) * ceil_div(narrow, min_int(width, narrow));
         if (tiles >= target) break;
         // the next cut of each dimension, if it stays above its floor

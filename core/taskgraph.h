@@ -40,10 +40,13 @@ enum { CHOSEN_BATCH_SUBSIZE = 1, CHOSEN_TOKEN_CHUNK = 2, CHOSEN_TILE_COLUMNS = 4
 // The automatic rule's floors and target (chunking_resolve): tiles of at
 // least CHUNK_MIN_TILE_ROWS rows (unless B x T is smaller) and at least
 // CHUNK_MIN_TILE_PANELS panels of the micro-kernel wide, and at least
-// CHUNK_TILES_PER_THREAD tiles per thread of the narrowest product.
+// CHUNK_TILES_PER_THREAD tiles per thread of the narrowest product; or,
+// where column tiles alone give CHUNK_WHOLE_ROW_TILES_PER_THREAD per thread
+// above the width floor, every row in one chunk (no pass packs the weights).
 #define CHUNK_MIN_TILE_ROWS 16
 #define CHUNK_MIN_TILE_PANELS 4
 #define CHUNK_TILES_PER_THREAD 4
+#define CHUNK_WHOLE_ROW_TILES_PER_THREAD 2
 
 typedef struct {
     int op;

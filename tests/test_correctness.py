@@ -76,12 +76,16 @@ CASES = {
     # embedded config, B=4, T=16, synthetic data
     "tiny": ["--config", "tiny", "-B", "4", "-T", "16", "--seed", "7"],
 }
-# (batch_subsize, token_chunk, tile_columns, tile_in_channels): dividing and not dividing B and T, and
-# larger than them (cut to B and T by within(): larger ones are bad input); then tiles of the products (0: the default) of whole panels, of widths that cut
-# panels, down to a column, and as wide as the widest product (144 in odd36, C = 36)
-CHUNKINGS = [(1, 1, 0, 0), (1, 5, 0, 0), (2, 4, 0, 0), (3, 7, 0, 0), (4, 13, 0, 0), (8, 100, 0, 0), (1, 16, 0, 0),
-             (1, 5, 16, 32), (2, 4, 7, 20), (3, 7, 48, 1), (1, 16, 144, 144), (1, 1, 5, 3)]
-REPEATED = [(1, 1, 0, 0), (2, 4, 0, 0), (1, 5, 0, 0), (1, 5, 16, 32), (2, 4, 7, 20)]
+# (batch_subsize, token_chunk, tile_columns, tile_in_channels): first none given (0: the chunking the
+# executor chooses for its thread count; at 1 thread every row in one chunk and no pass that packs the
+# weights); dividing and not dividing B and T, and larger than them (cut to B and T by within(): larger
+# ones are bad input); then tiles of the products (0: the default) of whole panels, of widths that cut
+# panels, down to a column, and as wide as the widest product (144 in odd36, C = 36); last, every row
+# in one chunk with column tiles (no pass packs the weights: the automatic chunking at 2 and 3 threads
+# on models wide enough, d12)
+CHUNKINGS = [(0, 0, 0, 0), (1, 1, 0, 0), (1, 5, 0, 0), (2, 4, 0, 0), (3, 7, 0, 0), (4, 13, 0, 0), (8, 100, 0, 0), (1, 16, 0, 0),
+             (1, 5, 16, 32), (2, 4, 7, 20), (3, 7, 48, 1), (1, 16, 144, 144), (1, 1, 5, 3), (8, 100, 16, 32)]
+REPEATED = [(0, 0, 0, 0), (1, 1, 0, 0), (2, 4, 0, 0), (1, 5, 0, 0), (1, 5, 16, 32), (2, 4, 7, 20)]
 
 
 def within(chunkings, case_args):

@@ -89,6 +89,13 @@ def test_automatic_chunking_in_info(variant):
     four = info("--threads", "4", "--token-chunk", "8", "--tile-columns", "32")
     assert four["chunking_auto"] == ["batch_subsize", "tile_in_channels"]
     assert four["token_chunk"] == 8 and four["tile_columns"] == 32 and four["batch_subsize"] < 4
+    # a separate pass packs the weights only where several row chunks share the packing: not with
+    # every row in one chunk, chosen or given, whatever the column tiles
+    whole_rows = info("--threads", "2", "--batch-subsize", "4", "--token-chunk", "32", "--tile-columns", "32")
+    assert not one["weights_packed_per_step"] and not whole_rows["weights_packed_per_step"]
+    assert four["weights_packed_per_step"]
+    assert whole_rows["ops_per_step"] < four["ops_per_step"]
     unchunked = json.loads(run([binary("forkjoin"), "--config", "tiny", "-T", "8", "--steps", "1",
                                 "--json"]).stdout.splitlines()[0])["info"]
     assert unchunked["chunking_auto"] == [] and unchunked["tile_columns"] == 0
+    assert not unchunked["weights_packed_per_step"]

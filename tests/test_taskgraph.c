@@ -337,14 +337,22 @@ static void check_auto(const char *config_name, int B, int T, int threads, Chunk
                 break;
             }
         }
-        snprintf(line, sizeof(line), "%s: %ld tiles of the narrowest product (target %d)", what, tiles,
-                 CHUNK_TILES_PER_THREAD * threads);
-        expect(line, tiles >= (long)CHUNK_TILES_PER_THREAD * threads || (!rows_left && !cols_left));
+        // or every row in one chunk, the columns alone giving CHUNK_WHOLE_ROW_TILES_PER_THREAD per thread
+        int whole_rows = c.batch_subsize >= B && c.token_chunk >= T &&
+                         tiles >= (long)CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads;
+        snprintf(line, sizeof(line), "%s: %ld tiles of the narrowest product (target %d, or %d with whole rows)", what,
+                 tiles, CHUNK_TILES_PER_THREAD * threads, CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads);
+        expect(line, tiles >= (long)CHUNK_TILES_PER_THREAD * threads || whole_rows || (!rows_left && !cols_left));
     }
     if (!strcmp(config_name, "d12") && B == 4 && T == 64 && threads == 2 && !given.batch_subsize &&
         !given.token_chunk && !given.tile_columns && !given.tile_in_channels) {
-        snprintf(line, sizeof(line), "%s: d12 at 2 threads: one sequence a chunk, tiles of 384 and 256", what);
-        expect(line, c.batch_subsize == 1 && c.token_chunk == 64 && c.tile_columns == 384 && c.tile_in_channels == 256);
+        snprintf(line, sizeof(line), "%s: d12 at 2 threads: every row in one chunk, tiles of 192 and 256", what);
+        expect(line, c.batch_subsize == 4 && c.token_chunk == 64 && c.tile_columns == 192 && c.tile_in_channels == 256);
+    }
+    if (!strcmp(config_name, "d12") && B == 4 && T == 64 && threads == 16 && !given.batch_subsize &&
+        !given.token_chunk && !given.tile_columns && !given.tile_in_channels) {
+        snprintf(line, sizeof(line), "%s: d12 at 16 threads: rows cut (too many threads for column tiles alone)", what);
+        expect(line, c.batch_subsize * c.token_chunk < B * T);
     }
     step_free(&s);
     gpt2_free(&model);

@@ -392,11 +392,11 @@ static void print_info(const Options *o, const Run *run) {
             {CHOSEN_TILE_COLUMNS, "tile_columns"}, {CHOSEN_TILE_IN_CHANNELS, "tile_in_channels"}};
         for (int k = 0, n = 0; k < 4; k++)
             if (info->chunking_chosen & knobs[k].bit) printf("%s\"%s\"", n++ ? ", " : "", knobs[k].name);
-        printf("], \"chunked\": %s, "
+        printf("], \"chunked\": %s, \"weights_packed_per_step\": %s, "
                "\"tasks_per_step\": %ld, \"edges_per_step\": %ld, \"ops_per_step\": %d, \"config\": \"%s\", "
                "\"B\": %d, \"T\": %d, \"L\": %d, \"NH\": %d, \"C\": %d, \"V\": %d, \"Vp\": %d, "
                "\"num_parameters\": %zu}}\n",
-               info->batch_subsize > 0 ? "true" : "false",
+               info->batch_subsize > 0 ? "true" : "false", run->step.packed_floats > 0 ? "true" : "false",
                info->chunks_per_step, info->edges_per_step, run->step.n_ops, model, o->B, o->T, c->num_layers,
                c->num_heads, c->channels, c->vocab_size, c->padded_vocab_size, run->model.num_parameters);
         fflush(stdout);
@@ -425,6 +425,22 @@ static void describe_step(const Options *o, Run *run) {
     run->ex = executor_create(&run->step, &o->exec, &err);
     if (!run->ex) die("%s", err.message);
     executor_info(run->ex, &run->info);
+    // Packing a weight once for a step pays only where several row chunks of a
+    // product share it. With every product in one row chunk (the chunking
+    // chosen at 1 thread, or given), each column tile packs its own columns
+    // as it runs, as fork-join's threads do, and the separate pass would only
+    // add a write and a read of every weight: the step is described again
+    // without it. (The chunking does not depend on the pack operations, so
+    // the executor chooses the same one.)
+    if (pack_weights && run->info.batch_subsize >= run->step.B && run->info.token_chunk >= run->step.T) {
+        executor_destroy(run->ex);
+        step_free(&run->step);
+        if (step_describe(&run->step, &run->model, run->adamw, &run->batches, 0) != 0)
+            die("out of memory describing the step");
+        run->ex = executor_create(&run->step, &o->exec, &err);
+        if (!run->ex) die("%s", err.message);
+        executor_info(run->ex, &run->info);
+    }
     if (o->graph_path) { // a variant that cannot describe its schedule says so before anything is printed
         char why[256];
         if (executor_schedule(run->ex, &run->schedule, why, sizeof(why)) != 0) die("--describe-graph: %s", why);
