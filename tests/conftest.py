@@ -1,13 +1,14 @@
 """Which tests run alone: scripts/run-tests.sh runs the suite in two processes (pytest-xdist) and
-then, by themselves, the tests marked `serial` here: those whose verdict depends on timings (a
-slowdown flagged or not, a thief's bandwidth against STREAM, a regression's false-positive rate)
-or that need both cores (mpirun -np 2, a Slurm node)."""
+then, by themselves, the tests marked `serial`: those whose verdict depends on measured timings (a
+real slowdown flagged or not, a thief's bandwidth against STREAM) or that train on both cores at
+once (gpt2-mpi's ranks, several threads each). Every test of the files below is serial; elsewhere a
+test says so itself (`@pytest.mark.serial`). Tests whose times come from the fake variant
+(tests/harness/fake_variant.py makes them up), bad input and one-line errors are not serial, even
+under mpirun or Slurm: another process beside them changes how long they take, not what they
+check."""
 
 SERIAL_FILES = {
-    "test_mpi.py",                 # mpirun -np 2 on 2 cores
-    "test_mpi_sweep.py",           # the same, through the harness
-    "test_slurm.py",               # a Slurm controller and node started by a fixture
-    "test_regression.py",          # regressions flagged or not from measured times
+    "test_mpi_sweep.py",           # ranks sweeps of the real gpt2-mpi through the harness
     "test_membound.py",            # the thief's bandwidth against STREAM, sensitivity runs
     "test_ceilings.py",            # STREAM and peak FLOP/s measured
 }
