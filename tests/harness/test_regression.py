@@ -500,6 +500,14 @@ def test_large_samples_per_side_compare_without_overflow():
     assert lo < math.exp(0.02) < hi
 
 
+NO_ANALYSIS = """
+[analysis]
+trace = false
+ceilings = false
+roofline = false
+"""
+
+
 def test_ten_self_comparisons_of_separate_sweeps_flag_nothing(study):
     """Eleven sweeps of one build, run one after the other as `perfstudy run --fresh` would run them,
     each with its own drift of the machine: the whole step by a log-normal factor of 1%, and the
@@ -509,7 +517,8 @@ def test_ten_self_comparisons_of_separate_sweeps_flag_nothing(study):
     floor is what holds, not luck."""
     import random
 
-    text = (REPO / "configs" / "regression.toml").read_text()
+    # the regression config's points and runs; no traces, ceilings or roofline, which compare never reads
+    text = (REPO / "configs" / "regression.toml").read_text() + NO_ANALYSIS
     config = study.config(name="regression", text=text)
     rng = random.Random(2024)
     dirs = []
