@@ -3,9 +3,11 @@
 # sees Debian's packages. The last line is the summary of all of them.
 #
 # With pytest-xdist (Debian: python3-pytest-xdist), in two parts: the tests not
-# marked `serial` in two worker processes (--dist loadfile: a file's tests share
-# one worker, so its module fixtures are built once), then the `serial` ones
-# (tests/conftest.py: timings, or both cores) by themselves. Without it, or with
+# marked `serial` in two worker processes (--dist loadgroup: tests/conftest.py
+# groups a file's tests in one worker, so its module fixtures are built once,
+# except files whose tests share nothing, and hands the longest files out
+# first), then the `serial` ones (tests/conftest.py: measured timings, or MPI
+# training on both cores) by themselves. Without it, or with
 # RUN_TESTS_WORKERS=0, everything in one process as before. Arguments go to
 # pytest; paths among them replace `tests`.
 set -u
@@ -22,7 +24,7 @@ fi
 log=$(mktemp) || exit 1
 trap 'rm -f "$log" "$log.rc"' EXIT
 # shown as it runs and kept for the summary; the pipe would hide pytest's exit status, so it is kept aside
-{ "$PY" -m pytest -q -p no:cacheprovider -n "$workers" --dist loadfile -m "not serial" $targets "$@"; echo $? > "$log.rc"; } | tee "$log"
+{ "$PY" -m pytest -q -p no:cacheprovider -n "$workers" --dist loadgroup -m "not serial" $targets "$@"; echo $? > "$log.rc"; } | tee "$log"
 first=$(cat "$log.rc")
 { "$PY" -m pytest -q -p no:cacheprovider -m serial $targets "$@"; echo $? > "$log.rc"; } | tee -a "$log"
 second=$(cat "$log.rc")

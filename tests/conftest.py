@@ -1,23 +1,45 @@
 """Which tests run alone: scripts/run-tests.sh runs the suite in two processes (pytest-xdist) and
-then, by themselves, the tests marked `serial` here: those whose verdict depends on timings (a
-slowdown flagged or not, a thief's bandwidth against STREAM, a regression's false-positive rate)
-or that need both cores (mpirun -np 2, a Slurm node)."""
+then, by themselves, the tests marked `serial`: those whose verdict depends on measured timings (a
+real slowdown flagged or not, a thief's bandwidth against STREAM) or that train on both cores at
+once (gpt2-mpi's ranks, several threads each). Every test of the files below is serial; elsewhere a
+test says so itself (`@pytest.mark.serial`). Tests whose times come from the fake variant
+(tests/harness/fake_variant.py makes them up), bad input and one-line errors are not serial, even
+under mpirun or Slurm: another process beside them changes how long they take, not what they
+check."""
+
+import pytest
 
 SERIAL_FILES = {
-    "test_mpi.py",                 # mpirun -np 2 on 2 cores
-    "test_mpi_sweep.py",           # the same, through the harness
-    "test_slurm.py",               # a Slurm controller and node started by a fixture
-    "test_regression.py",          # regressions flagged or not from measured times
+    "test_mpi_sweep.py",           # ranks sweeps of the real gpt2-mpi through the harness
     "test_membound.py",            # the thief's bandwidth against STREAM, sensitivity runs
     "test_ceilings.py",            # STREAM and peak FLOP/s measured
 }
+
+
+# Beside each other (--dist loadgroup), a file's tests go to one process, so that its module and
+# session fixtures (a finished sweep, a build) are made once; the tests of these files share none
+# and are handed out one by one, so that neither process is left with a whole long file at the end.
+EACH_TEST_ALONE = {"test_correctness.py", "test_regression.py", "test_mpi.py"}
+# the files that take longest, handed out first (a process asks for more work as it runs out):
+# a long one started last would finish alone
+LONGEST_FIRST = ["test_correctness.py", "test_regression.py", "test_faults.py", "test_mpi.py", "test_units.py",
+                 "test_fuzz.py", "test_slurm.py", "test_run.py", "test_edges.py", "test_bench_verdict.py",
+                 "test_bench_kernels.py", "test_hostile_headers.py", "test_report_html.py", "test_instructions.py"]
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "serial: runs alone (timings, or both cores), not beside other tests")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in SERIAL_FILES:
             item.add_marker("serial")
+    if getattr(config.option, "dist", "no") != "loadgroup":
+        return
+    for item in items:
+        name = item.path.name
+        item.add_marker(pytest.mark.xdist_group(item.nodeid if name in EACH_TEST_ALONE else str(item.path)))
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's tests stay together

@@ -1,6 +1,7 @@
 """Shared fixtures: a build tree of fake variant binaries and a way to call harness/perfstudy."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +52,33 @@ def make_build_tree(tmp_path):
     return root
 
 
+@pytest.fixture(scope="session")
+def finished_sweeps(tmp_path_factory):
+    """Finished sweeps of the fake variant, each made once per test process (a sweep costs seconds)
+    and shared: `finished_sweeps.get(**config)` is one for Study.config(**config), and tag= makes
+    another, separate sweep of the same config. Read only: a test that changes one (or reports on
+    it) takes a private copy with Study.copy_of. Their build trees are removed once they are made:
+    a results directory must report and compare with nothing but itself, wherever it was copied."""
+    return FinishedSweeps(tmp_path_factory)
+
+
+class FinishedSweeps:
+    def __init__(self, tmp_path_factory):
+        self.factory, self.made = tmp_path_factory, {}
+
+    def get(self, tag="", **config):
+        key = (tag, tuple(sorted(config.items())))
+        if key not in self.made:
+            tmp = self.factory.mktemp("sweep")
+            s = Study(tmp, make_build_tree(tmp))
+            done = s.perfstudy("run", s.config(**config))
+            assert done.returncode == 0, done.stderr
+            [directory] = s.result_dirs()
+            shutil.rmtree(s.build)
+            self.made[key] = directory
+        return self.made[key]
+
+
 @pytest.fixture
 def study(tmp_path, build_tree):
     """A helper bound to this test's temporary build tree, results root and plots root."""
@@ -82,6 +110,11 @@ class Study:
     def perfstudy(self, *args, timeout=60, **env):
         return subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True,
                               env=self.env(**env), timeout=timeout, cwd=self.tmp)
+
+    def copy_of(self, directory, name=None):
+        """A private copy of a finished results directory in this study's results root, under its
+        own name or `name` (a second sweep of one config gets "-2", as `run --fresh` names it)."""
+        return Path(shutil.copytree(directory, self.results / (name or directory.name)))
 
     def result_dirs(self):
         return sorted(d for d in self.results.iterdir() if d.is_dir()) if self.results.exists() else []

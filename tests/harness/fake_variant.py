@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python3 -S
 """A stand-in for the variant binaries, following their command-line contract (notes: --json output).
 
 Installed under a build tree as <build>/<compiler>/<kernels>/gpt2-<variant> (a symlink), it reads
@@ -27,14 +27,15 @@ Misbehaviour, for testing the harness, chosen by environment variables:
 A build tree can carry its own settings, as a commit carries its own code: a JSON object of FAKE_*
 variables in <build>/fake-env.json (the build root, three levels above the binary's path) overrides
 the environment.
+
+It starts as fast as Python can (-S: nothing from site-packages; no argparse, whose import alone
+took a fifth of a run): the suite starts it thousands of times.
 """
 
-import argparse
 import json
 import os
 import random
 import signal
-import subprocess
 import sys
 import time
 
@@ -55,6 +56,48 @@ def fail(prog, where, problem):
     sys.exit(2)
 
 
+# the binaries' options the harness gives: name -> (type, default); bool: a flag without a value
+OPTIONS = {"--config": (str, None), "--model": (str, None), "--data": (str, None), "-B": (int, 4), "-T": (int, 64),
+           "--steps": (int, 10), "--seed": (int, 0), "--threads": (int, None), "--batch-subsize": (int, None),
+           "--token-chunk": (int, None), "--json": (bool, False), "--trace": (str, None),
+           "--describe": (bool, False), "--list-configs": (bool, False), "--check": (bool, False)}
+
+
+class Options:
+    pass
+
+
+def parse_options(prog, argv):
+    """OPTIONS from argv (`--name value` or `--name=value`); anything else is the binaries' error:
+    one line naming the option, exit status 2."""
+    args = Options()
+    for name, (_, default) in OPTIONS.items():
+        setattr(args, name.lstrip("-").replace("-", "_"), default)
+    i = 0
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=")
+        if name not in OPTIONS:
+            fail(prog, "options", f"unrecognized arguments: {argv[i]}")
+        kind = OPTIONS[name][0]
+        if kind is bool:
+            if eq:
+                fail(prog, "options", f"argument {name}: ignored explicit argument '{value}'")
+            value = True
+        elif not eq:
+            if i + 1 >= len(argv):
+                fail(prog, "options", f"argument {name}: expected one argument")
+            i += 1
+            value = argv[i]
+        if kind is int:
+            try:
+                value = int(value)
+            except ValueError:
+                fail(prog, "options", f"argument {name}: invalid int value: '{value}'")
+        setattr(args, name.lstrip("-").replace("-", "_"), value)
+        i += 1
+    return args
+
+
 def build_settings():
     """FAKE_* overrides from <build>/fake-env.json, when the build tree has one."""
     build_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0]))))
@@ -72,24 +115,7 @@ def main():
     build_settings()
     variant, compiler, kernels = identity()
     prog = f"gpt2-{variant}"
-    parser = argparse.ArgumentParser(prog=prog, add_help=False)
-    parser.error = lambda message: fail(prog, "options", message)
-    parser.add_argument("--config")
-    parser.add_argument("--model")
-    parser.add_argument("--data")
-    parser.add_argument("-B", type=int, default=4)
-    parser.add_argument("-T", type=int, default=64)
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int)
-    parser.add_argument("--batch-subsize", type=int)
-    parser.add_argument("--token-chunk", type=int)
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--trace")
-    parser.add_argument("--describe", action="store_true")
-    parser.add_argument("--list-configs", action="store_true")
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args()
+    args = parse_options(prog, sys.argv[1:])
     if args.list_configs:  # the real binaries' embedded configurations, one per line
         print("\n".join(("d12", "d6", "small", "tiny")))
         return 0
@@ -144,6 +170,7 @@ def main():
         os.kill(os.getpid(), signal.SIGSEGV)
     print(json.dumps({"info": info}), flush=True)
     if mode == "hang":
+        import subprocess
         child = subprocess.Popen(["sleep", "300"])
         pidfile = os.environ.get("FAKE_PIDFILE")
         if pidfile:

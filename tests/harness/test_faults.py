@@ -84,10 +84,8 @@ def test_a_second_sweep_of_a_busy_directory_names_its_holder_and_exits_2(study):
     assert len(runs) == len(set(runs))
 
 
-def test_report_owns_its_plots_directory(study):
-    config = study.config(steps=3, repetitions=1)
-    assert study.perfstudy("run", config).returncode == 0
-    (directory,) = study.result_dirs()
+def test_report_owns_its_plots_directory(study, finished_sweeps):
+    directory = study.copy_of(finished_sweeps.get(steps=3, repetitions=1))
     outdir = study.plots / directory.name
     outdir.mkdir(parents=True)
     holder = subprocess.Popen([sys.executable, "-c", (
@@ -102,7 +100,9 @@ def test_report_owns_its_plots_directory(study):
     finally:
         holder.kill()
         holder.wait()
-    assert study.perfstudy("report", directory, "--no-chart").returncode == 0
+    # the lock is free again (without figures: the lock is the same, the figures cost seconds)
+    done = study.perfstudy("report", directory, "--no-chart", "--no-figures")
+    assert done.returncode == 0, done.stderr
 
 
 def test_results_root_under_a_regular_file_is_one_line(study):
@@ -113,10 +113,8 @@ def test_results_root_under_a_regular_file_is_one_line(study):
     one_line_error(done, str(blocker))
 
 
-def test_plots_root_under_a_regular_file_is_one_line(study):
-    config = study.config(steps=3, repetitions=1)
-    assert study.perfstudy("run", config).returncode == 0
-    (directory,) = study.result_dirs()
+def test_plots_root_under_a_regular_file_is_one_line(study, finished_sweeps):
+    directory = study.copy_of(finished_sweeps.get(steps=3, repetitions=1))
     blocker = study.tmp / "afile"
     blocker.write_text("x")
     done = study.perfstudy("report", directory, "--no-chart", PERFSTUDY_PLOTS=blocker / "plots")
@@ -158,9 +156,8 @@ def test_a_read_only_results_root_is_one_line(study, small_tmpfs):
     one_line_error(done, "Read-only file system")
 
 
-def test_a_read_only_plots_root_is_one_line(study, small_tmpfs):
-    assert study.perfstudy("run", study.config(steps=3, repetitions=1)).returncode == 0
-    (directory,) = study.result_dirs()
+def test_a_read_only_plots_root_is_one_line(study, small_tmpfs, finished_sweeps):
+    directory = study.copy_of(finished_sweeps.get(steps=3, repetitions=1))
     subprocess.run(["mount", "-o", "remount,ro", str(small_tmpfs)], check=True)
     done = study.perfstudy("report", directory, "--no-chart", PERFSTUDY_PLOTS=small_tmpfs)
     assert done.returncode == 2 and "Traceback" not in done.stderr
@@ -185,9 +182,8 @@ def test_an_interrupt_while_the_ceilings_are_measured_still_tabulates(study):
     assert "run the same command again" in done.stderr
 
 
-def test_report_of_a_path_with_dotdot_writes_inside_the_plots_root(study):
-    assert study.perfstudy("run", study.config(steps=3, repetitions=1)).returncode == 0
-    (directory,) = study.result_dirs()
+def test_report_of_a_path_with_dotdot_writes_inside_the_plots_root(study, finished_sweeps):
+    directory = study.copy_of(finished_sweeps.get(steps=3, repetitions=1))
     done = study.perfstudy("report", f"{directory}/{resultsdir.RUNS_DIR}/..", "--no-chart")
     assert done.returncode == 0, done.stderr
     assert (study.plots / directory.name).is_dir()
@@ -229,21 +225,19 @@ def fake_steps():
 
 
 def test_a_checkout_git_cannot_read_is_named_in_a_warning(study):
-    done = study.perfstudy("run", study.config(steps=3, repetitions=1), GIT_DIR=study.tmp / "no-such-git")
+    config = study.config(steps=3, repetitions=1, variants='["seq"]')  # one run: the warning is the point
+    done = study.perfstudy("run", config, GIT_DIR=study.tmp / "no-such-git")
     assert done.returncode == 0, done.stderr
     assert "warning: the code's commit is unknown (git:" in done.stderr
 
 
 @pytest.mark.parametrize("value, shown", [("nan", "nan"), ("inf", "inf"), ("-0.5", "-0.5"), ("fast", "fast"),
                                           ("", "(empty)")])
-def test_step_times_read_back_are_checked(study, value, shown):
+def test_step_times_read_back_are_checked(study, value, shown, finished_sweeps):
     import pandas as pd
 
-    config = study.config(steps=3, repetitions=2)
-    assert study.perfstudy("run", config).returncode == 0
-    (base,) = study.result_dirs()
-    assert study.perfstudy("run", config, "--fresh").returncode == 0
-    candidate = [d for d in study.result_dirs() if d != base][0]
+    base = study.copy_of(finished_sweeps.get(steps=3, repetitions=2))
+    candidate = study.copy_of(finished_sweeps.get(tag="candidate", steps=3, repetitions=2), base.name + "-2")
     path = candidate / resultsdir.STEPS_CSV
     steps = pd.read_csv(path, dtype=str, keep_default_na=False)
     steps.loc[4, "step_s"] = value
@@ -253,11 +247,9 @@ def test_step_times_read_back_are_checked(study, value, shown):
         one_line_error(done, f"{path}: row 6, column step_s: {shown}")
 
 
-def test_a_comparison_where_nothing_could_be_tested_is_an_error(study):
-    config = study.config(steps=3, repetitions=1)
-    assert study.perfstudy("run", config).returncode == 0
-    assert study.perfstudy("run", config, "--fresh").returncode == 0
-    base, candidate = study.result_dirs()
+def test_a_comparison_where_nothing_could_be_tested_is_an_error(study, finished_sweeps):
+    base = study.copy_of(finished_sweeps.get(steps=3, repetitions=1))
+    candidate = study.copy_of(finished_sweeps.get(tag="candidate", steps=3, repetitions=1), base.name + "-2")
     done = study.perfstudy("compare", base, candidate)  # one run per point: no test can be made
     line = one_line_error(done, str(base), str(candidate))
     assert "could be tested" in line or "no regression could be detected" in line

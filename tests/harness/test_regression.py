@@ -420,6 +420,7 @@ done
 exec "$@"
 """
 needs_real = [
+    pytest.mark.serial,  # measured times of the real binaries: alone (tests/conftest.py)
     pytest.mark.skipif(not (REAL_BUILD / "gcc" / "fast" / "gpt2-forkjoin").is_file(),
                        reason="needs the real binaries (make build)"),
     pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or shutil.which("taskset") is None,
@@ -436,6 +437,7 @@ def real_regress(study, *extra, threads="[1, 2]"):
 
 @needs_real[0]
 @needs_real[1]
+@needs_real[2]
 def test_regress_real_binaries_same_build_is_not_flagged(study):
     """A false flag must survive Holm and then a confirmation on fresh runs: rare even here."""
     done = real_regress(study)
@@ -444,6 +446,7 @@ def test_regress_real_binaries_same_build_is_not_flagged(study):
 
 @needs_real[0]
 @needs_real[1]
+@needs_real[2]
 def test_regress_real_binaries_doing_eight_times_the_work_is_flagged(study):
     """The candidate's runs train on eight times the batch: a real slowdown of the real binaries
     (several times: the step's fixed costs do not grow), which regress must confirm whatever else
@@ -497,6 +500,14 @@ def test_large_samples_per_side_compare_without_overflow():
     assert lo < math.exp(0.02) < hi
 
 
+NO_ANALYSIS = """
+[analysis]
+trace = false
+ceilings = false
+roofline = false
+"""
+
+
 def test_ten_self_comparisons_of_separate_sweeps_flag_nothing(study):
     """Eleven sweeps of one build, run one after the other as `perfstudy run --fresh` would run them,
     each with its own drift of the machine: the whole step by a log-normal factor of 1%, and the
@@ -506,7 +517,8 @@ def test_ten_self_comparisons_of_separate_sweeps_flag_nothing(study):
     floor is what holds, not luck."""
     import random
 
-    text = (REPO / "configs" / "regression.toml").read_text()
+    # the regression config's points and runs; no traces, ceilings or roofline, which compare never reads
+    text = (REPO / "configs" / "regression.toml").read_text() + NO_ANALYSIS
     config = study.config(name="regression", text=text)
     rng = random.Random(2024)
     dirs = []

@@ -5,7 +5,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import Study, make_build_tree
 
 import matplotlib
 
@@ -15,26 +14,12 @@ import matplotlib.image  # noqa: E402
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(scope="module")
-def sweep_once(tmp_path_factory):
-    """One finished sweep for the whole module (sweeps cost seconds); its build tree is then removed,
-    since a report must need nothing but the results directory."""
-    tmp = tmp_path_factory.mktemp("report")
-    build = make_build_tree(tmp)
-    s = Study(tmp, build)
-    done = s.perfstudy("run", s.config(steps=3, repetitions=2))
-    assert done.returncode == 0, done.stderr
-    [d] = s.result_dirs()
-    shutil.rmtree(build)
-    return d
-
-
 @pytest.fixture
-def finished(study, sweep_once):
-    """A private copy of the finished sweep's results directory, in this test's results root."""
-    study.results.mkdir()
+def finished(study, finished_sweeps):
+    """A private copy of a finished sweep's results directory (made once, its build tree removed:
+    a report must need nothing but the results directory), in this test's results root."""
     shutil.rmtree(study.build)
-    return Path(shutil.copytree(sweep_once, study.results / sweep_once.name))
+    return study.copy_of(finished_sweeps.get(steps=3, repetitions=2))
 
 
 def test_report_prints_table_and_writes_real_figures(study, finished):

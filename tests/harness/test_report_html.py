@@ -48,13 +48,11 @@ def loaded_images(browser, page, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def report_page(tmp_path_factory):
+def report_page(tmp_path_factory, finished_sweeps):
     from conftest import Study, make_build_tree
     tmp = tmp_path_factory.mktemp("html")
     study = Study(tmp, make_build_tree(tmp))
-    r = study.perfstudy("run", study.config(repetitions=2, steps=3))
-    assert r.returncode == 0, r.stderr
-    directory = study.result_dirs()[0]
+    directory = study.copy_of(finished_sweeps.get(steps=3, repetitions=2))
     r = study.perfstudy("report", directory, "--no-chart", "--formats", "png", timeout=180)
     assert r.returncode == 0, r.stderr
     return study.plots / directory.name / "report.html"
