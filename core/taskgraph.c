@@ -160,6 +160,14 @@ int chunking_resolve(Chunking *c, const StepDescription *s, int threads, char *e
                  c->tile_in_channels, widest_in);
         return -1;
     }
+    // Products split along their output columns (the weight gradients' output channels, the
+    // language-model head's two products) in at most CHUNK_TILES_PER_THREAD chunks per thread, one
+    // at 1 thread, unless a channel chunk is given: each chunk packs every row of its other operand
+    // again (for the head's input gradient all 50304 columns of the logits' gradient), so chunks
+    // beyond what the threads need are paid for in packing. At d12, 1 thread, chunks of 256
+    // channels cost tasks 40 ms a step in the products against fork-join (bench/variants.py).
+    if (c->max_product_chunks == 0)
+        c->max_product_chunks = c->channel_chunk ? INT_MAX : threads > 1 ? CHUNK_TILES_PER_THREAD * threads : 1;
     if (c->channel_chunk == 0) c->channel_chunk = 64;
     if (c->max_channel_chunks == 0) c->max_channel_chunks = 64;
     choose_granularity(c, s, threads > 0 ? threads : 1);
@@ -182,7 +190,11 @@ int chunking_channels(const Chunking *c, int extent) { return channels_at_least(
 // wide: each such chunk packs every row of its input (for the language-model
 // head's input gradient, all 50304 columns of the logits' gradient), so a
 // narrow chunk would spend its time packing.
-int chunking_product_columns(const Chunking *c, int extent) { return channels_at_least(c, extent, 256); }
+int chunking_product_columns(const Chunking *c, int extent) {
+    int block = chunking_channels(c, extent);
+    int size = max_int(channels_at_least(c, extent, 256), ceil_div(extent, max_int(c->max_product_chunks, 1)));
+    return min_int(ceil_div(size, block) * block, extent);
+}
 
 int chunking_param_elements(const Chunking *c, int extent, int width) {
     return channels_at_least(c, extent, ceil_div(CHUNK_MIN_PARAM_ELEMENTS, max_int(width, 1)));

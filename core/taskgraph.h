@@ -29,6 +29,7 @@ typedef struct {
     int token_chunk;    // tokens per row chunk
     int channel_chunk;  // channels per chunk of channel-split operations (at least)
     int max_channel_chunks; // a channel-split operation is cut into at most this many chunks
+    int max_product_chunks; // and a product split along its output columns into at most this many
     int tile_columns;   // output columns per tile of a row-split product (Op.cut_columns); at
                         // least the product's width: one tile, its whole rows
     int tile_in_channels; // input channels per tile of a weight gradient (Op.cut_input_channels)
@@ -72,8 +73,8 @@ typedef struct {
     long n_edges, n_next_edges;
 } TaskGraph;
 
-// Fills in what is 0: channel_chunk and max_channel_chunks with their
-// defaults, BATCH_SUBSIZE, k and the tile widths by the automatic rule for
+// Fills in what is 0: channel_chunk, max_channel_chunks and
+// max_product_chunks with their defaults, BATCH_SUBSIZE, k and the tile widths by the automatic rule for
 // `threads` threads (taskgraph.c, "Granularity for the machine"; the bits of
 // `chosen` say which), the knobs given staying as they are. Values larger than
 // B, T or a channel extent mean one chunk; a tile width larger than the widest
@@ -85,7 +86,10 @@ int chunking_resolve(Chunking *c, const StepDescription *step, int threads, char
 int chunking_widest_product(const StepDescription *step, int output_columns);
 // Channels per chunk for an operation of `extent` channels.
 int chunking_channels(const Chunking *c, int extent);
-// Chunk width of a matrix product split along its output columns.
+// Chunk width of a matrix product split along its output columns: at least
+// 256, at most max_product_chunks chunks, in whole blocks of the dependency
+// grid of its output's rows (chunking_channels), so that two chunks never
+// share a block.
 int chunking_product_columns(const Chunking *c, int extent);
 // Rows per chunk of an update over rows `width` elements wide: the channel
 // chunk, or more rows where that holds fewer than CHUNK_MIN_PARAM_ELEMENTS.
