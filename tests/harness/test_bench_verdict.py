@@ -93,23 +93,28 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
     assert bench.main(["--from", str(first)]) == 0
     printed = capsys.readouterr().out
     assert printed == (first / "summary.txt").read_text()
-    assert "taskiter(BATCH_SUBSIZE=1) / forkjoin at 2 threads, within 3%:" in printed and "-> " in printed
-    # the same ratio held to a second target says which
-    assert "taskiter(BATCH_SUBSIZE=1) / forkjoin at 2 threads, faster:" in printed
+    # the task variants held to issue 33's targets with their own chunking, a verdict each
+    assert "taskiter(auto) / forkjoin at 1 thread, loses at most 1%:" in printed
+    assert "taskiter(auto) / forkjoin at 2 threads, faster:" in printed
+    assert "tasks(auto) / forkjoin at 2 threads, loses nothing:" in printed and "-> " in printed
+    # the reference study's chunking printed beside, with its interval and no verdict
+    line = next(x for x in printed.splitlines() if x.startswith("taskiter(BATCH_SUBSIZE=1) / forkjoin at 2 threads"))
+    assert "interval" in line and "->" not in line
     steps, meta, products, kernels = bench.load(first)
     assert meta["args"]["config"] == "tiny" and meta["git"]["commit"]
     # gemm_bench knows d12's shapes only: the products are not measured, and the summary says why
     assert products is None and not (first / "products.csv").exists()
     assert "products in the two forms: not measured: gemm_bench times d12's shapes, the config is tiny" in printed
     points = steps[steps.purpose == "point"]
-    # one row per measured step: 9 points x 6 repetitions x 1 measured step
-    assert len(points) == 9 * 6 and set(points.repetition) == set(range(6))
+    # one row per measured step: 13 points (seq; at 1 and 2 threads forkjoin, tasks and taskiter
+    # auto and BATCH_SUBSIZE 1, tasks BATCH_SUBSIZE 2 = B) x 6 repetitions x 1 measured step
+    assert len(points) == 13 * 6 and set(points.repetition) == set(range(6))
     # every other repetition runs the points in reverse order
     order = [points[points.repetition == r].sort_values("slot").variant.tolist() for r in (0, 1)]
     assert order[0] == order[1][::-1]
     traced = steps[steps.purpose == "overhead"]
-    # 3 task points x 2 thread counts x 2 rounds x 1 measured step
-    assert len(traced) == 12 and traced.busy_s.gt(0).all()
+    # the 2 task points the targets are stated on (auto) x 2 thread counts x 2 rounds x 1 measured step
+    assert len(traced) == 8 and set(traced.chunking) == {"auto"} and traced.busy_s.gt(0).all()
     # the breakdown: forkjoin traced once per thread count; per step, the kernels' times add up to the
     # chunks' time of steps.csv
     runs = steps[steps.traced == 1]
@@ -164,17 +169,17 @@ def test_the_breakdown_puts_each_kernel_of_a_task_variant_beside_forkjoin(tmp_pa
     # 125 ms (matmul 104, adamw 10.2, pack 7: idle 3.8); taskiter 120 ms (matmul 103, adamw 10.1,
     # pack 6.5: idle 0.4)
     steps = ["breakdown,0,0,forkjoin,1,,1,1,0.115,0.110,NA,0.0",
-             "overhead,0,1,tasks,1,--batch-subsize 1,1,1,0.125,0.1212,9,0.0",
-             "overhead,0,2,taskiter,1,--batch-subsize 1,1,1,0.120,0.1196,9,0.0"]
+             "overhead,0,1,tasks,1,auto,1,1,0.125,0.1212,9,0.0",
+             "overhead,0,2,taskiter,1,auto,1,1,0.120,0.1196,9,0.0"]
     with open(tmp_path / "steps.csv", "a") as f:
         f.write("\n".join(steps) + "\n")
     kernels = ["breakdown,forkjoin,1,,0,1,matmul_fwd,0.100,2", "breakdown,forkjoin,1,,0,1,adamw,0.010,1",
-               "overhead,tasks,1,--batch-subsize 1,0,1,matmul_fwd,0.104,4",
-               "overhead,tasks,1,--batch-subsize 1,0,1,adamw,0.0102,1",
-               "overhead,tasks,1,--batch-subsize 1,0,1,pack_weight_fwd,0.007,4",
-               "overhead,taskiter,1,--batch-subsize 1,0,1,matmul_fwd,0.103,4",
-               "overhead,taskiter,1,--batch-subsize 1,0,1,adamw,0.0101,1",
-               "overhead,taskiter,1,--batch-subsize 1,0,1,pack_weight_fwd,0.0065,4"]
+               "overhead,tasks,1,auto,0,1,matmul_fwd,0.104,4",
+               "overhead,tasks,1,auto,0,1,adamw,0.0102,1",
+               "overhead,tasks,1,auto,0,1,pack_weight_fwd,0.007,4",
+               "overhead,taskiter,1,auto,0,1,matmul_fwd,0.103,4",
+               "overhead,taskiter,1,auto,0,1,adamw,0.0101,1",
+               "overhead,taskiter,1,auto,0,1,pack_weight_fwd,0.0065,4"]
     (tmp_path / "kernels.csv").write_text(",".join(bench.KERNEL_COLUMNS) + "\n" + "\n".join(kernels) + "\n")
     assert bench.main(["--from", str(tmp_path)]) == 0
     out = capsys.readouterr().out.splitlines()
