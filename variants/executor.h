@@ -5,6 +5,7 @@
 
 #include "../core/fileio.h"
 #include "../core/step.h"
+#include "../core/taskgraph.h"
 #include "../core/trace.h"
 
 typedef struct {
@@ -18,6 +19,15 @@ typedef struct {
     const char *executor; // the node-level executor inside each process; NULL: forkjoin
     int sharded_update;   // 1: ZeRO-1 (each process updates its shard), 0: replicated update
 } ExecOptions;
+
+// The chunking the options ask for (0: chosen by the executor for its thread
+// count); tasks, taskiter and the front (whether the step packs weights) read
+// it the same way.
+static inline Chunking exec_chunking(const ExecOptions *o) {
+    return (Chunking){.batch_subsize = o->batch_subsize, .token_chunk = o->token_chunk,
+                      .channel_chunk = o->channel_chunk, .tile_columns = o->tile_columns,
+                      .tile_in_channels = o->tile_in_channels};
+}
 
 typedef struct {
     float loss;

@@ -411,36 +411,48 @@ static void print_info(const Options *o, const Run *run) {
     }
 }
 
+// Whether the step is described with pack operations. An executor that cuts
+// the products' rows into chunks (EXECUTOR_PACKS_WEIGHTS) shares one packing
+// of each weight among them; but where its chunking leaves every row in one
+// chunk (the chunking chosen at 1 to 3 threads at d12, or given), each column
+// tile packs its own columns as it runs, as fork-join's threads do, and a
+// separate pass would only add a write and a read of every weight. The
+// chunking is resolved here on a description without packs (it depends on the
+// products' shapes, not on the pack operations), so the executor, given the
+// step, resolves the same one, and is created once.
+static int step_packs_weights(const Options *o, Run *run, int executor_packs) {
+    if (!executor_packs) return 0;
+    StepDescription probe;
+    if (step_describe(&probe, &run->model, run->adamw, &run->batches, 0) != 0)
+        die("out of memory describing the step");
+    Chunking chunking = exec_chunking(&o->exec);
+    int threads = o->exec.threads;
+#ifdef _OPENMP
+    if (threads <= 0) threads = omp_get_max_threads();
+#endif
+    char why[256];
+    // a chunking that cannot be resolved is refused by the executor, with this same message
+    int rows_cut = chunking_resolve(&chunking, &probe, threads, why, sizeof(why)) != 0 ||
+                   chunking.batch_subsize < probe.B || chunking.token_chunk < probe.T;
+    step_free(&probe);
+    return rows_cut;
+}
+
 // The step as data, the executor that runs it, and the info line.
 static void describe_step(const Options *o, Run *run) {
     Error err = {{0}};
     run->adamw = (AdamWSettings){o->lr, 0.9f, 0.999f, 1e-8f, o->weight_decay};
 #ifdef DISTRIBUTED
-    int pack_weights = dist_packs_weights(&o->exec); // the node-level executor's declaration
+    int executor_packs = dist_packs_weights(&o->exec); // the node-level executor's declaration
 #else
-    int pack_weights = EXECUTOR_PACKS_WEIGHTS;
+    int executor_packs = EXECUTOR_PACKS_WEIGHTS;
 #endif
+    int pack_weights = step_packs_weights(o, run, executor_packs);
     if (step_describe(&run->step, &run->model, run->adamw, &run->batches, pack_weights) != 0)
         die("out of memory describing the step");
     run->ex = executor_create(&run->step, &o->exec, &err);
     if (!run->ex) die("%s", err.message);
     executor_info(run->ex, &run->info);
-    // Packing a weight once for a step pays only where several row chunks of a
-    // product share it. With every product in one row chunk (the chunking
-    // chosen at 1 thread, or given), each column tile packs its own columns
-    // as it runs, as fork-join's threads do, and the separate pass would only
-    // add a write and a read of every weight: the step is described again
-    // without it. (The chunking does not depend on the pack operations, so
-    // the executor chooses the same one.)
-    if (pack_weights && run->info.batch_subsize >= run->step.B && run->info.token_chunk >= run->step.T) {
-        executor_destroy(run->ex);
-        step_free(&run->step);
-        if (step_describe(&run->step, &run->model, run->adamw, &run->batches, 0) != 0)
-            die("out of memory describing the step");
-        run->ex = executor_create(&run->step, &o->exec, &err);
-        if (!run->ex) die("%s", err.message);
-        executor_info(run->ex, &run->info);
-    }
     if (o->graph_path) { // a variant that cannot describe its schedule says so before anything is printed
         char why[256];
         if (executor_schedule(run->ex, &run->schedule, why, sizeof(why)) != 0) die("--describe-graph: %s", why);

@@ -63,9 +63,7 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
     pthread_mutex_init(&ex->queue_lock, &attr);
     pthread_mutexattr_destroy(&attr);
-    Chunking requested = {.batch_subsize = options->batch_subsize, .token_chunk = options->token_chunk,
-                          .channel_chunk = options->channel_chunk, .tile_columns = options->tile_columns,
-                          .tile_in_channels = options->tile_in_channels};
+    Chunking requested = exec_chunking(options);
     if (taskgraph_for_executor(&ex->graph, step, &requested, ex->threads, 1, err->message, sizeof(err->message)) != 0) {
         executor_destroy(ex);
         return NULL;

@@ -41,9 +41,7 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     }
     ex->step = step;
     ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
-    Chunking requested = {.batch_subsize = options->batch_subsize, .token_chunk = options->token_chunk,
-                          .channel_chunk = options->channel_chunk, .tile_columns = options->tile_columns,
-                          .tile_in_channels = options->tile_in_channels};
+    Chunking requested = exec_chunking(options);
     if (taskgraph_for_executor(&ex->graph, step, &requested, ex->threads, 0, err->message, sizeof(err->message)) != 0) {
         executor_destroy(ex);
         return NULL;

@@ -343,3 +343,59 @@ def test_missing_traces_dir(tmp_path, capsys):
 
 def test_bad_at_option(tmp_path, capsys):
     expect_error([good(tmp_path), "--at", "seq"], capsys, "--at")
+
+
+# ---------------------------------------------------------------------------------------------
+# a real sweep whose chunkings describe different steps
+
+REAL_BUILD = REPO / "build" / "gcc" / "fast"
+WHOLE_AND_CUT_ROWS = """
+[model]
+config = "tiny"
+B = 2
+T = 32
+[run]
+steps = 2
+warmup = 1
+repetitions = 1
+timeout_s = 60
+[sweep]
+variants = ["seq", "tasks", "taskiter"]
+compilers = ["gcc"]
+kernels = ["fast"]
+threads = [1, 2]
+batch_subsize = [1, 2]
+token_chunk = [32]
+[analysis]
+trace = true
+ceilings = false
+roofline = true
+"""
+
+
+@pytest.mark.skipif(not (REAL_BUILD / "gpt2-tasks").exists(), reason="not built (make)")
+def test_roofline_of_a_sweep_whose_chunkings_pack_and_do_not(tmp_path):
+    """The task variants describe a step with pack operations only where the chunking cuts the rows
+    (BATCH_SUBSIZE 1 of 2), not where every row is in one chunk (BATCH_SUBSIZE 2): each point's trace
+    is analysed against its own step (ops/<point stem>.json where it differs from the binary's), and
+    the roofline is not skipped, as it was with one description per binary."""
+    import subprocess
+    from pstudy.store import resultsdir, traceformats
+    cfg = tmp_path / "packs.toml"
+    cfg.write_text(WHOLE_AND_CUT_ROWS)
+    perfstudy = [str(REPO / "harness" / "perfstudy")]
+    run = subprocess.run(perfstudy + ["run", str(cfg), "--results-root", str(tmp_path / "results"), "--no-summary"],
+                         capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert run.returncode == 0, run.stderr
+    directory = resultsdir.ResultsDir(run.stdout.strip().splitlines()[-1])
+    packing = {}
+    for path, key, _rep in directory.traces():
+        in_trace = traceformats.read_chunks(path)["kernel"].str.startswith("pack_weight").any()
+        described = '"pack_weight' in directory.ops(*key[:3], point=key).read_text()
+        assert in_trace == described, (path.name, directory.ops(*key[:3], point=key).name)
+        packing[path.name] = in_trace
+    assert any(packing.values()) and not all(packing.values()), packing
+    (Path(directory) / "ceilings.json").write_text(json.dumps(ceilings()))
+    report = subprocess.run(perfstudy + ["roofline", str(directory)], capture_output=True, text=True, timeout=300,
+                            cwd=REPO)
+    assert report.returncode == 0, report.stderr

@@ -426,15 +426,16 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
         raise RooflineError(str(err)) from None
     warmup = warmup_steps(results_dir)
     ops_cache, runs = {}, {}
+    ops_paths = {}
     for path, key, _rep in find_traces(results_dir):
-        if key[:3] not in ops_cache:
-            ops_cache[key[:3]] = load_ops(resultsdir.ResultsDir(results_dir).ops(*key[:3]))
+        ops_paths[key] = resultsdir.ResultsDir(results_dir).ops(*key[:3], point=key)
+        if ops_paths[key] not in ops_cache:
+            ops_cache[ops_paths[key]] = load_ops(ops_paths[key])
         runs.setdefault(key, []).append((path, load_trace(path)))
 
     configs = {}
     for key, rs in runs.items():
-        table, step_s, samples = config_timings(rs, ops_cache[key[:3]], warmup,
-                                                resultsdir.ResultsDir(results_dir).ops(*key[:3]))
+        table, step_s, samples = config_timings(rs, ops_cache[ops_paths[key]], warmup, ops_paths[key])
         configs[key] = {"per_op": table, "step_s": step_s, "samples": samples, "reps": len(rs)}
 
     thread_counts = sorted({key[3] for key in configs})

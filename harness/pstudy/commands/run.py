@@ -170,7 +170,7 @@ def gather_evidence(study, directory, binaries, meta):
     simulated caches) and the trace exports; each that is not made leaves a note in meta.json."""
     notes = []
     if study.analysis["trace"] or study.analysis["roofline"]:
-        notes.append(evidence.describe_ops(study, directory, binaries, str(REPO_ROOT)))
+        notes.append(evidence.describe_ops(study, directory, binaries, str(REPO_ROOT), sweep.points(study)))
     if study.analysis["ceilings"]:
         notes.append(evidence.measure_ceilings(study, directory, str(REPO_ROOT)))
     if meta.get("counters", {}).get("backend"):

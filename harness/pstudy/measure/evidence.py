@@ -3,6 +3,8 @@
 After the runs of `perfstudy run`, when [analysis] asks for it:
   ops/<variant>_<compiler>_<kernels>.json   each binary's `--json --describe`: per operation of
                                             the step, its FLOPs and compulsory bytes (core/traffic.c)
+  ops/<point stem>.json                     a chunked variant's at one point, where its chunking
+                                            gives another step (pack operations where rows are cut)
   ceilings.json                             STREAM bandwidth and peak FLOP/s at the sweep's thread
                                             counts (pstudy.ceilings), measured on this machine now
 The traces (traces/*.csv) are written by the runs themselves (--trace); their exports and
@@ -15,24 +17,47 @@ import sys
 from pathlib import Path
 
 from pstudy import common
-from pstudy.store import resultsdir
+from pstudy.store import resultsdir, vocabulary
 from pstudy.measure import runner
 from pstudy.errors import StudyError
 
 
-def describe_ops(study, directory, binaries, root):
-    """Writes ops/<variant>_<compiler>_<kernels>.json for every binary of the sweep; returns None or
-    a note saying why not."""
-    for (compiler, kernels, variant), binary in sorted(binaries.items()):
-        path = resultsdir.ResultsDir(directory).ops(variant, compiler, kernels)
-        path.parent.mkdir(exist_ok=True)
-        if path.exists():
-            continue
-        cmd = [str(binary), "--json", "--describe"] + runner.model_args(study, root)
+def describe_ops(study, directory, binaries, root, points=()):
+    """Writes ops/<variant>_<compiler>_<kernels>.json for every binary of the sweep, and for each of
+    `points` of a chunked variant whose step differs from its binary's file (pack operations only
+    where its chunking cuts the products' rows) ops/<point stem>.json; returns None or a note
+    saying why not."""
+    results = resultsdir.ResultsDir(directory)
+
+    def describe(binary, extra):
+        cmd = [str(binary), "--json", "--describe"] + runner.model_args(study, root) + extra
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
-            return f"operation costs not written: {binary} --describe failed: {r.stderr.strip()}"
-        resultsdir.atomic_write(path, r.stdout)
+            raise StudyError(f"operation costs not written: {binary} --describe failed: {r.stderr.strip()}")
+        return r.stdout
+
+    def operations(text):  # the info line names the threads and chunking; the operations are the step
+        return [line for line in text.splitlines() if not line.startswith('{"info"')]
+    try:
+        for (compiler, kernels, variant), binary in sorted(binaries.items()):
+            path = results.ops(variant, compiler, kernels)
+            path.parent.mkdir(exist_ok=True)
+            if not path.exists():
+                resultsdir.atomic_write(path, describe(binary, []))
+        for point in points:
+            if not vocabulary.is_chunked(point.variant) or getattr(point, "ranks", None) is not None:
+                continue
+            own = results.point_ops(point)
+            if own.exists():
+                continue
+            text = describe(binaries[(point.compiler, point.kernels, point.variant)], runner.schedule_args(point))
+            shared = results.ops(point.variant, point.compiler, point.kernels)
+            if operations(text) != operations(shared.read_text()):
+                resultsdir.atomic_write(own, text)
+    except StudyError as err:
+        return str(err)
+    except OSError as err:
+        return f"operation costs not written: {err}"
     return None
 
 

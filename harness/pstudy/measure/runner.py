@@ -179,6 +179,20 @@ class _Example:
         self.threads, self.ranks = threads, ranks
 
 
+def schedule_args(point):
+    """--threads and the chunk options of a point, as its binary takes them."""
+    args = []
+    if not vocabulary.is_sequential(point.variant):
+        args += ["--threads", str(point.threads)]
+    if vocabulary.is_chunked(point.variant):
+        # a chunk key left to the binary (AUTO) is not passed: it chooses it for its thread count
+        for key, (option, _info) in vocabulary.CHUNK_OPTIONS.items():
+            value = getattr(point, key, None)
+            if value is not None and value != vocabulary.AUTO:
+                args += [option, str(value)]
+    return args
+
+
 def command(study, point, binary, root, trace=None, prefix=()):
     """The command line of one run; `prefix` goes in front (a wrapper such as taskset), then the
     launcher of a distributed point (launcher_prefix)."""
@@ -187,14 +201,7 @@ def command(study, point, binary, root, trace=None, prefix=()):
         model_args(study, root, steps=r["warmup"] + r["steps"], point=point)
     if m["data"] is not None:
         cmd += ["--data", model_path(m["data"], root)]
-    if not vocabulary.is_sequential(point.variant):
-        cmd += ["--threads", str(point.threads)]
-    if vocabulary.is_chunked(point.variant):
-        # a chunk key left to the binary (AUTO) is not passed: it chooses it for its thread count
-        for key, (option, _info) in vocabulary.CHUNK_OPTIONS.items():
-            value = getattr(point, key, None)
-            if value is not None and value != vocabulary.AUTO:
-                cmd += [option, str(value)]
+    cmd += schedule_args(point)
     if trace is not None:
         cmd += ["--trace", str(trace)]
     return cmd

@@ -188,8 +188,18 @@ class ResultsDir:
         """exports/<fmt>/ (fmt: paraver or perfetto)."""
         return self.path / EXPORTS_DIR / fmt
 
-    def ops(self, variant, compiler, kernels):
+    def ops(self, variant, compiler, kernels, point=None):
+        """ops/<variant>_<compiler>_<kernels>.json: the step a binary describes (--describe); with
+        `point`, that point's own description where it has one (point_ops), which takes precedence."""
+        if point is not None and self.point_ops(point).exists():
+            return self.point_ops(point)
         return self.path / OPS_DIR / f"{ops_stem(variant, compiler, kernels)}.json"
+
+    def point_ops(self, point):
+        """ops/<point stem>.json: the step as a chunked variant describes it at one point's threads and
+        chunking, written only where it differs from its binary's ops file (the pack operations are
+        there only where the chunking cuts the products' rows)."""
+        return self.path / OPS_DIR / f"{point_stem(point)}.json"
 
     def counters(self, point, repetition, suffix):
         """counters/<run stem>.<suffix>: suffix is GROUP.csv (likwid), papi.txt or perf.csv."""
