@@ -137,18 +137,18 @@ def _run_all(specs):
     root.seal()
     ends = [dict() for _ in specs]
 
+    def puts(box, lo, hi, size):
+        """Floats [lo, hi) sent to a mailbox in messages of at most `size`, asynchronously."""
+        return [sg.Mailbox.by_name(box).put_async(count, 4 * count) for count in _blocks(lo, hi, size)]
+
     def reduce_scatter(n, s, me):
-        R, sh, size = s["ranks"], s["shards"], s["message_floats"]
-        pending = []
-        for q in range(R):
-            if q == me:
-                continue
-            # the 4-byte losses posted first travel beside the blocks in about one latency: added
-            # to the result, not replayed (they would double the simulated messages)
-            for count in _blocks(sh[q], sh[q + 1], size):
-                pending.append(sg.Mailbox.by_name(f"{n}:rs:{q}:{me}").put_async(count, 4 * count))
+        sh, size = s["shards"], s["message_floats"]
+        peers = [q for q in range(s["ranks"]) if q != me]
+        # the 4-byte losses posted first travel beside the blocks in about one latency: added
+        # to the result, not replayed (they would double the simulated messages)
+        pending = [put for q in peers for put in puts(f"{n}:rs:{q}:{me}", sh[q], sh[q + 1], size)]
         for count in _blocks(sh[me], sh[me + 1], size):
-            for q in range(R):
+            for q in range(s["ranks"]):  # every rank's block accumulated, this rank's own too
                 if q != me:
                     sg.Mailbox.by_name(f"{n}:rs:{me}:{q}").get()
                 sg.this_actor.execute(12.0 * count)  # acc += w * g: read g, read and write acc
@@ -156,15 +156,11 @@ def _run_all(specs):
         _wait(pending)
 
     def all_gather(n, s, me):
-        R, sh, size = s["ranks"], s["shards"], s["message_floats"]
+        sh, size = s["shards"], s["message_floats"]
         pending = []
-        for q in range(R):
-            if q == me:
-                continue
-            for count in _blocks(sh[me], sh[me + 1], size):
-                pending.append(sg.Mailbox.by_name(f"{n}:ag:{q}:{me}").put_async(count, 4 * count))
-            for _ in _blocks(sh[q], sh[q + 1], size):
-                pending.append(sg.Mailbox.by_name(f"{n}:ag:{me}:{q}").get_async())
+        for q in (q for q in range(s["ranks"]) if q != me):
+            pending += puts(f"{n}:ag:{q}:{me}", sh[me], sh[me + 1], size)
+            pending += [sg.Mailbox.by_name(f"{n}:ag:{me}:{q}").get_async() for _ in _blocks(sh[q], sh[q + 1], size)]
         _wait(pending)
 
     def actor(n, me):

@@ -40,12 +40,7 @@ def add_arguments(parser):
 
 
 def parse_threads(text, limit):
-    try:
-        counts = sorted({int(t) for t in text.split(",")})
-    except ValueError:
-        raise StudyError(f"--threads: expected comma-separated integers, got {text!r}") from None
-    if not counts or counts[0] < 1:
-        raise StudyError(f"--threads: core counts must be positive, got {text!r}")
+    counts = int_list(text, "--threads")
     if counts[-1] > limit:
         raise StudyError(f"--threads: {counts[-1]} exceeds the machine's {limit} cores")
     return counts
@@ -66,6 +61,7 @@ def source_machine(directory, args):
 
 
 def int_list(text, option):
+    """The sorted distinct positive integers of a comma-separated option value."""
     try:
         values = sorted({int(t) for t in text.split(",")})
     except ValueError:

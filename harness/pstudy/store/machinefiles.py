@@ -111,14 +111,18 @@ def check(raw, path):
     if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
         bad("cores", f"expected a positive integer, got {cores!r}")
     peak = number("peak_gflops_per_core")
-    xs, ys = raw.get("bandwidth_cores"), raw.get("bandwidth_GBs")
-    if not isinstance(xs, list) or not xs or not all(isinstance(x, int) and not isinstance(x, bool) for x in xs):
-        bad("bandwidth_cores", f"expected a list of integers, got {xs!r}")
-    if xs[0] != 1 or any(b <= a for a, b in zip(xs, xs[1:])):
-        bad("bandwidth_cores", "must start at 1 and increase")
-    if not isinstance(ys, list) or len(ys) != len(xs) or not all(
-            isinstance(y, (int, float)) and not isinstance(y, bool) and math.isfinite(y) and y > 0 for y in ys):
-        bad("bandwidth_GBs", f"expected {len(xs)} positive numbers (one per bandwidth_cores entry), got {ys!r}")
+    def curve(x_key, y_key):
+        """A curve of positive numbers (y_key) at counts from 1 upwards (x_key)."""
+        xs, ys = raw.get(x_key), raw.get(y_key)
+        if not isinstance(xs, list) or not xs or not all(isinstance(x, int) and not isinstance(x, bool) for x in xs):
+            bad(x_key, f"expected a list of integers, got {xs!r}")
+        if xs[0] != 1 or any(b <= a for a, b in zip(xs, xs[1:])):
+            bad(x_key, "must start at 1 and increase")
+        if not isinstance(ys, list) or len(ys) != len(xs) or not all(
+                isinstance(y, (int, float)) and not isinstance(y, bool) and math.isfinite(y) and y > 0 for y in ys):
+            bad(y_key, f"expected {len(xs)} positive numbers (one per {x_key} entry), got {ys!r}")
+        return xs, ys
+    xs, ys = curve("bandwidth_cores", "bandwidth_GBs")
     source = raw.get("source", "")
     if not isinstance(source, str):
         bad("source", f"expected a string, got {source!r}")
@@ -126,13 +130,7 @@ def check(raw, path):
     if (pxs is None) != (pys is None):
         bad("peak_threads" if pxs is None else "peak_gflops", "missing (peak_threads and peak_gflops go together)")
     if pxs is not None:
-        if not isinstance(pxs, list) or not pxs or not all(isinstance(x, int) and not isinstance(x, bool) for x in pxs):
-            bad("peak_threads", f"expected a list of integers, got {pxs!r}")
-        if pxs[0] != 1 or any(b <= a for a, b in zip(pxs, pxs[1:])):
-            bad("peak_threads", "must start at 1 and increase")
-        if not isinstance(pys, list) or len(pys) != len(pxs) or not all(
-                isinstance(y, (int, float)) and not isinstance(y, bool) and math.isfinite(y) and y > 0 for y in pys):
-            bad("peak_gflops", f"expected {len(pxs)} positive numbers (one per peak_threads entry), got {pys!r}")
+        curve("peak_threads", "peak_gflops")
     places = raw.get("places", "cores")
     proc_bind = raw.get("proc_bind", "close")
     if not isinstance(places, str):
@@ -167,17 +165,23 @@ def _positive_float(table, key, where, default=None):
     return float(v)
 
 
-def check_topology(table, path):
-    """A store.topology.Topology from a [topology] table; StudyError "PATH: topology.KEY: problem"."""
-    where = f"{path}: topology"
+def _table_source(table, where, known):
+    """A machine file's section checked for a table of known keys; its "source" string."""
     if not isinstance(table, dict):
         raise StudyError(f"{where}: expected a table, got {table!r}")
     for key in table:
-        if key not in TOPOLOGY_KEYS:
+        if key not in known:
             raise StudyError(f"{where}.{key}: unknown key")
     source = table.get("source", "")
     if not isinstance(source, str):
         raise StudyError(f"{where}.source: expected a string, got {source!r}")
+    return source
+
+
+def check_topology(table, path):
+    """A store.topology.Topology from a [topology] table; StudyError "PATH: topology.KEY: problem"."""
+    where = f"{path}: topology"
+    source = _table_source(table, where, TOPOLOGY_KEYS)
     caches = []
     for level, name in ((1, "l1d"), (2, "l2"), (3, "l3")):
         if f"{name}_KiB" in table:
@@ -227,20 +231,13 @@ def check_topology(table, path):
 def check_network(table, path):
     """A Network from a [network] table; StudyError "PATH: network.KEY: problem"."""
     where = f"{path}: network"
-    if not isinstance(table, dict):
-        raise StudyError(f"{where}: expected a table, got {table!r}")
-    for key in table:
-        if key not in NETWORK_KEYS:
-            raise StudyError(f"{where}.{key}: unknown key")
+    source = _table_source(table, where, NETWORK_KEYS)
     for key in ("measured", "latency_us", "bandwidth_GBs", "ranks_per_node"):
         if key not in table:
             raise StudyError(f"{where}.{key}: missing")
     measured = table["measured"]
     if not isinstance(measured, bool):
         raise StudyError(f"{where}.measured: expected true or false, got {measured!r}")
-    source = table.get("source", "")
-    if not isinstance(source, str):
-        raise StudyError(f"{where}.source: expected a string, got {source!r}")
     latency = _positive_float(table, "latency_us", where) * 1e-6
     bandwidth = _positive_float(table, "bandwidth_GBs", where) * 1e9
     rpn = _positive_int(table, "ranks_per_node", where)
