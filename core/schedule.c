@@ -72,9 +72,9 @@ int schedule_write_json(const Schedule *sched, const StepDescription *s, const c
     if (dataflow)
         fprintf(out,
                 ", \"chunking\": {\"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, "
-                "\"tile_columns\": %d, \"tile_in_channels\": %d}",
+                "\"tile_columns\": %d, \"tile_in_channels\": %d, \"tile_sequences\": %d}",
                 g->chunking.batch_subsize, g->chunking.token_chunk, g->chunking.channel_chunk,
-                g->chunking.tile_columns, g->chunking.tile_in_channels);
+                g->chunking.tile_columns, g->chunking.tile_in_channels, g->chunking.tile_sequences);
     fprintf(out, ",\n\"ops\": [\n");
     for (int i = 0; i < s->n_ops; i++) {
         const Op *op = &s->ops[i];

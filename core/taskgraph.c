@@ -8,6 +8,7 @@
 static int min_int(int a, int b) { return a < b ? a : b; }
 static int max_int(int a, int b) { return a > b ? a : b; }
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+static int gcd_int(int a, int b) { return b ? gcd_int(b, a % b) : a; }
 
 int chunking_widest_product(const StepDescription *s, int output_columns) {
     int widest = 0;
@@ -27,52 +28,61 @@ static int narrowest_product(const StepDescription *s, int output_columns) {
 }
 
 // Granularity for the machine: the knobs left at 0 (BATCH_SUBSIZE, k, the two
-// tile widths), chosen from the thread count P.
+// tile widths, the products' row chunks), chosen from the thread count P.
 //
 // At 1 thread: one chunk of every operation's rows and products uncut. There
 // is nothing to run side by side, and every cut costs: a row chunk reads the
 // packed weight again, a column tile packs its rows of the input again, and a
 // task more is a task more to schedule.
 //
-// At P >= 2: cut until the narrowest row-split product (C output columns:
-// attproj's, fcproj's) has at least CHUNK_TILES_PER_THREAD x P tiles, so that
-// every thread finds ready tiles while the last ones of a product run and the
-// next operation's first rows become ready early, or until the tiles reach
-// their floors:
+// At P >= 2, first: the products' rows whole where column tiles alone give
+// the narrowest product (C output columns) CHUNK_WHOLE_ROW_TILES_PER_THREAD
+// x P tiles above the width floor. Then no pass packs the weights
+// (variants/main.c), a product's tiles are as wide as one per thread of the
+// narrowest (C cut into P equal parts in whole panels; a product of m x C
+// columns gets m x P tiles), a weight gradient's input channels are cut in
+// tiles of C, and the other row operations keep row chunks of their own
+// (tile_sequences = B: the products' rows apart from them), cut like the rows
+// below until there are CHUNK_WHOLE_ROW_TILES_PER_THREAD x P of them. At d12,
+// B=4, T=64: 2 threads, tiles of 384 columns and 768 input channels, the
+// other row operations by sequence; 3 threads, tiles of 256, the others by
+// sequence x 32 tokens (with AVX-512; AVX2's narrower panels keep the
+// products' rows whole up to 6 threads).
+//
+// Otherwise: cut until the narrowest row-split product has at least
+// CHUNK_TILES_PER_THREAD x P tiles, so that every thread finds ready tiles
+// while the last ones of a product run and the next operation's first rows
+// become ready early, or until the tiles reach their floors:
 //   rows: at least CHUNK_MIN_TILE_ROWS (16, two to three register tiles of
 //         the micro-kernel, MR = 8 or 6 rows; each row chunk reads the whole
 //         packed weight, so fewer rows read it more often per FLOP); cut by
 //         sequences first (BATCH_SUBSIZE halved), then by tokens (k halved),
-//         which also lets the layers of one sequence overlap;
+//         which also lets the layers of one sequence overlap; the products'
+//         row chunks are the row chunks (tile_sequences = 0), unless
+//         tile_sequences was given;
 //   columns: at least CHUNK_MIN_TILE_PANELS (4) panels of the micro-kernel
 //         (NR = 32 floats with AVX-512, 16 with AVX2: 128 or 64 columns;
-//         each column tile packs its rows of the input again: at 4 panels, by a
-//         rough count, a few percent of a tile's time; not measured); C cut
-//         into n equal parts in whole panels,
-//         a product of m x C columns getting m x n tiles.
+//         each column tile packs its rows of the input again); C cut into n
+//         equal parts in whole panels, a product of m x C columns getting
+//         m x n tiles.
 // Each step cuts the dimension with more room above its floor (rows on a
-// tie: a row cut repeats no packing of the input). Before that, rows stay
-// whole where column tiles alone give the narrowest product
-// CHUNK_WHOLE_ROW_TILES_PER_THREAD x P tiles above the width floor: then no
-// pass packs the weights (variants/main.c). At d12, B=4, T=64: 2 threads,
-// every row in one chunk and tiles of 192 columns (4 tiles of attproj, 12 of
-// qkv); 3 threads, tiles of 128; 4 threads, BATCH_SUBSIZE 1, k 32 and tiles
-// of 384 (with AVX-512; AVX2's narrower panels keep rows whole up to 6
-// threads); 16 threads, k 16 and tiles of 192 (64 and 192).
+// tie: a row cut repeats no packing of the input). At d12: 4 threads,
+// BATCH_SUBSIZE 1, k 32 and tiles of 384; 16 threads, k 16 and tiles of 192.
 //
 // The weight gradients' output channels come in chunks of at least 256
-// (chunking_product_columns); their input channels are cut into the fewest
-// equal parts in whole panels, at least CHUNK_MIN_TILE_PANELS wide, that give
-// the narrowest (C x C, attproj's) the same target.
+// (chunking_product_columns); there, their input channels are cut into the
+// fewest equal parts in whole panels, at least CHUNK_MIN_TILE_PANELS wide,
+// that give the narrowest (C x C, attproj's) the same target.
 static void choose_granularity(Chunking *c, const StepDescription *s, int threads) {
     int B = s->B, T = s->T;
     int panel = max_int(matmul_panel_columns(), 16); // whole vectors where the kernels have no panels
     int min_columns = CHUNK_MIN_TILE_PANELS * panel;
     int narrow = narrowest_product(s, 1), narrow_in = narrowest_product(s, 0);
     int free_bs = c->batch_subsize == 0, free_k = c->token_chunk == 0;
-    int free_cols = c->tile_columns == 0, free_in = c->tile_in_channels == 0;
+    int free_cols = c->tile_columns == 0, free_in = c->tile_in_channels == 0, free_seq = c->tile_sequences == 0;
     c->chosen = (free_bs ? CHOSEN_BATCH_SUBSIZE : 0) | (free_k ? CHOSEN_TOKEN_CHUNK : 0) |
-                (free_cols ? CHOSEN_TILE_COLUMNS : 0) | (free_in ? CHOSEN_TILE_IN_CHANNELS : 0);
+                (free_cols ? CHOSEN_TILE_COLUMNS : 0) | (free_in ? CHOSEN_TILE_IN_CHANNELS : 0) |
+                (free_seq ? CHOSEN_TILE_SEQUENCES : 0);
     int bs = free_bs ? B : min_int(c->batch_subsize, B), k = free_k ? T : min_int(c->token_chunk, T);
     // the narrowest product cut into `parts` tiles of `width` columns: whole to start with (the wider
     // ones in tiles as wide), or every product whole where that is narrower than the floor
@@ -80,29 +90,43 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
     int parts = 1, width = narrow >= min_columns ? narrow : widest;
     if (!free_cols) width = c->tile_columns;
     long target = (long)CHUNK_TILES_PER_THREAD * threads;
-    // Rows whole where the column tiles alone are enough: a product whose rows
-    // are in one chunk needs no separate pass that packs its weight (each tile
-    // packs its own columns as it runs, as fork-join's threads do), and at
-    // d12, 2 threads, that pass and the packed weight's second trip through
-    // memory were what still lost to fork-join (README, "Tiles").
+    // The products' rows whole where column tiles alone are enough: a product
+    // whose rows are in one chunk needs no separate pass that packs its weight
+    // (each tile packs its own columns as it runs, as fork-join's threads do),
+    // and at d12, 2 threads, that pass and the packed weight's second trip
+    // through memory were what lost to fork-join. The tiles are then as wide
+    // as one per thread of the narrowest product: each column tile packs its
+    // rows of the input again, and tiles of 384 columns against 192 (2
+    // threads, d12, Xeon) made taskiter 3% faster, a weight gradient's input
+    // channels whole (C) against 256 3% more. The other row operations
+    // (LayerNorm, GELU, residuals, attention, the loss) keep their own row
+    // chunks, cut for the threads: in one chunk each, they ran on one thread
+    // while the other idled, 50 thread-ms a step at d12 on 2 threads (traced).
     int whole_rows = 0;
-    if (threads > 1 && narrow > 0 && free_cols && (free_bs || bs >= B) && (free_k || k >= T)) {
+    if (threads > 1 && narrow > 0 && free_cols && free_seq && (free_bs || bs >= B) && (free_k || k >= T)) {
         int want = CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads;
         int w = ceil_div(ceil_div(narrow, want), panel) * panel;
         if (w >= min_columns && ceil_div(narrow, w) >= want) {
-            bs = B;
-            k = T;
-            width = w;
             whole_rows = 1;
+            width = ceil_div(ceil_div(narrow, threads), panel) * panel;
         }
     }
+    // the row operations' chunks, where the products' rows are chunked apart from them
+    while ((whole_rows || !free_seq) && threads > 1 &&
+           (long)ceil_div(B, bs) * ceil_div(T, k) < (long)CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads) {
+        if (free_bs && bs > 1) bs = ceil_div(bs, 2);
+        else if (free_k && ceil_div(k, 2) >= CHUNK_MIN_TILE_ROWS) k = ceil_div(k, 2);
+        else break;
+    }
     while (!whole_rows && threads > 1 && narrow > 0) {
-        long tiles = (long)ceil_div(B, bs) * ceil_div(T, k) * ceil_div(narrow, min_int(width, narrow));
+        // the products' row chunks: tile_sequences given, or the row chunks (which then cutting rows cuts)
+        long product_rows = free_seq ? (long)ceil_div(B, bs) * ceil_div(T, k) : ceil_div(B, c->tile_sequences);
+        long tiles = product_rows * ceil_div(narrow, min_int(width, narrow));
         if (tiles >= target) break;
         // the next cut of each dimension, if it stays above its floor
         int next_bs = bs, next_k = k;
-        if (free_bs && bs > 1) next_bs = ceil_div(bs, 2);
-        else if (free_k && ceil_div(k, 2) >= CHUNK_MIN_TILE_ROWS) next_k = ceil_div(k, 2);
+        if (free_seq && free_bs && bs > 1) next_bs = ceil_div(bs, 2);
+        else if (free_seq && free_k && ceil_div(k, 2) >= CHUNK_MIN_TILE_ROWS) next_k = ceil_div(k, 2);
         int can_rows = (next_bs != bs || next_k != k) && next_bs * next_k >= min_int(CHUNK_MIN_TILE_ROWS, B * T);
         int next_parts = parts, next_width = width;
         while (free_cols && next_width == width && next_parts < narrow)
@@ -122,10 +146,13 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
     if (free_bs) c->batch_subsize = bs;
     if (free_k) c->token_chunk = k;
     if (free_cols) c->tile_columns = threads > 1 && narrow > 0 ? width : widest;
+    if (free_seq) c->tile_sequences = whole_rows ? B : 0;
     if (free_in) {
         int widest_in = max_int(chunking_widest_product(s, 0), 1);
         c->tile_in_channels = widest_in;
-        if (threads > 1 && narrow_in > 0) {
+        if (whole_rows && narrow_in > 0) {
+            c->tile_in_channels = narrow_in;
+        } else if (threads > 1 && narrow_in > 0) {
             // output-channel chunks of the narrowest weight gradient
             int out_chunks = INT_MAX;
             for (int i = 0; i < s->n_ops; i++)
@@ -144,7 +171,7 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
 
 int chunking_resolve(Chunking *c, const StepDescription *s, int threads, char *err, size_t err_len) {
     if (c->batch_subsize < 0 || c->token_chunk < 0 || c->channel_chunk < 0 || c->tile_columns < 0 ||
-        c->tile_in_channels < 0) {
+        c->tile_in_channels < 0 || c->tile_sequences < 0) {
         snprintf(err, err_len, "chunk sizes must be positive");
         return -1;
     }
@@ -173,7 +200,12 @@ int chunking_resolve(Chunking *c, const StepDescription *s, int threads, char *e
     choose_granularity(c, s, threads > 0 ? threads : 1);
     c->batch_subsize = min_int(c->batch_subsize, s->B);
     c->token_chunk = min_int(c->token_chunk, s->T);
+    c->tile_sequences = min_int(c->tile_sequences, s->B);
     return 0;
+}
+
+int chunking_product_rows_whole(const Chunking *c, int B, int T) {
+    return c->tile_sequences > 0 ? c->tile_sequences >= B : c->batch_subsize >= B && c->token_chunk >= T;
 }
 
 // The channel chunk (at most max_channel_chunks chunks), at least `floor`
@@ -206,7 +238,8 @@ static void grid_for_buffer(const Chunking *c, const Buffer *b, int grid[3]) {
     case BUF_ACT:
     case BUF_DACT:
     case BUF_BATCH:
-        grid[0] = c->batch_subsize;
+        // blocks fine enough for both the row chunks and the products' (tile_sequences x every token)
+        grid[0] = c->tile_sequences > 0 ? gcd_int(c->batch_subsize, c->tile_sequences) : c->batch_subsize;
         grid[1] = c->token_chunk;
         break;
     case BUF_PARAM:
@@ -261,7 +294,14 @@ static void op_steps(const StepDescription *s, const Chunking *c, const Op *op, 
     op_extents(s, op, &eb, &ex);
     int step_b = 1, step_x = ex;
     switch (op->split) {
-    case SPLIT_ROWS: step_b = c->batch_subsize; step_x = c->token_chunk; break;
+    case SPLIT_ROWS:
+        step_b = c->batch_subsize;
+        step_x = c->token_chunk;
+        if (op->cut_columns > 0 && c->tile_sequences > 0) { // a product's rows in tiles of their own
+            step_b = c->tile_sequences;
+            step_x = ex;
+        }
+        break;
     case SPLIT_HEADS: step_b = c->batch_subsize; step_x = 1; break;
     case SPLIT_CHANNELS:
         step_b = 1;

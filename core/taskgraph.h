@@ -33,17 +33,23 @@ typedef struct {
     int tile_columns;   // output columns per tile of a row-split product (Op.cut_columns); at
                         // least the product's width: one tile, its whole rows
     int tile_in_channels; // input channels per tile of a weight gradient (Op.cut_input_channels)
+    int tile_sequences; // > 0: a row-split product's row chunks are this many sequences and every token,
+                        // however the other row operations are chunked (their chunks, BATCH_SUBSIZE
+                        // sequences x k tokens, stay as given); 0: its row chunks are theirs
     int chosen;         // CHOSEN_* bits: the knobs the automatic rule picked (they were 0)
 } Chunking;
 
-enum { CHOSEN_BATCH_SUBSIZE = 1, CHOSEN_TOKEN_CHUNK = 2, CHOSEN_TILE_COLUMNS = 4, CHOSEN_TILE_IN_CHANNELS = 8 };
+enum { CHOSEN_BATCH_SUBSIZE = 1, CHOSEN_TOKEN_CHUNK = 2, CHOSEN_TILE_COLUMNS = 4, CHOSEN_TILE_IN_CHANNELS = 8,
+       CHOSEN_TILE_SEQUENCES = 16 };
 
 // The automatic rule's floors and target (chunking_resolve): tiles of at
 // least CHUNK_MIN_TILE_ROWS rows (unless B x T is smaller) and at least
 // CHUNK_MIN_TILE_PANELS panels of the micro-kernel wide, and at least
 // CHUNK_TILES_PER_THREAD tiles per thread of the narrowest product; or,
 // where column tiles alone give CHUNK_WHOLE_ROW_TILES_PER_THREAD per thread
-// above the width floor, every row in one chunk (no pass packs the weights).
+// above the width floor, the products' rows in one chunk (no pass packs the
+// weights; one tile per thread of the narrowest product) and the other row
+// operations in CHUNK_WHOLE_ROW_TILES_PER_THREAD chunks per thread.
 #define CHUNK_MIN_TILE_ROWS 16
 #define CHUNK_MIN_TILE_PANELS 4
 #define CHUNK_TILES_PER_THREAD 4
@@ -84,6 +90,9 @@ int chunking_resolve(Chunking *c, const StepDescription *step, int threads, char
 // The widest of the products that tile_columns (1) or tile_in_channels (0)
 // cuts: the largest Op.cut_columns or Op.cut_input_channels; 0 without one.
 int chunking_widest_product(const StepDescription *step, int output_columns);
+// Whether the row-split products' row chunks hold every row of the batch (B
+// sequences of T tokens): then no pass packs their weights (variants/main.c).
+int chunking_product_rows_whole(const Chunking *c, int B, int T);
 // Channels per chunk for an operation of `extent` channels.
 int chunking_channels(const Chunking *c, int extent);
 // Chunk width of a matrix product split along its output columns: at least

@@ -125,7 +125,9 @@ def test_bad_numbers(option, value):
                                           ("--channel-chunk", "-1"), ("--tile-columns", "0"),
                                           ("--tile-columns", "-16"), ("--tile-columns", "2x"),
                                           ("--tile-in-channels", "0"), ("--tile-in-channels", "1.5"),
-                                          ("--tile-columns", "257"), ("--tile-in-channels", "9999")])
+                                          ("--tile-columns", "257"), ("--tile-in-channels", "9999"),
+                                          ("--tile-sequences", "0"), ("--tile-sequences", "-1"),
+                                          ("--tile-sequences", "2.5")])
 def test_bad_chunking(variant, option, value):
     # tiny: C = 64, so the widest product (fc forward, fcproj's input gradient and weight gradient) is 256 wide
     check_error(run([binary(variant), "--config", "tiny", option, value]), option)
@@ -133,7 +135,8 @@ def test_bad_chunking(variant, option, value):
 
 @pytest.mark.parametrize("variant", ["tasks", "taskiter"])
 @pytest.mark.parametrize("option,value,needle", [("--batch-subsize", "1048576", "larger than the batch of 2"),
-                                                 ("--token-chunk", "64", "larger than the sequence length of 8")])
+                                                 ("--token-chunk", "64", "larger than the sequence length of 8"),
+                                                 ("--tile-sequences", "3", "larger than the batch of 2")])
 def test_chunks_larger_than_the_batch_are_refused(variant, option, value, needle):
     """Issue 36: the harness refused these while the binaries cut them down silently; both refuse
     them now, so that the chunk sizes a run reports are the ones it was given."""

@@ -76,16 +76,18 @@ CASES = {
     # embedded config, B=4, T=16, synthetic data
     "tiny": ["--config", "tiny", "-B", "4", "-T", "16", "--seed", "7"],
 }
-# (batch_subsize, token_chunk, tile_columns, tile_in_channels): first none given (0: the chunking the
+# (batch_subsize, token_chunk, tile_columns, tile_in_channels[, tile_sequences]): first none given (0: the chunking the
 # executor chooses for its thread count; at 1 thread every row in one chunk and no pass that packs the
 # weights); dividing and not dividing B and T, and larger than them (cut to B and T by within(): larger
 # ones are bad input); then tiles of the products (0: the default) of whole panels, of widths that cut
 # panels, down to a column, and as wide as the widest product (144 in odd36, C = 36); last, every row
 # in one chunk with column tiles (no pass packs the weights: the automatic chunking at 2 and 3 threads
-# on models wide enough, d12)
+# on models wide enough, d12); then the products' rows in tiles of their own (tile_sequences): every
+# sequence, fewer, and a count that is no multiple of BATCH_SUBSIZE (blocks of their common divisor)
 CHUNKINGS = [(0, 0, 0, 0), (1, 1, 0, 0), (1, 5, 0, 0), (2, 4, 0, 0), (3, 7, 0, 0), (4, 13, 0, 0), (8, 100, 0, 0), (1, 16, 0, 0),
-             (1, 5, 16, 32), (2, 4, 7, 20), (3, 7, 48, 1), (1, 16, 144, 144), (1, 1, 5, 3), (8, 100, 16, 32)]
-REPEATED = [(0, 0, 0, 0), (1, 1, 0, 0), (2, 4, 0, 0), (1, 5, 0, 0), (1, 5, 16, 32), (2, 4, 7, 20)]
+             (1, 5, 16, 32), (2, 4, 7, 20), (3, 7, 48, 1), (1, 16, 144, 144), (1, 1, 5, 3), (8, 100, 16, 32),
+             (1, 13, 48, 36, 8), (1, 5, 16, 32, 2), (2, 4, 7, 20, 3)]
+REPEATED = [(0, 0, 0, 0), (1, 1, 0, 0), (2, 4, 0, 0), (1, 5, 0, 0), (1, 5, 16, 32), (2, 4, 7, 20), (2, 4, 7, 20, 3)]
 
 
 def within(chunkings, case_args):
@@ -94,8 +96,8 @@ def within(chunkings, case_args):
     B = int(case_args[case_args.index("-B") + 1]) if "-B" in case_args else 4
     T = int(case_args[case_args.index("-T") + 1]) if "-T" in case_args else 64
     out = []
-    for bs, k, tc, ti in chunkings:
-        c = (min(bs, B), min(k, T), tc, ti)
+    for bs, k, tc, ti, *ts in chunkings:
+        c = (min(bs, B), min(k, T), tc, ti, min(ts[0], B) if ts else 0)
         if c not in out:
             out.append(c)
     return out
@@ -112,22 +114,24 @@ def test_parallel_variants_are_bit_identical_to_seq(case, kernels, tmp_path):
     thread_counts = [1, 2, 3, 4] if kernels == "fast" else [1, 3]
     for compiler, threads in itertools.product(COMPILERS, thread_counts):
         for variant in PARALLEL:
-            chunkings = [(0, 0, 0, 0)] if variant == "forkjoin" else within(CHUNKINGS, CASES[case])
+            chunkings = [(0, 0, 0, 0, 0)] if variant == "forkjoin" else within(CHUNKINGS, CASES[case])
             # several repetitions: a race shows up as a difference in one of them
             repetitions = 3 if threads > 1 else 1
-            for (bs, k, tc, ti), rep in itertools.product(chunkings, range(repetitions)):
-                if variant != "forkjoin" and rep > 0 and (bs, k, tc, ti) not in within(REPEATED, CASES[case]):
+            for (bs, k, tc, ti, ts), rep in itertools.product(chunkings, range(repetitions)):
+                if variant != "forkjoin" and rep > 0 and (bs, k, tc, ti, ts) not in within(REPEATED, CASES[case]):
                     continue
-                out = tmp_path / f"{variant}-{compiler}-{threads}-{bs}-{k}-{tc}-{ti}-{rep}.bin"
+                out = tmp_path / f"{variant}-{compiler}-{threads}-{bs}-{k}-{tc}-{ti}-{ts}-{rep}.bin"
                 args = [binary(variant, compiler, kernels)] + CASES[case] + [
                     "--steps", steps, "--lr", "1e-3", "--wd", "0.01", "--json", "--threads", threads, "--save", out]
                 if bs:
                     args += ["--batch-subsize", bs, "--token-chunk", k]
                 if tc:
                     args += ["--tile-columns", tc, "--tile-in-channels", ti]
+                if ts:
+                    args += ["--tile-sequences", ts]
                 r = run(args)
                 runs += 1
-                label = f"{variant}/{compiler}/threads={threads}/bs={bs}/k={k}/tiles={tc},{ti}/rep={rep}"
+                label = f"{variant}/{compiler}/threads={threads}/bs={bs}/k={k}/tiles={tc},{ti},{ts}/rep={rep}"
                 if r.returncode != 0:
                     failures.append(f"{label}: exit {r.returncode}: {r.stderr.strip()}")
                     continue

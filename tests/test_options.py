@@ -84,10 +84,11 @@ def test_automatic_chunking_in_info(variant):
         assert r.returncode == 0, r.stderr
         return json.loads(r.stdout.splitlines()[0])["info"]
     one = info("--threads", "1")
-    assert one["chunking_auto"] == ["batch_subsize", "token_chunk", "tile_columns", "tile_in_channels"]
-    assert (one["batch_subsize"], one["token_chunk"], one["tile_columns"], one["tile_in_channels"]) == (4, 32, 256, 256)
+    assert one["chunking_auto"] == ["batch_subsize", "token_chunk", "tile_columns", "tile_in_channels", "tile_sequences"]
+    assert (one["batch_subsize"], one["token_chunk"], one["tile_columns"], one["tile_in_channels"],
+            one["tile_sequences"]) == (4, 32, 256, 256, 0)
     four = info("--threads", "4", "--token-chunk", "8", "--tile-columns", "32")
-    assert four["chunking_auto"] == ["batch_subsize", "tile_in_channels"]
+    assert four["chunking_auto"] == ["batch_subsize", "tile_in_channels", "tile_sequences"]
     assert four["token_chunk"] == 8 and four["tile_columns"] == 32 and four["batch_subsize"] < 4
     # a separate pass packs the weights only where several row chunks share the packing: not with
     # every row in one chunk, chosen or given, whatever the column tiles
@@ -95,6 +96,17 @@ def test_automatic_chunking_in_info(variant):
     assert not one["weights_packed_per_step"] and not whole_rows["weights_packed_per_step"]
     assert four["weights_packed_per_step"]
     assert whole_rows["ops_per_step"] < four["ops_per_step"]
+    # d12 at 2 threads: the products keep their rows whole (no pack pass), one tile per thread of the
+    # narrowest (C = 768), and the other row operations are cut by sequence
+    d12 = json.loads(run([binary(variant), "--config", "d12", "--threads", "2", "--json",
+                          "--describe"]).stdout.splitlines()[0])["info"]
+    assert (d12["batch_subsize"], d12["token_chunk"], d12["tile_columns"], d12["tile_in_channels"],
+            d12["tile_sequences"]) == (1, 64, 384, 768, 4)
+    assert not d12["weights_packed_per_step"]
+    # tile_sequences given: the products' row chunks are those sequences, the row chunks chosen apart
+    given = info("--threads", "2", "--tile-sequences", "2")
+    assert given["tile_sequences"] == 2 and "tile_sequences" not in given["chunking_auto"]
+    assert given["weights_packed_per_step"]
     unchunked = json.loads(run([binary("forkjoin"), "--config", "tiny", "-T", "8", "--steps", "1",
                                 "--json"]).stdout.splitlines()[0])["info"]
     assert unchunked["chunking_auto"] == [] and unchunked["tile_columns"] == 0

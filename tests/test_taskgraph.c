@@ -167,7 +167,11 @@ static void check_tiles(const char *what, const StepDescription *s, const TaskGr
             const ChunkTask *next = &g->tasks[g->succ[e]];
             const Op *next_op = &s->ops[next->op];
             if (next_op->split != SPLIT_ROWS || next_op->kind == OP_MATMUL_FWD || next_op->cyclic) continue;
-            if (next->range.b0 != task->range.b0 || next->range.x0 != task->range.x0) other_rows++;
+            // rows shared with the tile's (the same rows, or some of them where the products' row
+            // chunks are tile_sequences sequences of every token and the row chunks are cut otherwise)
+            if (next->range.b1 <= task->range.b0 || next->range.b0 >= task->range.b1 ||
+                next->range.x1 <= task->range.x0 || next->range.x0 >= task->range.x1)
+                other_rows++;
         }
     }
     char line[320];
@@ -178,11 +182,11 @@ static void check_tiles(const char *what, const StepDescription *s, const TaskGr
     expect(line, other_rows == 0);
 }
 
-static void check(const char *config_name, int B, int T, int threads, int batch_subsize, int token_chunk,
-                  int channel_chunk, int tile_columns, int tile_in_channels) {
-    char what[128], err[256];
-    snprintf(what, sizeof(what), "%s B=%d T=%d P=%d chunks (%d, %d, %d) tiles (%d, %d)", config_name, B, T, threads,
-             batch_subsize, token_chunk, channel_chunk, tile_columns, tile_in_channels);
+static void check_with(const char *config_name, int B, int T, int threads, int batch_subsize, int token_chunk,
+                       int channel_chunk, int tile_columns, int tile_in_channels, int tile_sequences) {
+    char what[160], err[256];
+    snprintf(what, sizeof(what), "%s B=%d T=%d P=%d chunks (%d, %d, %d) tiles (%d, %d, %d)", config_name, B, T,
+             threads, batch_subsize, token_chunk, channel_chunk, tile_columns, tile_in_channels, tile_sequences);
     GPT2Config config;
     GPT2 model;
     StepDescription s;
@@ -197,7 +201,8 @@ static void check(const char *config_name, int B, int T, int threads, int batch_
     if (step_describe(&s, &model, adamw, NULL, 1) != 0 ||
         taskgraph_for_executor(&g, &s, &(Chunking){.batch_subsize = batch_subsize, .token_chunk = token_chunk,
                                                    .channel_chunk = channel_chunk, .tile_columns = tile_columns,
-                                                   .tile_in_channels = tile_in_channels},
+                                                   .tile_in_channels = tile_in_channels,
+                                                   .tile_sequences = tile_sequences},
                                threads, 1, err, sizeof(err)) != 0) {
         printf("FAIL %s: cannot build the graph: %s\n", what, err);
         failed++;
@@ -276,12 +281,17 @@ static void check(const char *config_name, int B, int T, int threads, int batch_
 }
 
 // The automatic chunking (taskgraph.c, "Granularity for the machine") for
+static void check(const char *config_name, int B, int T, int threads, int batch_subsize, int token_chunk,
+                  int channel_chunk, int tile_columns, int tile_in_channels) {
+    check_with(config_name, B, T, threads, batch_subsize, token_chunk, channel_chunk, tile_columns, tile_in_channels, 0);
+}
+
 // P threads, with the knobs of `given` fixed: what it must hold, and for d12
 // at 2 threads what it picks. Prints the choice (the README quotes it).
 static void check_auto(const char *config_name, int B, int T, int threads, Chunking given) {
     char what[160], err[256];
-    snprintf(what, sizeof(what), "auto %s B=%d T=%d P=%d given (%d, %d, %d, %d)", config_name, B, T, threads,
-             given.batch_subsize, given.token_chunk, given.tile_columns, given.tile_in_channels);
+    snprintf(what, sizeof(what), "auto %s B=%d T=%d P=%d given (%d, %d, %d, %d, %d)", config_name, B, T, threads,
+             given.batch_subsize, given.token_chunk, given.tile_columns, given.tile_in_channels, given.tile_sequences);
     GPT2Config config;
     GPT2 model;
     StepDescription s;
@@ -297,19 +307,22 @@ static void check_auto(const char *config_name, int B, int T, int threads, Chunk
     int C = config.channels, panel = matmul_panel_columns() > 16 ? matmul_panel_columns() : 16;
     int min_cols = CHUNK_MIN_TILE_PANELS * panel;
     int widest = chunking_widest_product(&s, 1), widest_in = chunking_widest_product(&s, 0);
-    printf("%s: batch subsize %d, token chunk %d, tiles of %d columns, %d input channels\n", what,
-           c.batch_subsize, c.token_chunk, c.tile_columns, c.tile_in_channels);
+    printf("%s: batch subsize %d, token chunk %d, tiles of %d columns, %d input channels, %d sequences\n", what,
+           c.batch_subsize, c.token_chunk, c.tile_columns, c.tile_in_channels, c.tile_sequences);
     char line[320];
     int mask = (given.batch_subsize ? 0 : CHOSEN_BATCH_SUBSIZE) | (given.token_chunk ? 0 : CHOSEN_TOKEN_CHUNK) |
-               (given.tile_columns ? 0 : CHOSEN_TILE_COLUMNS) | (given.tile_in_channels ? 0 : CHOSEN_TILE_IN_CHANNELS);
+               (given.tile_columns ? 0 : CHOSEN_TILE_COLUMNS) | (given.tile_in_channels ? 0 : CHOSEN_TILE_IN_CHANNELS) |
+               (given.tile_sequences ? 0 : CHOSEN_TILE_SEQUENCES);
     snprintf(line, sizeof(line), "%s: resolves, says what it chose, keeps what was given", what);
     expect(line, ok && c.chosen == mask && (!given.batch_subsize || c.batch_subsize == given.batch_subsize) &&
                      (!given.token_chunk || c.token_chunk == given.token_chunk) &&
                      (!given.tile_columns || c.tile_columns == given.tile_columns) &&
-                     (!given.tile_in_channels || c.tile_in_channels == given.tile_in_channels));
+                     (!given.tile_in_channels || c.tile_in_channels == given.tile_in_channels) &&
+                     (!given.tile_sequences || c.tile_sequences == given.tile_sequences));
     int narrow_tile = c.tile_columns < C ? c.tile_columns : C;
-    long tiles = (long)((B + c.batch_subsize - 1) / c.batch_subsize) * ((T + c.token_chunk - 1) / c.token_chunk) *
-                 ((C + narrow_tile - 1) / narrow_tile);
+    long row_chunks = (long)((B + c.batch_subsize - 1) / c.batch_subsize) * ((T + c.token_chunk - 1) / c.token_chunk);
+    long product_rows = c.tile_sequences > 0 ? (B + c.tile_sequences - 1) / c.tile_sequences : row_chunks;
+    long tiles = product_rows * ((C + narrow_tile - 1) / narrow_tile);
     if (threads == 1) {
         snprintf(line, sizeof(line), "%s: one chunk, whole products at 1 thread", what);
         expect(line, (given.batch_subsize || c.batch_subsize == B) && (given.token_chunk || c.token_chunk == T) &&
@@ -325,10 +338,10 @@ static void check_auto(const char *config_name, int B, int T, int threads, Chunk
                          (given.tile_in_channels || c.tile_in_channels >= widest_in ||
                           (c.tile_in_channels >= min_cols && c.tile_in_channels % panel == 0)));
         // enough tiles of the narrowest product, or no cut left: rows at their floor, columns too
-        int rows_left = (!given.batch_subsize && c.batch_subsize > 1 &&
+        int rows_left = !given.tile_sequences && ((!given.batch_subsize && c.batch_subsize > 1 &&
                          (c.batch_subsize + 1) / 2 * c.token_chunk >= rows_floor) ||
                         (!given.token_chunk && (c.token_chunk + 1) / 2 >= CHUNK_MIN_TILE_ROWS &&
-                         c.batch_subsize * ((c.token_chunk + 1) / 2) >= rows_floor);
+                         c.batch_subsize * ((c.token_chunk + 1) / 2) >= rows_floor));
         int cols_left = 0; // a narrower cut of C into equal parts in whole panels that stays above the floor
         for (int n = 1; n <= C && !given.tile_columns; n++) {
             int w = ((C + n - 1) / n + panel - 1) / panel * panel;
@@ -337,22 +350,27 @@ static void check_auto(const char *config_name, int B, int T, int threads, Chunk
                 break;
             }
         }
-        // or every row in one chunk, the columns alone giving CHUNK_WHOLE_ROW_TILES_PER_THREAD per thread
-        int whole_rows = c.batch_subsize >= B && c.token_chunk >= T &&
-                         tiles >= (long)CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads;
+        // or the products' rows whole, the columns alone giving one tile per thread of the narrowest
+        // (and the other row operations their own chunks, CHUNK_WHOLE_ROW_TILES_PER_THREAD per thread
+        // or as many as the floors allow)
+        int whole_rows = chunking_product_rows_whole(&c, B, T) && tiles >= threads &&
+                         (row_chunks >= (long)CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads || given.batch_subsize ||
+                          given.token_chunk || (c.batch_subsize == 1 && (c.token_chunk + 1) / 2 < CHUNK_MIN_TILE_ROWS));
         snprintf(line, sizeof(line), "%s: %ld tiles of the narrowest product (target %d, or %d with whole rows)", what,
                  tiles, CHUNK_TILES_PER_THREAD * threads, CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads);
         expect(line, tiles >= (long)CHUNK_TILES_PER_THREAD * threads || whole_rows || (!rows_left && !cols_left));
     }
     if (!strcmp(config_name, "d12") && B == 4 && T == 64 && threads == 2 && !given.batch_subsize &&
-        !given.token_chunk && !given.tile_columns && !given.tile_in_channels) {
-        snprintf(line, sizeof(line), "%s: d12 at 2 threads: every row in one chunk, tiles of 192 and 256", what);
-        expect(line, c.batch_subsize == 4 && c.token_chunk == 64 && c.tile_columns == 192 && c.tile_in_channels == 256);
+        !given.token_chunk && !given.tile_columns && !given.tile_in_channels && !given.tile_sequences) {
+        snprintf(line, sizeof(line), "%s: d12 at 2 threads: the products' rows whole (4 sequences), tiles of 384 "
+                 "and 768, the other row operations by sequence", what);
+        expect(line, c.batch_subsize == 1 && c.token_chunk == 64 && c.tile_columns == 384 && c.tile_in_channels == 768 &&
+                         c.tile_sequences == 4);
     }
     if (!strcmp(config_name, "d12") && B == 4 && T == 64 && threads == 16 && !given.batch_subsize &&
-        !given.token_chunk && !given.tile_columns && !given.tile_in_channels) {
+        !given.token_chunk && !given.tile_columns && !given.tile_in_channels && !given.tile_sequences) {
         snprintf(line, sizeof(line), "%s: d12 at 16 threads: rows cut (too many threads for column tiles alone)", what);
-        expect(line, c.batch_subsize * c.token_chunk < B * T);
+        expect(line, c.batch_subsize * c.token_chunk < B * T && c.tile_sequences == 0);
     }
     step_free(&s);
     gpt2_free(&model);
@@ -374,6 +392,12 @@ int main(void) {
     check("tiny", 2, 8, 1, 1, 3, 8, 7, 100);
     check("tiny", 4, 16, 1, 4, 16, 64, 64, 16);
     check("small", 4, 32, 1, 1, 16, 0, 256, 128);
+    // products' rows in tiles of their own: whole, fewer sequences than the batch, more sequences than
+    // the row chunks (and a count that is no multiple of them), with tokens cut for the rest
+    check_with("tiny", 4, 16, 1, 1, 16, 0, 32, 32, 4);
+    check_with("tiny", 4, 16, 1, 1, 8, 16, 16, 48, 2);
+    check_with("tiny", 4, 16, 1, 2, 4, 0, 40, 24, 3);
+    check_with("small", 3, 32, 1, 1, 16, 0, 0, 0, 2);
     // the automatic chunking (every knob 0) at several thread counts, and with some knobs given
     check("tiny", 4, 16, 2, 0, 0, 0, 0, 0);
     check("small", 4, 32, 3, 0, 0, 0, 0, 0);
@@ -387,6 +411,8 @@ int main(void) {
     }
     check_auto("d12", 4, 64, 16, (Chunking){.batch_subsize = 1, .token_chunk = 64});
     check_auto("d12", 4, 64, 16, (Chunking){.tile_columns = 768});
+    check_auto("d12", 4, 64, 2, (Chunking){.tile_sequences = 2});
+    check_auto("d12", 4, 64, 2, (Chunking){.batch_subsize = 4, .token_chunk = 64});
     check_auto("d12", 8, 1024, 16, (Chunking){0});
     check_auto("small", 1, 7, 4, (Chunking){0});
     printf("%d passed, %d failed\n", passed, failed);

@@ -15,6 +15,7 @@ typedef struct {
     int channel_chunk;  // channels per chunk of channel-split operations; 0: default
     int tile_columns;   // output columns per tile of the blocks' products (tasks, taskiter); 0: default
     int tile_in_channels; // input channels per tile of their weight gradients (tasks, taskiter); 0: default
+    int tile_sequences; // sequences per row chunk of the blocks' products (tasks, taskiter); 0: default
     // distributed variants (gpt2-mpi) only
     const char *executor; // the node-level executor inside each process; NULL: forkjoin
     int sharded_update;   // 1: ZeRO-1 (each process updates its shard), 0: replicated update
@@ -26,7 +27,7 @@ typedef struct {
 static inline Chunking exec_chunking(const ExecOptions *o) {
     return (Chunking){.batch_subsize = o->batch_subsize, .token_chunk = o->token_chunk,
                       .channel_chunk = o->channel_chunk, .tile_columns = o->tile_columns,
-                      .tile_in_channels = o->tile_in_channels};
+                      .tile_in_channels = o->tile_in_channels, .tile_sequences = o->tile_sequences};
 }
 
 typedef struct {
@@ -40,6 +41,7 @@ typedef struct {
     int threads;
     int batch_subsize, token_chunk, channel_chunk; // 0 when the executor does not chunk
     int tile_columns, tile_in_channels;            // likewise
+    int tile_sequences;                            // likewise; 0: the products' rows are the row chunks
     int chunking_chosen;                           // CHOSEN_* bits (taskgraph.h): the knobs the executor chose
     long chunks_per_step;                          // kernel calls (tasks) in one step
     long edges_per_step;                           // dependency edges (taskiter; else 0)

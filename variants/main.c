@@ -384,13 +384,15 @@ static void print_info(const Options *o, const Run *run) {
         free(fragment);
 #endif
         printf(", \"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, \"tile_columns\": %d, "
-               "\"tile_in_channels\": %d, \"chunking_auto\": [", info->batch_subsize, info->token_chunk,
-               info->channel_chunk, info->tile_columns, info->tile_in_channels);
+               "\"tile_in_channels\": %d, \"tile_sequences\": %d, \"chunking_auto\": [", info->batch_subsize,
+               info->token_chunk, info->channel_chunk, info->tile_columns, info->tile_in_channels,
+               info->tile_sequences);
         // the knobs the executor chose for its thread count (taskgraph.h: CHOSEN_*)
         static const struct { int bit; const char *name; } knobs[] = {
             {CHOSEN_BATCH_SUBSIZE, "batch_subsize"}, {CHOSEN_TOKEN_CHUNK, "token_chunk"},
-            {CHOSEN_TILE_COLUMNS, "tile_columns"}, {CHOSEN_TILE_IN_CHANNELS, "tile_in_channels"}};
-        for (int k = 0, n = 0; k < 4; k++)
+            {CHOSEN_TILE_COLUMNS, "tile_columns"}, {CHOSEN_TILE_IN_CHANNELS, "tile_in_channels"},
+            {CHOSEN_TILE_SEQUENCES, "tile_sequences"}};
+        for (int k = 0, n = 0; k < (int)(sizeof(knobs) / sizeof(knobs[0])); k++)
             if (info->chunking_chosen & knobs[k].bit) printf("%s\"%s\"", n++ ? ", " : "", knobs[k].name);
         printf("], \"chunked\": %s, \"weights_packed_per_step\": %s, "
                "\"tasks_per_step\": %ld, \"edges_per_step\": %ld, \"ops_per_step\": %d, \"config\": \"%s\", "
@@ -403,18 +405,21 @@ static void print_info(const Options *o, const Run *run) {
     } else if (!silent) {
         fprintf(stderr, "%s: %s, B=%d T=%d, %zu parameters, %d threads, %ld chunks per step", program, model, o->B,
                 o->T, run->model.num_parameters, info->threads, info->chunks_per_step);
-        if (info->batch_subsize > 0)
-            fprintf(stderr, " (batch subsize %d, token chunk %d, tiles of %d columns, %d input channels%s)",
-                    info->batch_subsize, info->token_chunk, info->tile_columns, info->tile_in_channels,
+        if (info->batch_subsize > 0) {
+            char rows[64] = "the row chunks'";
+            if (info->tile_sequences > 0) snprintf(rows, sizeof(rows), "%d sequences'", info->tile_sequences);
+            fprintf(stderr, " (batch subsize %d, token chunk %d, tiles of %d columns, %d input channels, of %s rows%s)",
+                    info->batch_subsize, info->token_chunk, info->tile_columns, info->tile_in_channels, rows,
                     info->chunking_chosen ? "; chosen for the thread count where not given" : "");
+        }
         fprintf(stderr, "\n");
     }
 }
 
 // Whether the step is described with pack operations. An executor that cuts
 // the products' rows into chunks (EXECUTOR_PACKS_WEIGHTS) shares one packing
-// of each weight among them; but where its chunking leaves every row in one
-// chunk (the chunking chosen at 1 to 3 threads at d12, or given), each column
+// of each weight among them; but where its chunking leaves a product's rows in
+// one chunk (the chunking chosen at 1 to 3 threads at d12, or given), each column
 // tile packs its own columns as it runs, as fork-join's threads do, and a
 // separate pass would only add a write and a read of every weight. The
 // chunking is resolved here on a description without packs (it depends on the
@@ -433,7 +438,7 @@ static int step_packs_weights(const Options *o, Run *run, int executor_packs) {
     char why[256];
     // a chunking that cannot be resolved is refused by the executor, with this same message
     int rows_cut = chunking_resolve(&chunking, &probe, threads, why, sizeof(why)) != 0 ||
-                   chunking.batch_subsize < probe.B || chunking.token_chunk < probe.T;
+                   !chunking_product_rows_whole(&chunking, probe.B, probe.T);
     step_free(&probe);
     return rows_cut;
 }

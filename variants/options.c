@@ -68,7 +68,7 @@ static int parse_float(const char *option, const char *text, float *out, char *e
 enum {
     OPT_CONFIG = 256, OPT_LIST_CONFIGS, OPT_MODEL, OPT_DATA, OPT_SHUFFLE, OPT_DATA_ORDER, OPT_STEPS, OPT_LR, OPT_WD,
     OPT_SEED, OPT_THREADS, OPT_BATCH_SUBSIZE, OPT_TOKEN_CHUNK, OPT_CHANNEL_CHUNK, OPT_TILE_COLUMNS,
-    OPT_TILE_IN_CHANNELS, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
+    OPT_TILE_IN_CHANNELS, OPT_TILE_SEQUENCES, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
     OPT_DESCRIBE_GRAPH, OPT_VERIFY, OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE, OPT_CHECK, OPT_EXECUTOR, OPT_UPDATE,
     OPT_END
 };
@@ -92,6 +92,7 @@ static const struct option LONG_OPTIONS[] = {
     {"channel-chunk", required_argument, NULL, OPT_CHANNEL_CHUNK},
     {"tile-columns", required_argument, NULL, OPT_TILE_COLUMNS},
     {"tile-in-channels", required_argument, NULL, OPT_TILE_IN_CHANNELS},
+    {"tile-sequences", required_argument, NULL, OPT_TILE_SEQUENCES},
     {"json", no_argument, NULL, OPT_JSON},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"describe", no_argument, NULL, OPT_DESCRIBE},
@@ -203,6 +204,10 @@ int options_parse(int argc, char **argv, int distributed, Options *o, char *err,
             if (parse_int(name, v, 1, OPTION_MAX_CHANNEL_CHUNK, &i, err, err_len)) return OPTIONS_ERROR;
             o->exec.tile_in_channels = (int)i;
             break;
+        case OPT_TILE_SEQUENCES:
+            if (parse_int(name, v, 1, OPTION_MAX_B, &i, err, err_len)) return OPTIONS_ERROR;
+            o->exec.tile_sequences = (int)i;
+            break;
         case OPT_LR:
             if (parse_float(name, v, &o->lr, err, err_len)) return OPTIONS_ERROR;
             break;
@@ -261,6 +266,9 @@ int options_check_model(const Options *o, const GPT2Config *config, int ranks, c
     if (o->exec.token_chunk > o->T)
         return refuse(err, err_len, "--token-chunk: %d is larger than the sequence length of %d tokens",
                       o->exec.token_chunk, o->T);
+    if (o->exec.tile_sequences > o->B)
+        return refuse(err, err_len, "--tile-sequences: %d is larger than the batch of %d sequences",
+                      o->exec.tile_sequences, o->B);
     // a tile wider than the widest product it cuts (the MLP's 4C) would cut nothing
     int widest = 4 * config->channels;
     if (o->exec.tile_columns > widest)
@@ -299,6 +307,8 @@ void options_usage(FILE *out, const char *program, int distributed) {
             "                       input gradients (tasks, taskiter; at most the widest, 4C)\n"
             "  --tile-in-channels N input channels per tile of their weight gradients (tasks, taskiter;\n"
             "                       at most the widest, 4C)\n"
+            "  --tile-sequences N   sequences per row chunk of those products, every token (tasks,\n"
+            "                       taskiter; at most B; default: the row chunks, BATCH_SUBSIZE x k)\n"
             "  --json               one JSON object per line on stdout\n"
             "  --trace FILE         write per-kernel timing records (CSV)\n"
             "  --describe-graph FILE write the chunk tasks of one step, their order and dependencies,\n"

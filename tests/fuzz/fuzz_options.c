@@ -31,6 +31,9 @@ static void check_accepted(const Options *o, int distributed) {
     if (o->exec.batch_subsize < 0 || o->exec.batch_subsize > OPTION_MAX_B) abort();
     if (o->exec.token_chunk < 0 || o->exec.token_chunk > OPTION_MAX_T) abort();
     if (o->exec.channel_chunk < 0 || o->exec.channel_chunk > OPTION_MAX_CHANNEL_CHUNK) abort();
+    if (o->exec.tile_columns < 0 || o->exec.tile_columns > OPTION_MAX_CHANNEL_CHUNK) abort();
+    if (o->exec.tile_in_channels < 0 || o->exec.tile_in_channels > OPTION_MAX_CHANNEL_CHUNK) abort();
+    if (o->exec.tile_sequences < 0 || o->exec.tile_sequences > OPTION_MAX_B) abort();
     if (!isfinite(o->lr) || !isfinite(o->weight_decay) || !isfinite(o->tolerance)) abort();
     if (!o->config_name == !o->model_path) abort(); // exactly one source of the model
     if (o->verify_path && (o->data_path || o->B_given || o->T_given)) abort();
@@ -66,7 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (options_check_model(&o, &config, ranks, err, sizeof(err)) != 0) {
                 check_refusal(err);
             } else if (o.T > config.max_seq_len || ranks > o.B || o.exec.batch_subsize > o.B ||
-                       o.exec.token_chunk > o.T) {
+                       o.exec.token_chunk > o.T || o.exec.tile_sequences > o.B ||
+                       o.exec.tile_columns > 4 * config.channels || o.exec.tile_in_channels > 4 * config.channels) {
                 abort();
             }
         }

@@ -122,6 +122,8 @@ def command_lines():
         "chunks.bin": line(0, "--config", "d6", "-B", "4", "-T", "64", "--batch-subsize", "2", "--token-chunk",
                            "16", "--channel-chunk", "128", "--threads", "2"),
         "chunk-too-large.bin": line(0, "--config", "tiny", "-T", "32", "--token-chunk", "64"),
+        "tiles.bin": line(0, "--config", "small", "-B", "3", "--tile-columns", "96", "--tile-in-channels", "1024",
+                          "--tile-sequences", "2", "--batch-subsize", "1"),
         "outputs.bin": line(0, "--config", "tiny", "--trace", "t.csv", "--save", "/dev/null",
                             "--describe-graph", "g.json", "--describe"),
         "verify.bin": line(0, "--model", "m.bin", "--verify", "s.bin", "--expect-losses", "l.txt",
