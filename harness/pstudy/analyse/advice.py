@@ -1,7 +1,8 @@
 """`perfstudy predict --best`: every variant and chunking ranked by predicted step time at each
 core count P, and what bounds the best one.
 
-Candidates: the sequential and threads variants as they are; the chunked variants at every
+Candidates: the sequential and threads variants as they are; the chunked variants at the chunking
+they choose for P threads themselves ("auto": core/taskgraph.c's rule), and at every
 BATCH_SUBSIZE in 1, 2, 4, ... up to B (and B) and every token chunk k in T, T/2, T/4, ... down to 8
 (whatever graph the binary describes for it: its tasks, whatever their shape, are what is
 replayed); gpt2-mpi at R ranks x P/R threads on one node for R = 2, 4, ... up to B (strong scaling,
@@ -72,7 +73,10 @@ def candidates(medians, B, T):
     out = []
     for variant, compiler, kernels in bases:
         if vocabulary.is_chunked(variant):
-            # untiled (whole products per row chunk, as described at 1 thread) and tiles of 256
+            # the chunking the binary chooses for P threads (AUTO), then untiled (whole products per
+            # row chunk, as described at 1 thread) and tiles of 256 at every BATCH_SUBSIZE and k
+            auto = vocabulary.AUTO
+            out.append((variant, compiler, kernels, auto, auto, auto, auto))
             out += [(variant, compiler, kernels, bs, k, tc, ti) for bs, k in chunkings(B, T)
                     for tc, ti in TILINGS]
         else:
@@ -80,12 +84,14 @@ def candidates(medians, B, T):
     return out
 
 
-def _reference(medians, ck, graphs):
-    """A traced config whose graph has the same operations as `ck`'s: ck itself, else the same
-    variant's, else another variant of the same kind (chunked or not); None when there is none."""
-    if ck in medians:
+def _reference(medians, ck, graphs, P=1):
+    """A traced config whose graph (traced at 1 thread) has the same operations as `ck`'s at P
+    threads: ck itself, else the same variant's, else another variant of the same kind (chunked or
+    not); None when there is none. (The operations differ where one chunking packs the weights in a
+    pass of its own and the other does not.)"""
+    want = graphs.get(ck, P)
+    if ck in medians and len(graphs.get(ck, 1).ops) == len(want.ops):
         return ck
-    want = graphs.get(ck, 1)
     same_kind = [r for r in sorted(medians, key=lambda r: vocabulary.point_sort_key((0, *r)))
                  if r[1:3] == ck[1:3] and vocabulary.is_chunked(r[0]) == vocabulary.is_chunked(ck[0])]
     for r in sorted(same_kind, key=lambda r: r[0] != ck[0]):
@@ -96,7 +102,7 @@ def _reference(medians, ck, graphs):
 
 def predict_candidate(graphs, medians, ck, P, source, target):
     """(step seconds, Outcome, cores) of config key `ck` at P threads."""
-    ref = _reference(medians, ck, graphs)
+    ref = _reference(medians, ck, graphs, P)
     if ref is None:
         return None
     graph = graphs.get(ck, P)
@@ -164,9 +170,8 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
     if jobs > 1 and isinstance(graphs, prediction.Graphs) and len(work) > 1:
         import multiprocessing
         for ck, ps in work:  # describe every graph here: the workers only read them
-            _reference(medians, ck, graphs)
             for P in ps:
-                graphs.get(ck, P)
+                _reference(medians, ck, graphs, P)
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(min(jobs, len(work)), _worker_init,
                       (graphs.directory, graphs.meta, str(graphs.build), medians, source, target)) as pool:
@@ -266,9 +271,8 @@ def summary_lines(frame, target_name):
 def label(row):
     text = f"{row['variant']} {row['compiler']}/{row['kernels']}"
     if str(row["batch_subsize"]) not in ("<NA>", "None", "nan"):
-        text += f" bs={row['batch_subsize']} k={row['k']}"
-        if str(row.get("tile_columns")) not in ("<NA>", "None", "nan"):
-            text += f" tc={row['tile_columns']} ti={row['tile_in_channels']}"
+        text += " " + vocabulary.chunking_label(row["batch_subsize"], row["k"], row.get("tile_columns"),
+                                                row.get("tile_in_channels"))
     if str(row["ranks"]) not in ("<NA>", "None", "nan"):
         text += f" {row['ranks']} ranks x {row['threads_per_rank']}"
     return text

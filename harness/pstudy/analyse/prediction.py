@@ -83,8 +83,11 @@ def measured_points(directory):
     return out
 
 
-def source_durations(graph, medians, where):
-    """Per task of `graph`, its duration on the machine the traces come from."""
+def source_durations(graph, medians, where, source=None):
+    """Per task of `graph`, its duration on the machine the traces come from (`source`). A task whose
+    operation moves bytes and does no arithmetic, and has no record in the trace, takes its bytes at
+    the source's one-core bandwidth: the pack operations, which a chunking describes only where it
+    cuts the products' rows (the automatic chunking at 4 threads and more, not at 1)."""
     op_time, op_bytes = {}, {}
     for chunk, d in medians.items():
         op_time[chunk[0]] = op_time.get(chunk[0], 0.0) + d
@@ -97,6 +100,9 @@ def source_durations(graph, medians, where):
             out.append(medians[key])
             continue
         op = graph.op[t]
+        if op not in op_time and source is not None and graph.ops[op]["flops"] == 0 and graph.bytes[t] > 0:
+            out.append(graph.bytes[t] / source.bandwidth(1))
+            continue
         if op not in op_time:
             raise StudyError(f"{where}: no 1-thread trace record of operation {op} "
                              f"({graph.ops[op]['label']}); is the trace complete?")
@@ -111,7 +117,7 @@ def source_durations(graph, medians, where):
 
 def work_for(graph, medians, source, target, where):
     """simulate.Work of `graph` on `target` from durations measured on `source`."""
-    d_src = source_durations(graph, medians, where)
+    d_src = source_durations(graph, medians, where, source)
     speed = source.peak_gflops_per_core / target.peak_gflops_per_core
     one_core = source.bandwidth(1)
     durations = [d * speed for d in d_src]
@@ -127,13 +133,13 @@ def compute_demands(flops, durations, machine):
 
 def graph_point(ck, threads):
     """The point whose graph config key `ck` replays at `threads` threads: the sequential variant's
-    and the chunked variants' graphs are the same at every thread count (described at 1)."""
+    is the same at every thread count (described at 1). A chunked variant's depends on the thread
+    count even where every chunk size is given: a product split along its output columns (a weight
+    gradient's output channels, the language-model head) comes in at most 4 chunks per thread, one
+    at 1 thread (core/taskgraph.c), so it is described at `threads`."""
     variant, compiler, kernels, bs, k, tc, ti = ck
-    chunks = (bs, k, tc, ti)
     if vocabulary.is_sequential(variant):
         threads = 1
-    elif vocabulary.is_chunked(variant) and vocabulary.AUTO not in chunks:
-        threads = 1  # the same chunk tasks at every thread count; only the replay changes
     return (variant, compiler, kernels, threads, bs, k, None, tc, ti)  # not distributed: no ranks
 
 
