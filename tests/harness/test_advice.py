@@ -94,14 +94,17 @@ def test_chunkings():
 
 class HandGraphs:
     """Graphs of a step of 4 s of work (4 x 10^9 FLOPs at 1 GFLOP/s) over B=4 sequences: forkjoin
-    cuts it into P equal chunks; the chunked variant into B / batch_subsize independent tasks."""
+    cuts it into P equal chunks; the chunked variant into B / batch_subsize independent tasks, and
+    at the chunking it chooses for P (AUTO) into one task per thread, at most B."""
 
     def __init__(self):
         self.cache = {}
 
     def get(self, ck, threads, batch=None):
         variant, _, _, bs = ck[:4]
-        key = (ck, threads if variant == FORKJOIN else 1)
+        if variant != FORKJOIN and bs == vocabulary.AUTO:
+            bs = 4 // min(4, threads)
+        key = (ck[:3] + (bs,) + ck[4:], threads if variant == FORKJOIN else 1)
         if key not in self.cache:
             if variant == FORKJOIN:
                 # rows 0..12 cut in P pieces: no piece of P > 1 is the 1-thread chunk
@@ -144,15 +147,16 @@ def test_best_ranks_variants_and_chunkings_with_known_answers(monkeypatch):
         return [(r.variant, None if str(r.batch_subsize) == "<NA>" else int(r.batch_subsize),
                  round(r.predicted_step_s, 9)) for r in g.itertuples()]
 
-    # P=4: forkjoin 1 s and bs=1 (4 tasks of 1 s) 1 s tie, in the candidates' order (forkjoin first,
-    # then k = 16, 8 of bs=1), then bs=2 (2 tasks of 2 s) 2 s, bs=4 (one task) 4 s
+    # P=4: forkjoin 1 s, the chunking chosen for 4 threads (auto: 4 tasks of 1 s) and bs=1 1 s tie, in
+    # the candidates' order (forkjoin first, then auto, then k = 16, 8 of bs=1), then bs=2 (2 tasks of
+    # 2 s) 2 s, bs=4 (one task) 4 s
     four = at(4)
-    assert [(v, bs, s) for v, bs, s in four] == [(FORKJOIN, None, 1.0), (CHUNKED, 1, 1.0), (CHUNKED, 1, 1.0),
-                                                 (CHUNKED, 2, 2.0), (CHUNKED, 2, 2.0), (CHUNKED, 4, 4.0),
-                                                 (CHUNKED, 4, 4.0)]
-    assert list(frame[frame["threads"] == 4]["rank"]) == list(range(1, 8))
-    # P=2: bs=1 and bs=2 both 2 s, forkjoin 2 s; bs=4 4 s
-    assert [s for _, _, s in at(2)] == [2.0] * 5 + [4.0, 4.0]
+    assert [(v, bs, s) for v, bs, s in four] == [(FORKJOIN, None, 1.0), (CHUNKED, vocabulary.AUTO, 1.0),
+                                                 (CHUNKED, 1, 1.0), (CHUNKED, 1, 1.0), (CHUNKED, 2, 2.0),
+                                                 (CHUNKED, 2, 2.0), (CHUNKED, 4, 4.0), (CHUNKED, 4, 4.0)]
+    assert list(frame[frame["threads"] == 4]["rank"]) == list(range(1, 9))
+    # P=2: auto (2 tasks), bs=1 and bs=2 all 2 s, forkjoin 2 s; bs=4 4 s
+    assert [s for _, _, s in at(2)] == [2.0] * 6 + [4.0, 4.0]
     # the best at 4 is bounded by nothing but the work; bs=4 at 4 by load balance (one busy core)
     best4 = frame[(frame["threads"] == 4) & (frame["rank"] == 1)].iloc[0]
     assert best4["bound"] == "compute"
