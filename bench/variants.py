@@ -73,7 +73,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
 from pstudy.store import config as configmod  # noqa: E402
 from pstudy import errors  # noqa: E402
-from pstudy.store import resultsdir, traceformats, vocabulary  # noqa: E402
+from pstudy.store import resultsdir, sweep, traceformats, vocabulary  # noqa: E402
 from pstudy.measure import provenance, runner  # noqa: E402
 from pstudy.measure.ceilings import cpu_times, steal_fraction  # noqa: E402
 from pstudy.analyse.compare import hl_paired_ratio_ci  # noqa: E402
@@ -195,8 +195,7 @@ def points_of(study, threads):
     for t in threads:
         points += [Point(v, compiler, kernels, t, None, None) for v in vocabulary.VARIANTS
                    if vocabulary.REGISTERED[v] == vocabulary.THREADS]
-        points += [Point(v, compiler, kernels, t, vocabulary.AUTO, vocabulary.AUTO, None, vocabulary.AUTO,
-                         vocabulary.AUTO) for v in vocabulary.CHUNKED_VARIANTS]
+        points += [sweep.automatic_chunking(v, compiler, kernels, t) for v in vocabulary.CHUNKED_VARIANTS]
         points += [Point(v, compiler, kernels, t, 1, T) for v in vocabulary.CHUNKED_VARIANTS]
         points += [Point(v, compiler, kernels, t, study.model["B"], T) for v in ALSO_CHUNKED_BY_4
                    if v in vocabulary.CHUNKED_VARIANTS and study.model["B"] > 1]

@@ -133,10 +133,10 @@ def medians_of(graphs, cks):
 
 def test_best_ranks_variants_and_chunkings_with_known_answers(monkeypatch):
     # the hand-made graphs do not cut tiles: one tiling, so that every chunking is one candidate
-    monkeypatch.setattr(advice, "TILINGS", ((None, None),))
+    monkeypatch.setattr(advice, "TILINGS", ((None, None, None),))
     graphs = HandGraphs()
-    fj = (FORKJOIN, "gcc", "fast", None, None, None, None)
-    traced = (CHUNKED, "gcc", "fast", 1, 16, None, None)  # only one chunking traced: the others scaled from it
+    fj = (FORKJOIN, "gcc", "fast", None, None, None, None, None)
+    traced = (CHUNKED, "gcc", "fast", 1, 16, None, None, None)  # only one chunking traced: the others scaled from it
     medians = medians_of(graphs, [fj, traced])
     m = machine(cores=4)
     frame, notes = advice.best(graphs, medians, Meta(), m, m, [1, 2, 4], mpi=False)

@@ -49,6 +49,7 @@ def test_unknown_table_is_named():
     ("sweep", "kernels", "fastest"), ("sweep", "batch_subsize", [0]), ("sweep", "batch_subsize", [8]),
     ("sweep", "token_chunk", [128]), ("sweep", "token_chunk", ["automatic"]), ("sweep", "tile_columns", [0]),
     ("sweep", "tile_columns", "wide"), ("sweep", "tile_in_channels", [-64]), ("sweep", "batch_subsize", []),
+    ("sweep", "tile_sequences", [0]), ("sweep", "tile_sequences", "whole"), ("sweep", "tile_sequences", [2, 8]),
     ("placement", "proc_bind", "tight"), ("placement", "places", "cpus"),
     ("counters", "backend", "vtune"), ("run", "binary", "build/gpt2"), ("run", "name", "a b"),
 ])
@@ -59,15 +60,23 @@ def test_bad_value_is_named(table, key, value):
 
 def test_auto_chunking_values():
     """"auto" (the binary's choice for its thread count) in any chunk list, after the numbers; it is
-    not compared with B or T; the tile widths default to it."""
+    not compared with B or T; the tile keys default to it."""
     s = config.from_dict(GOOD, "configs/x.toml", cpu_count=2)
     assert s.sweep["tile_columns"] == ["auto"] and s.sweep["tile_in_channels"] == ["auto"]
+    assert s.sweep["tile_sequences"] == ["auto"]
     raw = with_change("sweep", "batch_subsize", ["auto", 4, 1, 4])
     raw["sweep"]["token_chunk"] = "auto"
     raw["sweep"]["tile_columns"] = [384, "auto"]
+    raw["sweep"]["tile_sequences"] = ["auto", 2, 4, 2]
     s = config.from_dict(raw, "configs/x.toml", cpu_count=2)
     assert s.sweep["batch_subsize"] == [1, 4, "auto"] and s.sweep["token_chunk"] == ["auto"]
-    assert s.sweep["tile_columns"] == [384, "auto"]
+    assert s.sweep["tile_columns"] == [384, "auto"] and s.sweep["tile_sequences"] == [2, 4, "auto"]
+
+
+def test_tile_sequences_larger_than_the_batch_is_named():
+    """The binaries refuse more sequences per row chunk than the batch has: the config says so first."""
+    assert error_of(with_change("sweep", "tile_sequences", [8])) == \
+        "configs/x.toml: sweep.tile_sequences: 8 is larger than model.B = 4"
 
 
 def test_missing_required_key():

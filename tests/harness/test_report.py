@@ -1,5 +1,6 @@
 """report and list: table, terminal chart, figures that are real images, redrawn from the results alone."""
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -108,3 +109,45 @@ def test_a_results_directory_written_by_an_older_harness_still_reports(study, tm
         assert label in done.stdout
     assert len(list((study.plots / old.name).glob("*.png"))) > 10
     assert study.perfstudy("list").returncode == 0
+
+
+def as_before_tile_sequences(directory):
+    """Rewrites a results directory as the harness wrote it before tile_sequences was a point key: no
+    _ts part in its file names, no column in its tables, nothing of it in the run records or meta.json."""
+    import pandas as pd
+
+    for path in sorted(directory.rglob("*_tsauto*")):
+        path.rename(path.with_name(path.name.replace("_tsauto", "")))
+    journal = directory / "journal.jsonl"
+    journal.write_text(journal.read_text().replace("_tsauto", ""))
+    for path in (directory / "runs").glob("*.json"):
+        record = json.loads(path.read_text().replace("_tsauto", ""))
+        record.pop("tile_sequences", None)
+        (record.get("info") or {}).pop("tile_sequences", None)
+        path.write_text(json.dumps(record))
+    for path in directory.glob("*.csv"):
+        frame = pd.read_csv(path, na_values=["NA"], keep_default_na=False)
+        frame.drop(columns="tile_sequences", errors="ignore").to_csv(path, index=False, na_rep="NA")
+    meta = json.loads((directory / "meta.json").read_text())
+    meta["config"]["sweep"].pop("tile_sequences")
+    (directory / "meta.json").write_text(json.dumps(meta))
+
+
+def test_a_results_directory_from_before_tile_sequences_still_reports(study, finished):
+    """Its stems have no _ts part and its tables no tile_sequences column: every point reads with the
+    key NA, finds its traces under their old names, and is labelled without ts."""
+    import pandas as pd
+    from pstudy.analyse import tables
+
+    as_before_tile_sequences(finished)
+    assert "tile_sequences" not in pd.read_csv(finished / "steps.csv").columns
+    assert (finished / "traces" / "taskiter_gcc_fast_t2_bs4_k64_tcauto_tiauto_r0.csv").is_file()
+    done = study.perfstudy("report", finished, "--no-chart", "--formats", "png")
+    assert done.returncode == 0, done.stderr
+    assert "complete, 22 of 22 runs ok" in done.stdout
+    assert "taskiter    2 bs=4 k=64 tc=auto ti=auto 2/2" in done.stdout and "ts=" not in done.stdout
+    summary = tables.read_summary(finished)
+    assert len(summary) == 11 and summary["tile_sequences"].isna().all()
+    assert summary["step_median_s"].notna().all() and summary["speedup_vs_self1"].notna().all()
+    factors = pd.read_csv(study.plots / finished.name / "efficiency.csv", na_values=["NA"], keep_default_na=False)
+    assert len(factors) == 11 and factors["tile_sequences"].isna().all()  # every point's traces found

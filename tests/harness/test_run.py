@@ -39,14 +39,15 @@ def test_sweep_writes_tidy_results(study):
 
     steps = read(d, "steps.csv")
     assert list(steps.columns) == ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks",
-                                   "tile_columns", "tile_in_channels", "repetition", "step", "warmup", "forward_s", "backward_s",
-                                   "update_s", "step_s", "loss", "comm_s"]
+                                   "tile_columns", "tile_in_channels", "tile_sequences", "repetition", "step", "warmup",
+                                   "forward_s", "backward_s", "update_s", "step_s", "loss", "comm_s"]
     assert len(steps) == 2 * N_POINTS * (1 + 4)
     assert steps["warmup"].sum() == 2 * N_POINTS  # one warm-up step per run, flagged
     plain = steps[steps["variant"].isin(["seq", "forkjoin"])]
     assert plain["batch_subsize"].isna().all() and plain["k"].isna().all() and plain["tile_columns"].isna().all()
     chunked = steps[steps["variant"].isin(["tasks", "taskiter"])]
     assert (chunked["tile_columns"] == 0).all() and (chunked["tile_in_channels"] == 0).all()  # "auto"
+    assert (chunked["tile_sequences"] == 0).all() and plain["tile_sequences"].isna().all()
     assert steps["ranks"].isna().all() and steps["comm_s"].isna().all()  # no distributed variant here
     assert set(steps[steps["variant"] == "seq"]["threads"]) == {1}
 
@@ -76,6 +77,32 @@ def test_sweep_writes_tidy_results(study):
     runs = read(d, "runs.csv").sort_values("order")
     assert list(runs["repetition"]) == [0] * N_POINTS + [1] * N_POINTS
     assert runs.iloc[:N_POINTS]["variant"].tolist() != sorted(runs.iloc[:N_POINTS]["variant"].tolist())
+
+
+def test_a_sweep_over_tile_sequences(study):
+    """tile_sequences = [2, "auto"]: a point each, named _ts2 and _tsauto; 2 is passed to the binary and
+    checked against its info line, "auto" is neither."""
+    text = study.config(steps=2, repetitions=1, variants='["seq", "taskiter"]').read_text()
+    cfg = study.config(name="ts", text=text + 'tile_sequences = [2, "auto"]\n')
+    done = study.perfstudy("run", cfg)
+    assert done.returncode == 0, done.stderr
+    [d] = study.result_dirs()
+    runs = read(d, "runs.csv")
+    assert len(runs) == 1 + 2 * 2 * 2 and (runs["status"] == "ok").all()  # seq; taskiter @1,2 x bs 1,4 x ts
+    record = json.loads((d / "runs" / "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_ts2_r0.json").read_text())
+    assert record["tile_sequences"] == 2 and record["info"]["tile_sequences"] == 2
+    at = record["command"].index("--tile-sequences")
+    assert record["command"][at + 1] == "2"
+    auto = json.loads((d / "runs" / "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_r0.json").read_text())
+    assert "--tile-sequences" not in auto["command"] and auto["info"]["tile_sequences"] is None
+    steps = read(d, "steps.csv")
+    assert set(steps[steps["variant"] == "taskiter"]["tile_sequences"]) == {0, 2}
+    assert steps[steps["variant"] == "seq"]["tile_sequences"].isna().all()
+    summary = read(d, "summary.csv")
+    assert len(summary) == 1 + 8 and "tile_sequences" in summary.columns
+    shown = study.perfstudy("report", d, "--no-figures", "--no-chart")
+    assert shown.returncode == 0, shown.stderr
+    assert "bs=1 k=64 tc=auto ti=auto ts=2 " in shown.stdout and "bs=4 k=64 tc=auto ti=auto ts=auto " in shown.stdout
 
 
 def test_build_info_is_read_when_present(study):

@@ -79,6 +79,25 @@ def test_tiles_and_auto_on_the_command_line_and_in_the_info_check():
     assert wrong.status == "mismatch" and "tile_columns=384" in wrong.error
 
 
+def test_tile_sequences_on_the_command_line_and_in_the_info_check():
+    """--tile-sequences is passed and checked like the tile widths; left to the binary ("auto"), it is
+    neither, and the binary's --check is asked without it (the config compares it with model.B)."""
+    two = Point("taskiter", "gcc", "fast", 2, 1, 64, None, 0, 0, 2)
+    cmd = runner.command(STUDY, two, "/b/gpt2-taskiter", "/repo")
+    assert cmd[cmd.index("--threads"):] == ["--threads", "2", "--batch-subsize", "1", "--token-chunk", "64",
+                                            "--tile-sequences", "2"]
+    assert "--tile-sequences" not in runner.check_command(STUDY, two, "/b/gpt2-taskiter", "/repo")
+    info = dict(INFO, variant="taskiter", tile_columns=384, tile_in_channels=768, tile_sequences=2,
+                chunking_auto=["tile_columns", "tile_in_channels"])
+    assert runner.parse(output(step(0), step(1), step(2), info=info), STUDY, two).status == "ok"
+    wrong = runner.parse(output(step(0), step(1), step(2), info=dict(info, tile_sequences=4)), STUDY, two)
+    assert wrong.status == "mismatch" and "tile_sequences=4 but 2 was asked for" in wrong.error
+    auto = two._replace(tile_sequences=0)
+    assert "--tile-sequences" not in runner.command(STUDY, auto, "/b/gpt2-taskiter", "/repo")
+    chosen = dict(info, tile_sequences=4, chunking_auto=["tile_columns", "tile_in_channels", "tile_sequences"])
+    assert runner.parse(output(step(0), step(1), step(2), info=chosen), STUDY, auto).status == "ok"
+
+
 def test_binary_template(monkeypatch):
     monkeypatch.delenv("PERFSTUDY_BUILD_DIR", raising=False)
     assert runner.binary_path(STUDY, POINT, "/repo") == "/repo/build/gcc/fast/gpt2-tasks"

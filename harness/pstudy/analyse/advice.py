@@ -43,10 +43,12 @@ def classify(outcome, cores):
     return bound, losses
 
 
-# the tile widths (tile_columns, tile_in_channels) the chunked variants are tried at: none (each
-# product whole per row chunk) and 256, a width every model's products have (4C >= 256 for C >= 64)
-# and wide enough for the micro-kernels' panels
-TILINGS = ((None, None), (256, 256))
+# the tile keys (vocabulary.TILE_KEYS: tile_columns, tile_in_channels, tile_sequences) the chunked
+# variants are tried at: none (each product whole per row chunk) and widths of 256, a width every
+# model's products have (4C >= 256 for C >= 64) and wide enough for the micro-kernels' panels;
+# tile_sequences not given: with BATCH_SUBSIZE and k given, the binary cuts the products' rows as the
+# other row operations' chunks
+TILINGS = ((None, None, None), (256, 256, None))
 
 
 def chunkings(B, T):
@@ -76,11 +78,10 @@ def candidates(medians, B, T):
             # the chunking the binary chooses for P threads (AUTO), then untiled (whole products per
             # row chunk, as described at 1 thread) and tiles of 256 at every BATCH_SUBSIZE and k
             auto = vocabulary.AUTO
-            out.append((variant, compiler, kernels, auto, auto, auto, auto))
-            out += [(variant, compiler, kernels, bs, k, tc, ti) for bs, k in chunkings(B, T)
-                    for tc, ti in TILINGS]
+            out.append((variant, compiler, kernels) + (auto,) * len(vocabulary.CHUNK_KEYS))
+            out += [(variant, compiler, kernels, bs, k, *tiles) for bs, k in chunkings(B, T) for tiles in TILINGS]
         else:
-            out.append((variant, compiler, kernels, None, None, None, None))
+            out.append((variant, compiler, kernels) + (None,) * len(vocabulary.CHUNK_KEYS))
     return out
 
 
@@ -131,8 +132,9 @@ def _evaluate(graphs, medians, source, target, ck, counts):
             continue
         step, outcome, cores = result
         bound, losses = classify(outcome, cores)
-        out.append((P, {"threads": P, "variant": ck[0], "compiler": ck[1], "kernels": ck[2], "batch_subsize": ck[3],
-                        "k": ck[4], "tile_columns": ck[5], "tile_in_channels": ck[6], "ranks": None, "threads_per_rank": None, "predicted_step_s": step,
+        out.append((P, {"threads": P, "variant": ck[0], "compiler": ck[1], "kernels": ck[2],
+                        **prediction.chunk_columns(ck), "ranks": None, "threads_per_rank": None,
+                        "predicted_step_s": step,
                         "bound": bound, **{f"loss_{b.replace(' ', '_')}": v for b, v in losses.items()}}))
     return out
 
@@ -191,8 +193,8 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
     notes, rows = [], []
     order = {ck: i for i, ck in enumerate(cands)}
     for P in counts:
-        at = sorted(by_p[P], key=lambda r: order[(r["variant"], r["compiler"], r["kernels"], r["batch_subsize"],
-                                                    r["k"], r["tile_columns"], r["tile_in_channels"])])
+        at = sorted(by_p[P], key=lambda r: order[(r["variant"], r["compiler"], r["kernels"],
+                                                    *(r[c] for c in vocabulary.CHUNK_KEYS))])
         if mpi and P >= 2:
             at += mpi_rows(graphs, medians, meta, source, target, P, notes)
         at.sort(key=lambda r: r["predicted_step_s"])  # stable: ties keep the candidates' order
@@ -201,11 +203,11 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
         rows += at
     for v in sorted(skipped):
         notes.append(f"{v}: no traced configuration with the same operations to take task times from")
-    frame = pd.DataFrame(rows, columns=["threads", "rank", "variant", "compiler", "kernels", "batch_subsize", "k",
+    frame = pd.DataFrame(rows, columns=["threads", "rank", "variant", "compiler", "kernels", *vocabulary.CHUNK_KEYS,
                                         "ranks", "threads_per_rank", "predicted_step_s", "bound",
                                         "loss_load_balance", "loss_dependencies", "loss_bandwidth",
                                         "loss_compute"])
-    for col in ("batch_subsize", "k", "ranks", "threads_per_rank"):
+    for col in (*vocabulary.CHUNK_KEYS, "ranks", "threads_per_rank"):
         frame[col] = frame[col].astype("Int64")
     return frame, list(dict.fromkeys(notes))
 
@@ -271,8 +273,7 @@ def summary_lines(frame, target_name):
 def label(row):
     text = f"{row['variant']} {row['compiler']}/{row['kernels']}"
     if str(row["batch_subsize"]) not in ("<NA>", "None", "nan"):
-        text += " " + vocabulary.chunking_label(row["batch_subsize"], row["k"], row.get("tile_columns"),
-                                                row.get("tile_in_channels"))
+        text += " " + vocabulary.chunking_label(*(row.get(c) for c in vocabulary.CHUNK_KEYS))
     if str(row["ranks"]) not in ("<NA>", "None", "nan"):
         text += f" {row['ranks']} ranks x {row['threads_per_rank']}"
     return text

@@ -26,7 +26,7 @@ import math
 
 from pstudy.analyse import contention, network, prediction, simulate
 from pstudy.errors import StudyError
-from pstudy.store import machinefiles, taskgraph
+from pstudy.store import machinefiles, taskgraph, vocabulary
 
 LOCAL_LATENCY_S = 1e-6
 UPDATE = "update"
@@ -143,6 +143,14 @@ class Layout:
         return math.ceil(self.ranks / self.ranks_per_node)
 
 
+def rank_config(ck, batch):
+    """Config key `ck` on a rank's `batch` sequences: its chunks of sequences (batch_subsize,
+    tile_sequences) at most the batch, which the binaries refuse more than."""
+    chunks = prediction.chunk_columns(ck)
+    return ck[:3] + tuple(min(v, batch) if v is not None and key in ("batch_subsize", "tile_sequences") else v
+                          for key, v in chunks.items())
+
+
 def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target):
     """(compute seconds: the slowest rank's forward and backward, update seconds) of `layout`."""
     view = rank_view(target, layout.ranks_per_node)
@@ -155,12 +163,10 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
                      for r in range(layout.ranks)}):
         if b == 0:
             continue
-        rank_ck = ck if ck[3] is None else (ck[0], ck[1], ck[2], min(ck[3], b), *ck[4:])
-        g = graphs.get(rank_ck, layout.threads, b)
+        g = graphs.get(rank_config(ck, b), layout.threads, b)
         work = scaled_work(g, traced, medians[ck], source, view, g.path)
         compute = max(compute, _part(g, work, lambda ph: ph != UPDATE, view, layout.threads))
-    g = graphs.get(ck if ck[3] is None else (ck[0], ck[1], ck[2], min(ck[3], batch // layout.ranks or 1), *ck[4:]),
-                   layout.threads, max(1, batch // layout.ranks))
+    g = graphs.get(rank_config(ck, max(1, batch // layout.ranks)), layout.threads, max(1, batch // layout.ranks))
     share = 1.0 / layout.ranks if layout.update == "sharded" else 1.0
     work = scaled_work(g, traced, medians[ck], source, view, g.path, share)
     update = _part(g, work, lambda ph: ph == UPDATE, view, layout.threads)
@@ -224,7 +230,7 @@ def binary_facts(graphs, variant, compiler, kernels):
 
 def measured(directory):
     """{(ranks, threads): median measured step_s} of the distributed points of a results directory."""
-    from pstudy.store import resultsdir, vocabulary
+    from pstudy.store import resultsdir
 
     steps = resultsdir.read_steps(directory)
     steps = steps[~steps["warmup"]]
@@ -240,7 +246,6 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     """(predictions, validation) as pandas frames for gpt2-mpi on `target` (see the module comment).
     Layouts: `ranks` (local: one node) or `nodes` x the ranks per node; `threads` per rank."""
     import pandas as pd
-    from pstudy.store import vocabulary
 
     medians = prediction.trace_medians(directory, meta.warmup)
     executor = executor or vocabulary.FORKJOIN
@@ -276,7 +281,7 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     rows = []
     for batch, r in zip(batches, predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, source,
                                          target)):
-        rows.append({"executor": executor, "compiler": ck[1], "kernels": ck[2], "batch_subsize": ck[3], "k": ck[4], "tile_columns": ck[5], "tile_in_channels": ck[6],
+        rows.append({"executor": executor, "compiler": ck[1], "kernels": ck[2], **prediction.chunk_columns(ck),
                      "scaling": scaling, "global_batch": batch, **r, "machine": target.name,
                      "label": "predicted"})
     validation = []

@@ -28,12 +28,14 @@ def _number(value):
 
 
 def chunking(row):
-    """bs=4 k=64 for a chunked point, "" otherwise (with ranks=R for a distributed one)."""
+    """bs=4 k=64 for a chunked point, with its tile keys where it has them (vocabulary.chunking_label:
+    bs=4 k=64 tc=auto ti=auto ts=auto), "" otherwise (ranks=R for a distributed one)."""
     parts = []
-    for key, name in (("batch_subsize", "bs"), ("k", "k"), ("ranks", "ranks")):
-        value = _number(row.get(key))
-        if value == value:
-            parts.append(f"{name}={int(value)}")
+    if _number(row.get("batch_subsize")) == _number(row.get("batch_subsize")):
+        parts.append(vocabulary.chunking_label(*(_number(row.get(c)) for c in vocabulary.CHUNK_KEYS)))
+    ranks = _number(row.get("ranks"))
+    if ranks == ranks:
+        parts.append(f"ranks={int(ranks)}")
     return " ".join(parts)
 
 
@@ -80,7 +82,9 @@ def bounds(roofline_summaries):
             if n_disagree:
                 words.append(f"sources disagree on {n_disagree} kernel{'s' if n_disagree > 1 else ''}")
             out.append({"variant": a["variant"], "threads": int(a["threads"]), "build": f"{a['compiler']}/{a['kernels']}",
-                        "chunking": chunking({"batch_subsize": a.get("batch_subsize"), "k": a.get("token_chunk")}),
+                        # the analysis names the chunk keys as the binaries do (token_chunk for k)
+                        "chunking": chunking({c: a.get(vocabulary.CHUNK_OPTIONS[c][1])
+                                              for c in vocabulary.CHUNK_KEYS}),
                         "verdict": verdict if verdict == "mixed" else f"{verdict} bound",
                         "evidence": "; ".join(words)})
     return out

@@ -34,11 +34,26 @@ def _median(values):
 
 
 def config_key(point):
-    """(variant, compiler, kernels, batch_subsize, k, tile_columns, tile_in_channels): a point without
-    its thread count (and without ranks: distributed points are not predicted)."""
-    variant, compiler, kernels, _, bs, k = tuple(point)[:6]
-    tc, ti = (tuple(point)[7:9] + (None, None))[:2]
-    return (variant, compiler, kernels, bs, k, tc, ti)
+    """(variant, compiler, kernels, batch_subsize, k, tile_columns, tile_in_channels, tile_sequences): a
+    point without its thread count (and without ranks: distributed points are not predicted); None
+    for a chunk key the point was made before."""
+    return tuple(point)[:3] + vocabulary.chunk_values(point)
+
+
+def recorded_config_key(values):
+    """A config key as recorded (a JSON list), with None for the chunk keys it was recorded before."""
+    values = tuple(values)
+    return values + (None,) * (3 + len(vocabulary.CHUNK_KEYS) - len(values))
+
+
+def config_point(ck, threads):
+    """The point key of config key `ck` at `threads` threads (not distributed: no ranks)."""
+    return ck[:3] + (threads,) + ck[3:5] + (None,) + ck[5:]
+
+
+def chunk_columns(ck):
+    """{chunk key: value} of config key `ck`: its chunk columns in a table."""
+    return dict(zip(vocabulary.CHUNK_KEYS, ck[3:]))
 
 
 def trace_medians(directory, warmup):
@@ -137,10 +152,7 @@ def graph_point(ck, threads):
     count even where every chunk size is given: a product split along its output columns (a weight
     gradient's output channels, the language-model head) comes in at most 4 chunks per thread, one
     at 1 thread (core/taskgraph.c), so it is described at `threads`."""
-    variant, compiler, kernels, bs, k, tc, ti = ck
-    if vocabulary.is_sequential(variant):
-        threads = 1
-    return (variant, compiler, kernels, threads, bs, k, None, tc, ti)  # not distributed: no ranks
+    return config_point(ck, 1 if vocabulary.is_sequential(ck[0]) else threads)
 
 
 class Graphs:
@@ -178,7 +190,7 @@ class Graphs:
         point = graph_point(ck, threads)
         threads = point[3]
         variant, compiler, kernels = ck[:3]
-        chunks = dict(zip(vocabulary.CHUNK_KEYS, ck[3:]))
+        chunks = chunk_columns(ck)
         if batch is not None and batch == int(self.meta.model.get("B", 4)):
             batch = None
         if (point, batch) in self.cache:
@@ -244,11 +256,8 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
             if progress:
                 progress(ck, p, step)
             base = step if p == 1 else base
-            variant, compiler, kernels, bs, k, tc, ti = ck
-            point = (variant, compiler, kernels, p, bs, k, None, tc, ti)  # not distributed: no ranks
-            meas = measured.get(point) if target is source else None
-            rows.append({"variant": variant, "compiler": compiler, "kernels": kernels, "threads": p,
-                         "batch_subsize": bs, "k": k, "tile_columns": tc, "tile_in_channels": ti,
+            meas = measured.get(config_point(ck, p)) if target is source else None
+            rows.append({"variant": ck[0], "compiler": ck[1], "kernels": ck[2], "threads": p, **chunk_columns(ck),
                          "predicted_step_s": step,
                          "predicted_speedup": base / step, "predicted_efficiency": base / step / p,
                          **{f"predicted_{name}": v for name, v in pop.items()},
@@ -276,8 +285,7 @@ def series_label(row):
     label = row["variant"]
     if not (isinstance(row["batch_subsize"], float) and math.isnan(row["batch_subsize"])) and \
             row["batch_subsize"] is not None and str(row["batch_subsize"]) != "<NA>":
-        label += " " + vocabulary.chunking_label(row["batch_subsize"], row["k"], row.get("tile_columns"),
-                                                 row.get("tile_in_channels"))
+        label += " " + vocabulary.chunking_label(*(row.get(c) for c in vocabulary.CHUNK_KEYS))
     return label
 
 
@@ -309,9 +317,8 @@ def figures(frame, measured, out_dir, machine_name):
             # measured points of the same configuration, against the measured 1-thread time
             pts = []
             for r in rows:
-                key = (variant, compiler, kernels, int(r["threads"]), *r[["batch_subsize", "k"]].tolist(), None,
-                       *r[["tile_columns", "tile_in_channels"]].tolist())
-                key = tuple(None if (v is None or str(v) == "<NA>") else v for v in key)
+                ck = (variant, compiler, kernels) + tuple(r.get(c) for c in vocabulary.CHUNK_KEYS)
+                key = tuple(None if (v is None or str(v) == "<NA>") else v for v in config_point(ck, int(r["threads"])))
                 m = measured.get(key)
                 b = measured.get(key[:3] + (1,) + key[4:])
                 if m is None:

@@ -385,8 +385,7 @@ def _config_label(key):
     if ranks is not None:
         label += f" x {ranks} rank{'s' if ranks != 1 else ''}"
     if bs is not None or k is not None:
-        tc, ti = (tuple(key)[7:9] + (None, None))[:2]
-        label += " " + vocabulary.chunking_label(bs, k, tc, ti)
+        label += " " + vocabulary.chunking_label(*vocabulary.chunk_values(key))
     return label
 
 
@@ -484,9 +483,10 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
         resultsdir.atomic_write(out_dir / f"roofline_ops_{name}.csv",
                                 per_op.reset_index().to_csv(index=False, float_format="%.6g"))
         summary["analyses"].append({
-            "variant": key[0], "compiler": key[1], "kernels": key[2], "threads": threads, "batch_subsize": key[4],
-            "token_chunk": key[5], "tile_columns": key[7] if len(key) > 7 else None,
-            "tile_in_channels": key[8] if len(key) > 8 else None, "reps": cfg["reps"], "samples_per_op": cfg["samples"],
+            "variant": key[0], "compiler": key[1], "kernels": key[2], "threads": threads,
+            # the binaries' names (the info line's): token_chunk for k
+            **{vocabulary.CHUNK_OPTIONS[c][1]: v for c, v in zip(vocabulary.CHUNK_KEYS, vocabulary.chunk_values(key))},
+            "reps": cfg["reps"], "samples_per_op": cfg["samples"],
             "step_wall_s": cfg["step_s"], "op_time_sum_s": float(per_op["time_s"].sum()), "roof": roof,
             "bytes_source": note, "figure": str(fig_path) if figures else None,
             "kernel_table": str(out_dir / f"roofline_kernels_{name}.csv"),

@@ -108,9 +108,8 @@ def add_speedups(summary):
     s = summary.copy()
     # unchunked variants have no chunking (NA), undistributed ones no ranks: join on a plain string
     # so that NA matches NA; a distributed point's own base is the same rank count at 1 thread
-    s["_chunk"] = [f"{b}/{k}/{r}/{tc}/{ti}" for b, k, r, tc, ti in zip(
-        s["batch_subsize"].astype(object), s["k"].astype(object), s["ranks"].astype(object),
-        s["tile_columns"].astype(object), s["tile_in_channels"].astype(object))]
+    s["_chunk"] = ["/".join(map(str, values))
+                   for values in s[list(vocabulary.OPTIONAL_KEYS)].astype(object).itertuples(index=False)]
     bases = {
         SEQ: (s[(s["variant"] == SEQ) & (s["threads"] == 1)], ["compiler", "kernels"]),
         "self1": (s[s["threads"] == 1], ["variant", "compiler", "kernels", "_chunk"]),
@@ -167,7 +166,6 @@ def point_summary(steps, runs):
     merged["n_reps"] = merged["n_reps"].fillna(0)
     merged["n_steps"] = merged["n_steps"].fillna(0)
     merged["_v"] = merged["variant"].map(vocabulary.variant_order)
-    merged = merged.sort_values(["compiler", "kernels", "_v", "batch_subsize", "k", "tile_columns", "tile_in_channels",
-                                 "ranks", "threads"],
+    merged = merged.sort_values(["compiler", "kernels", "_v", *vocabulary.CHUNK_KEYS, "ranks", "threads"],
                                 na_position="first")
     return merged.drop(columns="_v").reset_index(drop=True)

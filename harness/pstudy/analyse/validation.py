@@ -24,7 +24,7 @@ TARGET_THIEF = 0.10
 TARGET_MPI = 0.10
 THIEF_MODE = "dram"
 NO_THIEF = "none"
-COLUMNS = ["kind", "study", "variant", "compiler", "kernels", "threads", "batch_subsize", "k", "mode", "duty",
+COLUMNS = ["kind", "study", "variant", "compiler", "kernels", "threads", *vocabulary.CHUNK_KEYS, "mode", "duty",
            "measured_step_s", "predicted_step_s", "error", "target"]
 
 
@@ -105,7 +105,7 @@ def pack(studies, out, command, notes=()):
                 batches = {distributed.dist_share(B, r, R)[1] - distributed.dist_share(B, r, R)[0] for r in range(R)}
                 for b in sorted(batches | {max(1, B // R)}):
                     if b > 0:
-                        rank_ck = ck if ck[3] is None else (*ck[:3], min(ck[3], b), *ck[4:])
+                        rank_ck = distributed.rank_config(ck, b)
                         graph = graphs.get(rank_ck, T, b)
                         validationdata.write_graph(out, study, prediction.graph_point(rank_ck, T), graph.path,
                                                    None if b == B else b)
@@ -172,7 +172,7 @@ def validate(recording, machine=None):
                 continue
             step, _ = prediction.predict_point(graphs, medians, ck, point[3], source, source)
             meas = measured[point]
-            rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS[:6], point[:6])),
+            rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,
                          "error": step / meas - 1, "target": TARGET_SWEEP})
         dist = recording.study_meta(study).get("distributed")
@@ -181,7 +181,7 @@ def validate(recording, machine=None):
             if not dist:
                 raise StudyError(f"{recording.directory / validationdata.META}: study {study}: gpt2-mpi points "
                                  "but no distributed facts")
-            ck = tuple(dist["config_key"])
+            ck = prediction.recorded_config_key(dist["config_key"])
             B = int((recording.study_meta(study).get("model") or {}).get("B", 4))
             lays = [distributed.Layout(p[6], p[3], p[6], dist["update"]) for p in mpi_points]
             batches = [B * p[6] if dist["scaling"] == "weak" else B for p in mpi_points]
@@ -189,14 +189,14 @@ def validate(recording, machine=None):
                                           dist["comm_message_bytes"], source, source)
             for p, r in zip(mpi_points, results):
                 meas = measured[p]
-                rows.append({"kind": "distributed", "study": study, **dict(zip(vocabulary.POINT_KEYS[:6], p[:6])),
+                rows.append({"kind": "distributed", "study": study, **dict(zip(vocabulary.POINT_KEYS, p)),
                              "mode": f"{p[6]} ranks", "duty": None, "measured_step_s": meas,
                              "predicted_step_s": r["predicted_step_s"], "error": r["predicted_step_s"] / meas - 1,
                              "target": TARGET_MPI})
         runs = recording.thief[recording.thief["study"] == study]
         for (variant, compiler, kernels, threads, mode, duty), group in runs.groupby(
                 ["variant", "compiler", "kernels", "threads", "mode", "duty"]):
-            ck = (variant, compiler, kernels, None, None, None, None)
+            ck = (variant, compiler, kernels) + (None,) * len(vocabulary.CHUNK_KEYS)
             if ck not in medians:
                 raise StudyError(f"{recording.directory / validationdata.THIEF}: {variant} {compiler}/{kernels}: "
                                  "no 1-thread chunk times of that configuration in chunks.csv")
@@ -204,11 +204,11 @@ def validate(recording, machine=None):
             step, _ = prediction.predict_point(graphs, medians, ck, int(threads), source, source, background)
             meas = float(group["step_s"].median())
             rows.append({"kind": "thief", "study": study, "variant": variant, "compiler": compiler,
-                         "kernels": kernels, "threads": int(threads), "batch_subsize": None, "k": None,
-                         "mode": mode, "duty": float(duty), "measured_step_s": meas, "predicted_step_s": step,
+                         "kernels": kernels, "threads": int(threads), "mode": mode, "duty": float(duty),
+                         "measured_step_s": meas, "predicted_step_s": step,
                          "error": step / meas - 1, "target": TARGET_THIEF})
     frame = pd.DataFrame(rows, columns=COLUMNS)
-    for col in ("batch_subsize", "k"):
+    for col in vocabulary.CHUNK_KEYS:
         frame[col] = frame[col].astype("Int64")
     return frame
 
@@ -219,7 +219,7 @@ def report_lines(frame, title):
     for _, r in frame.iterrows():
         label = f"{r['study']}: {r['variant']}"
         if str(r["batch_subsize"]) != "<NA>":
-            label += f" bs={r['batch_subsize']} k={r['k']}"
+            label += " " + vocabulary.chunking_label(*(r[c] for c in vocabulary.CHUNK_KEYS))
         label += f" {r['compiler']}/{r['kernels']} t={r['threads']}"
         if r["kind"] == "thief":
             label += f" beside thief {r['mode']} d={r['duty']:g}"

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from pstudy import common
-from pstudy.store import resultsdir
+from pstudy.store import resultsdir, vocabulary
 from pstudy.analyse import tables
 from pstudy.errors import StudyError
 
@@ -164,8 +164,7 @@ def write_page(directory, meta, summary, outdir, traced, roof, why):
                for p in sorted(outdir.glob(f"{kind}_step_*.png"))]
     table = ""
     if points is not None:
-        cols = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "tile_columns", "tile_in_channels",
-                "n_runs"]
+        cols = ["variant", "compiler", "kernels", "threads", *vocabulary.CHUNK_KEYS, "n_runs"]
         cols = [c for c in cols if c in points.columns]  # tables from before the tile keys
         shown = points[cols].copy()
         for factor in efficiency.TABLE_ORDER:

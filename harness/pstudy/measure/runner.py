@@ -89,7 +89,7 @@ def model_args(study, root, steps=None, point=None):
 CHECKED_OPTION_KEYS = {"-B": "model.B", "-T": "model.T", "-B/-T": "model.B, model.T", "--steps": "run.steps",
                        "--config": "model.config", "--model": "model.checkpoint", "--data": "model.data",
                        "--batch-subsize": "sweep.batch_subsize", "--token-chunk": "sweep.token_chunk",
-                       "--threads": "sweep.threads"}
+                       "--tile-sequences": "sweep.tile_sequences", "--threads": "sweep.threads"}
 
 
 def check_command(study, point, binary, root):
@@ -100,7 +100,7 @@ def check_command(study, point, binary, root):
     cmd = command(study, point, binary, root)
     cmd = cmd[cmd.index(binary):]  # no launcher: one process
     cmd.remove("--json")
-    for option in ("--threads", "--batch-subsize", "--token-chunk"):  # the config checks these itself
+    for option in ("--threads", "--batch-subsize", "--token-chunk", "--tile-sequences"):  # the config checks these
         if option in cmd:
             del cmd[cmd.index(option):cmd.index(option) + 2]
     ranks = getattr(point, "ranks", None)

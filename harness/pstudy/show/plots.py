@@ -76,10 +76,12 @@ def series(build):
             lines.append((variant, variant, None, rows.sort_values("threads")))
         if bs is not None:
             rows_bs = chunked[chunked["batch_subsize"] == bs]
-            tiles = [c for c in ("tile_columns", "tile_in_channels") if c in rows_bs.columns]
+            tiles = [c for c in vocabulary.TILE_KEYS if c in rows_bs.columns]  # tables from before a key: none
             for key, rows in rows_bs.groupby(["variant", "k"] + tiles, sort=True, dropna=False):
-                variant, k, tc, ti = (tuple(key) + (None, None))[:4]
-                label = f"{variant} " + vocabulary.chunking_label(bs, k, tc, ti).split(" ", 1)[1]  # bs: the panel's
+                values = dict(zip(["variant", "k"] + tiles, key))
+                variant, k = values["variant"], values["k"]
+                chunks = [bs, k] + [values.get(c) for c in vocabulary.TILE_KEYS]
+                label = f"{variant} " + vocabulary.chunking_label(*chunks).split(" ", 1)[1]  # bs: the panel's
                 lines.append((label, variant, k, rows.sort_values("threads")))
         lines.sort(key=lambda line: (vocabulary.variant_order(line[1]), line[2] or 0))
         panels.append((bs, lines))

@@ -57,6 +57,9 @@ def table_frame(summary):
             **({} if "tile_columns" not in summary.columns or summary["tile_columns"].isna().all() else
                {"tiles": "-" if pd.isna(r["tile_columns"]) else  # output columns / input channels per tile
                 f"{vocabulary.chunk_text(r['tile_columns'])}/{vocabulary.chunk_text(r['tile_in_channels'])}"}),
+            # sequences per row chunk of the products, in sweeps that have the key
+            **({} if "tile_sequences" not in summary.columns or summary["tile_sequences"].isna().all() else
+               {"ts": "-" if pd.isna(r["tile_sequences"]) else vocabulary.chunk_text(r["tile_sequences"])}),
             "ok/runs": f"{int(r['n_runs']) - int(r['n_failed'])}/{int(r['n_runs'])}",
             "step s [95% CI]": (f"{seconds(r.get('step_median_s'))} [{seconds(r.get('step_ci_low_s'))},"
                                 f"{seconds(r.get('step_ci_high_s'))}]"),
@@ -99,10 +102,9 @@ def gnuplot_chart(summary, width=100, height=28):
             continue
         blocks, plots = [], ["x title 'ideal' with lines dashtype 2"]
         for i, (key, rows) in enumerate(build[build["variant"] != SEQ].groupby(
-                ["variant", "batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels"], dropna=False,
-                sort=False)):
-            variant, bs, k, ranks, tc, ti = key
-            name = variant if pd.isna(bs) else f"{variant} {vocabulary.chunking_label(bs, k, tc, ti)}"
+                ["variant", "ranks", *vocabulary.CHUNK_KEYS], dropna=False, sort=False)):
+            variant, ranks, *chunks = key
+            name = variant if pd.isna(chunks[0]) else f"{variant} {vocabulary.chunking_label(*chunks)}"
             name += "" if pd.isna(ranks) else f" ranks={int(ranks)}"
             data = "\n".join(f"{int(t)} {s:.6g}" for t, s in zip(rows["threads"], rows[column]))
             blocks.append(f"$d{i} << EOD\n{data}\nEOD")

@@ -126,13 +126,13 @@ def draw_timelines(runs, warmup, path, title=""):
 def point_series(points):
     """(label, variant, rows) per variant and chunking."""
     out = []
-    for col in ("ranks", "tile_columns", "tile_in_channels"):  # tables from before these keys
+    for col in ("ranks",) + vocabulary.TILE_KEYS:  # tables from before these keys
         if col not in points.columns:
             points = points.assign(**{col: None})
-    for key, rows in points.groupby(["variant", "batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels"],
-                                    dropna=False, sort=False):
-        variant, bs, k, ranks, tc, ti = key
-        label = variant if str(bs) in ("None", "nan", "<NA>") else f"{variant} {vocabulary.chunking_label(bs, k, tc, ti)}"
+    for key, rows in points.groupby(["variant", "ranks", *vocabulary.CHUNK_KEYS], dropna=False, sort=False):
+        variant, ranks, *chunks = key
+        label = variant if str(chunks[0]) in ("None", "nan", "<NA>") else \
+            f"{variant} {vocabulary.chunking_label(*chunks)}"
         label += "" if str(ranks) in ("None", "nan", "<NA>") else f" ranks={ranks}"
         out.append((label, variant, rows.sort_values("threads")))
     out.sort(key=lambda s: (vocabulary.variant_order(s[1]), s[0]))

@@ -63,6 +63,7 @@ SCHEMA = {
         "token_chunk": ("chunklist", None),   # default: [T], one chunk per sequence
         "tile_columns": ("chunklist", ["auto"]),      # output columns per tile of the products
         "tile_in_channels": ("chunklist", ["auto"]),  # input channels per weight-gradient tile
+        "tile_sequences": ("chunklist", ["auto"]),    # sequences per row chunk of the products
         "ranks": ("posintlist", [1]),         # distributed variants only: processes per run
         "scaling": ("scaling", "strong"),     # distributed: model.B global (strong) or per rank (weak)
     },
@@ -115,7 +116,7 @@ class Study:
     model: dict               # config|checkpoint, data, B, T
     run: dict                 # steps, warmup, repetitions, timeout_s, seed, build_dir, binary
     sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk, tile_columns,
-                              # tile_in_channels, ranks, scaling
+                              # tile_in_channels, tile_sequences, ranks, scaling
     placement: dict           # proc_bind, places
     counters: dict            # backend
     analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True,
@@ -219,18 +220,18 @@ def from_dict(raw, path, text="", cpu_count=1):
                          "\"d12\") and model.checkpoint (a weights file)")
     if sweep["token_chunk"] is None:
         sweep["token_chunk"] = [model["T"]]
-    for bs in sweep["batch_subsize"]:
-        if bs != "auto" and bs > model["B"]:
-            raise StudyError(f"{path}: sweep.batch_subsize: {bs} is larger than model.B = {model['B']}")
+    # chunks of more sequences or tokens than the batch has: refused here, naming the key (the
+    # binaries would refuse each run)
+    for key, limit in (("batch_subsize", "B"), ("token_chunk", "T"), ("tile_sequences", "B")):
+        for value in sweep[key]:
+            if value != "auto" and value > model[limit]:
+                raise StudyError(f"{path}: sweep.{key}: {value} is larger than model.{limit} = {model[limit]}")
     if any(vocabulary.is_distributed(v) for v in sweep["variants"]) and sweep["scaling"] == "strong":
         for ranks in sweep["ranks"]:
             if ranks > model["B"]:
                 raise StudyError(f"{path}: sweep.ranks: {ranks} ranks cannot share a global batch of model.B = "
                                  f"{model['B']} sequences (strong scaling: at least one each; or sweep.scaling = "
                                  "\"weak\")")
-    for k in sweep["token_chunk"]:
-        if k != "auto" and k > model["T"]:
-            raise StudyError(f"{path}: sweep.token_chunk: {k} is larger than model.T = {model['T']}")
     if "{variant}" not in run["binary"]:
         raise StudyError(f"{path}: run.binary: the template must contain {{variant}} (got \"{run['binary']}\")")
     try:

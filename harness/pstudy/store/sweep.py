@@ -1,9 +1,10 @@
 """The points of a sweep and the order in which their runs are made.
 
 A point is one configuration of the program (variant, compiler, kernels, threads and, for the
-chunked variants only, batch_subsize, token chunk k and the tile widths tile_columns and
-tile_in_channels, each a number or AUTO, the binary's choice; for the distributed variants only,
-ranks: MPI processes of `threads` threads each). A run is one process measuring one point
+chunked variants only, batch_subsize, token chunk k, the tile widths tile_columns and
+tile_in_channels and the sequences per row chunk of the products tile_sequences, each a number or
+AUTO, the binary's choice; for the distributed variants only, ranks: MPI processes of `threads`
+threads each). A run is one process measuring one point
 once; a sweep makes `repetitions` runs of every point.
 
 Order: repetition-major, with the points shuffled independently in each repetition by a seeded
@@ -11,6 +12,7 @@ generator. Every point is measured once before any is measured twice, and slow d
 machine (thermal, a neighbour's load) spread over all points instead of biasing one.
 """
 
+import itertools
 import random
 from typing import NamedTuple, Optional
 
@@ -28,6 +30,7 @@ class Point(NamedTuple):
     ranks: Optional[int] = None   # processes; None for variants that are not distributed
     tile_columns: Optional[int] = None      # chunked variants: output columns per tile (0: auto)
     tile_in_channels: Optional[int] = None  # chunked variants: input channels per weight-gradient tile
+    tile_sequences: Optional[int] = None    # chunked variants: sequences per row chunk of the products
 
     def label(self):
         return vocabulary.point_label(self)
@@ -59,17 +62,21 @@ def points(study):
                     elif vocabulary.is_chunked(variant):
                         for bs in sweep["batch_subsize"]:
                             if bs == "auto":
-                                auto = vocabulary.AUTO
-                                out.append(Point(variant, compiler, kernels, threads, auto, auto, None, auto, auto))
+                                out.append(automatic_chunking(variant, compiler, kernels, threads))
                                 continue
-                            for k in sweep["token_chunk"]:
-                                for tc in sweep["tile_columns"]:
-                                    for ti in sweep["tile_in_channels"]:
-                                        out.append(Point(variant, compiler, kernels, threads, bs, chunk_value(k),
-                                                         None, chunk_value(tc), chunk_value(ti)))
+                            for k, tc, ti, ts in itertools.product(
+                                    *(sweep[key] for key in ("token_chunk",) + vocabulary.TILE_KEYS)):
+                                out.append(Point(variant, compiler, kernels, threads, bs, chunk_value(k), None,
+                                                 chunk_value(tc), chunk_value(ti), chunk_value(ts)))
                     else:
                         out.append(Point(variant, compiler, kernels, threads, None, None))
     return out
+
+
+def automatic_chunking(variant, compiler, kernels, threads):
+    """The point of a chunked variant whose every chunk key is left to the binary (AUTO)."""
+    auto = vocabulary.AUTO
+    return Point(variant, compiler, kernels, threads, auto, auto, None, *(auto,) * len(vocabulary.TILE_KEYS))
 
 
 def chunk_value(value):

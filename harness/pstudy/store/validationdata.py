@@ -8,11 +8,14 @@ Layout, schema "pstudy-validation/1":
                     name, config text and model, the measured machine's file name, notes
   machine.toml      the machine as measured there (perfstudy ceilings: curves, placement, topology)
   ceilings.json     the ceilings themselves
-  points.csv        study, variant, compiler, kernels, threads, batch_subsize, k, ranks (gpt2-mpi's
-                    points only), measured_step_s (median of the measured steps, every repetition
-                    pooled), steps (how many)
-  chunks.csv        study, variant, compiler, kernels, batch_subsize, k, op, b0, b1, x0, x1, seconds:
-                    each chunk's median time in the 1-thread traces (warm-up left out)
+  points.csv        study, the point keys (variant, compiler, kernels, threads, batch_subsize, k, ranks:
+                    gpt2-mpi's points only, tile_columns, tile_in_channels, tile_sequences),
+                    measured_step_s (median of the measured steps, every repetition pooled), steps
+                    (how many)
+  chunks.csv        study, variant, compiler, kernels, the chunk keys (batch_subsize, k, tile_columns,
+                    tile_in_channels, tile_sequences), op, b0, b1, x0, x1, col0, col1, seconds: each
+                    chunk's median time in the 1-thread traces (warm-up left out)
+  A recording made before a point key existed reads with the key NA.
   graphs/<study>__<point stem>[_B<batch>].json.gz   the task graphs predict replayed (--describe-graph;
                     _B: at a rank's share of the batch, for gpt2-mpi's points)
   validation.json's studies[].distributed (studies with gpt2-mpi points): executor, num_parameters,
@@ -28,14 +31,13 @@ import math
 from pathlib import Path
 
 from pstudy.errors import StudyError
-from pstudy.store import resultsdir, taskgraph
+from pstudy.store import resultsdir, taskgraph, vocabulary
 
 SCHEMA = "pstudy-validation/1"
 META, MACHINE, CEILINGS = "validation.json", "machine.toml", "ceilings.json"
 POINTS, CHUNKS, THIEF, GRAPHS = "points.csv", "chunks.csv", "thief.csv", "graphs"
-CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", "batch_subsize", "k", "tile_columns", "tile_in_channels"]
-POINT_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks",
-                 "tile_columns", "tile_in_channels", "measured_step_s", "steps"]
+CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", *vocabulary.CHUNK_KEYS]
+POINT_COLUMNS = ["study", *vocabulary.POINT_KEYS, "measured_step_s", "steps"]
 CHUNK_COLUMNS = CONFIG_COLUMNS + ["op", "b0", "b1", "x0", "x1", "col0", "col1", "seconds"]
 THIEF_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "mode", "duty", "repetition", "stolen_GBs",
                  "step_s"]
@@ -118,8 +120,7 @@ class Recording:
         out = {}
         rows = self.chunks[self.chunks["study"] == study]
         for r in rows.itertuples(index=False):
-            ck = (r.variant, r.compiler, r.kernels, _none(r.batch_subsize), _none(r.k), _none(r.tile_columns),
-                  _none(r.tile_in_channels))
+            ck = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.CHUNK_KEYS)
             out.setdefault(ck, {})[taskgraph.chunk_key(r.op, r.b0, r.b1, r.x0, r.x1, r.col0, r.col1)] = float(r.seconds)
         return out
 
@@ -128,8 +129,8 @@ class Recording:
         points with their ranks)."""
         out = {}
         for r in self.points[self.points["study"] == study].itertuples(index=False):
-            out[(r.variant, r.compiler, r.kernels, int(r.threads), _none(r.batch_subsize), _none(r.k),
-                 _none(r.ranks), _none(r.tile_columns), _none(r.tile_in_channels))] = float(r.measured_step_s)
+            key = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.POINT_KEYS[3:])
+            out[key] = float(r.measured_step_s)
         return out
 
     def study_meta(self, study):
