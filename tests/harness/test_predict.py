@@ -169,9 +169,10 @@ def test_predict_best_on_a_real_sweep(sweep):
         ordered = group.sort_values("rank")["predicted_step_s"].tolist()
         assert ordered == sorted(ordered)
     assert set(frame["bound"]) <= {"load balance", "dependencies", "bandwidth", "compute"}
-    # the chunked variants at chunkings the sweep never ran (B=4: batch_subsize 1, 2, 4)
+    # the chunked variants at chunkings the sweep never ran (B=4: batch_subsize 1, 2, 4) and at the one
+    # the binary chooses for P itself (auto, 0 in the tables as in steps.csv)
     chunked = frame[frame["variant"].map(vocabulary.is_chunked)]
-    assert set(chunked["batch_subsize"]) == {1, 2, 4}
+    assert set(chunked["batch_subsize"]) == {vocabulary.AUTO, 1, 2, 4}
     assert "BEST on here" in proc.stdout and "bound:" in proc.stdout
     again = perfstudy("predict", directory, "--source-machine", here, "--best", "--threads", "1,2,4", "--no-mpi")
     assert again.returncode == 0 and path.read_text() == text
