@@ -30,9 +30,11 @@ __attribute__((weak)) int executor_schedule(struct Executor *ex, Schedule *out, 
 }
 
 // FLOPs and compulsory bytes of a chunk. A chunk cut along a product's output
-// columns (forkjoin) gets its share of the whole rows' figures, proportional
-// to its columns.
+// columns (forkjoin, the task variants' tiles) gets its share of the whole
+// rows' figures, proportional to its columns. A weight gradient's tile of input
+// channels is op_traffic's own range: passing it on counts only those channels.
 static Traffic chunk_traffic(const StepDescription *s, const Op *op, Range r) {
+    if (op->cut_columns == 0) return op_traffic(s, op, r);
     Range rows = r;
     rows.col0 = rows.col1 = 0;
     Traffic t = op_traffic(s, op, rows);

@@ -90,6 +90,25 @@ def test_describe_graph_of_every_variant(tmp_path):
             assert g.barrier_per_phase == (variant != "taskiter")  # tasks waits after every phase
 
 
+@pytest.mark.parametrize("chunking", [[], ["--tile-columns", "32", "--tile-in-channels", "64"],
+                                      ["--batch-subsize", "1", "--tile-sequences", "4"]])
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_described_tiles_add_up_to_their_product(tmp_path, chunking, threads):
+    # predict shares an operation's traced time among chunks by these FLOPs: a weight gradient's
+    # tile of input channels once reported every input channel's (3x to 12x the product at d12)
+    variant = "tasks" if "tasks" in VARIANTS else VARIANTS[-1]
+    out = tmp_path / "g.json"
+    proc = subprocess.run([BUILD / f"gpt2-{variant}", "--config", "tiny", "--threads", str(threads), *chunking,
+                           "--describe-graph", out], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    g = taskgraph.load(out)
+    per_op = {}
+    for op, flops in zip(g.op, g.flops):
+        per_op[op] = per_op.get(op, 0) + flops
+    for op, total in per_op.items():
+        assert total == pytest.approx(g.ops[op]["flops"], rel=1e-6, abs=len(g.op)), g.ops[op]["label"]
+
+
 def test_describe_graph_bad_path_is_one_line():
     variant = VARIANTS[0]
     proc = subprocess.run([BUILD / f"gpt2-{variant}", "--config", "tiny", "--describe-graph",

@@ -99,7 +99,9 @@ def measured_points(directory):
 
 
 def source_durations(graph, medians, where, source=None):
-    """Per task of `graph`, its duration on the machine the traces come from (`source`). A task whose
+    """Per task of `graph`, its duration on the machine the traces come from (`source`): its record's
+    where the graph cuts the task's operation into the chunks the trace has, else its share of the
+    operation's recorded time (by FLOPs; by bytes for operations without FLOPs). A task whose
     operation moves bytes and does no arithmetic, and has no record in the trace, takes its bytes at
     the source's one-core bandwidth: the pack operations, which a chunking describes only where it
     cuts the products' rows (the automatic chunking at 4 threads and more, not at 1)."""
@@ -108,13 +110,20 @@ def source_durations(graph, medians, where, source=None):
         op_time[chunk[0]] = op_time.get(chunk[0], 0.0) + d
     for t in range(graph.n_tasks):
         op_bytes[graph.op[t]] = op_bytes.get(graph.op[t], 0) + graph.bytes[t]
-    out = []
+    # An operation takes its recorded chunk times only where the graph cuts it as the trace did:
+    # cut otherwise, a chunk that happens to share a record's bounds would be counted beside the
+    # shares of the whole operation's time that the others get (at 2 threads the automatic
+    # chunking tiles the products that its 1-thread trace cut by rows alone).
+    as_traced = {}
     for t in range(graph.n_tasks):
         key = graph.key[t]
-        if key is not None and key in medians:
-            out.append(medians[key])
-            continue
+        as_traced[graph.op[t]] = as_traced.get(graph.op[t], True) and key is not None and key in medians
+    out = []
+    for t in range(graph.n_tasks):
         op = graph.op[t]
+        if as_traced[op]:
+            out.append(medians[graph.key[t]])
+            continue
         if op not in op_time and source is not None and graph.ops[op]["flops"] == 0 and graph.bytes[t] > 0:
             out.append(graph.bytes[t] / source.bandwidth(1))
             continue
