@@ -13,7 +13,8 @@ PERFSTUDY = REPO / "harness" / "perfstudy"
 BUILD = REPO / "build" / "gcc" / "fast"
 sys.path.insert(0, str(REPO / "harness"))
 
-from pstudy.store import taskgraph, vocabulary  # noqa: E402
+from pstudy.analyse import prediction  # noqa: E402
+from pstudy.store import machinefiles, taskgraph, vocabulary  # noqa: E402
 
 # one process's schedule: a distributed variant (gpt2-mpi) describes none, and predict leaves it out
 VARIANTS = [v for v in vocabulary.VARIANTS if not vocabulary.is_distributed(v) and (BUILD / f"gpt2-{v}").exists()]
@@ -107,6 +108,53 @@ def test_described_tiles_add_up_to_their_product(tmp_path, chunking, threads):
         per_op[op] = per_op.get(op, 0) + flops
     for op, total in per_op.items():
         assert total == pytest.approx(g.ops[op]["flops"], rel=1e-6, abs=len(g.op)), g.ops[op]["label"]
+
+
+def test_a_graph_that_packs_replays_the_trace_of_one_that_does_not(tmp_path):
+    # the automatic chunking keeps the products' rows whole at 1 thread (no pack operations) and
+    # cuts them at 4 (a pack pass before each): the operations are numbered differently, and the
+    # trace's records must still land on their own operations (matched by label)
+    import csv
+
+    variant = "taskiter" if "taskiter" in VARIANTS else VARIANTS[-1]
+    binary = BUILD / f"gpt2-{variant}"
+    common = ["--config", "tiny", "-B", "4", "-T", "64"]
+    graphs = {}
+    for p in (1, 4):
+        out = tmp_path / f"g{p}.json"
+        proc = subprocess.run([binary, *common, "--threads", str(p), "--describe-graph", out],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        graphs[p] = taskgraph.load(out)
+    g1, g4 = graphs[1], graphs[4]
+    if g1.schedule == taskgraph.STATIC:
+        pytest.skip(f"{variant} is not chunked")
+    labels1, labels4 = [o["label"] for o in g1.ops], [o["label"] for o in g4.ops]
+    packs = [label for label in labels4 if label not in labels1]
+    assert packs and all(label.startswith("pack_weight") for label in packs), packs
+    trace = tmp_path / "t.csv"
+    proc = subprocess.run([binary, *common, "--threads", "1", "--steps", "3", "--trace", trace],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    samples = {}
+    with open(trace) as f:
+        for r in csv.DictReader(f):
+            if int(r["iteration"]) >= 1:
+                key = taskgraph.chunk_key(*(int(r[c]) for c in ("op", "b0", "b1", "x0", "x1", "col0", "col1")))
+                samples.setdefault(key, []).append(float(r["end_s"]) - float(r["start_s"]))
+    medians = {k: sorted(v)[len(v) // 2] for k, v in samples.items()}
+    machine = machinefiles.Machine("m", False, 4, 10.0, (1, 4), (10.0, 20.0))
+    d4 = prediction.source_durations(g4, medians, "t", machine, traced=g1)
+    per_label = {}
+    for t, d in enumerate(d4):
+        per_label[labels4[g4.op[t]]] = per_label.get(labels4[g4.op[t]], 0.0) + d
+    traced = {}
+    for k, d in medians.items():
+        traced[labels1[k[0]]] = traced.get(labels1[k[0]], 0.0) + d
+    for label, seconds in traced.items():
+        assert per_label[label] == pytest.approx(seconds, rel=1e-6), label
+    pack_bytes = sum(g4.bytes[t] for t in range(g4.n_tasks) if labels4[g4.op[t]] in packs)
+    assert sum(per_label[label] for label in packs) == pytest.approx(pack_bytes / 10e9, rel=1e-6)
 
 
 def test_describe_graph_bad_path_is_one_line():

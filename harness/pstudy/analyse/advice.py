@@ -85,32 +85,12 @@ def candidates(medians, B, T):
     return out
 
 
-def _reference(medians, ck, graphs, P=1):
-    """A traced config whose graph (traced at 1 thread) has the same operations as `ck`'s at P
-    threads: ck itself, else the same variant's, else another variant of the same kind (chunked or
-    not); None when there is none. (The operations differ where one chunking packs the weights in a
-    pass of its own and the other does not.)"""
-    want = graphs.get(ck, P)
-    if ck in medians and len(graphs.get(ck, 1).ops) == len(want.ops):
-        return ck
-    same_kind = [r for r in sorted(medians, key=lambda r: vocabulary.point_sort_key((0, *r)))
-                 if r[1:3] == ck[1:3] and vocabulary.is_chunked(r[0]) == vocabulary.is_chunked(ck[0])]
-    for r in sorted(same_kind, key=lambda r: r[0] != ck[0]):
-        if len(graphs.get(r, 1).ops) == len(want.ops):
-            return r
-    return None
-
-
 def predict_candidate(graphs, medians, ck, P, source, target):
     """(step seconds, Outcome, cores) of config key `ck` at P threads."""
-    ref = _reference(medians, ck, graphs, P)
-    if ref is None:
+    if prediction.reference_config(medians, ck, graphs, P) is None:
         return None
     graph = graphs.get(ck, P)
-    if ref == ck:
-        work = prediction.work_for(graph, medians[ck], source, target, graph.path)
-    else:
-        work = distributed.scaled_work(graph, graphs.get(ref, 1), medians[ref], source, target, graph.path)
+    work = prediction.replay_work(graphs, medians, ck, P, source, target)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else P
     try:
         step, outcome = simulate.step_time(graph, work, target, cores, prediction.ITERATIONS,
@@ -173,7 +153,7 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
         import multiprocessing
         for ck, ps in work:  # describe every graph here: the workers only read them
             for P in ps:
-                _reference(medians, ck, graphs, P)
+                prediction.reference_config(medians, ck, graphs, P)
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(min(jobs, len(work)), _worker_init,
                       (graphs.directory, graphs.meta, str(graphs.build), medians, source, target)) as pool:

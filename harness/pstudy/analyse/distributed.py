@@ -29,7 +29,7 @@ from pstudy.errors import StudyError
 from pstudy.store import machinefiles, taskgraph, vocabulary
 
 LOCAL_LATENCY_S = 1e-6
-UPDATE = "update"
+UPDATE = prediction.UPDATE
 UPDATE_MODES = ("sharded", "replicated")
 
 
@@ -67,35 +67,6 @@ def rank_view(machine, ranks_per_node):
         peaks = tuple(min(p1 * n, total(k * n) / k) for n in xs)
     return dataclasses.replace(machine, cores=len(xs), bandwidth_cores=xs, bandwidth_GBs=bw,
                                peak_threads=xs if peaks else (), peak_gflops=peaks, topology=None)
-
-
-def scaled_work(graph, traced, medians, source, target, where, update_share=1.0):
-    """simulate.Work of `graph` (a rank's batch) from the 1-thread times of `traced` (the traced
-    batch): per task, its operation's traced time times its share of the traced operation's FLOPs
-    (bytes without FLOPs); update tasks times `update_share`."""
-    op_time = prediction.source_durations(traced, medians, where)
-    per_op = {}
-    for t, d in enumerate(op_time):
-        per_op[traced.op[t]] = per_op.get(traced.op[t], 0.0) + d
-    if len(graph.ops) != len(traced.ops):
-        raise StudyError(f"{where}: {len(graph.ops)} operations at the rank's batch, {len(traced.ops)} traced")
-    speed = source.peak_gflops_per_core / target.peak_gflops_per_core
-    one_core = source.bandwidth(1)
-    durations, dram = [], []
-    for t in range(graph.n_tasks):
-        op = graph.op[t]
-        ref = traced.ops[op]
-        if ref["flops"] > 0:
-            share = graph.flops[t] / ref["flops"]
-        elif ref["bytes"] > 0:
-            share = graph.bytes[t] / ref["bytes"]
-        else:
-            share = 1.0 / max(1, graph.op.count(op))
-        scale = update_share if graph.phase[t] == UPDATE else 1.0
-        d_src = per_op.get(op, 0.0) * share * scale
-        durations.append(d_src * speed)
-        dram.append(min(float(graph.bytes[t]) * scale, one_core * d_src))
-    return simulate.Work(durations, dram, prediction.compute_demands(graph.flops, durations, target))
 
 
 def subgraph(graph, keep):
@@ -164,11 +135,11 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
         if b == 0:
             continue
         g = graphs.get(rank_config(ck, b), layout.threads, b)
-        work = scaled_work(g, traced, medians[ck], source, view, g.path)
+        work = prediction.scaled_work(g, traced, medians[ck], source, view, g.path)
         compute = max(compute, _part(g, work, lambda ph: ph != UPDATE, view, layout.threads))
     g = graphs.get(rank_config(ck, max(1, batch // layout.ranks)), layout.threads, max(1, batch // layout.ranks))
     share = 1.0 / layout.ranks if layout.update == "sharded" else 1.0
-    work = scaled_work(g, traced, medians[ck], source, view, g.path, share)
+    work = prediction.scaled_work(g, traced, medians[ck], source, view, g.path, share)
     update = _part(g, work, lambda ph: ph == UPDATE, view, layout.threads)
     return compute, update
 

@@ -24,6 +24,7 @@ from pstudy.store import topology
 from pstudy.errors import StudyError
 
 REPO_ROOT = vocabulary.REPO_ROOT
+UPDATE = "update"  # the optimizer's phase in a graph
 ITERATIONS = 4  # iterations simulated for schedules without a barrier between steps
 
 
@@ -98,13 +99,30 @@ def measured_points(directory):
     return out
 
 
-def source_durations(graph, medians, where, source=None):
-    """Per task of `graph`, its duration on the machine the traces come from (`source`): its record's
-    where the graph cuts the task's operation into the chunks the trace has, else its share of the
-    operation's recorded time (by FLOPs; by bytes for operations without FLOPs). A task whose
-    operation moves bytes and does no arithmetic, and has no record in the trace, takes its bytes at
-    the source's one-core bandwidth: the pack operations, which a chunking describes only where it
-    cuts the products' rows (the automatic chunking at 4 threads and more, not at 1)."""
+def _by_label(medians, traced):
+    """`medians` keyed by (operation label, bounds) instead of the traced graph's operation index:
+    a chunking that packs the weights in operations of its own at one thread count and not at
+    another numbers the same operations differently (the automatic chunking at 1 and at 4 threads)."""
+    out = {}
+    for chunk, d in medians.items():
+        if not 0 <= chunk[0] < len(traced.ops):
+            raise StudyError(f"{traced.path}: a trace record of operation {chunk[0]}, which the graph of "
+                             f"{len(traced.ops)} operations does not have")
+        out[(traced.ops[chunk[0]]["label"],) + tuple(chunk[1:])] = d
+    return out
+
+
+def source_durations(graph, medians, where, source=None, traced=None):
+    """Per task of `graph`, its duration on the machine the traces come from (`source`), from
+    `medians`, the chunk times of `traced` (the graph the traces ran; `graph` itself by default),
+    operations matched by label: a task's record where the graph cuts its operation into the chunks
+    the trace has, else its share of the operation's recorded time (by FLOPs; by bytes for
+    operations without FLOPs). A task whose operation moves bytes and does no arithmetic, and has
+    no record in the trace, takes its bytes at the source's one-core bandwidth: the pack
+    operations, which a chunking describes only where it cuts the products' rows (the automatic
+    chunking at 4 threads and more, not at 1)."""
+    medians = _by_label(medians, traced or graph)
+    labels = [o["label"] for o in graph.ops]
     op_time, op_bytes = {}, {}
     for chunk, d in medians.items():
         op_time[chunk[0]] = op_time.get(chunk[0], 0.0) + d
@@ -112,41 +130,111 @@ def source_durations(graph, medians, where, source=None):
         op_bytes[graph.op[t]] = op_bytes.get(graph.op[t], 0) + graph.bytes[t]
     # An operation takes its recorded chunk times only where the graph cuts it as the trace did:
     # cut otherwise, a chunk that happens to share a record's bounds would be counted beside the
-    # shares of the whole operation's time that the others get (at 2 threads the automatic
-    # chunking tiles the products that its 1-thread trace cut by rows alone).
-    as_traced = {}
-    for t in range(graph.n_tasks):
-        key = graph.key[t]
-        as_traced[graph.op[t]] = as_traced.get(graph.op[t], True) and key is not None and key in medians
-    out = []
+    # shares of the whole operation's time that the others get.
+    keys, as_traced = [], {}
     for t in range(graph.n_tasks):
         op = graph.op[t]
+        key = None if graph.key[t] is None else (labels[op],) + tuple(graph.key[t][1:])
+        keys.append(key)
+        as_traced[op] = as_traced.get(op, True) and key in medians
+    out = []
+    for t in range(graph.n_tasks):
+        op, label = graph.op[t], labels[graph.op[t]]
         if as_traced[op]:
-            out.append(medians[graph.key[t]])
+            out.append(medians[keys[t]])
             continue
-        if op not in op_time and source is not None and graph.ops[op]["flops"] == 0 and graph.bytes[t] > 0:
+        if label not in op_time and source is not None and graph.ops[op]["flops"] == 0 and graph.bytes[t] > 0:
             out.append(graph.bytes[t] / source.bandwidth(1))
             continue
-        if op not in op_time:
+        if label not in op_time:
             raise StudyError(f"{where}: no 1-thread trace record of operation {op} "
-                             f"({graph.ops[op]['label']}); is the trace complete?")
+                             f"({label}); is the trace complete?")
         total_flops = graph.ops[op]["flops"]
         if total_flops > 0:
             share = graph.flops[t] / total_flops
         else:
             share = graph.bytes[t] / op_bytes[op] if op_bytes[op] > 0 else 1.0 / graph.op.count(op)
-        out.append(op_time[op] * share)
+        out.append(op_time[label] * share)
     return out
 
 
-def work_for(graph, medians, source, target, where):
-    """simulate.Work of `graph` on `target` from durations measured on `source`."""
-    d_src = source_durations(graph, medians, where, source)
+def scaled_work(graph, traced, medians, source, target, where, update_share=1.0):
+    """simulate.Work of `graph` (another chunking, or a rank's batch) from the 1-thread times of
+    `traced`: per task, its operation's traced time (operations matched by label) times its share
+    of the traced operation's FLOPs (bytes without FLOPs); update tasks times `update_share`. An
+    operation the trace does not have that does no arithmetic (a pack pass) takes its bytes at the
+    source's one-core bandwidth."""
+    per_task = source_durations(traced, medians, where)
+    per_op, ref = {}, {}
+    for t, d in enumerate(per_task):
+        label = traced.ops[traced.op[t]]["label"]
+        per_op[label] = per_op.get(label, 0.0) + d
+    for o in traced.ops:
+        ref[o["label"]] = o
+    speed = source.peak_gflops_per_core / target.peak_gflops_per_core
+    one_core = source.bandwidth(1)
+    durations, dram = [], []
+    for t in range(graph.n_tasks):
+        op = graph.ops[graph.op[t]]
+        r = ref.get(op["label"])
+        scale = update_share if graph.phase[t] == UPDATE else 1.0
+        if r is None:
+            if op["flops"] > 0 or graph.bytes[t] == 0:
+                raise StudyError(f"{where}: operation {op['label']} is not in the traced graph {traced.path}")
+            d_src = graph.bytes[t] * scale / one_core
+        else:
+            if r["flops"] > 0:
+                share = graph.flops[t] / r["flops"]
+            elif r["bytes"] > 0:
+                share = graph.bytes[t] / r["bytes"]
+            else:
+                share = 1.0 / max(1, graph.op.count(graph.op[t]))
+            d_src = per_op.get(op["label"], 0.0) * share * scale
+        durations.append(d_src * speed)
+        dram.append(min(float(graph.bytes[t]) * scale, one_core * d_src))
+    return simulate.Work(durations, dram, compute_demands(graph.flops, durations, target))
+
+
+def reference_config(medians, ck, graphs, P=1):
+    """The traced config whose 1-thread times `ck`'s graph at P threads replays: ck itself where its
+    graph at P has the operations of its traced graph, else a traced config of the same variant
+    (else of the same kind, chunked or not) that has them; ck itself where none has (its pack
+    operations then take their bytes at one core's bandwidth). None when ck has no trace and no
+    config matches. (The operations differ where one chunking packs the weights in a pass of its
+    own and the other does not: a traced chunk time of a product that packs inside is not the
+    product's time beside a pass of its own.)"""
+    want = [o["label"] for o in graphs.get(ck, P).ops]
+    if ck in medians and [o["label"] for o in graphs.get(ck, 1).ops] == want:
+        return ck
+    same_kind = [r for r in sorted(medians, key=lambda r: vocabulary.point_sort_key((0, *r)))
+                 if r[1:3] == ck[1:3] and vocabulary.is_chunked(r[0]) == vocabulary.is_chunked(ck[0])]
+    for r in sorted(same_kind, key=lambda r: r[0] != ck[0]):
+        if [o["label"] for o in graphs.get(r, 1).ops] == want:
+            return r
+    return ck if ck in medians else None
+
+
+def work_for(graph, medians, source, target, where, traced=None):
+    """simulate.Work of `graph` on `target` from durations measured on `source` (the chunk times
+    of `traced`, `graph` itself by default)."""
+    d_src = source_durations(graph, medians, where, source, traced)
     speed = source.peak_gflops_per_core / target.peak_gflops_per_core
     one_core = source.bandwidth(1)
     durations = [d * speed for d in d_src]
     dram = [min(float(b), one_core * d) for b, d in zip(graph.bytes, d_src)]
     return simulate.Work(durations, dram, compute_demands(graph.flops, durations, target))
+
+
+def replay_work(graphs, medians, ck, threads, source, target):
+    """simulate.Work of `ck`'s graph at `threads` threads from the traced config that replays it
+    (reference_config)."""
+    graph = graphs.get(ck, threads)
+    ref = reference_config(medians, ck, graphs, threads)
+    if ref is None:
+        raise StudyError(f"{graph.path}: no 1-thread trace of this configuration, nor of one with its operations")
+    if ref == ck:
+        return work_for(graph, medians[ck], source, target, graph.path, graphs.get(ck, 1))
+    return scaled_work(graph, graphs.get(ref, 1), medians[ref], source, target, graph.path)
 
 
 def compute_demands(flops, durations, machine):
@@ -225,7 +313,7 @@ def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.
     """(step seconds, POP factors) of config key `ck` on `threads` cores of `target` (beside a
     constant stream of `background_Bs` bytes/s on another core: a bandwidth thief)."""
     graph = graphs.get(ck, threads)
-    work = work_for(graph, medians[ck], source, target, graph.path)
+    work = replay_work(graphs, medians, ck, threads, source, target)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else threads
     try:
         node = contention.Node(target, cores, background_Bs)
