@@ -151,8 +151,11 @@ def test_a_graph_that_packs_replays_the_trace_of_one_that_does_not(tmp_path):
     traced = {}
     for k, d in medians.items():
         traced[labels1[k[0]]] = traced.get(labels1[k[0]], 0.0) + d
-    for label, seconds in traced.items():
-        assert per_label[label] == pytest.approx(seconds, rel=1e-6), label
+    moved = {}
+    for t in range(g4.n_tasks):
+        moved[labels4[g4.op[t]]] = moved.get(labels4[g4.op[t]], 0) + g4.bytes[t]
+    for label, seconds in traced.items():  # its traced time, and at most its bytes read again
+        assert seconds * (1 - 1e-9) <= per_label[label] <= seconds + moved[label] / 10e9 + 1e-12, label
     pack_bytes = sum(g4.bytes[t] for t in range(g4.n_tasks) if labels4[g4.op[t]] in packs)
     assert sum(per_label[label] for label in packs) == pytest.approx(pack_bytes / 10e9, rel=1e-6)
 

@@ -177,3 +177,30 @@ def test_machine_files_are_checked(tmp_path):
 def test_shipped_machines_load(name):
     m = machinefiles.load(name)
     assert not m.measured and m.cores >= 64 and m.source
+
+
+def _product(chunks, label="matmul_fwd lm_head"):
+    """A graph of one product cut along its output columns into `chunks` (flops, bytes) pieces."""
+    ops = [{"op": 0, "kernel": "matmul_fwd", "label": label, "layer": -1, "phase": "forward", "split": "channels",
+            "cut_columns": 0, "flops": sum(f for f, _ in chunks), "bytes": 0}]
+    tasks = [{"id": i, "op": 0, "phase": "forward", "b0": 0, "b1": 1, "x0": i, "x1": i + 1, "col0": 0, "col1": 0,
+              "thread": -1, "flops": f, "bytes": b, "succ": [], "next_succ": []} for i, (f, b) in enumerate(chunks)]
+    return taskgraph.parse({"format": taskgraph.FORMAT, "version": 1, "variant": "x", "schedule": "dataflow",
+                            "threads": 1, "barrier_per_phase": False, "ops": ops, "chunks": tasks}, "hand-made")
+
+
+def test_a_product_cut_finer_than_its_trace_pays_the_bytes_it_reads_again():
+    from pstudy.analyse import prediction
+
+    # traced whole: 1 s, 100 bytes; replayed in 4 column chunks that each read the whole 60-byte
+    # input again and their 10 bytes of weight and output: 70 bytes each, 280 in all (the traced
+    # 100 shared out is 25 each): each takes its quarter of the second and 45 bytes at 10 B/s
+    traced = _product([(400, 100)])
+    finer = _product([(100, 70)] * 4)
+    medians = {taskgraph.chunk_key(0, 0, 1, 0, 1): 1.0}
+    m = machinefiles.Machine("m", False, 4, 1.0, (1, 4), (10e-9, 10e-9))
+    assert prediction.source_durations(finer, medians, "t", m, traced) == pytest.approx([0.25 + 4.5] * 4)
+    # as traced, the record's time and nothing more
+    assert prediction.source_durations(traced, medians, "t", m) == [1.0]
+    # cut coarser or as finely without reading more: shares of the traced time alone
+    assert prediction.source_durations(_product([(200, 50)] * 2), medians, "t", m, traced) == [0.5, 0.5]

@@ -117,7 +117,11 @@ def source_durations(graph, medians, where, source=None, traced=None):
     `medians`, the chunk times of `traced` (the graph the traces ran; `graph` itself by default),
     operations matched by label: a task's record where the graph cuts its operation into the chunks
     the trace has, else its share of the operation's recorded time (by FLOPs; by bytes for
-    operations without FLOPs). A task whose operation moves bytes and does no arithmetic, and has
+    operations without FLOPs) plus, for a product cut finer than its trace, the compulsory bytes it
+    moves beyond its share of the traced chunks', at one core's bandwidth (each column chunk reads
+    every row of its input again: fork-join's chunks of the language-model head's input gradient
+    each read the whole 51 MB logits gradient at d12). A task whose operation moves bytes and does
+    no arithmetic, and has
     no record in the trace, takes its bytes at the source's one-core bandwidth: the pack
     operations, which a chunking describes only where it cuts the products' rows (the automatic
     chunking at 4 threads and more, not at 1)."""
@@ -131,6 +135,11 @@ def source_durations(graph, medians, where, source=None, traced=None):
     # An operation takes its recorded chunk times only where the graph cuts it as the trace did:
     # cut otherwise, a chunk that happens to share a record's bounds would be counted beside the
     # shares of the whole operation's time that the others get.
+    traced_bytes = {}  # per operation, the compulsory bytes of its traced chunks
+    ref = traced or graph
+    for t in range(ref.n_tasks):
+        lab = ref.ops[ref.op[t]]["label"]
+        traced_bytes[lab] = traced_bytes.get(lab, 0) + ref.bytes[t]
     keys, as_traced = [], {}
     for t in range(graph.n_tasks):
         op = graph.op[t]
@@ -154,7 +163,10 @@ def source_durations(graph, medians, where, source=None, traced=None):
             share = graph.flops[t] / total_flops
         else:
             share = graph.bytes[t] / op_bytes[op] if op_bytes[op] > 0 else 1.0 / graph.op.count(op)
-        out.append(op_time[label] * share)
+        d = op_time[label] * share
+        if source is not None and total_flops > 0 and traced_bytes.get(label):
+            d += max(0.0, graph.bytes[t] - share * traced_bytes[label]) / source.bandwidth(1)
+        out.append(d)
     return out
 
 
