@@ -219,12 +219,20 @@ static int channels_at_least(const Chunking *c, int extent, int floor) {
 int chunking_channels(const Chunking *c, int extent) { return channels_at_least(c, extent, 0); }
 
 // Chunks of a matrix product cut along its output columns are at least 256
-// wide: each such chunk packs every row of its input (for the language-model
-// head's input gradient, all 50304 columns of the logits' gradient), so a
-// narrow chunk would spend its time packing.
+// wide up to 2 threads (and wherever a channel chunk is given): each such
+// chunk packs every row of its input (for the language-model head's input
+// gradient, all 50304 columns of the logits' gradient), so a narrow chunk
+// would spend its time packing. With more threads, one chunk per thread where
+// that is 64 columns or more: the head's input gradient (768 columns at d12, a
+// tenth of the step's FLOPs at 16 threads' share) in 3 chunks of 256 bounded
+// every step past 4 threads (predicted for mn5-gpp: 37 ms a chunk, on the
+// critical path), and each extra chunk's packing is a few milliseconds.
 int chunking_product_columns(const Chunking *c, int extent) {
     int block = chunking_channels(c, extent);
-    int size = max_int(channels_at_least(c, extent, 256), ceil_div(extent, max_int(c->max_product_chunks, 1)));
+    int narrowest = 256;
+    if (c->max_product_chunks > 2 * CHUNK_TILES_PER_THREAD && c->max_product_chunks != INT_MAX)
+        narrowest = max_int(64, ceil_div(extent * CHUNK_TILES_PER_THREAD, c->max_product_chunks));
+    int size = max_int(channels_at_least(c, extent, narrowest), ceil_div(extent, max_int(c->max_product_chunks, 1)));
     return min_int(ceil_div(size, block) * block, extent);
 }
 
