@@ -2,6 +2,7 @@
 (build/gcc/fast/gpt2-*), and --describe-graph of every variant."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -192,6 +193,28 @@ def test_predict_on_a_real_sweep(sweep):
     assert again.returncode == 0, again.stderr
     assert (out / "prediction.csv").read_text() == pred
     assert (out / "validation.csv").read_text() == val
+
+
+def test_graphs_kept_from_another_build_are_named(sweep, tmp_path):
+    # predict keeps the graphs it describes; once the binary is rebuilt it says so, once per binary
+    directory, here, _ = sweep
+    copy = tmp_path / directory.name
+    shutil.copytree(directory, copy)
+    proc = perfstudy("predict", copy, "--source-machine", here, "--threads", "1,2")
+    assert proc.returncode == 0, proc.stderr
+    assert "described by another build" not in proc.stderr
+    origins = sorted((copy / "graphs").glob("*.origin.json"))
+    assert origins, "predict kept no origin record beside its graphs"
+    record = json.loads(origins[0].read_text())
+    stale = [o for o in origins if json.loads(o.read_text())["binary"] == record["binary"]]
+    for o in stale:
+        o.write_text(json.dumps({"binary": record["binary"], "sha256": "0" * 64}))
+    proc = perfstudy("predict", copy, "--source-machine", here, "--threads", "1,2")
+    assert proc.returncode == 0, proc.stderr
+    warned = [ln for ln in proc.stderr.splitlines() if "described by another build" in ln]
+    assert warned == [f"perfstudy predict: warning: {copy / 'graphs'}: {len(stale)} task graph(s) were described by "
+                      f"another build of {record['binary']}; they are reused as they are (move the folder aside "
+                      "to describe them with this build)"]
 
 
 def test_predict_for_another_machine_scales_with_its_peak(sweep):

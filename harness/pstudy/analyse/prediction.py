@@ -14,6 +14,8 @@ bandwidth could move in its measured time (the rest came from cache); the target
 curve then stretches chunks that run together (pstudy.simulate).
 """
 
+import hashlib
+import json
 import math
 import os
 from pathlib import Path
@@ -264,6 +266,40 @@ def graph_point(ck, threads):
     return config_point(ck, 1 if vocabulary.is_sequential(ck[0]) else threads)
 
 
+def file_sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def stale_graphs(directory):
+    """One line per binary that described some of a results directory's kept task graphs and has
+    been rebuilt since (its SHA-256 differs): those graphs are reused as they are, which after a
+    change to the chunking rules predicts the old rules (graphs without an origin record, from
+    before they were kept, are not checked)."""
+    rd = resultsdir.ResultsDir(directory)
+    described, current = {}, {}
+    for path in rd.graph_origins():
+        try:
+            record = json.loads(path.read_text())
+            binary, sha = str(record["binary"]), str(record["sha256"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return [f"{path}: unreadable graph origin record (move {rd.graphs} aside to "
+                    "describe the graphs again)"]
+        if binary not in current:
+            try:
+                current[binary] = file_sha256(binary)
+            except OSError:
+                current[binary] = None
+        if current[binary] != sha:
+            described[binary] = described.get(binary, 0) + 1
+    return [f"{rd.graphs}: {n} task graph(s) were described by another build of {binary}"
+            f"{'' if current[binary] else ' (now missing)'}; they are reused as they are (move the folder aside "
+            "to describe them with this build)" for binary, n in sorted(described.items())]
+
+
 class Graphs:
     """The task graphs of a results directory's binaries, described once and kept in graphs/."""
 
@@ -314,7 +350,10 @@ class Graphs:
             for key, value in chunks.items():  # AUTO: chosen by the binary for `threads`
                 if value is not None and value != vocabulary.AUTO:
                     args += [vocabulary.CHUNK_OPTIONS[key][0], str(value)]
-            graph = taskgraph.describe(self.binary(variant, compiler, kernels), args, path)
+            binary = self.binary(variant, compiler, kernels)
+            graph = taskgraph.describe(binary, args, path)
+            resultsdir.atomic_write(resultsdir.ResultsDir(self.directory).graph_origin(path),
+                                    json.dumps({"binary": binary, "sha256": file_sha256(binary)}) + "\n")
         if graph.variant != variant:
             raise StudyError(f"{path}: describes variant {graph.variant}, expected {variant}")
         self.cache[(point, batch)] = graph

@@ -1,6 +1,7 @@
 """predict step time, speedup and efficiency on P simulated cores by replaying the recorded task graphs."""
 
 import os
+import sys
 from pathlib import Path
 
 from pstudy.store import machinefiles, resultsdir
@@ -143,6 +144,8 @@ def main(args):
     target = machinefiles.load(args.machine) if args.machine else source
     if args.distributed and args.best:
         raise StudyError("--best and --distributed: give one (--best ranks gpt2-mpi's layouts on one node too)")
+    for line in prediction.stale_graphs(directory):
+        sys.stderr.write(f"perfstudy predict: warning: {line}\n")
     if args.distributed:
         return main_distributed(args, directory, meta, source, target)
     if args.best:

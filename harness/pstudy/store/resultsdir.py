@@ -226,6 +226,21 @@ class ResultsDir:
         batch, for distributed predictions)."""
         return self.path / GRAPHS_DIR / (f"{point_stem(point)}" + ("" if batch is None else f"_B{batch}") + ".json")
 
+    def graph_origin(self, graph_path):
+        """graphs/<graph file's stem>.origin.json: which binary described a graph file, and its
+        SHA-256 then (so that a later build is noticed)."""
+        p = Path(graph_path)
+        return p.with_name(p.name.removesuffix(".json") + ".origin.json")
+
+    @property
+    def graphs(self):
+        """graphs/: the task graphs `predict` describes and keeps."""
+        return self.path / GRAPHS_DIR
+
+    def graph_origins(self):
+        """Every graph origin record under graphs/."""
+        return sorted(self.graphs.glob("*.origin.json")) if self.graphs.is_dir() else []
+
     def predict(self, machine_name):
         """predict-<machine name>/: what `predict` writes for one target machine."""
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", machine_name).strip("-") or "machine"
