@@ -56,14 +56,24 @@ def test_predictions_within_target_on_recorded_runs(directory):
     assert bad.empty, "beyond target:\n" + bad.to_string()
 
 
+# Recordings whose 2-thread points are known to miss, with why; any other recording is held to the
+# target, and a listed one that starts to hold fails (strict) so that its entry goes.
+TWO_THREAD_MISSES = {
+    "predict-xeon-2vcpu-20261125": "known miss (issue 34): at 2 threads the replay predicts the small default model "
+    "up to 7.4% short, and d12's tasks bs=1 k=64 5.3% short; the measured 2-thread runs' summed chunk time "
+    "grows 4-6% over 1 thread's and they idle 1-2 points more than the replay, while a compute neighbour "
+    "slows a 1-thread step by 1-2% and a paired co-run of the product kernel by 1% (harness/README.md, "
+    "'The recording committed')",
+}
+
+
+def _two_thread_params():
+    return [pytest.param(p, id=p.name, marks=[pytest.mark.xfail(strict=True, reason=TWO_THREAD_MISSES[p.name])]
+                         if p.name in TWO_THREAD_MISSES else []) for p in RECORDINGS]
+
+
 @pytest.mark.skipif(not RECORDINGS, reason=f"no recording in docs/studies/ yet; on a quiet machine: {RECORD_COMMAND}")
-@pytest.mark.parametrize("directory", RECORDINGS, ids=[p.name for p in RECORDINGS])
-@pytest.mark.xfail(strict=True, reason="known miss (issue 34): at 2 threads the replay predicts the small default "
-                   "model 5.6-9.5% short, and d12's tasks bs=1 k=64 7.8% short, on the Xeon recording "
-                   "predict-xeon-2vcpu-20261125; the busy time of the measured 2-thread runs grows 4-6% over "
-                   "1 thread's and their idle time is 3-4 points above the replay's, and neither the peak "
-                   "curve (phi(2) = 0.995) nor a paired co-run of the product kernel (0.99) accounts for "
-                   "it. Strict: once every 2-thread point holds, this fails and the mark goes.")
+@pytest.mark.parametrize("directory", _two_thread_params())
 def test_two_thread_predictions_within_target_on_recorded_runs(directory):
     frame = _validated(directory)
     two = frame[(frame["kind"] == "sweep") & (frame["threads"] == 2)]
