@@ -291,6 +291,47 @@ def test_the_thief_refuses_bad_options_in_one_line(bench_bins, argv, fragment):
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and fragment in out.stderr
 
 
+# ------------------------------------------------------------------------------- another core's data
+
+CROSSCORE = REPO / "build" / "bench" / "crosscore"
+
+
+@pytest.fixture(scope="module")
+def crosscore():
+    proc = subprocess.run(["nice", "make", "-s", "-f", "bench/Makefile.bench", str(CROSSCORE.relative_to(REPO))],
+                          cwd=REPO, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    return CROSSCORE
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_crosscore_reports_both_passes_per_size(crosscore):
+    # figures only (this machine is shared): both passes measured at every size, on two CPUs
+    out = subprocess.run([str(crosscore), "--kib", "64", "--kib", "128", "--rounds", "20", "--json"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["writer_cpu"] != report["reader_cpu"] and report["rounds"] == 20
+    assert [s["kib"] for s in report["sizes"]] == [64, 128]
+    assert all(s["other_core_GBs"] > 0 and s["own_cache_GBs"] > 0 for s in report["sizes"])
+
+
+@pytest.mark.parametrize("argv,fragment", [(["--kib", "3"], "--kib"), (["--rounds", "5"], "--rounds"),
+                                           (["--writer-cpu", "0"], "--writer-cpu"), (["--bogus", "1"], "--bogus"),
+                                           (["--writer-cpu", "0", "--reader-cpu", "0"], "--writer-cpu"),
+                                           (["--kib"], "--kib")])
+def test_crosscore_refuses_bad_options_in_one_line(crosscore, argv, fragment):
+    out = subprocess.run([str(crosscore), *argv], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and fragment in out.stderr
+
+
+def test_crosscore_on_one_cpu_says_so(crosscore):
+    out = subprocess.run(["taskset", "-c", str(sorted(os.sched_getaffinity(0))[0]), str(crosscore)],
+                         capture_output=True, text=True, timeout=10)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "crosscore: cpus: needs two CPUs to run on, this process may use one"
+
+
 # ------------------------------------------------------------------------------- simulated traffic
 
 def fake_sysfs(root, caches):
