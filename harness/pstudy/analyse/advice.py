@@ -87,10 +87,11 @@ def candidates(medians, B, T):
 
 def predict_candidate(graphs, medians, ck, P, source, target):
     """(step seconds, Outcome, cores) of config key `ck` at P threads."""
-    if prediction.reference_config(medians, ck, graphs, P) is None:
+    ref = prediction.reference_config(medians, ck, graphs, P)
+    if ref is None:
         return None
     graph = graphs.get(ck, P)
-    work = prediction.replay_work(graphs, medians, ck, P, source, target)
+    work = prediction.replay_work(graphs, medians, ck, P, source, target, ref)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else P
     try:
         step, outcome = simulate.step_time(graph, work, target, cores, prediction.ITERATIONS,

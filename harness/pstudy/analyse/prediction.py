@@ -123,10 +123,9 @@ def source_durations(graph, medians, where, source=None, traced=None):
     moves beyond its share of the traced chunks', at one core's bandwidth (each column chunk reads
     every row of its input again: fork-join's chunks of the language-model head's input gradient
     each read the whole 51 MB logits gradient at d12). A task whose operation moves bytes and does
-    no arithmetic, and has
-    no record in the trace, takes its bytes at the source's one-core bandwidth: the pack
-    operations, which a chunking describes only where it cuts the products' rows (the automatic
-    chunking at 4 threads and more, not at 1)."""
+    no arithmetic, and has no record in the trace, takes its bytes at the source's one-core
+    bandwidth: the pack operations, which a chunking describes only where it cuts the products'
+    rows (the automatic chunking at 4 threads and more, not at 1)."""
     medians = _by_label(medians, traced or graph)
     labels = [o["label"] for o in graph.ops]
     op_time, op_bytes = {}, {}
@@ -134,14 +133,14 @@ def source_durations(graph, medians, where, source=None, traced=None):
         op_time[chunk[0]] = op_time.get(chunk[0], 0.0) + d
     for t in range(graph.n_tasks):
         op_bytes[graph.op[t]] = op_bytes.get(graph.op[t], 0) + graph.bytes[t]
-    # An operation takes its recorded chunk times only where the graph cuts it as the trace did:
-    # cut otherwise, a chunk that happens to share a record's bounds would be counted beside the
-    # shares of the whole operation's time that the others get.
     traced_bytes = {}  # per operation, the compulsory bytes of its traced chunks
     ref = traced or graph
     for t in range(ref.n_tasks):
         lab = ref.ops[ref.op[t]]["label"]
         traced_bytes[lab] = traced_bytes.get(lab, 0) + ref.bytes[t]
+    # An operation takes its recorded chunk times only where the graph cuts it as the trace did:
+    # cut otherwise, a chunk that happens to share a record's bounds would be counted beside the
+    # shares of the whole operation's time that the others get.
     keys, as_traced = [], {}
     for t in range(graph.n_tasks):
         op = graph.op[t]
@@ -185,9 +184,8 @@ def scaled_work(graph, traced, medians, source, target, where, update_share=1.0)
         per_op[label] = per_op.get(label, 0.0) + d
     for o in traced.ops:
         ref[o["label"]] = o
-    speed = source.peak_gflops_per_core / target.peak_gflops_per_core
     one_core = source.bandwidth(1)
-    durations, dram = [], []
+    d_src, moved = [], []
     for t in range(graph.n_tasks):
         op = graph.ops[graph.op[t]]
         r = ref.get(op["label"])
@@ -195,7 +193,7 @@ def scaled_work(graph, traced, medians, source, target, where, update_share=1.0)
         if r is None:
             if op["flops"] > 0 or graph.bytes[t] == 0:
                 raise StudyError(f"{where}: operation {op['label']} is not in the traced graph {traced.path}")
-            d_src = graph.bytes[t] * scale / one_core
+            d_src.append(graph.bytes[t] * scale / one_core)
         else:
             if r["flops"] > 0:
                 share = graph.flops[t] / r["flops"]
@@ -203,10 +201,9 @@ def scaled_work(graph, traced, medians, source, target, where, update_share=1.0)
                 share = graph.bytes[t] / r["bytes"]
             else:
                 share = 1.0 / max(1, graph.op.count(graph.op[t]))
-            d_src = per_op.get(op["label"], 0.0) * share * scale
-        durations.append(d_src * speed)
-        dram.append(min(float(graph.bytes[t]) * scale, one_core * d_src))
-    return simulate.Work(durations, dram, compute_demands(graph.flops, durations, target))
+            d_src.append(per_op.get(op["label"], 0.0) * share * scale)
+        moved.append(float(graph.bytes[t]) * scale)
+    return _work(graph, d_src, moved, source, target)
 
 
 def reference_config(medians, ck, graphs, P=1):
@@ -228,22 +225,29 @@ def reference_config(medians, ck, graphs, P=1):
     return ck if ck in medians else None
 
 
+def _work(graph, d_src, moved, source, target):
+    """simulate.Work on `target` of `graph`'s tasks, from their durations on `source` and the bytes
+    each moves: durations scaled by the peaks per core, DRAM bytes the moved ones capped at what
+    one source core could stream in the task's time (the rest came from cache)."""
+    speed = source.peak_gflops_per_core / target.peak_gflops_per_core
+    one_core = source.bandwidth(1)
+    durations = [d * speed for d in d_src]
+    dram = [min(b, one_core * d) for b, d in zip(moved, d_src)]
+    return simulate.Work(durations, dram, compute_demands(graph.flops, durations, target))
+
+
 def work_for(graph, medians, source, target, where, traced=None):
     """simulate.Work of `graph` on `target` from durations measured on `source` (the chunk times
     of `traced`, `graph` itself by default)."""
     d_src = source_durations(graph, medians, where, source, traced)
-    speed = source.peak_gflops_per_core / target.peak_gflops_per_core
-    one_core = source.bandwidth(1)
-    durations = [d * speed for d in d_src]
-    dram = [min(float(b), one_core * d) for b, d in zip(graph.bytes, d_src)]
-    return simulate.Work(durations, dram, compute_demands(graph.flops, durations, target))
+    return _work(graph, d_src, [float(b) for b in graph.bytes], source, target)
 
 
-def replay_work(graphs, medians, ck, threads, source, target):
+def replay_work(graphs, medians, ck, threads, source, target, ref=None):
     """simulate.Work of `ck`'s graph at `threads` threads from the traced config that replays it
-    (reference_config)."""
+    (`ref`, reference_config's when not given)."""
     graph = graphs.get(ck, threads)
-    ref = reference_config(medians, ck, graphs, threads)
+    ref = ref or reference_config(medians, ck, graphs, threads)
     if ref is None:
         raise StudyError(f"{graph.path}: no 1-thread trace of this configuration, nor of one with its operations")
     if ref == ck:
@@ -323,6 +327,7 @@ class Graphs:
         self.build = tree if tree.is_absolute() else REPO_ROOT / tree
         self.binary_pattern = run.get("binary") or "{build_dir}/{compiler}/{kernels}/gpt2-{variant}"
         self.cache = {}
+        self.sha256 = {}
 
     def binary(self, variant, compiler, kernels):
         text = os.path.expanduser(self.binary_pattern.format(build_dir=str(self.build), compiler=compiler,
@@ -352,8 +357,10 @@ class Graphs:
                     args += [vocabulary.CHUNK_OPTIONS[key][0], str(value)]
             binary = self.binary(variant, compiler, kernels)
             graph = taskgraph.describe(binary, args, path)
+            if binary not in self.sha256:  # once per binary: describing hundreds of graphs (--best)
+                self.sha256[binary] = file_sha256(binary)
             resultsdir.atomic_write(resultsdir.ResultsDir(self.directory).graph_origin(path),
-                                    json.dumps({"binary": binary, "sha256": file_sha256(binary)}) + "\n")
+                                    json.dumps({"binary": binary, "sha256": self.sha256[binary]}) + "\n")
         if graph.variant != variant:
             raise StudyError(f"{path}: describes variant {graph.variant}, expected {variant}")
         self.cache[(point, batch)] = graph
