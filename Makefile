@@ -113,8 +113,15 @@ BUILT_NAMES    := $(patsubst variants/%.c,%,$(BUILT_VARIANTS))
 KERNEL_SETS ?= fast reference
 BINARIES := $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(BUILT_NAMES),build/$(c)/$(k)/gpt2-$(v))))
 
-build: $(BINARIES) $(BENCH_BINS)
+# the harness's task-graph replay in C (harness/replay/replay.c; pstudy.analyse.replay loads it):
+# no -march and no contraction, so that its arithmetic is the Python reference's, bit for bit
+REPLAY_LIB := build/harness/libreplay.so
+build: $(BINARIES) $(BENCH_BINS) $(REPLAY_LIB)
 	@for v in $(BUILT_NAMES); do ln -sfn gcc/$(KERNELS)/gpt2-$$v build/gpt2-$$v; done
+
+$(REPLAY_LIB): harness/replay/replay.c
+	@mkdir -p $(@D)
+	gcc -std=c11 -O2 -fPIC -shared -ffp-contract=off -Wall -Wextra -o $@ $<
 
 deps:
 	@scripts/install-deps.sh

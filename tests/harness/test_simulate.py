@@ -204,3 +204,30 @@ def test_a_product_cut_finer_than_its_trace_pays_the_bytes_it_reads_again():
     assert prediction.source_durations(traced, medians, "t", m) == [1.0]
     # cut coarser or as finely without reading more: shares of the traced time alone
     assert prediction.source_durations(_product([(200, 50)] * 2), medians, "t", m, traced) == [0.5, 0.5]
+
+
+def test_graph_cache_gives_the_same_graph_and_follows_the_file(tmp_path):
+    import json
+    import os
+    tasks = [task(i, 0, succ=[i + 1] if i < 4 else [], next_succ=[0] if i == 4 else []) for i in range(5)]
+    doc = {"format": taskgraph.FORMAT, "version": 1, "variant": "x", "schedule": "dataflow", "threads": 1,
+           "barrier_per_phase": False, "ops": [op(0)], "chunks": tasks}
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(doc))
+    first = taskgraph.load(path)
+    assert taskgraph.cache_path(path).is_file()
+    cached = taskgraph.load(path)
+    assert cached == first and cached.succ == first.succ and cached.key == first.key
+    assert all((cached.arrays()[k] == first.arrays()[k]).all() for k in first.arrays())
+    # the file changes: the cache is not used
+    tasks[1]["flops"] = 7
+    path.write_text(json.dumps(doc))
+    os.utime(path, ns=(1, 1))
+    assert taskgraph.load(path).flops[1] == 7
+    # an unreadable cache is remade from the file
+    taskgraph.cache_path(path).write_bytes(b"not numpy")
+    assert taskgraph.load(path).flops[1] == 7 and taskgraph.load(path).flops[1] == 7
+    # a bad file is named, cache or not
+    path.write_text("{")
+    with pytest.raises(StudyError, match="g.json: not JSON"):
+        taskgraph.load(path)

@@ -152,9 +152,13 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
             work += [(ck, [P]) for P in counts]
     if jobs > 1 and isinstance(graphs, prediction.Graphs) and len(work) > 1:
         import multiprocessing
-        for ck, ps in work:  # describe every graph here: the workers only read them
-            for P in ps:
-                prediction.reference_config(medians, ck, graphs, P)
+        # describe every graph here (reference_config's too): the workers only read them
+        for ck, ps in work:
+            for P in (1, *ps):
+                graphs.ensure(ck, P)
+        for r in medians:
+            if not vocabulary.is_distributed(r[0]):
+                graphs.ensure(r, 1)
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(min(jobs, len(work)), _worker_init,
                       (graphs.directory, graphs.meta, str(graphs.build), medians, source, target)) as pool:

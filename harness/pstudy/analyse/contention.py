@@ -38,7 +38,9 @@ def _interpolate(xs, ys, x):
 
 def maxmin(demands, capacity):
     """Max-min fair shares of `capacity` among `demands`: the rate (0..1] of each (1 when met)."""
-    total = sum(demands)
+    total = 0.0
+    for d in demands:  # in order, one addition at a time (sum() compensates since Python 3.12; the
+        total += d     # native replay adds plainly, and the two must agree bit for bit)
     if total <= capacity or total <= 0:
         return [1.0] * len(demands)
     order = sorted(range(len(demands)), key=lambda i: (demands[i], i))

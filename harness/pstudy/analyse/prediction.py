@@ -337,33 +337,42 @@ class Graphs:
     def get(self, ck, threads, batch=None):
         """The graph of config key `ck` at `threads` threads (dataflow graphs do not depend on it),
         of the results' batch size or of `batch` sequences (a rank's share)."""
-        point = graph_point(ck, threads)
-        threads = point[3]
-        variant, compiler, kernels = ck[:3]
-        chunks = chunk_columns(ck)
-        if batch is not None and batch == int(self.meta.model.get("B", 4)):
-            batch = None
+        point, batch = self._point(ck, threads, batch)
         if (point, batch) in self.cache:
             return self.cache[(point, batch)]
         path = resultsdir.ResultsDir(self.directory).graph(point, batch)
-        if path.is_file():
-            graph = taskgraph.load(path)
-        else:
-            args = list(self.args) + ["--threads", str(threads)]
-            if batch is not None:
-                args[args.index("-B") + 1] = str(batch)
-            for key, value in chunks.items():  # AUTO: chosen by the binary for `threads`
-                if value is not None and value != vocabulary.AUTO:
-                    args += [vocabulary.CHUNK_OPTIONS[key][0], str(value)]
-            binary = self.binary(variant, compiler, kernels)
-            graph = taskgraph.describe(binary, args, path)
-            if binary not in self.sha256:  # once per binary: describing hundreds of graphs (--best)
-                self.sha256[binary] = file_sha256(binary)
-            resultsdir.atomic_write(resultsdir.ResultsDir(self.directory).graph_origin(path),
-                                    json.dumps({"binary": binary, "sha256": self.sha256[binary]}) + "\n")
-        if graph.variant != variant:
-            raise StudyError(f"{path}: describes variant {graph.variant}, expected {variant}")
+        graph = taskgraph.load(path) if path.is_file() else self._describe(ck, point, batch, path)
+        if graph.variant != ck[0]:
+            raise StudyError(f"{path}: describes variant {graph.variant}, expected {ck[0]}")
         self.cache[(point, batch)] = graph
+        return graph
+
+    def ensure(self, ck, threads, batch=None):
+        """Describes the graph of `ck` at `threads` threads into graphs/ unless it is there (without
+        reading a kept one: --best has its worker processes read them)."""
+        point, batch = self._point(ck, threads, batch)
+        path = resultsdir.ResultsDir(self.directory).graph(point, batch)
+        if (point, batch) not in self.cache and not path.is_file():
+            self.cache[(point, batch)] = self._describe(ck, point, batch, path)
+
+    def _point(self, ck, threads, batch):
+        if batch is not None and batch == int(self.meta.model.get("B", 4)):
+            batch = None
+        return graph_point(ck, threads), batch
+
+    def _describe(self, ck, point, batch, path):
+        args = list(self.args) + ["--threads", str(point[3])]
+        if batch is not None:
+            args[args.index("-B") + 1] = str(batch)
+        for key, value in chunk_columns(ck).items():  # AUTO: chosen by the binary for `threads`
+            if value is not None and value != vocabulary.AUTO:
+                args += [vocabulary.CHUNK_OPTIONS[key][0], str(value)]
+        binary = self.binary(*ck[:3])
+        graph = taskgraph.describe(binary, args, path)
+        if binary not in self.sha256:  # once per binary: describing hundreds of graphs (--best)
+            self.sha256[binary] = file_sha256(binary)
+        resultsdir.atomic_write(resultsdir.ResultsDir(self.directory).graph_origin(path),
+                                json.dumps({"binary": binary, "sha256": self.sha256[binary]}) + "\n")
         return graph
 
 

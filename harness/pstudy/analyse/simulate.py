@@ -19,12 +19,17 @@ share runs at full speed, the others share what remains and stretch. With one
 (pstudy.analyse.contention.Node) they also share their core's FMA units with the tasks on its
 other hardware threads and run at the all-core clock of the busy cores. Among simultaneous events
 the lowest core index goes first, so the same inputs give the same prediction, bit for bit.
+
+This module is the reference. step_time runs the same rules in C (pstudy.analyse.replay,
+harness/replay/replay.c) where `make` has built it: the same arithmetic in the same order, the same
+results bit for bit (tests/harness/test_replay.py), about a hundred times faster.
 """
 
 import bisect
 import heapq
 from dataclasses import dataclass, field
 
+from pstudy.analyse import replay
 from pstudy.analyse.contention import maxmin
 
 EPS = 1e-12
@@ -269,20 +274,30 @@ def run_iterations(graph, work, machine, cores, iterations, node=None):
     return Outcome(engine.time, engine.busy, engine.nominal, policy.ends, engine.stretch)
 
 
-def step_time(graph, work, machine, cores, iterations=4, node=None):
+def step_time(graph, work, machine, cores, iterations=4, node=None, engine=None):
     """(predicted step time, Outcome) for `graph` on `cores` cores. taskiter's step time is the
     median interval between the ends of consecutive iterations after the first (as the binary
     reports it, the first left out as warm-up); the others' is one step's makespan. `node`: the
-    contention model (pstudy.analyse.contention.Node), None for bandwidth sharing alone."""
-    if graph.schedule == "static":
+    contention model (pstudy.analyse.contention.Node), None for bandwidth sharing alone.
+    `engine`: "native" or "python"; by default the native one (pstudy.analyse.replay) where it is
+    built, the same result bit for bit."""
+    dataflow = graph.schedule != "static"
+    iterations = max(2, iterations) if dataflow and not graph.barrier_per_phase else 1
+    if engine is None:
+        engine = "native" if replay.library() is not None else "python"
+    if engine == "native":
+        mode = replay.STATIC if not dataflow else replay.PHASES if graph.barrier_per_phase else replay.ITERATIONS
+        makespan, busy, nominal, stretch, ends = replay.run(graph, work, machine, cores, mode, iterations, node)
+        out = Outcome(makespan, busy, nominal, stretch=stretch)
+    elif not dataflow:
         out = run_static(graph, work, machine, node)
-        return out.makespan, out
-    if graph.barrier_per_phase:
+    elif graph.barrier_per_phase:
         out = run_phases(graph, work, machine, cores, node)
+    else:
+        out = run_iterations(graph, work, machine, cores, iterations, node)
+        ends = [max(out.ends[(i, t)] for t in range(graph.n_tasks)) for i in range(iterations)]
+    if iterations == 1:
         return out.makespan, out
-    iterations = max(2, iterations)
-    out = run_iterations(graph, work, machine, cores, iterations, node)
-    ends = [max(out.ends[(i, t)] for t in range(graph.n_tasks)) for i in range(iterations)]
     intervals = sorted(b - a for a, b in zip(ends, ends[1:]))
     mid = len(intervals) // 2
     step = intervals[mid] if len(intervals) % 2 else 0.5 * (intervals[mid - 1] + intervals[mid])

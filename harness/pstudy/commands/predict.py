@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pstudy.store import machinefiles, resultsdir
 from pstudy.measure import ceilings
-from pstudy.analyse import advice, distributed, prediction
+from pstudy.analyse import advice, distributed, prediction, replay
 from pstudy.errors import StudyError
 
 
@@ -146,6 +146,9 @@ def main(args):
         raise StudyError("--best and --distributed: give one (--best ranks gpt2-mpi's layouts on one node too)")
     for line in prediction.stale_graphs(directory):
         sys.stderr.write(f"perfstudy predict: warning: {line}\n")
+    if replay.library() is None:
+        sys.stderr.write(f"perfstudy predict: replaying in {replay.engine_name()}: the same results, "
+                         "about a hundred times slower\n")
     if args.distributed:
         return main_distributed(args, directory, meta, source, target)
     if args.best:

@@ -11,7 +11,9 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     counters/STEM.GROUP.csv             hardware-counter runs (likwid; .papi.txt, .perf.csv)
     ceilings.json   STREAM and peak-FLOP/s ceilings measured with the sweep (pstudy.ceilings' format)
     graphs/STEM.json    a binary's --describe-graph output for a point (pstudy.taskgraph's format),
-                        written by `predict` when it first needs it; STEM is point_stem(point)
+                        written by `predict` when it first needs it; STEM is point_stem(point);
+                        beside it STEM.origin.json (the binary and its SHA-256) and STEM.json.npz
+                        (the checked graph in arrays, pstudy.taskgraph's cache)
     predict-MACHINE/    `predict` output for a machine description: prediction.csv, validation.csv,
                         figures (pstudy.simulate)
     steps.csv       one row per step of every successful run (warm-up steps flagged, see README)

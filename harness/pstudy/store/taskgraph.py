@@ -12,9 +12,15 @@ Format "gpt2-perfstudy-graph", version 1: one JSON object with
 static: each operation's chunks run on the thread named, a barrier after every operation.
 dataflow: succ lists the tasks of the same iteration that wait for this one, next_succ those of
 the next iteration; barrier_per_phase says whether a wait closes each phase (and so each step).
+
+load() keeps beside each file it reads a cache of the checked graph in arrays, FILE.npz (numpy's
+format, no pickled objects), remade when the file's size or modification time changes: `perfstudy
+predict --best` reads some 400 graphs of up to 21 MB, and decoding and checking the JSON took most
+of its time.
 """
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,13 +47,55 @@ class Graph:
     flops: list = field(default_factory=list)
     bytes: list = field(default_factory=list)
     key: list = field(default_factory=list)       # per task: chunk_key()
-    succ: list = field(default_factory=list)      # per task: successors in the same iteration
-    next_succ: list = field(default_factory=list)  # per task: successors in the next iteration
     path: str = ""
+    _arrays: dict = field(default=None, repr=False, compare=False)
+    _succ: list = field(default=None, repr=False, compare=False)
+    _next_succ: list = field(default=None, repr=False, compare=False)
 
     @property
     def n_tasks(self):
         return len(self.op)
+
+    @property
+    def succ(self):
+        """Per task: its successors in the same iteration (lists; made from the arrays of a cached
+        graph only when asked for: the native replay reads the arrays)."""
+        if self._succ is None:
+            self._succ = self._rows("succ_start", "succ")
+        return self._succ
+
+    @property
+    def next_succ(self):
+        """Per task: its successors in the next iteration."""
+        if self._next_succ is None:
+            self._next_succ = self._rows("next_start", "next_succ")
+        return self._next_succ
+
+    def _rows(self, start, flat):
+        if self._arrays is None or self.schedule != DATAFLOW:
+            return []
+        starts, values = self._arrays[start].tolist(), self._arrays[flat].tolist()
+        return [values[i:j] for i, j in zip(starts, starts[1:])]
+
+    def arrays(self):
+        """The tasks as numpy arrays (built once; the lists must not change afterwards): op,
+        thread, phase (index in PHASES), flops, bytes (int64), key (n x 7), and the successors as
+        compressed rows: succ_start[n + 1] into succ, next_start[n + 1] into next_succ."""
+        if self._arrays is None:
+            import numpy as np
+            n = self.n_tasks
+            a = {"op": np.asarray(self.op, dtype=np.int32), "thread": np.asarray(self.thread, dtype=np.int32),
+                 "phase": np.asarray([PHASES.index(x) for x in self.phase], dtype=np.int32),
+                 "flops": np.asarray(self.flops, dtype=np.int64), "bytes": np.asarray(self.bytes, dtype=np.int64),
+                 "key": np.asarray(self.key, dtype=np.int64).reshape(n, 7)}
+            for name, lists in (("succ", self.succ), ("next_succ", self.next_succ)):
+                lists = lists or [[]] * n
+                start = np.zeros(n + 1, dtype=np.int32)
+                start[1:] = np.cumsum([len(x) for x in lists])
+                a[name + "_start" if name == "succ" else "next_start"] = start
+                a[name] = np.fromiter((v for x in lists for v in x), dtype=np.int32, count=int(start[-1]))
+            self._arrays = a
+        return self._arrays
 
 
 def chunk_key(op, b0, b1, x0, x1, col0=0, col1=0):
@@ -123,8 +171,59 @@ def parse(doc, path):
     return g
 
 
-def load(path):
+def cache_path(path):
+    """FILE.npz beside a graph file FILE: load()'s arrays of it."""
+    path = Path(path)
+    return path.with_name(path.name + ".npz")
+
+
+def _stamp(stat):
+    return [stat.st_size, stat.st_mtime_ns, VERSION]
+
+
+def _from_cache(path, stat):
+    """The Graph kept in `path`'s cache, or None (no cache, another file, unreadable)."""
+    import numpy as np
     try:
+        with np.load(cache_path(path), allow_pickle=False) as z:
+            head = json.loads(bytes(z["head"]).decode())
+            if head.get("stamp") != _stamp(stat):
+                return None
+            a = {name: z[name] for name in z.files if name != "head"}
+    except (OSError, ValueError, KeyError):
+        return None
+    g = Graph(head["variant"], head["schedule"], head["threads"], head["barrier_per_phase"], head["ops"],
+              path=str(path))
+    g.op, g.thread, g.flops, g.bytes = a["op"].tolist(), a["thread"].tolist(), a["flops"].tolist(), a["bytes"].tolist()
+    g.phase = [PHASES[i] for i in a["phase"].tolist()]
+    g.key = list(map(tuple, a["key"].tolist()))
+    g._arrays = a
+    return g
+
+
+def _write_cache(path, graph, stat):
+    """Best effort: a directory that cannot be written to just has no cache."""
+    import numpy as np
+    head = {"stamp": _stamp(stat), "variant": graph.variant, "schedule": graph.schedule, "threads": graph.threads,
+            "barrier_per_phase": graph.barrier_per_phase, "ops": graph.ops}
+    target = cache_path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, head=np.frombuffer(json.dumps(head).encode(), dtype=np.uint8), **graph.arrays())
+        os.replace(tmp, target)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def load(path, cache=True):
+    """The Graph in a --describe-graph file; with `cache`, read from and kept in its cache file."""
+    try:
+        stat = os.stat(path)
+        if cache:
+            graph = _from_cache(path, stat)
+            if graph is not None:
+                return graph
         text = Path(path).read_text()
     except OSError as err:
         raise StudyError(f"{path}: cannot read the task graph: {err.strerror}") from None
@@ -132,7 +231,10 @@ def load(path):
         doc = json.loads(text)
     except ValueError as err:
         raise StudyError(f"{path}: not JSON: {err}") from None
-    return parse(doc, path)
+    graph = parse(doc, path)
+    if cache:
+        _write_cache(path, graph, stat)
+    return graph
 
 
 def describe(binary, args, out_path, timeout_s=120):
@@ -152,7 +254,8 @@ def describe(binary, args, out_path, timeout_s=120):
         tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
         tmp.unlink(missing_ok=True)
         raise StudyError(f"{binary}: --describe-graph failed (exit {done.returncode}): {tail}")
-    graph = load(tmp)
+    graph = load(tmp, cache=False)
     tmp.replace(out_path)
     graph.path = str(out_path)
+    _write_cache(out_path, graph, os.stat(out_path))
     return graph
