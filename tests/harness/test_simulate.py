@@ -205,6 +205,36 @@ def test_a_product_cut_finer_than_its_trace_pays_the_bytes_it_reads_again():
     # cut coarser or as finely without reading more: shares of the traced time alone
     assert prediction.source_durations(_product([(200, 50)] * 2), medians, "t", m, traced) == [0.5, 0.5]
 
+    # another chunking replayed from the traced one (--best): the same bytes read again, unless
+    # told it is a rank's batch
+    w = prediction.scaled_work(finer, traced, medians, m, m, "t")
+    assert w.duration == pytest.approx([0.25 + 4.5] * 4)
+    assert prediction.scaled_work(finer, traced, medians, m, m, "t", reread=False).duration == [0.25] * 4
+
+
+def test_durations_move_to_another_machine_by_their_operations_roofline():
+    from pstudy.analyse import prediction
+
+    # op 0 a product (compute-bound on both machines), op 1 a pack pass (bytes only), op 2 an
+    # operation compute-bound on the source and memory-bound on the target
+    ops = [{"op": i, "kernel": "k", "label": f"op{i}", "layer": -1, "phase": "forward", "split": "rows",
+            "cut_columns": 0, "flops": f, "bytes": b} for i, (f, b) in enumerate([(1000, 10), (0, 100), (400, 20)])]
+    tasks = [{"id": i, "op": i, "phase": "forward", "b0": 0, "b1": 1, "x0": 0, "x1": 1, "col0": 0, "col1": 0,
+              "thread": -1, "flops": ops[i]["flops"], "bytes": ops[i]["bytes"], "succ": [], "next_succ": []}
+             for i in range(3)]
+    g = taskgraph.parse({"format": taskgraph.FORMAT, "version": 1, "variant": "x", "schedule": "dataflow",
+                         "threads": 1, "barrier_per_phase": False, "ops": ops, "chunks": tasks}, "hand-made")
+    medians = {taskgraph.chunk_key(i, 0, 1, 0, 1): d for i, d in enumerate([2.0, 3.0, 1.0])}
+    # source: 100 FLOP/s (peak in GFLOP/s x 1e9) and 10 B/s; target: half the peak, twice the bandwidth
+    source = machinefiles.Machine("s", False, 1, 100e-9, (1, 2), (10e-9, 10e-9))
+    target = machinefiles.Machine("t", False, 1, 50e-9, (1, 2), (20e-9, 20e-9))
+    d = prediction.work_for(g, medians, source, target, "t").duration
+    # product: 2 s x (1000/50) / (1000/100) = 4 s; pack: 3 s x (100/20) / (100/10) = 1.5 s;
+    # op 2: 1 s x max(400/50, 20/20) / max(400/100, 20/10) = 1 s x 8 / 4 = 2 s
+    assert d == pytest.approx([4.0, 1.5, 2.0])
+    # on the machine the traces come from: the traced times, unchanged
+    assert prediction.work_for(g, medians, source, source, "t").duration == [2.0, 3.0, 1.0]
+
 
 def test_graph_cache_gives_the_same_graph_and_follows_the_file(tmp_path):
     import json

@@ -135,11 +135,11 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
         if b == 0:
             continue
         g = graphs.get(rank_config(ck, b), layout.threads, b)
-        work = prediction.scaled_work(g, traced, medians[ck], source, view, g.path)
+        work = prediction.scaled_work(g, traced, medians[ck], source, view, g.path, reread=False)
         compute = max(compute, _part(g, work, lambda ph: ph != UPDATE, view, layout.threads))
     g = graphs.get(rank_config(ck, max(1, batch // layout.ranks)), layout.threads, max(1, batch // layout.ranks))
     share = 1.0 / layout.ranks if layout.update == "sharded" else 1.0
-    work = prediction.scaled_work(g, traced, medians[ck], source, view, g.path, share)
+    work = prediction.scaled_work(g, traced, medians[ck], source, view, g.path, share, reread=False)
     update = _part(g, work, lambda ph: ph == UPDATE, view, layout.threads)
     return compute, update
 

@@ -126,6 +126,25 @@ def source_durations(graph, medians, where, source=None, traced=None):
     no arithmetic, and has no record in the trace, takes its bytes at the source's one-core
     bandwidth: the pack operations, which a chunking describes only where it cuts the products'
     rows (the automatic chunking at 4 threads and more, not at 1)."""
+    return _source_parts(graph, medians, where, source, traced)[0]
+
+
+def _traced_bytes(traced):
+    """Per operation label, the compulsory bytes of the traced graph's chunks."""
+    out = {}
+    for t in range(traced.n_tasks):
+        label = traced.ops[traced.op[t]]["label"]
+        out[label] = out.get(label, 0) + traced.bytes[t]
+    return out
+
+
+def _reread(task_bytes, share, traced_op_bytes):
+    """The compulsory bytes a task of a product moves beyond its share of the traced chunks'."""
+    return max(0.0, task_bytes - share * traced_op_bytes)
+
+
+def _source_parts(graph, medians, where, source=None, traced=None):
+    """source_durations' durations, and per task the bytes read again that they include."""
     medians = _by_label(medians, traced or graph)
     labels = [o["label"] for o in graph.ops]
     op_time, op_bytes = {}, {}
@@ -133,11 +152,7 @@ def source_durations(graph, medians, where, source=None, traced=None):
         op_time[chunk[0]] = op_time.get(chunk[0], 0.0) + d
     for t in range(graph.n_tasks):
         op_bytes[graph.op[t]] = op_bytes.get(graph.op[t], 0) + graph.bytes[t]
-    traced_bytes = {}  # per operation, the compulsory bytes of its traced chunks
-    ref = traced or graph
-    for t in range(ref.n_tasks):
-        lab = ref.ops[ref.op[t]]["label"]
-        traced_bytes[lab] = traced_bytes.get(lab, 0) + ref.bytes[t]
+    traced_bytes = _traced_bytes(traced or graph)
     # An operation takes its recorded chunk times only where the graph cuts it as the trace did:
     # cut otherwise, a chunk that happens to share a record's bounds would be counted beside the
     # shares of the whole operation's time that the others get.
@@ -147,7 +162,7 @@ def source_durations(graph, medians, where, source=None, traced=None):
         key = None if graph.key[t] is None else (labels[op],) + tuple(graph.key[t][1:])
         keys.append(key)
         as_traced[op] = as_traced.get(op, True) and key in medians
-    out = []
+    out, reread = [], [0.0] * graph.n_tasks
     for t in range(graph.n_tasks):
         op, label = graph.op[t], labels[graph.op[t]]
         if as_traced[op]:
@@ -166,17 +181,21 @@ def source_durations(graph, medians, where, source=None, traced=None):
             share = graph.bytes[t] / op_bytes[op] if op_bytes[op] > 0 else 1.0 / graph.op.count(op)
         d = op_time[label] * share
         if source is not None and total_flops > 0 and traced_bytes.get(label):
-            d += max(0.0, graph.bytes[t] - share * traced_bytes[label]) / source.bandwidth(1)
+            reread[t] = _reread(graph.bytes[t], share, traced_bytes[label])
+            d += reread[t] / source.bandwidth(1)
         out.append(d)
-    return out
+    return out, reread
 
 
-def scaled_work(graph, traced, medians, source, target, where, update_share=1.0):
+def scaled_work(graph, traced, medians, source, target, where, update_share=1.0, reread=True):
     """simulate.Work of `graph` (another chunking, or a rank's batch) from the 1-thread times of
     `traced`: per task, its operation's traced time (operations matched by label) times its share
     of the traced operation's FLOPs (bytes without FLOPs); update tasks times `update_share`. An
     operation the trace does not have that does no arithmetic (a pack pass) takes its bytes at the
-    source's one-core bandwidth."""
+    source's one-core bandwidth. With `reread`, a product cut finer than the traced one pays, as in
+    source_durations, the compulsory bytes beyond its share of the traced chunks' at one core's
+    bandwidth (its tiles read their inputs again); a rank's batch (pstudy.analyse.distributed) is
+    not a finer cut of the same rows, and is replayed without it."""
     per_task = source_durations(traced, medians, where)
     per_op, ref = {}, {}
     for t, d in enumerate(per_task):
@@ -184,8 +203,9 @@ def scaled_work(graph, traced, medians, source, target, where, update_share=1.0)
         per_op[label] = per_op.get(label, 0.0) + d
     for o in traced.ops:
         ref[o["label"]] = o
+    traced_bytes = _traced_bytes(traced)
     one_core = source.bandwidth(1)
-    d_src, moved = [], []
+    d_src, moved, reread_bytes = [], [], [0.0] * graph.n_tasks
     for t in range(graph.n_tasks):
         op = graph.ops[graph.op[t]]
         r = ref.get(op["label"])
@@ -201,9 +221,14 @@ def scaled_work(graph, traced, medians, source, target, where, update_share=1.0)
                 share = graph.bytes[t] / r["bytes"]
             else:
                 share = 1.0 / max(1, graph.op.count(graph.op[t]))
-            d_src.append(per_op.get(op["label"], 0.0) * share * scale)
+            d = per_op.get(op["label"], 0.0) * share
+            if reread and r["flops"] > 0 and traced_bytes.get(op["label"]):  # its inputs read again
+                again = _reread(graph.bytes[t], share, traced_bytes[op["label"]])
+                d += again / one_core
+                reread_bytes[t] = again * scale
+            d_src.append(d * scale)
         moved.append(float(graph.bytes[t]) * scale)
-    return _work(graph, d_src, moved, source, target)
+    return _work(graph, d_src, moved, source, target, reread_bytes)
 
 
 def reference_config(medians, ck, graphs, P=1):
@@ -225,13 +250,29 @@ def reference_config(medians, ck, graphs, P=1):
     return ck if ck in medians else None
 
 
-def _work(graph, d_src, moved, source, target):
-    """simulate.Work on `target` of `graph`'s tasks, from their durations on `source` and the bytes
-    each moves: durations scaled by the peaks per core, DRAM bytes the moved ones capped at what
-    one source core could stream in the task's time (the rest came from cache)."""
-    speed = source.peak_gflops_per_core / target.peak_gflops_per_core
+def _work(graph, d_src, moved, source, target, reread=None):
+    """simulate.Work on `target` of `graph`'s tasks, from their durations on `source`, the bytes
+    each moves and the bytes among them read again (`reread`, included in the durations at the
+    source's one-core bandwidth). On another machine a task's duration is its operation's roofline
+    ratio, max(FLOPs / peak, bytes / one-core bandwidth) on the target over the same on the source,
+    whole operations' FLOPs and compulsory bytes as the graph gives them (a product's goes by the
+    peaks, a pack pass's or AdamW's by the bandwidths: scaling these by the peaks as well made them
+    1.9x slower on mn5-gpp than on the 2-vCPU Xeon whose traces it replayed), times its time
+    without the bytes read again, plus those bytes at the target's one-core bandwidth. DRAM bytes
+    are the moved ones capped at what one source core could stream in the task's time (the rest
+    came from cache)."""
     one_core = source.bandwidth(1)
-    durations = [d * speed for d in d_src]
+    if source is target:
+        durations = list(d_src)
+    else:
+        ps, pt = source.peak_gflops_per_core * 1e9, target.peak_gflops_per_core * 1e9
+        bt = target.bandwidth(1)
+        ratio = []
+        for o in graph.ops:
+            floor = max(o["flops"] / ps, o["bytes"] / one_core)
+            ratio.append(max(o["flops"] / pt, o["bytes"] / bt) / floor if floor > 0 else ps / pt)
+        reread = reread or [0.0] * len(d_src)
+        durations = [(d - e / one_core) * ratio[op] + e / bt for d, e, op in zip(d_src, reread, graph.op)]
     dram = [min(b, one_core * d) for b, d in zip(moved, d_src)]
     return simulate.Work(durations, dram, compute_demands(graph.flops, durations, target))
 
@@ -239,8 +280,8 @@ def _work(graph, d_src, moved, source, target):
 def work_for(graph, medians, source, target, where, traced=None):
     """simulate.Work of `graph` on `target` from durations measured on `source` (the chunk times
     of `traced`, `graph` itself by default)."""
-    d_src = source_durations(graph, medians, where, source, traced)
-    return _work(graph, d_src, [float(b) for b in graph.bytes], source, target)
+    d_src, reread = _source_parts(graph, medians, where, source, traced)
+    return _work(graph, d_src, [float(b) for b in graph.bytes], source, target, reread)
 
 
 def replay_work(graphs, medians, ck, threads, source, target, ref=None):
