@@ -178,7 +178,9 @@ bench-variants: deps
 	@$(MAKE) --no-print-directory build build/bench/gemm_bench
 	$(PYTHON) bench/variants.py
 bench-harness: deps
+	@$(MAKE) --no-print-directory build
 	$(PYTHON) bench/harness_scaling.py
+	$(PYTHON) bench/replay.py
 # records what predict is validated against (a quiet machine, the whole of it; tens of minutes)
 PREDICT_RECORDING ?= docs/studies/predict-$(shell hostname -s)
 bench-predict: deps

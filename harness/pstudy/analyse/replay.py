@@ -4,8 +4,9 @@ build/harness/libreplay.so, bound with ctypes.
 pstudy.analyse.simulate is the reference and states the rules; the C engine follows them event for
 event with the same arithmetic, so the two give the same step times bit for bit
 (tests/harness/test_replay.py). simulate.step_time uses the native engine when the library is
-built and PERFSTUDY_REPLAY is not "python", and the Python one otherwise: the same answer, about a
-hundred times slower (`perfstudy predict --best` over 1..112 cores: seconds against ten minutes).
+built and PERFSTUDY_REPLAY is not "python", and the Python one otherwise: the same answer, 16 to 80
+times slower on d12's graphs (bench/replay.py; `perfstudy predict --best` over 1..112 cores:
+20 s against 4 min 24 s).
 """
 
 import ctypes

@@ -148,7 +148,7 @@ def main(args):
         sys.stderr.write(f"perfstudy predict: warning: {line}\n")
     if replay.library() is None:
         sys.stderr.write(f"perfstudy predict: replaying in {replay.engine_name()}: the same results, "
-                         "about a hundred times slower\n")
+                         "16 to 80 times slower\n")
     if args.distributed:
         return main_distributed(args, directory, meta, source, target)
     if args.best:
