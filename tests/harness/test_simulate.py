@@ -261,3 +261,25 @@ def test_graph_cache_gives_the_same_graph_and_follows_the_file(tmp_path):
     path.write_text("{")
     with pytest.raises(StudyError, match="g.json: not JSON"):
         taskgraph.load(path)
+
+
+def test_a_damaged_graph_cache_is_not_used(tmp_path):
+    import json
+    import numpy as np
+    tasks = [task(i, 0, succ=[i + 1] if i < 4 else [], next_succ=[]) for i in range(5)]
+    doc = {"format": taskgraph.FORMAT, "version": 1, "variant": "x", "schedule": "dataflow", "threads": 1,
+           "barrier_per_phase": False, "ops": [op(0)], "chunks": tasks}
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(doc))
+    taskgraph.load(path)
+    cache = taskgraph.cache_path(path)
+    with np.load(cache) as z:
+        arrays = {k: z[k] for k in z.files}
+    # a successor index past the graph (the native replay would read out of bounds): the JSON is read
+    arrays["succ"] = arrays["succ"].copy()
+    arrays["succ"][0] = 99
+    with open(cache, "wb") as f:
+        np.savez(f, **arrays)
+    g = taskgraph.load(path)
+    assert g.succ == [[1], [2], [3], [4], []]
+    assert taskgraph.load(path).arrays()["succ"].tolist() == [1, 2, 3, 4]  # and the cache remade

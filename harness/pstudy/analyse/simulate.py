@@ -287,7 +287,9 @@ def step_time(graph, work, machine, cores, iterations=4, node=None, engine=None)
         engine = "native" if replay.library() is not None else "python"
     if engine == "native":
         mode = replay.STATIC if not dataflow else replay.PHASES if graph.barrier_per_phase else replay.ITERATIONS
-        makespan, busy, nominal, stretch, ends = replay.run(graph, work, machine, cores, mode, iterations, node)
+        # a static schedule runs on its own threads, whatever `cores` says (as run_static does)
+        makespan, busy, nominal, stretch, ends = replay.run(graph, work, machine, graph.threads if not dataflow
+                                                            else cores, mode, iterations, node)
         out = Outcome(makespan, busy, nominal, stretch=stretch)
     elif not dataflow:
         out = run_static(graph, work, machine, node)

@@ -190,7 +190,9 @@ def _from_cache(path, stat):
             if head.get("stamp") != _stamp(stat):
                 return None
             a = {name: z[name] for name in z.files if name != "head"}
-    except (OSError, ValueError, KeyError):
+        if not _arrays_hold(a, head):
+            return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     g = Graph(head["variant"], head["schedule"], head["threads"], head["barrier_per_phase"], head["ops"],
               path=str(path))
@@ -199,6 +201,30 @@ def _from_cache(path, stat):
     g.key = list(map(tuple, a["key"].tolist()))
     g._arrays = a
     return g
+
+
+def _arrays_hold(a, head):
+    """Whether cached arrays are what parse() accepts (a damaged cache must not reach the native
+    replay, which trusts its indices): consistent lengths, operations, phases and threads in range,
+    successors in range and, in the same iteration, later in the list."""
+    import numpy as np
+    n = len(a["op"])
+    if n == 0 or any(len(a[k]) != n for k in ("thread", "phase", "flops", "bytes")) or a["key"].shape != (n, 7):
+        return False
+    if a["op"].min() < 0 or a["op"].max() >= len(head["ops"]) or a["phase"].min() < 0 or \
+            a["phase"].max() >= len(PHASES) or a["flops"].min() < 0 or a["bytes"].min() < 0:
+        return False
+    if head["schedule"] == STATIC and (a["thread"].min() < 0 or a["thread"].max() >= head["threads"]):
+        return False
+    for start, flat, later in (("succ_start", "succ", True), ("next_start", "next_succ", False)):
+        st, values = a[start], a[flat]
+        if len(st) != n + 1 or st[0] != 0 or st[-1] != len(values) or (np.diff(st) < 0).any():
+            return False
+        if len(values) and (values.min() < 0 or values.max() >= n):
+            return False
+        if later and len(values) and (values <= np.repeat(np.arange(n), np.diff(st))).any():
+            return False
+    return True
 
 
 def _write_cache(path, graph, stat):
