@@ -128,6 +128,10 @@ def _worker_init(directory, meta, build_dir, medians, source, target):
                    target=target)
 
 
+def _describe_job(job):
+    _WORKER["graphs"].ensure(*job)
+
+
 def _worker_job(job):
     ck, counts = job
     w = _WORKER
@@ -152,16 +156,19 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
             work += [(ck, [P]) for P in counts]
     if jobs > 1 and isinstance(graphs, prediction.Graphs) and len(work) > 1:
         import multiprocessing
-        # describe every graph here (reference_config's too): the workers only read them
-        for ck, ps in work:
-            for P in (1, *ps):
-                graphs.ensure(ck, P)
-        for r in medians:
-            if not vocabulary.is_distributed(r[0]):
-                graphs.ensure(r, 1)
+        # describe every missing graph first (reference_config's too), each once, in the pool: the
+        # replays then only read them
+        wanted = [(ck, P) for ck, ps in work for P in (1, *ps)]
+        wanted += [(r, 1) for r in medians if not vocabulary.is_distributed(r[0])]
+        missing = {}
+        for ck, P in wanted:
+            key, path = graphs.where(ck, P)
+            if key not in missing and not path.is_file():
+                missing[key] = (ck, P)
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(min(jobs, len(work)), _worker_init,
                       (graphs.directory, graphs.meta, str(graphs.build), medians, source, target)) as pool:
+            pool.map(_describe_job, list(missing.values()), chunksize=1)
             results = pool.map(_worker_job, work, chunksize=1)
     else:
         results = [_evaluate(graphs, medians, source, target, ck, ps) for ck, ps in work]

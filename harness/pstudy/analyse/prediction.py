@@ -388,13 +388,18 @@ class Graphs:
         self.cache[(point, batch)] = graph
         return graph
 
+    def where(self, ck, threads, batch=None):
+        """((point, batch), file) of the graph of `ck` at `threads` threads: the same key, the same
+        graph."""
+        point, batch = self._point(ck, threads, batch)
+        return (point, batch), resultsdir.ResultsDir(self.directory).graph(point, batch)
+
     def ensure(self, ck, threads, batch=None):
         """Describes the graph of `ck` at `threads` threads into graphs/ unless it is there (without
         reading a kept one: --best has its worker processes read them)."""
-        point, batch = self._point(ck, threads, batch)
-        path = resultsdir.ResultsDir(self.directory).graph(point, batch)
+        (point, batch), path = self.where(ck, threads, batch)
         if (point, batch) not in self.cache and not path.is_file():
-            self.cache[(point, batch)] = self._describe(ck, point, batch, path)
+            self._describe(ck, point, batch, path)  # not kept in memory: hundreds of graphs for --best
 
     def _point(self, ck, threads, batch):
         if batch is not None and batch == int(self.meta.model.get("B", 4)):

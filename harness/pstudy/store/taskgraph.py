@@ -268,7 +268,7 @@ def describe(binary, args, out_path, timeout_s=120):
     loads what it wrote; StudyError with the binary's own message when it fails."""
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(out_path.name + ".tmp")
+    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")  # processes describing at once
     cmd = [str(binary), *args, "--describe-graph", str(tmp)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
