@@ -283,3 +283,29 @@ def test_a_damaged_graph_cache_is_not_used(tmp_path):
     g = taskgraph.load(path)
     assert g.succ == [[1], [2], [3], [4], []]
     assert taskgraph.load(path).arrays()["succ"].tolist() == [1, 2, 3, 4]  # and the cache remade
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda t: t[1].update(flops=True), r"chunks\[1\]\.flops: bad value True"),
+    (lambda t: t[2].pop("bytes"), r"chunks\[2\]\.bytes: bad value None"),
+    (lambda t: t[0].update(phase="sideways"), r"chunks\[0\]\.phase"),
+    (lambda t: t[1].update(id=7), r"chunks\[1\]\.id: 7"),
+    (lambda t: t[1].update(op=5), r"chunks\[1\]\.op: 5 names no operation"),
+    (lambda t: t[0].update(succ=[9]), r"chunks\[0\]\.succ: expected a list of task ids below 3"),
+    (lambda t: t[0].update(next_succ="1"), r"chunks\[0\]\.next_succ"),
+    (lambda t: t[2].update(bytes=-1), r"chunks\[2\]: negative flops or bytes"),
+])
+def test_each_bad_chunk_is_named(change, message):
+    # parse() checks the chunks a column at a time and, when that fails, task by task to name the
+    # fault: every fault must reach the message
+    tasks = [task(i, 0, succ=[i + 1] if i < 2 else [], next_succ=[]) for i in range(3)]
+    change(tasks)
+    doc = {"format": taskgraph.FORMAT, "version": 1, "variant": "x", "schedule": "dataflow", "threads": 1,
+           "barrier_per_phase": False, "ops": [op(0)], "chunks": tasks}
+    with pytest.raises(StudyError, match="hand-made: " + message):
+        taskgraph.parse(doc, "hand-made")
+
+
+def test_a_static_chunk_on_a_thread_the_graph_lacks_is_named():
+    with pytest.raises(StudyError, match=r"hand-made: chunks\[1\]\.thread: 2 outside 0\.\.1"):
+        static([[0, 2]], 2)
