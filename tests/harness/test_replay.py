@@ -132,3 +132,10 @@ def test_native_equals_python_on_described_graphs(tmp_path, variant, threads, ex
     cores = g.threads if g.schedule == taskgraph.STATIC else threads
     native, python = both(g, w, m, cores, 4, contention.Node(m, cores))
     assert native == python
+
+
+def test_work_of_another_length_is_refused_before_the_engine_reads_it():
+    g = make_graph(random.Random(3), 30, "dataflow")
+    w = random_work(random.Random(3), 29)
+    with pytest.raises(ValueError, match="30 tasks"):
+        simulate.step_time(g, w, None, 2, engine="native")

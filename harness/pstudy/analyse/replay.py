@@ -89,6 +89,10 @@ def run(graph, work, machine, cores, mode, iterations, node):
     lib = library()
     a = graph.arrays()
     n = graph.n_tasks
+    # the engine trusts its arrays: what would make it read out of bounds is refused here
+    lengths = {len(work.duration), len(work.dram_bytes), n} | ({len(work.compute)} if work.compute is not None else set())
+    if len(lengths) != 1 or cores < 1 or (mode == STATIC and n and int(a["thread"].max()) >= cores):
+        raise ValueError(f"replay: {n} tasks on {cores} cores with work for {sorted(lengths)} tasks")
     duration = np.asarray(work.duration, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         memory = np.asarray(work.dram_bytes, dtype=np.float64) / duration
