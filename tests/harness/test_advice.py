@@ -162,8 +162,17 @@ def test_best_ranks_variants_and_chunkings_with_known_answers(monkeypatch):
     assert best4["bound"] == "compute"
     worst4 = frame[(frame["threads"] == 4) & (frame["batch_subsize"] == 4)].iloc[0]
     assert worst4["bound"] == "load balance" and worst4["loss_load_balance"] == pytest.approx(0.75)
+    # every decomposition does the same 4 s of work: none does more than the leanest
+    assert (frame["work_s"] == 4.0).all() and (frame["extra_work"] == 0.0).all()
     # deterministic
     again, _ = advice.best(HandGraphs(), medians, Meta(), m, m, [1, 2, 4], mpi=False)
     assert again.equals(frame)
     lines = advice.summary_lines(frame, "hand")
     assert lines[0].startswith("BEST on hand") and "P=4" in lines[-2] and "bound: compute" in lines[-2]
+    assert "work +0.0%" in lines[-2]
+
+
+def test_extra_work_is_against_the_leanest_candidate():
+    rows = [{"work_s": 2.0}, {"work_s": 3.0}, {"work_s": None}, {}]
+    advice.add_extra_work(rows)
+    assert [r["extra_work"] for r in rows] == [0.0, 0.5, None, None]

@@ -115,7 +115,7 @@ def _evaluate(graphs, medians, source, target, ck, counts):
         bound, losses = classify(outcome, cores)
         out.append((P, {"threads": P, "variant": ck[0], "compiler": ck[1], "kernels": ck[2],
                         **prediction.chunk_columns(ck), "ranks": None, "threads_per_rank": None,
-                        "predicted_step_s": step,
+                        "predicted_step_s": step, "work_s": outcome.nominal / outcome.steps,
                         "bound": bound, **{f"loss_{b.replace(' ', '_')}": v for b, v in losses.items()}}))
     return out
 
@@ -190,18 +190,32 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
         if mpi and P >= 2:
             at += mpi_rows(graphs, medians, meta, source, target, P, notes)
         at.sort(key=lambda r: r["predicted_step_s"])  # stable: ties keep the candidates' order
+        add_extra_work(at)
         for i, r in enumerate(at):
             r["rank"] = i + 1
         rows += at
     for v in sorted(skipped):
         notes.append(f"{v}: no traced configuration with the same operations to take task times from")
     frame = pd.DataFrame(rows, columns=["threads", "rank", "variant", "compiler", "kernels", *vocabulary.CHUNK_KEYS,
-                                        "ranks", "threads_per_rank", "predicted_step_s", "bound",
+                                        "ranks", "threads_per_rank", "predicted_step_s", "work_s", "extra_work",
+                                        "bound",
                                         "loss_load_balance", "loss_dependencies", "loss_bandwidth",
                                         "loss_compute"])
     for col in (*vocabulary.CHUNK_KEYS, "ranks", "threads_per_rank"):
         frame[col] = frame[col].astype("Int64")
     return frame, list(dict.fromkeys(notes))
+
+
+def add_extra_work(rows):
+    """Sets each row's extra_work: its work (the sum of its tasks' times alone, one step) over the
+    least work of any candidate at the same P, minus one; None where the work is not known
+    (gpt2-mpi's layouts). A decomposition that packs weights in a pass of its own or whose tiles
+    read their inputs again does more work than the leanest one, and no scheduling wins it back."""
+    known = [r["work_s"] for r in rows if r.get("work_s") is not None]
+    least = min(known) if known else None
+    for r in rows:
+        w = r.get("work_s")
+        r["extra_work"] = w / least - 1.0 if w is not None and least else None
 
 
 def mpi_rows(graphs, medians, meta, source, target, P, notes):
@@ -254,12 +268,18 @@ def summary_lines(frame, target_name):
         top = group.iloc[0]
         out.append(f"  P={P:<4} {label(top):<40} {top['predicted_step_s']:.5f} s  bound: {top['bound']}  "
                    f"(LB {top['loss_load_balance']:.2f}, deps {top['loss_dependencies']:.2f}, "
-                   f"bw {top['loss_bandwidth']:.2f}, compute {top['loss_compute']:.2f})")
+                   f"bw {top['loss_bandwidth']:.2f}, compute {top['loss_compute']:.2f}{_work_text(top)})")
         if len(group) > 1:
             second = group.iloc[1]
             out.append(f"         next: {label(second):<34} {second['predicted_step_s']:.5f} s "
-                       f"({100 * (second['predicted_step_s'] / top['predicted_step_s'] - 1):+.1f}%)")
+                       f"({100 * (second['predicted_step_s'] / top['predicted_step_s'] - 1):+.1f}%{_work_text(second)})")
     return out
+
+
+def _work_text(row):
+    """', work +x.x%': the row's work beyond the leanest candidate's at its P, where known."""
+    extra = row.get("extra_work")
+    return "" if extra is None or extra != extra else f", work {100 * extra:+.1f}%"
 
 
 def label(row):

@@ -52,6 +52,7 @@ class Outcome:
     ends: dict = field(default_factory=dict)          # (iteration, task) -> end time (dataflow)
     stretch: dict = field(default_factory=dict)       # seconds of running time lost, by what held
                                                       # the task back ("bandwidth", "compute")
+    steps: int = 1                                    # steps replayed (taskiter's iterations)
 
 
 def shares(demands, capacity):
@@ -298,6 +299,7 @@ def step_time(graph, work, machine, cores, iterations=4, node=None, engine=None)
     else:
         out = run_iterations(graph, work, machine, cores, iterations, node)
         ends = [max(out.ends[(i, t)] for t in range(graph.n_tasks)) for i in range(iterations)]
+    out.steps = iterations
     if iterations == 1:
         return out.makespan, out
     intervals = sorted(b - a for a, b in zip(ends, ends[1:]))
