@@ -5,6 +5,7 @@ binaries describe."""
 
 import random
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,44 @@ def test_work_of_another_length_is_refused_before_the_engine_reads_it():
     w = random_work(random.Random(3), 29)
     with pytest.raises(ValueError, match="30 tasks"):
         simulate.step_time(g, w, None, 2, engine="native")
+
+
+SANITIZED = r"""
+import random, sys
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+import test_replay as t
+from pstudy.analyse import contention, simulate
+from pstudy.store import machinefiles
+for seed in range(4):
+    for schedule, barrier in t.CASES:
+        rng = random.Random(seed)
+        n = rng.randrange(20, 300)
+        g = t.make_graph(rng, n, schedule, barrier)
+        w = t.random_work(rng, n)
+        m = t.smt_machine()
+        for thief in (0.0, 4e9):
+            native, python = t.both(g, w, m, 4, 3, contention.Node(m, 4, background_Bs=thief))
+            assert native == python
+print("ok")
+"""
+
+
+def test_native_replay_is_clean_under_address_and_undefined_behaviour_sanitizers(tmp_path):
+    import os
+    import shutil
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not installed")
+    lib = tmp_path / "libreplay-asan.so"
+    subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-fPIC", "-shared", "-fsanitize=address,undefined",
+                    "-fno-sanitize-recover=undefined", "-ffp-contract=off", "-o", str(lib),
+                    str(REPO / "harness" / "replay" / "replay.c")], check=True, capture_output=True, timeout=120)
+    runtimes = [subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
+                for name in ("libasan.so", "libubsan.so")]
+    env = dict(os.environ, LD_PRELOAD=" ".join(runtimes), ASAN_OPTIONS="detect_leaks=0",
+               PERFSTUDY_REPLAY_LIBRARY=str(lib))
+    script = tmp_path / "sanitized.py"
+    script.write_text(SANITIZED)
+    done = subprocess.run([sys.executable, str(script), str(REPO / "harness"), str(Path(__file__).parent)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr[-3000:]
