@@ -30,6 +30,9 @@
 #include <string.h>
 #include <time.h>
 
+#define BENCH_PROGRAM "crosscore"
+#include "bench_cli.h"
+
 #define MAX_SIZES 16
 #define WARMUP_ROUNDS 10
 
@@ -40,29 +43,6 @@ typedef struct {
     int cpu;
     atomic_int turn;  // 2r: the writer's turn in round r; 2r + 1: the reader's
 } Shared;
-
-static void usage_error(const char *what, const char *problem) {
-    fprintf(stderr, "crosscore: %s: %s\n", what, problem);
-    exit(2);
-}
-
-static long parse_int(const char *option, const char *text, long lo, long hi) {
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "expected an integer in [%ld, %ld], got '%s'", lo, hi, text);
-        usage_error(option, msg);
-    }
-    return v;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void pin(int cpu) {
     cpu_set_t set;
@@ -122,13 +102,13 @@ int main(int argc, char **argv) {
         if (i + 1 >= argc) usage_error(a, strncmp(a, "--", 2) ? "unknown argument" : "missing value");
         if (!strcmp(a, "--kib")) {
             if (n_sizes == MAX_SIZES) usage_error(a, "at most 16 sizes");
-            sizes[n_sizes++] = parse_int(a, argv[++i], 4, 1L << 20);
+            sizes[n_sizes++] = parse_integer(a, argv[++i], 4, 1L << 20);
         } else if (!strcmp(a, "--rounds")) {
-            rounds = (int)parse_int(a, argv[++i], WARMUP_ROUNDS + 1, 1000000);
+            rounds = (int)parse_integer(a, argv[++i], WARMUP_ROUNDS + 1, 1000000);
         } else if (!strcmp(a, "--writer-cpu")) {
-            writer_cpu = (int)parse_int(a, argv[++i], 0, CPU_SETSIZE - 1);
+            writer_cpu = (int)parse_integer(a, argv[++i], 0, CPU_SETSIZE - 1);
         } else if (!strcmp(a, "--reader-cpu")) {
-            reader_cpu = (int)parse_int(a, argv[++i], 0, CPU_SETSIZE - 1);
+            reader_cpu = (int)parse_integer(a, argv[++i], 0, CPU_SETSIZE - 1);
         } else {
             usage_error(a, "unknown option");
         }

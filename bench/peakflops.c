@@ -39,6 +39,9 @@
 #include <omp.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+
+#define BENCH_PROGRAM "peakflops"
+#include "bench_cli.h"
 #endif
 
 #define NCHAINS 12
@@ -135,23 +138,6 @@ static const struct isa_kernel kernels[] = {
 };
 #define NKERNELS ((int)(sizeof kernels / sizeof kernels[0]))
 
-static void usage_error(const char *what, const char *problem) {
-    fprintf(stderr, "peakflops: %s: %s\n", what, problem);
-    exit(2);
-}
-
-static long long parse_positive(const char *option, const char *text, long long max) {
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v <= 0 || v > max) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "expected a positive integer up to %lld, got '%s'", max, text);
-        usage_error(option, msg);
-    }
-    return v;
-}
-
 // Best wall time over `reps` runs of the kernel on every thread at once;
 // every run's time goes to times[0..reps-1], so that the harness can judge
 // the spread and use a statistic one outlier cannot move (pstudy/ceilings.py).
@@ -193,9 +179,9 @@ int main(int argc, char **argv) {
                    strcmp(arg, "--iterations") == 0) {
             if (i + 1 >= argc) usage_error(arg, "missing value");
             const char *value = argv[++i];
-            if (strcmp(arg, "--threads") == 0) threads = (int)parse_positive(arg, value, 4096);
-            else if (strcmp(arg, "--reps") == 0) reps = (int)parse_positive(arg, value, 100000);
-            else iterations = parse_positive(arg, value, 1ll << 40);
+            if (strcmp(arg, "--threads") == 0) threads = (int)parse_integer(arg, value, 1, 4096);
+            else if (strcmp(arg, "--reps") == 0) reps = (int)parse_integer(arg, value, 1, 100000);
+            else iterations = parse_integer(arg, value, 1, 1ll << 40);
         } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             printf("usage: peakflops [--threads N] [--reps N] [--iterations N] [--json]\n");
             return 0;

@@ -30,6 +30,9 @@
 #include <string.h>
 #include <omp.h>
 
+#define BENCH_PROGRAM "stream"
+#include "bench_cli.h"
+
 #define FALLBACK_LLC_BYTES (32ull << 20)
 #define ARRAY_OVER_LLC 4
 #define DEFAULT_REPS 10
@@ -41,46 +44,6 @@
 enum { COPY, SCALE, ADD, TRIAD, NKERNELS };
 static const char *const kernel_names[NKERNELS] = {"copy", "scale", "add", "triad"};
 static const int arrays_moved[NKERNELS] = {2, 2, 3, 3};
-
-static void usage_error(const char *what, const char *problem) {
-    fprintf(stderr, "stream: %s: %s\n", what, problem);
-    exit(2);
-}
-
-// A positive integer option value, or a one-line error naming the option.
-static long long parse_positive(const char *option, const char *text, long long max) {
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v <= 0 || v > max) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "expected a positive integer up to %lld, got '%s'", max, text);
-        usage_error(option, msg);
-    }
-    return v;
-}
-
-// Size of the largest cache cpu0 sees ("32768K", "1M", or plain bytes),
-// or 0 if sysfs does not say.
-static unsigned long long largest_cache_bytes(void) {
-    unsigned long long largest = 0;
-    for (int index = 0; index < 16; index++) {
-        char path[128];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;  // indices need not be contiguous on every kernel
-        unsigned long long value = 0;
-        char unit = '\0';
-        int got = fscanf(f, "%llu%c", &value, &unit);
-        fclose(f);
-        if (got < 1) continue;
-        if (unit == 'K') value <<= 10;
-        else if (unit == 'M') value <<= 20;
-        else if (unit == 'G') value <<= 30;
-        if (value > largest) largest = value;
-    }
-    return largest;
-}
 
 // The four kernels. restrict lets the compiler vectorise without overlap
 // checks; schedule(static) matches the first-touch loop in main.
@@ -159,9 +122,9 @@ int main(int argc, char **argv) {
                    strcmp(arg, "--reps") == 0) {
             if (i + 1 >= argc) usage_error(arg, "missing value");
             const char *value = argv[++i];
-            if (strcmp(arg, "--threads") == 0) threads = (int)parse_positive(arg, value, 4096);
-            else if (strcmp(arg, "--elements") == 0) elements = parse_positive(arg, value, 1ll << 36);
-            else reps = (int)parse_positive(arg, value, MAX_REPS);
+            if (strcmp(arg, "--threads") == 0) threads = (int)parse_integer(arg, value, 1, 4096);
+            else if (strcmp(arg, "--elements") == 0) elements = parse_integer(arg, value, 1, 1ll << 36);
+            else reps = (int)parse_integer(arg, value, 1, MAX_REPS);
         } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             printf("usage: stream [--threads N] [--elements N] [--reps N] [--json]\n");
             return 0;

@@ -33,55 +33,15 @@
 #include <string.h>
 #include <time.h>
 
+#define BENCH_PROGRAM "thief"
+#include "bench_cli.h"
+
 #define FALLBACK_LLC_BYTES (32ull << 20)
 #define DRAM_OVER_LLC 8
 #define CHUNK_ELEMENTS 4096  // streamed between two looks at the clock (96 KiB)
 
 static volatile sig_atomic_t stop_requested = 0;
 static void on_signal(int sig) { (void)sig; stop_requested = 1; }
-
-static void usage_error(const char *what, const char *problem) {
-    fprintf(stderr, "thief: %s: %s\n", what, problem);
-    exit(2);
-}
-
-static double parse_number(const char *option, const char *text, double lo, double hi) {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno != 0 || end == text || *end != '\0' || !(v >= lo && v <= hi)) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "expected a number in [%g, %g], got '%s'", lo, hi, text);
-        usage_error(option, msg);
-    }
-    return v;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-// The largest cache of cpu0 in bytes (sysfs), or the fallback when none is readable.
-static unsigned long long llc_bytes(void) {
-    unsigned long long best = 0;
-    for (int i = 0; i < 16; i++) {
-        char path[128];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        FILE *f = fopen(path, "r");
-        if (!f) break;
-        unsigned long long v = 0;
-        char unit = 0;
-        if (fscanf(f, "%llu%c", &v, &unit) >= 1) {
-            if (unit == 'K') v <<= 10;
-            else if (unit == 'M') v <<= 20;
-            if (v > best) best = v;
-        }
-        fclose(f);
-    }
-    return best ? best : FALLBACK_LLC_BYTES;
-}
 
 static void sleep_s(double s) {
     if (s <= 0) return;
@@ -115,7 +75,8 @@ int main(int argc, char **argv) {
             usage_error(a, "unknown option");
         }
     }
-    unsigned long long llc = llc_bytes();
+    unsigned long long llc = largest_cache_bytes();
+    if (llc == 0) llc = FALLBACK_LLC_BYTES;
     double total = bytes_opt > 0 ? bytes_opt
                    : strcmp(mode, "dram") == 0 ? (double)llc * DRAM_OVER_LLC : (double)llc * 0.75;
     size_t n = (size_t)(total / 24.0);

@@ -1,0 +1,79 @@
+// What the ceiling benchmarks (stream, peakflops, thief, crosscore) share: a one-line error naming
+// the option and exit status 2, option values checked against their range, a monotonic clock and
+// the size of the largest cache sysfs reports. Header-only, so that each benchmark stays one
+// compilation unit built with `$(CC) ... bench/NAME.c`. Define BENCH_PROGRAM (its name, a string
+// literal) before including it.
+#ifndef BENCH_CLI_H
+#define BENCH_CLI_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#ifndef BENCH_PROGRAM
+#error "define BENCH_PROGRAM before including bench_cli.h"
+#endif
+
+static inline void usage_error(const char *what, const char *problem) {
+    fprintf(stderr, BENCH_PROGRAM ": %s: %s\n", what, problem);
+    exit(2);
+}
+
+// An integer option value in [lo, hi], or a one-line error naming the option.
+static inline long long parse_integer(const char *option, const char *text, long long lo, long long hi) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
+        char msg[160];
+        if (lo == 1)
+            snprintf(msg, sizeof msg, "expected a positive integer up to %lld, got '%s'", hi, text);
+        else
+            snprintf(msg, sizeof msg, "expected an integer in [%lld, %lld], got '%s'", lo, hi, text);
+        usage_error(option, msg);
+    }
+    return v;
+}
+
+// A real option value in [lo, hi], or a one-line error naming the option.
+static inline double parse_number(const char *option, const char *text, double lo, double hi) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno != 0 || end == text || *end != '\0' || !(v >= lo && v <= hi)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "expected a number in [%g, %g], got '%s'", lo, hi, text);
+        usage_error(option, msg);
+    }
+    return v;
+}
+
+static inline double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// Size of the largest cache cpu0 sees ("32768K", "1M", or plain bytes), or 0 if sysfs does not say.
+static inline unsigned long long largest_cache_bytes(void) {
+    unsigned long long largest = 0;
+    for (int index = 0; index < 16; index++) {
+        char path[128];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;  // indices need not be contiguous on every kernel
+        unsigned long long value = 0;
+        char unit = '\0';
+        int got = fscanf(f, "%llu%c", &value, &unit);
+        fclose(f);
+        if (got < 1) continue;
+        if (unit == 'K') value <<= 10;
+        else if (unit == 'M') value <<= 20;
+        else if (unit == 'G') value <<= 30;
+        if (value > largest) largest = value;
+    }
+    return largest;
+}
+
+#endif
