@@ -35,7 +35,11 @@ for variant, threads, bs, k, scale in points:
                               "forward_s": 0.35 * t, "backward_s": 0.55 * t, "update_s": 0.1 * t, "step_s": t,
                               "loss": 5.0}))
 steps = pd.concat(rows, ignore_index=True)
-for col in ("batch_subsize", "k"):
+from pstudy.store import vocabulary
+for col in vocabulary.POINT_KEYS:  # every point key a results table has (ranks, tiles: not set here)
+    if col not in steps:
+        steps[col] = None
+for col in ("batch_subsize", "k", *vocabulary.TILE_KEYS, "ranks"):
     steps[col] = steps[col].astype("Int64")
 start = time.perf_counter()
 if what == "summary":
