@@ -195,6 +195,7 @@ int chunking_resolve(Chunking *c, const StepDescription *s, int threads, char *e
     // channels cost tasks 40 ms a step in the products against fork-join (bench/variants.py).
     if (c->max_product_chunks == 0)
         c->max_product_chunks = c->channel_chunk ? INT_MAX : threads > 1 ? CHUNK_TILES_PER_THREAD * threads : 1;
+    if (c->product_chunk_multiple == 0) c->product_chunk_multiple = c->channel_chunk ? 1 : max_int(threads, 1);
     if (c->channel_chunk == 0) c->channel_chunk = 64;
     if (c->max_channel_chunks == 0) c->max_channel_chunks = 64;
     choose_granularity(c, s, threads > 0 ? threads : 1);
@@ -233,7 +234,20 @@ int chunking_product_columns(const Chunking *c, int extent) {
     if (c->max_product_chunks > 2 * CHUNK_TILES_PER_THREAD && c->max_product_chunks != INT_MAX)
         narrowest = max_int(64, ceil_div(extent * CHUNK_TILES_PER_THREAD, c->max_product_chunks));
     int size = max_int(channels_at_least(c, extent, narrowest), ceil_div(extent, max_int(c->max_product_chunks, 1)));
-    return min_int(ceil_div(size, block) * block, extent);
+    size = min_int(ceil_div(size, block) * block, extent);
+    // Where the chunks are unequal or their count is not a multiple of the threads: the largest
+    // multiple of the threads below the count that cuts the extent into equal chunks of whole
+    // blocks, if one does. At 2 threads the 256-column floor made 3 chunks of the 768-wide
+    // products (attproj's and fcproj's weight gradients, the head's input gradient) and 7 of 320
+    // and one of 64 of qkv's 2304 channels: one thread ran the odd chunk while the other found
+    // other work or idled, and each chunk beyond fork-join's one a thread packs every row of the
+    // other operand again (for the head's input gradient all 50304 columns of the logits'
+    // gradient: 7.8 thread-ms a step at d12, 2 threads, traced). Now 2 of 384 and 6 of 384.
+    int m = c->product_chunk_multiple, n = ceil_div(extent, size);
+    if (m > 1 && n > m && (n % m != 0 || extent % size != 0))
+        for (int count = n / m * m; count >= m; count -= m)
+            if (extent % count == 0 && extent / count % block == 0) return extent / count;
+    return size;
 }
 
 int chunking_param_elements(const Chunking *c, int extent, int width) {

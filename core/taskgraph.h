@@ -30,6 +30,8 @@ typedef struct {
     int channel_chunk;  // channels per chunk of channel-split operations (at least)
     int max_channel_chunks; // a channel-split operation is cut into at most this many chunks
     int max_product_chunks; // and a product split along its output columns into at most this many
+    int product_chunk_multiple; // and, where it has fewer, into a multiple of this many (the threads;
+                                // 0 or 1: any count)
     int tile_columns;   // output columns per tile of a row-split product (Op.cut_columns); at
                         // least the product's width: one tile, its whole rows
     int tile_in_channels; // input channels per tile of a weight gradient (Op.cut_input_channels)
