@@ -376,6 +376,54 @@ static void check_auto(const char *config_name, int B, int T, int threads, Chunk
     gpt2_free(&model);
 }
 
+// Products split by output columns (weight gradients, the language-model head's two): equal chunks in a
+// multiple of the threads wherever whole blocks allow one, fewer and wider rather than more; a chunk
+// size that is given is kept.
+static void check_product_columns(void) {
+    static const int extents[] = {768, 2304, 3072, 50304};
+    static const int thread_counts[] = {2, 3, 4, 8, 16, 112};
+    char line[200], err[256];
+    GPT2Config config;
+    GPT2 model;
+    StepDescription s;
+    AdamWSettings adamw = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f};
+    if (gpt2_named_config("d12", &config) != 0 || gpt2_describe(&model, config) != 0 ||
+        gpt2_allocate(&model, 4, 64, err, sizeof(err)) != 0 || step_describe(&s, &model, adamw, NULL, 1) != 0) {
+        printf("FAIL product columns: cannot describe the step\n");
+        failed++;
+        return;
+    }
+    for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {
+        int P = thread_counts[t];
+        Chunking c = {0};
+        if (chunking_resolve(&c, &s, P, err, sizeof(err)) != 0) {
+            printf("FAIL product columns P=%d: %s\n", P, err);
+            failed++;
+            continue;
+        }
+        for (size_t e = 0; e < sizeof extents / sizeof extents[0]; e++) {
+            int extent = extents[e], width = chunking_product_columns(&c, extent);
+            int n = (extent + width - 1) / width, block = chunking_channels(&c, extent);
+            int even = n % P == 0 && extent % width == 0, possible = 0;
+            for (int count = n / P * P; count >= P && !possible; count -= P)
+                possible = extent % count == 0 && extent / count % block == 0;
+            snprintf(line, sizeof(line), "product columns P=%d extent %d: %d chunks of %d (blocks of %d)", P, extent,
+                     n, width, block);
+            expect(line, width > 0 && width % block == 0 && (n <= P || even || !possible));
+        }
+    }
+    Chunking two = {0}, given = {.channel_chunk = 64};
+    chunking_resolve(&two, &s, 2, err, sizeof(err));
+    chunking_resolve(&given, &s, 2, err, sizeof(err));
+    expect("product columns at 2 threads: 768 in 2 of 384, qkv's 2304 in 6 of 384, 3072 in 8 of 384",
+           chunking_product_columns(&two, 768) == 384 && chunking_product_columns(&two, 2304) == 384 &&
+               chunking_product_columns(&two, 3072) == 384);
+    expect("product columns with a channel chunk given: 768 in 3 of 256, as given",
+           chunking_product_columns(&given, 768) == 256);
+    step_free(&s);
+    gpt2_free(&model);
+}
+
 int main(void) {
     // chunkings: one sequence a chunk, sequences and tokens, one chunk per operation, narrow channels
     // chunkings: one sequence a chunk, sequences and tokens, one chunk per operation, narrow channels;
@@ -415,6 +463,7 @@ int main(void) {
     check_auto("d12", 4, 64, 2, (Chunking){.batch_subsize = 4, .token_chunk = 64});
     check_auto("d12", 8, 1024, 16, (Chunking){0});
     check_auto("small", 1, 7, 4, (Chunking){0});
+    check_product_columns();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
