@@ -74,9 +74,10 @@ int schedule_write_json(const Schedule *sched, const StepDescription *s, const c
     if (dataflow)
         fprintf(out,
                 ", \"chunking\": {\"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, "
-                "\"tile_columns\": %d, \"tile_in_channels\": %d, \"tile_sequences\": %d}",
+                "\"tile_columns\": %d, \"tile_in_channels\": %d, \"tile_sequences\": %d, \"tiles_per_product\": %d}",
                 g->chunking.batch_subsize, g->chunking.token_chunk, g->chunking.channel_chunk,
-                g->chunking.tile_columns, g->chunking.tile_in_channels, g->chunking.tile_sequences);
+                g->chunking.tile_columns, g->chunking.tile_in_channels, g->chunking.tile_sequences,
+                g->chunking.tiles_per_product);
     fprintf(out, ",\n\"ops\": [\n");
     for (int i = 0; i < s->n_ops; i++) {
         const Op *op = &s->ops[i];

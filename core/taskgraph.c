@@ -27,6 +27,16 @@ static int narrowest_product(const StepDescription *s, int output_columns) {
     return narrowest;
 }
 
+// The panel width tiles are cut in: whole vectors where the kernels have no panels.
+static int tile_panel(void) { return max_int(matmul_panel_columns(), 16); }
+
+// Tile width of a row-split product of `columns` output columns.
+static int product_tile_width(const Chunking *c, int columns) {
+    int w = c->tile_columns;
+    if (c->tiles_per_product > 0) w = ceil_div(ceil_div(columns, c->tiles_per_product), tile_panel()) * tile_panel();
+    return w > 0 && w < columns ? w : columns;
+}
+
 // Granularity for the machine: the knobs left at 0 (BATCH_SUBSIZE, k, the two
 // tile widths, the products' row chunks), chosen from the thread count P.
 //
@@ -39,11 +49,12 @@ static int narrowest_product(const StepDescription *s, int output_columns) {
 // the narrowest product (C output columns) CHUNK_WHOLE_ROW_TILES_PER_THREAD
 // x P tiles above the width floor. Then no pass packs the weights
 // (variants/main.c), a product's tiles are as wide as one per thread of the
-// narrowest (C cut into P equal parts in whole panels; a product of m x C
-// columns gets m x P tiles), a weight gradient's input channels are cut in
+// narrowest (C cut into P equal parts in whole panels), every product in P
+// tiles however wide (tiles_per_product), a weight gradient's input channels are cut in
 // tiles of C, and the other row operations keep row chunks of their own
 // (tile_sequences = B: the products' rows apart from them), cut like the rows
-// below until there are CHUNK_WHOLE_ROW_TILES_PER_THREAD x P of them. At d12,
+// below until there are CHUNK_WHOLE_ROW_TILES_PER_THREAD x P of them. Each
+// product is then cut into P tiles (tiles_per_product), as fork-join cuts it. At d12,
 // B=4, T=64: 2 threads, tiles of 384 columns and 768 input channels, the
 // other row operations by sequence; 3 threads, tiles of 256, the others by
 // sequence x 32 tokens (with AVX-512; AVX2's narrower panels keep the
@@ -75,11 +86,11 @@ static int narrowest_product(const StepDescription *s, int output_columns) {
 // that give the narrowest (C x C, attproj's) the same target.
 static void choose_granularity(Chunking *c, const StepDescription *s, int threads) {
     int B = s->B, T = s->T;
-    int panel = max_int(matmul_panel_columns(), 16); // whole vectors where the kernels have no panels
+    int panel = tile_panel();
     int min_columns = CHUNK_MIN_TILE_PANELS * panel;
     int narrow = narrowest_product(s, 1), narrow_in = narrowest_product(s, 0);
     int free_bs = c->batch_subsize == 0, free_k = c->token_chunk == 0;
-    int free_cols = c->tile_columns == 0, free_in = c->tile_in_channels == 0, free_seq = c->tile_sequences == 0;
+    int free_cols = c->tile_columns == 0 && c->tiles_per_product == 0, free_in = c->tile_in_channels == 0, free_seq = c->tile_sequences == 0;
     c->chosen = (free_bs ? CHOSEN_BATCH_SUBSIZE : 0) | (free_k ? CHOSEN_TOKEN_CHUNK : 0) |
                 (free_cols ? CHOSEN_TILE_COLUMNS : 0) | (free_in ? CHOSEN_TILE_IN_CHANNELS : 0) |
                 (free_seq ? CHOSEN_TILE_SEQUENCES : 0);
@@ -88,7 +99,7 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
     // ones in tiles as wide), or every product whole where that is narrower than the floor
     int widest = max_int(chunking_widest_product(s, 1), 1);
     int parts = 1, width = narrow >= min_columns ? narrow : widest;
-    if (!free_cols) width = c->tile_columns;
+    if (!free_cols) width = c->tiles_per_product > 0 ? product_tile_width(c, narrow) : c->tile_columns;
     long target = (long)CHUNK_TILES_PER_THREAD * threads;
     // The products' rows whole where column tiles alone are enough: a product
     // whose rows are in one chunk needs no separate pass that packs its weight
@@ -146,6 +157,14 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
     if (free_bs) c->batch_subsize = bs;
     if (free_k) c->token_chunk = k;
     if (free_cols) c->tile_columns = threads > 1 && narrow > 0 ? width : widest;
+    else if (c->tiles_per_product > 0) c->tile_columns = width; // the narrowest product's tile, as reported
+    // With the rows whole, every product in one tile per thread, as fork-join cuts it, rather than
+    // in tiles as wide as the narrowest product's: each tile packs every row of its input again, so
+    // a product of 4C columns in 4P tiles packed them 4P times where fork-join packs them P times.
+    // Traced at d12, 2 threads (Xeon): tiles of 768 against 384 saved 26 thread-ms a step in the
+    // products (fc's input gradient 6 ms: its input, the 3 MB gradient of fc's output, does not
+    // stay in L2), but left the narrow products in one tile, which one thread ran alone.
+    if (free_cols && whole_rows) c->tiles_per_product = threads;
     if (free_seq) c->tile_sequences = whole_rows ? B : 0;
     if (free_in) {
         int widest_in = max_int(chunking_widest_product(s, 0), 1);
@@ -170,7 +189,7 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
 }
 
 int chunking_resolve(Chunking *c, const StepDescription *s, int threads, char *err, size_t err_len) {
-    if (c->batch_subsize < 0 || c->token_chunk < 0 || c->channel_chunk < 0 || c->tile_columns < 0 ||
+    if (c->batch_subsize < 0 || c->token_chunk < 0 || c->channel_chunk < 0 || c->tile_columns < 0 || c->tiles_per_product < 0 ||
         c->tile_in_channels < 0 || c->tile_sequences < 0) {
         snprintf(err, err_len, "chunk sizes must be positive");
         return -1;
@@ -280,7 +299,7 @@ static void grid_for_buffer(const Chunking *c, const Buffer *b, int grid[3]) {
     case COLUMNS_HEADS: grid[2] = b->head_width; break;
     case COLUMNS_CHANNEL_CHUNKS: grid[2] = chunking_channels(c, b->dim[2]); break;
     case COLUMNS_PRODUCT_CHUNKS: grid[2] = chunking_product_columns(c, b->dim[2]); break;
-    case COLUMNS_PRODUCT_TILES: grid[2] = c->tile_columns; break;
+    case COLUMNS_PRODUCT_TILES: grid[2] = product_tile_width(c, b->dim[2]); break;
     case COLUMNS_WEIGHT_TILES: grid[2] = c->tile_in_channels; break;
     }
     for (int d = 0; d < 3; d++) grid[d] = max_int(1, min_int(grid[d], b->dim[d]));
@@ -343,7 +362,11 @@ static void op_steps(const StepDescription *s, const Chunking *c, const Op *op, 
 // and the tile width; one tile (width = columns) where the tile is as wide.
 static int op_tile_columns(const Chunking *c, const Op *op, int *width) {
     int columns = op->split == SPLIT_ROWS ? op->cut_columns : op->split == SPLIT_CHANNELS ? op->cut_input_channels : 0;
-    int w = op->split == SPLIT_ROWS ? c->tile_columns : c->tile_in_channels;
+    if (op->split == SPLIT_ROWS) {
+        *width = columns > 0 ? product_tile_width(c, columns) : columns;
+        return columns;
+    }
+    int w = c->tile_in_channels;
     *width = columns > 0 && w < columns ? w : columns;
     return columns;
 }

@@ -34,6 +34,10 @@ typedef struct {
                                 // 0 or 1: any count)
     int tile_columns;   // output columns per tile of a row-split product (Op.cut_columns); at
                         // least the product's width: one tile, its whole rows
+    int tiles_per_product; // > 0: instead, each row-split product's columns in this many equal tiles
+                           // of whole panels (the automatic rule's choice where the products' rows
+                           // are whole: one tile per thread, fork-join's cut); tile_columns is then
+                           // the narrowest product's tile
     int tile_in_channels; // input channels per tile of a weight gradient (Op.cut_input_channels)
     int tile_sequences; // > 0: a row-split product's row chunks are this many sequences and every token,
                         // however the other row operations are chunked (their chunks, BATCH_SUBSIZE

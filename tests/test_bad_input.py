@@ -127,7 +127,8 @@ def test_bad_numbers(option, value):
                                           ("--tile-in-channels", "0"), ("--tile-in-channels", "1.5"),
                                           ("--tile-columns", "257"), ("--tile-in-channels", "9999"),
                                           ("--tile-sequences", "0"), ("--tile-sequences", "-1"),
-                                          ("--tile-sequences", "2.5")])
+                                          ("--tile-sequences", "2.5"), ("--tiles-per-product", "0"),
+                                          ("--tiles-per-product", "5"), ("--tiles-per-product", "-2")])
 def test_bad_chunking(variant, option, value):
     # tiny: C = 64, so the widest product (fc forward, fcproj's input gradient and weight gradient) is 256 wide
     check_error(run([binary(variant), "--config", "tiny", option, value]), option)
@@ -136,12 +137,20 @@ def test_bad_chunking(variant, option, value):
 @pytest.mark.parametrize("variant", ["tasks", "taskiter"])
 @pytest.mark.parametrize("option,value,needle", [("--batch-subsize", "1048576", "larger than the batch of 2"),
                                                  ("--token-chunk", "64", "larger than the sequence length of 8"),
-                                                 ("--tile-sequences", "3", "larger than the batch of 2")])
+                                                 ("--tile-sequences", "3", "larger than the batch of 2"),
+                                                 ("--tiles-per-product", "5", "more than the narrowest product")])
 def test_chunks_larger_than_the_batch_are_refused(variant, option, value, needle):
     """Issue 36: the harness refused these while the binaries cut them down silently; both refuse
     them now, so that the chunk sizes a run reports are the ones it was given."""
     check_error(run([binary(variant), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", option, value]),
                 option, needle)
+
+
+@pytest.mark.parametrize("variant", ["tasks", "taskiter"])
+def test_tile_columns_and_tiles_per_product_together_are_refused(variant):
+    """Both set the products' tile widths: one of them, not both."""
+    check_error(run([binary(variant), "--config", "tiny", "--tile-columns", "32", "--tiles-per-product", "2"]),
+                "--tiles-per-product", "not both")
 
 
 @pytest.mark.parametrize("value", [" 3", "3 ", "\t3", "3\n", ""])

@@ -83,10 +83,12 @@ CASES = {
 # panels, down to a column, and as wide as the widest product (144 in odd36, C = 36); last, every row
 # in one chunk with column tiles (no pass packs the weights: the automatic chunking at 2 and 3 threads
 # on models wide enough, d12); then the products' rows in tiles of their own (tile_sequences): every
-# sequence, fewer, and a count that is no multiple of BATCH_SUBSIZE (blocks of their common divisor)
+# sequence, fewer, and a count that is no multiple of BATCH_SUBSIZE (blocks of their common divisor);
+# last, every product in a number of tiles (tiles_per_product, the automatic chunking's form where the
+# rows are whole) with its rows whole and cut
 CHUNKINGS = [(0, 0, 0, 0), (1, 1, 0, 0), (1, 5, 0, 0), (2, 4, 0, 0), (3, 7, 0, 0), (4, 13, 0, 0), (8, 100, 0, 0), (1, 16, 0, 0),
              (1, 5, 16, 32), (2, 4, 7, 20), (3, 7, 48, 1), (1, 16, 144, 144), (1, 1, 5, 3), (8, 100, 16, 32),
-             (1, 13, 48, 36, 8), (1, 5, 16, 32, 2), (2, 4, 7, 20, 3)]
+             (1, 13, 48, 36, 8), (1, 5, 16, 32, 2), (2, 4, 7, 20, 3), (1, 13, 0, 0, 8, 2), (1, 5, 0, 20, 0, 2)]
 REPEATED = [(0, 0, 0, 0), (1, 1, 0, 0), (2, 4, 0, 0), (1, 5, 0, 0), (1, 5, 16, 32), (2, 4, 7, 20), (2, 4, 7, 20, 3)]
 
 
@@ -96,8 +98,9 @@ def within(chunkings, case_args):
     B = int(case_args[case_args.index("-B") + 1]) if "-B" in case_args else 4
     T = int(case_args[case_args.index("-T") + 1]) if "-T" in case_args else 64
     out = []
-    for bs, k, tc, ti, *ts in chunkings:
-        c = (min(bs, B), min(k, T), tc, ti, min(ts[0], B) if ts else 0)
+    for bs, k, tc, ti, *rest in chunkings:
+        ts, tp = (rest + [0, 0])[:2]
+        c = (min(bs, B), min(k, T), tc, ti, min(ts, B) if ts else 0, tp)
         if c not in out:
             out.append(c)
     return out
@@ -114,13 +117,13 @@ def test_parallel_variants_are_bit_identical_to_seq(case, kernels, tmp_path):
     thread_counts = [1, 2, 3, 4] if kernels == "fast" else [1, 3]
     for compiler, threads in itertools.product(COMPILERS, thread_counts):
         for variant in PARALLEL:
-            chunkings = [(0, 0, 0, 0, 0)] if variant == "forkjoin" else within(CHUNKINGS, CASES[case])
+            chunkings = [(0, 0, 0, 0, 0, 0)] if variant == "forkjoin" else within(CHUNKINGS, CASES[case])
             # several repetitions: a race shows up as a difference in one of them
             repetitions = 3 if threads > 1 else 1
-            for (bs, k, tc, ti, ts), rep in itertools.product(chunkings, range(repetitions)):
-                if variant != "forkjoin" and rep > 0 and (bs, k, tc, ti, ts) not in within(REPEATED, CASES[case]):
+            for (bs, k, tc, ti, ts, tp), rep in itertools.product(chunkings, range(repetitions)):
+                if variant != "forkjoin" and rep > 0 and (bs, k, tc, ti, ts, tp) not in within(REPEATED, CASES[case]):
                     continue
-                out = tmp_path / f"{variant}-{compiler}-{threads}-{bs}-{k}-{tc}-{ti}-{ts}-{rep}.bin"
+                out = tmp_path / f"{variant}-{compiler}-{threads}-{bs}-{k}-{tc}-{ti}-{ts}-{tp}-{rep}.bin"
                 args = [binary(variant, compiler, kernels)] + CASES[case] + [
                     "--steps", steps, "--lr", "1e-3", "--wd", "0.01", "--json", "--threads", threads, "--save", out]
                 if bs:
@@ -129,9 +132,11 @@ def test_parallel_variants_are_bit_identical_to_seq(case, kernels, tmp_path):
                     args += ["--tile-columns", tc, "--tile-in-channels", ti]
                 if ts:
                     args += ["--tile-sequences", ts]
+                if tp:
+                    args += ["--tiles-per-product", tp] + (["--tile-in-channels", ti] if ti else [])
                 r = run(args)
                 runs += 1
-                label = f"{variant}/{compiler}/threads={threads}/bs={bs}/k={k}/tiles={tc},{ti},{ts}/rep={rep}"
+                label = f"{variant}/{compiler}/threads={threads}/bs={bs}/k={k}/tiles={tc},{ti},{ts},{tp}/rep={rep}"
                 if r.returncode != 0:
                     failures.append(f"{label}: exit {r.returncode}: {r.stderr.strip()}")
                     continue

@@ -424,6 +424,46 @@ static void check_product_columns(void) {
     gpt2_free(&model);
 }
 
+// Where the automatic rule keeps the products' rows whole (d12 at 2 and 3 threads), every row-split
+// product, however wide, is cut into one tile per thread, as fork-join cuts it; the dependencies stay
+// complete (check_conflicts).
+static void check_tiles_per_product(int threads) {
+    char what[96], line[200], err[256];
+    snprintf(what, sizeof(what), "auto d12 B=4 T=64 P=%d", threads);
+    GPT2Config config;
+    GPT2 model;
+    StepDescription s;
+    TaskGraph g;
+    AdamWSettings adamw = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f};
+    if (gpt2_named_config("d12", &config) != 0 || gpt2_describe(&model, config) != 0 ||
+        gpt2_allocate(&model, 4, 64, err, sizeof(err)) != 0 || step_describe(&s, &model, adamw, NULL, 1) != 0 ||
+        taskgraph_for_executor(&g, &s, &(Chunking){0}, threads, 1, err, sizeof(err)) != 0) {
+        printf("FAIL %s: cannot build the graph: %s\n", what, err);
+        failed++;
+        return;
+    }
+    check_conflicts(what, &s, &g);
+    int products = 0, wrong = 0;
+    for (int o = 0; o < s.n_ops; o++) {
+        if (s.ops[o].split != SPLIT_ROWS || s.ops[o].cut_columns <= 0) continue;
+        int tiles = 0;
+        for (int t = 0; t < g.n_tasks; t++)
+            if (g.tasks[t].op == o && g.tasks[t].range.b0 == 0 && g.tasks[t].range.x0 == 0) tiles++;
+        products++;
+        if (tiles != threads) {
+            if (!wrong) printf("  %s: %s in %d tiles\n", what, s.ops[o].label, tiles);
+            wrong++;
+        }
+    }
+    snprintf(line, sizeof(line), "%s: the products' rows whole, each of the %d row-split products in %d tiles (%d not)",
+             what, products, threads, wrong);
+    expect(line, g.chunking.tiles_per_product == threads && chunking_product_rows_whole(&g.chunking, 4, 64) &&
+                     products > 0 && wrong == 0);
+    taskgraph_free(&g);
+    step_free(&s);
+    gpt2_free(&model);
+}
+
 int main(void) {
     // chunkings: one sequence a chunk, sequences and tokens, one chunk per operation, narrow channels
     // chunkings: one sequence a chunk, sequences and tokens, one chunk per operation, narrow channels;
@@ -464,6 +504,8 @@ int main(void) {
     check_auto("d12", 8, 1024, 16, (Chunking){0});
     check_auto("small", 1, 7, 4, (Chunking){0});
     check_product_columns();
+    check_tiles_per_product(2);
+    check_tiles_per_product(3);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -16,6 +16,7 @@ typedef struct {
     int tile_columns;   // output columns per tile of the blocks' products (tasks, taskiter); 0: default
     int tile_in_channels; // input channels per tile of their weight gradients (tasks, taskiter); 0: default
     int tile_sequences; // sequences per row chunk of the blocks' products (tasks, taskiter); 0: default
+    int tiles_per_product; // instead of tile_columns: each of those products in this many tiles; 0: default
     // distributed variants (gpt2-mpi) only
     const char *executor; // the node-level executor inside each process; NULL: forkjoin
     int sharded_update;   // 1: ZeRO-1 (each process updates its shard), 0: replicated update
@@ -27,7 +28,8 @@ typedef struct {
 static inline Chunking exec_chunking(const ExecOptions *o) {
     return (Chunking){.batch_subsize = o->batch_subsize, .token_chunk = o->token_chunk,
                       .channel_chunk = o->channel_chunk, .tile_columns = o->tile_columns,
-                      .tile_in_channels = o->tile_in_channels, .tile_sequences = o->tile_sequences};
+                      .tile_in_channels = o->tile_in_channels, .tile_sequences = o->tile_sequences,
+                      .tiles_per_product = o->tiles_per_product};
 }
 
 typedef struct {
@@ -41,6 +43,7 @@ typedef struct {
     int threads;
     int batch_subsize, token_chunk, channel_chunk; // 0 when the executor does not chunk
     int tile_columns, tile_in_channels;            // likewise
+    int tiles_per_product;                         // > 0: each product in this many tiles (tile_columns: the narrowest's)
     int tile_sequences;                            // likewise; 0: the products' rows are the row chunks
     int chunking_chosen;                           // CHOSEN_* bits (taskgraph.h): the knobs the executor chose
     long chunks_per_step;                          // kernel calls (tasks) in one step

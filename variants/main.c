@@ -384,9 +384,9 @@ static void print_info(const Options *o, const Run *run) {
         free(fragment);
 #endif
         printf(", \"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, \"tile_columns\": %d, "
-               "\"tile_in_channels\": %d, \"tile_sequences\": %d, \"chunking_auto\": [", info->batch_subsize,
-               info->token_chunk, info->channel_chunk, info->tile_columns, info->tile_in_channels,
-               info->tile_sequences);
+               "\"tile_in_channels\": %d, \"tile_sequences\": %d, \"tiles_per_product\": %d, \"chunking_auto\": [",
+               info->batch_subsize, info->token_chunk, info->channel_chunk, info->tile_columns, info->tile_in_channels,
+               info->tile_sequences, info->tiles_per_product);
         // the knobs the executor chose for its thread count (taskgraph.h: CHOSEN_*)
         static const struct { int bit; const char *name; } knobs[] = {
             {CHOSEN_BATCH_SUBSIZE, "batch_subsize"}, {CHOSEN_TOKEN_CHUNK, "token_chunk"},
@@ -408,8 +408,14 @@ static void print_info(const Options *o, const Run *run) {
         if (info->batch_subsize > 0) {
             char rows[64] = "the row chunks'";
             if (info->tile_sequences > 0) snprintf(rows, sizeof(rows), "%d sequences'", info->tile_sequences);
-            fprintf(stderr, " (batch subsize %d, token chunk %d, tiles of %d columns, %d input channels, of %s rows%s)",
-                    info->batch_subsize, info->token_chunk, info->tile_columns, info->tile_in_channels, rows,
+            char tiles[80];
+            if (info->tiles_per_product > 0)
+                snprintf(tiles, sizeof(tiles), "%d tiles a product (the narrowest's %d columns)", info->tiles_per_product,
+                         info->tile_columns);
+            else
+                snprintf(tiles, sizeof(tiles), "tiles of %d columns", info->tile_columns);
+            fprintf(stderr, " (batch subsize %d, token chunk %d, %s, %d input channels, of %s rows%s)",
+                    info->batch_subsize, info->token_chunk, tiles, info->tile_in_channels, rows,
                     info->chunking_chosen ? "; chosen for the thread count where not given" : "");
         }
         fprintf(stderr, "\n");

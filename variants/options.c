@@ -68,7 +68,7 @@ static int parse_float(const char *option, const char *text, float *out, char *e
 enum {
     OPT_CONFIG = 256, OPT_LIST_CONFIGS, OPT_MODEL, OPT_DATA, OPT_SHUFFLE, OPT_DATA_ORDER, OPT_STEPS, OPT_LR, OPT_WD,
     OPT_SEED, OPT_THREADS, OPT_BATCH_SUBSIZE, OPT_TOKEN_CHUNK, OPT_CHANNEL_CHUNK, OPT_TILE_COLUMNS,
-    OPT_TILE_IN_CHANNELS, OPT_TILE_SEQUENCES, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
+    OPT_TILE_IN_CHANNELS, OPT_TILE_SEQUENCES, OPT_TILES_PER_PRODUCT, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
     OPT_DESCRIBE_GRAPH, OPT_VERIFY, OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE, OPT_CHECK, OPT_EXECUTOR, OPT_UPDATE,
     OPT_END
 };
@@ -93,6 +93,7 @@ static const struct option LONG_OPTIONS[] = {
     {"tile-columns", required_argument, NULL, OPT_TILE_COLUMNS},
     {"tile-in-channels", required_argument, NULL, OPT_TILE_IN_CHANNELS},
     {"tile-sequences", required_argument, NULL, OPT_TILE_SEQUENCES},
+    {"tiles-per-product", required_argument, NULL, OPT_TILES_PER_PRODUCT},
     {"json", no_argument, NULL, OPT_JSON},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"describe", no_argument, NULL, OPT_DESCRIBE},
@@ -208,6 +209,10 @@ int options_parse(int argc, char **argv, int distributed, Options *o, char *err,
             if (parse_int(name, v, 1, OPTION_MAX_B, &i, err, err_len)) return OPTIONS_ERROR;
             o->exec.tile_sequences = (int)i;
             break;
+        case OPT_TILES_PER_PRODUCT:
+            if (parse_int(name, v, 1, OPTION_MAX_CHANNEL_CHUNK, &i, err, err_len)) return OPTIONS_ERROR;
+            o->exec.tiles_per_product = (int)i;
+            break;
         case OPT_LR:
             if (parse_float(name, v, &o->lr, err, err_len)) return OPTIONS_ERROR;
             break;
@@ -274,6 +279,14 @@ int options_check_model(const Options *o, const GPT2Config *config, int ranks, c
     if (o->exec.tile_columns > widest)
         return refuse(err, err_len, "--tile-columns: %d is wider than the widest product's %d output columns",
                       o->exec.tile_columns, widest);
+    if (o->exec.tiles_per_product > 0 && o->exec.tile_columns > 0)
+        return refuse(err, err_len, "--tiles-per-product: give it or --tile-columns, not both (each sets the "
+                      "products' tile widths)");
+    // more tiles than the narrowest product (C columns) has whole vectors would only repeat its last tile width
+    if (o->exec.tiles_per_product > config->channels / 16)
+        return refuse(err, err_len, "--tiles-per-product: %d tiles is more than the narrowest product's %d "
+                      "columns hold (at most %d)", o->exec.tiles_per_product, config->channels,
+                      config->channels / 16);
     if (o->exec.tile_in_channels > widest)
         return refuse(err, err_len, "--tile-in-channels: %d is wider than the widest weight gradient's %d input "
                       "channels", o->exec.tile_in_channels, widest);
@@ -309,6 +322,8 @@ void options_usage(FILE *out, const char *program, int distributed) {
             "                       at most the widest, 4C)\n"
             "  --tile-sequences N   sequences per row chunk of those products, every token (tasks,\n"
             "                       taskiter; at most B; default: the row chunks, BATCH_SUBSIZE x k)\n"
+            "  --tiles-per-product N instead of --tile-columns: each of those products in N equal tiles\n"
+            "                       (tasks, taskiter; at most C/16)\n"
             "  --json               one JSON object per line on stdout\n"
             "  --trace FILE         write per-kernel timing records (CSV)\n"
             "  --describe-graph FILE write the chunk tasks of one step, their order and dependencies,\n"

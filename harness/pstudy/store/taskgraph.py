@@ -5,7 +5,7 @@ This module owns the format on the Python side; nothing else parses the file.
 Format "gpt2-perfstudy-graph", version 1: one JSON object with
     variant, schedule ("static" | "dataflow"), threads, barrier_per_op (static), barrier_per_phase,
     B, T, chunking (dataflow: batch_subsize, token_chunk, channel_chunk, tile_columns,
-    tile_in_channels, tile_sequences),
+    tile_in_channels, tile_sequences, tiles_per_product: kept as written, not read),
     ops:   [{op, kernel, label, layer, phase, split, cut_columns, flops, bytes}]   in step order
     chunks: [{id, op, phase, b0, b1, x0, x1, col0, col1, thread, flops, bytes
              [, succ, next_succ]}]   ids 0..n-1 in listing order
