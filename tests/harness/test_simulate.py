@@ -212,6 +212,39 @@ def test_a_product_cut_finer_than_its_trace_pays_the_bytes_it_reads_again():
     assert prediction.scaled_work(finer, traced, medians, m, m, "t", reread=False).duration == [0.25] * 4
 
 
+def test_bytes_read_again_go_at_the_machines_reread_rate():
+    from dataclasses import replace
+    from pstudy.analyse import prediction
+
+    # as above (45 bytes read again by each of 4 chunks), with reread_GBs: 5 B/s instead of the
+    # 10 B/s of STREAM at one core (a column piece's pack of its input is a transposing copy)
+    traced = _product([(400, 100)])
+    finer = _product([(100, 70)] * 4)
+    medians = {taskgraph.chunk_key(0, 0, 1, 0, 1): 1.0}
+    m = machinefiles.Machine("m", False, 4, 1.0, (1, 4), (10e-9, 10e-9), reread_GBs=5e-9)
+    assert m.reread_bandwidth() == pytest.approx(5.0) and replace(m, reread_GBs=None).reread_bandwidth() == 10.0
+    assert prediction.source_durations(finer, medians, "t", m, traced) == pytest.approx([0.25 + 9.0] * 4)
+    assert prediction.scaled_work(finer, traced, medians, m, m, "t").duration == pytest.approx([0.25 + 9.0] * 4)
+    # on another machine the bytes read again leave at the source's rate and come back at the
+    # target's (its own reread_GBs, else its one-core bandwidth: here 20 B/s)
+    other = machinefiles.Machine("o", False, 4, 1.0, (1, 4), (20e-9, 20e-9))
+    assert prediction.scaled_work(finer, traced, medians, m, other, "t").duration == \
+        pytest.approx([0.25 + 45 / 20] * 4)
+
+
+@pytest.mark.parametrize("value", ["0", "-3", '"fast"', "true"])
+def test_a_bad_reread_rate_is_one_line(tmp_path, value):
+    p = tmp_path / "m.toml"
+    p.write_text('name = "m"\nmeasured = false\ncores = 8\npeak_gflops_per_core = 10\n'
+                 f'bandwidth_cores = [1, 4]\nbandwidth_GBs = [10, 30]\nreread_GBs = {value}\n')
+    with pytest.raises(StudyError, match=r"m\.toml: reread_GBs: expected a positive number"):
+        machinefiles.load(p)
+    p.write_text(p.read_text().replace(f"reread_GBs = {value}", "reread_GBs = 6.5"))
+    m = machinefiles.load(p)
+    assert m.reread_bandwidth() == 6.5e9
+    assert machinefiles.check(tomllib.loads(machinefiles.to_toml(m)), p) == m
+
+
 def test_durations_move_to_another_machine_by_their_operations_roofline():
     from pstudy.analyse import prediction
 

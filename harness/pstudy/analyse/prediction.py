@@ -120,7 +120,8 @@ def source_durations(graph, medians, where, source=None, traced=None):
     operations matched by label: a task's record where the graph cuts its operation into the chunks
     the trace has, else its share of the operation's recorded time (by FLOPs; by bytes for
     operations without FLOPs) plus, for a product cut finer than its trace, the compulsory bytes it
-    moves beyond its share of the traced chunks', at one core's bandwidth (each column chunk reads
+    moves beyond its share of the traced chunks', at the machine's re-read rate (Machine.reread_bandwidth:
+    `reread_GBs`, else one core's bandwidth; each column chunk reads
     every row of its input again: fork-join's chunks of the language-model head's input gradient
     each read the whole 51 MB logits gradient at d12). A task whose operation moves bytes and does
     no arithmetic, and has no record in the trace, takes its bytes at the source's one-core
@@ -182,7 +183,7 @@ def _source_parts(graph, medians, where, source=None, traced=None):
         d = op_time[label] * share
         if source is not None and total_flops > 0 and traced_bytes.get(label):
             reread[t] = _reread(graph.bytes[t], share, traced_bytes[label])
-            d += reread[t] / source.bandwidth(1)
+            d += reread[t] / source.reread_bandwidth()
         out.append(d)
     return out, reread
 
@@ -193,8 +194,8 @@ def scaled_work(graph, traced, medians, source, target, where, update_share=1.0,
     of the traced operation's FLOPs (bytes without FLOPs); update tasks times `update_share`. An
     operation the trace does not have that does no arithmetic (a pack pass) takes its bytes at the
     source's one-core bandwidth. With `reread`, a product cut finer than the traced one pays, as in
-    source_durations, the compulsory bytes beyond its share of the traced chunks' at one core's
-    bandwidth (its tiles read their inputs again); a rank's batch (pstudy.analyse.distributed) is
+    source_durations, the compulsory bytes beyond its share of the traced chunks' at the re-read
+    rate (its tiles read their inputs again); a rank's batch (pstudy.analyse.distributed) is
     not a finer cut of the same rows, and is replayed without it."""
     per_task = source_durations(traced, medians, where)
     per_op, ref = {}, {}
@@ -204,7 +205,7 @@ def scaled_work(graph, traced, medians, source, target, where, update_share=1.0,
     for o in traced.ops:
         ref[o["label"]] = o
     traced_bytes = _traced_bytes(traced)
-    one_core = source.bandwidth(1)
+    one_core, again_rate = source.bandwidth(1), source.reread_bandwidth()
     d_src, moved, reread_bytes = [], [], [0.0] * graph.n_tasks
     for t in range(graph.n_tasks):
         op = graph.ops[graph.op[t]]
@@ -224,7 +225,7 @@ def scaled_work(graph, traced, medians, source, target, where, update_share=1.0,
             d = per_op.get(op["label"], 0.0) * share
             if reread and r["flops"] > 0 and traced_bytes.get(op["label"]):  # its inputs read again
                 again = _reread(graph.bytes[t], share, traced_bytes[op["label"]])
-                d += again / one_core
+                d += again / again_rate
                 reread_bytes[t] = again * scale
             d_src.append(d * scale)
         moved.append(float(graph.bytes[t]) * scale)
@@ -253,12 +254,12 @@ def reference_config(medians, ck, graphs, P=1):
 def _work(graph, d_src, moved, source, target, reread=None):
     """simulate.Work on `target` of `graph`'s tasks, from their durations on `source`, the bytes
     each moves and the bytes among them read again (`reread`, included in the durations at the
-    source's one-core bandwidth). On another machine a task's duration is its operation's roofline
+    source's re-read rate). On another machine a task's duration is its operation's roofline
     ratio, max(FLOPs / peak, bytes / one-core bandwidth) on the target over the same on the source,
     whole operations' FLOPs and compulsory bytes as the graph gives them (a product's goes by the
     peaks, a pack pass's or AdamW's by the bandwidths: scaling these by the peaks as well made them
     1.9x slower on mn5-gpp than on the 2-vCPU Xeon whose traces it replayed), times its time
-    without the bytes read again, plus those bytes at the target's one-core bandwidth. DRAM bytes
+    without the bytes read again, plus those bytes at the target's re-read rate. DRAM bytes
     are the moved ones capped at what one source core could stream in the task's time (the rest
     came from cache)."""
     one_core = source.bandwidth(1)
@@ -266,13 +267,13 @@ def _work(graph, d_src, moved, source, target, reread=None):
         durations = list(d_src)
     else:
         ps, pt = source.peak_gflops_per_core * 1e9, target.peak_gflops_per_core * 1e9
-        bt = target.bandwidth(1)
+        bt, again_src, again_tgt = target.bandwidth(1), source.reread_bandwidth(), target.reread_bandwidth()
         ratio = []
         for o in graph.ops:
             floor = max(o["flops"] / ps, o["bytes"] / one_core)
             ratio.append(max(o["flops"] / pt, o["bytes"] / bt) / floor if floor > 0 else ps / pt)
         reread = reread or [0.0] * len(d_src)
-        durations = [(d - e / one_core) * ratio[op] + e / bt for d, e, op in zip(d_src, reread, graph.op)]
+        durations = [(d - e / again_src) * ratio[op] + e / again_tgt for d, e, op in zip(d_src, reread, graph.op)]
     dram = [min(b, one_core * d) for b, d in zip(moved, d_src)]
     return simulate.Work(durations, dram, compute_demands(graph.flops, durations, target))
 

@@ -10,6 +10,9 @@ Keys (README.md, "Predicting other core counts", lists them with units):
     bandwidth_GBs          sustained memory bandwidth (STREAM triad, GB/s = 1e9 B/s) with that many
                            cores active; linear in between, flat after the last point
     source                 (optional) where the figures come from, one line
+    reread_GBs             (optional) one core's rate, GB/s, for the bytes a product cut finer than
+                           its trace reads again (each column piece packs every row of its input
+                           again: a transposing copy, not a stream); default: bandwidth_GBs at 1
     peak_threads           (optional) thread counts, ascending, the first 1, at which the peak
                            FLOP/s was measured with threads placed as `places` / `proc_bind` say
     peak_gflops            (optional) the measured total single-precision peak at those counts,
@@ -29,7 +32,7 @@ from pstudy.errors import StudyError
 from pstudy.store import topology as topo
 
 TOP_KEYS = ("name", "measured", "cores", "peak_gflops_per_core", "bandwidth_cores", "bandwidth_GBs", "source",
-            "peak_threads", "peak_gflops", "places", "proc_bind", "topology", "network")
+            "reread_GBs", "peak_threads", "peak_gflops", "places", "proc_bind", "topology", "network")
 # [topology]: either counts (packages, cores, threads_per_core, numa_nodes, siblings) from public
 # figures, or what hwloc read (pu_core, pu_package, pu_numa: one entry per logical CPU in OS index
 # order); caches per instance in KiB with their instance counts; source says which.
@@ -73,6 +76,7 @@ class Machine:
     proc_bind: str = "close"
     topology: object = None       # store.topology.Topology or None
     network: Network = None
+    reread_GBs: float = None      # None: one core's bandwidth
 
     def bandwidth(self, active):
         """Sustained bandwidth in bytes/s with `active` cores busy (at least 1)."""
@@ -85,6 +89,10 @@ class Machine:
                 x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
                 return (y0 + (y1 - y0) * (n - x0) / (x1 - x0)) * 1e9
         return ys[-1] * 1e9
+
+    def reread_bandwidth(self):
+        """Bytes/s at which one core reads again what a finer cut of a product reads again."""
+        return self.reread_GBs * 1e9 if self.reread_GBs is not None else self.bandwidth(1)
 
 
 def check(raw, path):
@@ -146,9 +154,10 @@ def check(raw, path):
         except topo.TopologyError as err:
             bad("places", str(err))
     network = check_network(raw["network"], path) if "network" in raw else None
+    reread = number("reread_GBs") if "reread_GBs" in raw else None
     return Machine(name.strip(), measured, cores, peak, tuple(xs), tuple(float(y) for y in ys), source, str(path),
                    tuple(pxs or ()), tuple(float(y) for y in (pys or ())), places, proc_bind.lower(), topology,
-                   network)
+                   network, reread)
 
 
 def _positive_int(table, key, where, default=None):
@@ -310,6 +319,8 @@ def to_toml(machine):
             f"peak_gflops_per_core = {machine.peak_gflops_per_core:.6g}\n"
             f"bandwidth_cores = {ints(machine.bandwidth_cores)}\n"
             f"bandwidth_GBs = [{', '.join(f'{y:.6g}' for y in machine.bandwidth_GBs)}]\n")
+    if machine.reread_GBs is not None:
+        text += f"reread_GBs = {machine.reread_GBs:.6g}\n"
     if machine.peak_threads:
         text += (f"peak_threads = {ints(machine.peak_threads)}\n"
                  f"peak_gflops = [{', '.join(f'{y:.6g}' for y in machine.peak_gflops)}]\n")
