@@ -48,13 +48,12 @@ static int product_tile_width(const Chunking *c, int columns) {
 // At P >= 2, first: the products' rows whole where column tiles alone give
 // the narrowest product (C output columns) CHUNK_WHOLE_ROW_TILES_PER_THREAD
 // x P tiles above the width floor. Then no pass packs the weights
-// (variants/main.c), a product's tiles are as wide as one per thread of the
-// narrowest (C cut into P equal parts in whole panels), every product in P
-// tiles however wide (tiles_per_product), a weight gradient's input channels are cut in
-// tiles of C, and the other row operations keep row chunks of their own
-// (tile_sequences = B: the products' rows apart from them), cut like the rows
-// below until there are CHUNK_WHOLE_ROW_TILES_PER_THREAD x P of them. Each
-// product is then cut into P tiles (tiles_per_product), as fork-join cuts it. At d12,
+// (variants/main.c), every product, however wide, is cut into P equal tiles
+// of whole panels as fork-join cuts it (tiles_per_product; tile_columns is
+// the narrowest's), a weight gradient's input channels are cut in tiles of C,
+// and the other row operations keep row chunks of their own (tile_sequences =
+// B: the products' rows apart from them), cut like the rows below until there
+// are CHUNK_WHOLE_ROW_TILES_PER_THREAD x P of them. At d12,
 // B=4, T=64: 2 threads, tiles of 384 columns and 768 input channels, the
 // other row operations by sequence; 3 threads, tiles of 256, the others by
 // sequence x 32 tokens (with AVX-512; AVX2's narrower panels keep the
@@ -90,7 +89,8 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
     int min_columns = CHUNK_MIN_TILE_PANELS * panel;
     int narrow = narrowest_product(s, 1), narrow_in = narrowest_product(s, 0);
     int free_bs = c->batch_subsize == 0, free_k = c->token_chunk == 0;
-    int free_cols = c->tile_columns == 0 && c->tiles_per_product == 0, free_in = c->tile_in_channels == 0, free_seq = c->tile_sequences == 0;
+    int free_cols = c->tile_columns == 0 && c->tiles_per_product == 0;
+    int free_in = c->tile_in_channels == 0, free_seq = c->tile_sequences == 0;
     c->chosen = (free_bs ? CHOSEN_BATCH_SUBSIZE : 0) | (free_k ? CHOSEN_TOKEN_CHUNK : 0) |
                 (free_cols ? CHOSEN_TILE_COLUMNS : 0) | (free_in ? CHOSEN_TILE_IN_CHANNELS : 0) |
                 (free_seq ? CHOSEN_TILE_SEQUENCES : 0);
@@ -189,8 +189,8 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
 }
 
 int chunking_resolve(Chunking *c, const StepDescription *s, int threads, char *err, size_t err_len) {
-    if (c->batch_subsize < 0 || c->token_chunk < 0 || c->channel_chunk < 0 || c->tile_columns < 0 || c->tiles_per_product < 0 ||
-        c->tile_in_channels < 0 || c->tile_sequences < 0) {
+    if (c->batch_subsize < 0 || c->token_chunk < 0 || c->channel_chunk < 0 || c->tile_columns < 0 ||
+        c->tiles_per_product < 0 || c->tile_in_channels < 0 || c->tile_sequences < 0) {
         snprintf(err, err_len, "chunk sizes must be positive");
         return -1;
     }
