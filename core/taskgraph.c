@@ -30,10 +30,22 @@ static int narrowest_product(const StepDescription *s, int output_columns) {
 // The panel width tiles are cut in: whole vectors where the kernels have no panels.
 static int tile_panel(void) { return max_int(matmul_panel_columns(), 16); }
 
+// The unit of a tile's width where each product is cut into tiles_per_product
+// tiles: whole panels where the products' rows are cut (each row chunk reads
+// the panels of its columns from the packed weight, and a tile that ends
+// inside a panel shares it with its neighbour's pack chunk); 16 columns, as
+// fork-join cuts its shares, where the rows are whole and each tile packs its
+// own columns: at d12 and 16 threads, panels of 32 would give the 768-wide
+// products 12 tiles of 64 (4 threads idle), 16-column units 16 tiles of 48.
+static int tile_unit(int rows_whole) { return rows_whole ? 16 : tile_panel(); }
+
 // Tile width of a row-split product of `columns` output columns.
-static int product_tile_width(const Chunking *c, int columns) {
+static int product_tile_width(const Chunking *c, const StepDescription *s, int columns) {
     int w = c->tile_columns;
-    if (c->tiles_per_product > 0) w = ceil_div(ceil_div(columns, c->tiles_per_product), tile_panel()) * tile_panel();
+    if (c->tiles_per_product > 0) {
+        int unit = tile_unit(chunking_product_rows_whole(c, s->B, s->T));
+        w = ceil_div(ceil_div(columns, c->tiles_per_product), unit) * unit;
+    }
     return w > 0 && w < columns ? w : columns;
 }
 
@@ -45,19 +57,19 @@ static int product_tile_width(const Chunking *c, int columns) {
 // packed weight again, a column tile packs its rows of the input again, and a
 // task more is a task more to schedule.
 //
-// At P >= 2, first: the products' rows whole where column tiles alone give
-// the narrowest product (C output columns) CHUNK_WHOLE_ROW_TILES_PER_THREAD
-// x P tiles above the width floor. Then no pass packs the weights
+// At P >= 2, first: the products' rows whole where the batch has no more
+// rows (B x T) than the narrowest product has columns (C), or where they are
+// given whole (why: below, at whole_rows). Then no pass packs the weights
 // (variants/main.c), every product, however wide, is cut into P equal tiles
-// of whole panels as fork-join cuts it (tiles_per_product; tile_columns is
-// the narrowest's), a weight gradient's input channels are cut in tiles of C,
-// and the other row operations keep row chunks of their own (tile_sequences =
-// B: the products' rows apart from them), cut like the rows below until there
-// are CHUNK_WHOLE_ROW_TILES_PER_THREAD x P of them. At d12,
-// B=4, T=64: 2 threads, tiles of 384 columns and 768 input channels, the
-// other row operations by sequence; 3 threads, tiles of 256, the others by
-// sequence x 32 tokens (with AVX-512; AVX2's narrower panels keep the
-// products' rows whole up to 6 threads).
+// in units of 16 columns as fork-join cuts it (tiles_per_product;
+// tile_columns is the narrowest's), a weight gradient's input channels are
+// cut in tiles of C, and the other row operations keep row chunks of their
+// own (tile_sequences = B: the products' rows apart from them), cut by
+// sequences, then by halving k down to CHUNK_MIN_ROW_CHUNK_TOKENS, until
+// there are CHUNK_WHOLE_ROW_TILES_PER_THREAD x P of them. At d12, B=4, T=64:
+// 2 threads, tiles of 384 columns and 768 input channels, the other row
+// operations by sequence; 4 threads, tiles of 192, the others by sequence x
+// 32 tokens; 16 threads, tiles of 48, by 8 tokens.
 //
 // Otherwise: cut until the narrowest row-split product has at least
 // CHUNK_TILES_PER_THREAD x P tiles, so that every thread finds ready tiles
@@ -76,8 +88,8 @@ static int product_tile_width(const Chunking *c, int columns) {
 //         equal parts in whole panels, a product of m x C columns getting
 //         m x n tiles.
 // Each step cuts the dimension with more room above its floor (rows on a
-// tie: a row cut repeats no packing of the input). At d12: 4 threads,
-// BATCH_SUBSIZE 1, k 32 and tiles of 384; 16 threads, k 16 and tiles of 192.
+// tie: a row cut repeats no packing of the input). At d12, B=8, T=1024 (8192
+// rows): 16 threads, BATCH_SUBSIZE 1, k 128 and tiles of 768.
 //
 // The weight gradients' output channels come in chunks of at least 256
 // (chunking_product_columns); there, their input channels are cut into the
@@ -99,34 +111,42 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
     // ones in tiles as wide), or every product whole where that is narrower than the floor
     int widest = max_int(chunking_widest_product(s, 1), 1);
     int parts = 1, width = narrow >= min_columns ? narrow : widest;
-    if (!free_cols) width = c->tiles_per_product > 0 ? product_tile_width(c, narrow) : c->tile_columns;
-    long target = (long)CHUNK_TILES_PER_THREAD * threads;
-    // The products' rows whole where column tiles alone are enough: a product
-    // whose rows are in one chunk needs no separate pass that packs its weight
-    // (each tile packs its own columns as it runs, as fork-join's threads do),
-    // and at d12, 2 threads, that pass and the packed weight's second trip
-    // through memory were what lost to fork-join. The tiles are then as wide
-    // as one per thread of the narrowest product: each column tile packs its
-    // rows of the input again, and tiles of 384 columns against 192 (2
-    // threads, d12, Xeon) made taskiter 3% faster, a weight gradient's input
-    // channels whole (C) against 256 3% more. The other row operations
-    // (LayerNorm, GELU, residuals, attention, the loss) keep their own row
-    // chunks, cut for the threads: in one chunk each, they ran on one thread
-    // while the other idled, 50 thread-ms a step at d12 on 2 threads (traced).
-    int whole_rows = 0;
-    if (threads > 1 && narrow > 0 && free_cols && free_seq && (free_bs || bs >= B) && (free_k || k >= T)) {
-        int want = CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads;
-        int w = ceil_div(ceil_div(narrow, want), panel) * panel;
-        if (w >= min_columns && ceil_div(narrow, w) >= want) {
-            whole_rows = 1;
-            width = ceil_div(ceil_div(narrow, threads), panel) * panel;
-        }
+    if (!free_cols && c->tiles_per_product > 0) { // the unit as the rows stand before any cut below
+        int unit = tile_unit(free_seq ? bs >= B && k >= T : c->tile_sequences >= B);
+        width = min_int(ceil_div(ceil_div(narrow, c->tiles_per_product), unit) * unit, narrow);
+    } else if (!free_cols) {
+        width = c->tile_columns;
     }
+    long target = (long)CHUNK_TILES_PER_THREAD * threads;
+    // The products' rows whole where the batch has no more rows (B x T) than
+    // the narrowest product has output columns (C), or where they are given
+    // whole. A product of M rows, K inputs and N outputs in P column tiles
+    // packs its input (M x K) P times, P - 1 more than once; cut into R row
+    // chunks it needs a pass that writes its packed weight (K x N) and R
+    // chunks that read it, R + 1 trips of the weight where fork-join's packing
+    // stays in cache. With R about P, whole rows move fewer bytes where M <= N,
+    // at any P. Measured (Xeon, 2 threads): d12 (256 rows, C = 768) with whole
+    // rows was what first matched fork-join; the small model (256 rows, C =
+    // 256) 0.936 of the row-cut chunking's step (paired, 8 rounds), 0.95 of
+    // fork-join's. Predicted for mn5-gpp (d12): taskiter with whole rows 1.03
+    // to 1.2 times fork-join's speed from 16 to 112 cores, where the row cuts
+    // were 0.91-0.98. The tiles are then one per thread of every product, as
+    // fork-join cuts it: each column tile packs its rows of the input again,
+    // and tiles of 384 columns against 192 (2 threads, d12, Xeon) made
+    // taskiter 3% faster, a weight gradient's input channels whole (C) against
+    // 256 3% more. The other row operations (LayerNorm, GELU, residuals,
+    // attention, the loss) keep their own row chunks, cut for the threads: in
+    // one chunk each, they ran on one thread while the other idled, 50
+    // thread-ms a step at d12 on 2 threads (traced).
+    int given_whole = free_seq ? !free_bs && !free_k && bs >= B && k >= T : c->tile_sequences >= B;
+    int may_be_whole = free_seq ? (free_bs || bs >= B) && (free_k || k >= T) : given_whole;
+    int whole_rows = threads > 1 && narrow > 0 && may_be_whole && (given_whole || (long)B * T <= narrow);
+    if (whole_rows && free_cols) width = ceil_div(ceil_div(narrow, threads), tile_unit(1)) * tile_unit(1);
     // the row operations' chunks, where the products' rows are chunked apart from them
     while ((whole_rows || !free_seq) && threads > 1 &&
            (long)ceil_div(B, bs) * ceil_div(T, k) < (long)CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads) {
         if (free_bs && bs > 1) bs = ceil_div(bs, 2);
-        else if (free_k && ceil_div(k, 2) >= CHUNK_MIN_TILE_ROWS) k = ceil_div(k, 2);
+        else if (free_k && ceil_div(k, 2) >= CHUNK_MIN_ROW_CHUNK_TOKENS) k = ceil_div(k, 2);
         else break;
     }
     while (!whole_rows && threads > 1 && narrow > 0) {
@@ -157,7 +177,6 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
     if (free_bs) c->batch_subsize = bs;
     if (free_k) c->token_chunk = k;
     if (free_cols) c->tile_columns = threads > 1 && narrow > 0 ? width : widest;
-    else if (c->tiles_per_product > 0) c->tile_columns = width; // the narrowest product's tile, as reported
     // With the rows whole, every product in one tile per thread, as fork-join cuts it, rather than
     // in tiles as wide as the narrowest product's: each tile packs every row of its input again, so
     // a product of 4C columns in 4P tiles packed them 4P times where fork-join packs them P times.
@@ -166,6 +185,8 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
     // stay in L2), but left the narrow products in one tile, which one thread ran alone.
     if (free_cols && whole_rows) c->tiles_per_product = threads;
     if (free_seq) c->tile_sequences = whole_rows ? B : 0;
+    // the narrowest product's tile, as reported, in the unit of the rows as they now are
+    if (c->tiles_per_product > 0) c->tile_columns = product_tile_width(c, s, max_int(narrow, 1));
     if (free_in) {
         int widest_in = max_int(chunking_widest_product(s, 0), 1);
         c->tile_in_channels = widest_in;
@@ -274,7 +295,7 @@ int chunking_param_elements(const Chunking *c, int extent, int width) {
 }
 
 // Block sizes of a buffer's grid, chosen to match the chunks that touch it.
-static void grid_for_buffer(const Chunking *c, const Buffer *b, int grid[3]) {
+static void grid_for_buffer(const Chunking *c, const StepDescription *s, const Buffer *b, int grid[3]) {
     switch (b->kind) {
     case BUF_ACT:
     case BUF_DACT:
@@ -299,7 +320,7 @@ static void grid_for_buffer(const Chunking *c, const Buffer *b, int grid[3]) {
     case COLUMNS_HEADS: grid[2] = b->head_width; break;
     case COLUMNS_CHANNEL_CHUNKS: grid[2] = chunking_channels(c, b->dim[2]); break;
     case COLUMNS_PRODUCT_CHUNKS: grid[2] = chunking_product_columns(c, b->dim[2]); break;
-    case COLUMNS_PRODUCT_TILES: grid[2] = product_tile_width(c, b->dim[2]); break;
+    case COLUMNS_PRODUCT_TILES: grid[2] = product_tile_width(c, s, b->dim[2]); break;
     case COLUMNS_WEIGHT_TILES: grid[2] = c->tile_in_channels; break;
     }
     for (int d = 0; d < 3; d++) grid[d] = max_int(1, min_int(grid[d], b->dim[d]));
@@ -360,10 +381,10 @@ static void op_steps(const StepDescription *s, const Chunking *c, const Op *op, 
 
 // A matrix product's tiles: the columns its chunks may be cut along (0: none)
 // and the tile width; one tile (width = columns) where the tile is as wide.
-static int op_tile_columns(const Chunking *c, const Op *op, int *width) {
+static int op_tile_columns(const Chunking *c, const StepDescription *s, const Op *op, int *width) {
     int columns = op->split == SPLIT_ROWS ? op->cut_columns : op->split == SPLIT_CHANNELS ? op->cut_input_channels : 0;
     if (op->split == SPLIT_ROWS) {
-        *width = columns > 0 ? product_tile_width(c, columns) : columns;
+        *width = columns > 0 ? product_tile_width(c, s, columns) : columns;
         return columns;
     }
     int w = c->tile_in_channels;
@@ -378,7 +399,7 @@ static long long count_tasks(const StepDescription *s, const Chunking *c) {
     for (int o = 0; o < s->n_ops; o++) {
         int eb, ex, step_b, step_x, width;
         op_steps(s, c, &s->ops[o], &eb, &ex, &step_b, &step_x);
-        int columns = op_tile_columns(c, &s->ops[o], &width);
+        int columns = op_tile_columns(c, s, &s->ops[o], &width);
         total += (long long)ceil_div(eb, step_b) * ceil_div(ex, step_x) * (columns > 0 ? ceil_div(columns, width) : 1);
     }
     return total;
@@ -388,7 +409,7 @@ static int op_chunks(const StepDescription *s, const Chunking *c, const Op *op, 
     out->n = 0;
     int eb, ex, step_b, step_x, width;
     op_steps(s, c, op, &eb, &ex, &step_b, &step_x);
-    int columns = op_tile_columns(c, op, &width);
+    int columns = op_tile_columns(c, s, op, &width);
     int ntiles = columns > 0 && width < columns ? ceil_div(columns, width) : 1;
     // Heads are listed head by head across the sequences, so that tasks
     // started one after another work on different sequences: neighbouring
@@ -453,7 +474,7 @@ int taskgraph_build(TaskGraph *g, const StepDescription *s, const Chunking *chun
     if (!g->buffer_first_block || !g->block_grid) return -1;
     long total = 0;
     for (int i = 0; i < s->n_buffers; i++) {
-        grid_for_buffer(chunking, &s->buffers[i], g->block_grid[i]);
+        grid_for_buffer(chunking, s, &s->buffers[i], g->block_grid[i]);
         g->buffer_first_block[i] = total;
         long n = 1;
         for (int d = 0; d < 3; d++) n *= ceil_div(s->buffers[i].dim[d], g->block_grid[i][d]);

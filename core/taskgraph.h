@@ -48,18 +48,20 @@ typedef struct {
 enum { CHOSEN_BATCH_SUBSIZE = 1, CHOSEN_TOKEN_CHUNK = 2, CHOSEN_TILE_COLUMNS = 4, CHOSEN_TILE_IN_CHANNELS = 8,
        CHOSEN_TILE_SEQUENCES = 16 };
 
-// The automatic rule's floors and target (chunking_resolve): tiles of at
-// least CHUNK_MIN_TILE_ROWS rows (unless B x T is smaller) and at least
+// The automatic rule's floors and target (chunking_resolve): where the batch
+// has no more rows (B x T) than the narrowest product has columns, the
+// products' rows in one chunk (no pass packs the weights; every product in one
+// tile per thread, in units of 16 columns) and the other row operations in
+// CHUNK_WHOLE_ROW_TILES_PER_THREAD chunks per thread, each at least
+// CHUNK_MIN_ROW_CHUNK_TOKENS tokens; otherwise tiles of at least
+// CHUNK_MIN_TILE_ROWS rows (unless B x T is smaller) and at least
 // CHUNK_MIN_TILE_PANELS panels of the micro-kernel wide, and at least
-// CHUNK_TILES_PER_THREAD tiles per thread of the narrowest product; or,
-// where column tiles alone give CHUNK_WHOLE_ROW_TILES_PER_THREAD per thread
-// above the width floor, the products' rows in one chunk (no pass packs the
-// weights; one tile per thread of the narrowest product) and the other row
-// operations in CHUNK_WHOLE_ROW_TILES_PER_THREAD chunks per thread.
+// CHUNK_TILES_PER_THREAD tiles per thread of the narrowest product.
 #define CHUNK_MIN_TILE_ROWS 16
 #define CHUNK_MIN_TILE_PANELS 4
 #define CHUNK_TILES_PER_THREAD 4
 #define CHUNK_WHOLE_ROW_TILES_PER_THREAD 2
+#define CHUNK_MIN_ROW_CHUNK_TOKENS 8
 
 typedef struct {
     int op;

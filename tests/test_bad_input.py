@@ -128,7 +128,7 @@ def test_bad_numbers(option, value):
                                           ("--tile-columns", "257"), ("--tile-in-channels", "9999"),
                                           ("--tile-sequences", "0"), ("--tile-sequences", "-1"),
                                           ("--tile-sequences", "2.5"), ("--tiles-per-product", "0"),
-                                          ("--tiles-per-product", "5"), ("--tiles-per-product", "-2")])
+                                          ("--tiles-per-product", "17"), ("--tiles-per-product", "-2")])
 def test_bad_chunking(variant, option, value):
     # tiny: C = 64, so the widest product (fc forward, fcproj's input gradient and weight gradient) is 256 wide
     check_error(run([binary(variant), "--config", "tiny", option, value]), option)
@@ -138,7 +138,7 @@ def test_bad_chunking(variant, option, value):
 @pytest.mark.parametrize("option,value,needle", [("--batch-subsize", "1048576", "larger than the batch of 2"),
                                                  ("--token-chunk", "64", "larger than the sequence length of 8"),
                                                  ("--tile-sequences", "3", "larger than the batch of 2"),
-                                                 ("--tiles-per-product", "5", "more than the narrowest product")])
+                                                 ("--tiles-per-product", "17", "more than the widest product")])
 def test_chunks_larger_than_the_batch_are_refused(variant, option, value, needle):
     """Issue 36: the harness refused these while the binaries cut them down silently; both refuse
     them now, so that the chunk sizes a run reports are the ones it was given."""

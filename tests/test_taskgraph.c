@@ -328,7 +328,32 @@ static void check_auto(const char *config_name, int B, int T, int threads, Chunk
         expect(line, (given.batch_subsize || c.batch_subsize == B) && (given.token_chunk || c.token_chunk == T) &&
                          (given.tile_columns || c.tile_columns == widest) &&
                          (given.tile_in_channels || c.tile_in_channels == widest_in));
+    } else if (chunking_product_rows_whole(&c, B, T)) {
+        // the products' rows whole: where the batch has no more rows than the narrowest product has
+        // columns (or they were given whole), and then every product in one tile per thread in
+        // units of 16 columns, a weight gradient's input channels whole (C), the other row
+        // operations in CHUNK_WHOLE_ROW_TILES_PER_THREAD chunks per thread or as many as the token
+        // floor allows
+        int given_whole = given.tile_sequences ? given.tile_sequences >= B
+                                               : given.batch_subsize >= B && given.token_chunk >= T;
+        snprintf(line, sizeof(line), "%s: rows whole only where B x T <= C or given whole", what);
+        expect(line, (long)B * T <= C || given_whole);
+        int unit_tile = ((C + threads - 1) / threads + 15) / 16 * 16;
+        snprintf(line, sizeof(line), "%s: rows whole: one tile per thread (the narrowest's %d columns), input "
+                 "channels whole", what, unit_tile < C ? unit_tile : C);
+        expect(line, (given.tile_columns || (c.tiles_per_product == threads && narrow_tile == (unit_tile < C ? unit_tile : C))) &&
+                         (given.tile_in_channels || c.tile_in_channels == C));
+        snprintf(line, sizeof(line), "%s: rows whole: %ld row chunks of the other operations (%d per thread, or at "
+                 "the floor of %d tokens)", what, row_chunks, CHUNK_WHOLE_ROW_TILES_PER_THREAD, CHUNK_MIN_ROW_CHUNK_TOKENS);
+        expect(line, row_chunks >= (long)CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads || given.batch_subsize ||
+                         given.token_chunk ||
+                         (c.batch_subsize == 1 && (c.token_chunk + 1) / 2 < CHUNK_MIN_ROW_CHUNK_TOKENS));
+        expect(line, given.token_chunk || c.token_chunk >= CHUNK_MIN_ROW_CHUNK_TOKENS || c.token_chunk == T);
     } else {
+        snprintf(line, sizeof(line), "%s: rows cut only where B x T > C", what);
+        expect(line, (long)B * T > C || (given.batch_subsize && given.batch_subsize < B) ||
+                         (given.token_chunk && given.token_chunk < T) ||
+                         (given.tile_sequences && given.tile_sequences < B));
         // floors: rows, and columns in whole panels of at least CHUNK_MIN_TILE_PANELS (or whole)
         int rows_floor = CHUNK_MIN_TILE_ROWS < B * T ? CHUNK_MIN_TILE_ROWS : B * T;
         snprintf(line, sizeof(line), "%s: tiles above their floors (%d rows, %d columns)", what, rows_floor, min_cols);
@@ -350,15 +375,9 @@ static void check_auto(const char *config_name, int B, int T, int threads, Chunk
                 break;
             }
         }
-        // or the products' rows whole, the columns alone giving one tile per thread of the narrowest
-        // (and the other row operations their own chunks, CHUNK_WHOLE_ROW_TILES_PER_THREAD per thread
-        // or as many as the floors allow)
-        int whole_rows = chunking_product_rows_whole(&c, B, T) && tiles >= threads &&
-                         (row_chunks >= (long)CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads || given.batch_subsize ||
-                          given.token_chunk || (c.batch_subsize == 1 && (c.token_chunk + 1) / 2 < CHUNK_MIN_TILE_ROWS));
-        snprintf(line, sizeof(line), "%s: %ld tiles of the narrowest product (target %d, or %d with whole rows)", what,
-                 tiles, CHUNK_TILES_PER_THREAD * threads, CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads);
-        expect(line, tiles >= (long)CHUNK_TILES_PER_THREAD * threads || whole_rows || (!rows_left && !cols_left));
+        snprintf(line, sizeof(line), "%s: %ld tiles of the narrowest product (target %d)", what, tiles,
+                 CHUNK_TILES_PER_THREAD * threads);
+        expect(line, tiles >= (long)CHUNK_TILES_PER_THREAD * threads || (!rows_left && !cols_left));
     }
     if (!strcmp(config_name, "d12") && B == 4 && T == 64 && threads == 2 && !given.batch_subsize &&
         !given.token_chunk && !given.tile_columns && !given.tile_in_channels && !given.tile_sequences) {
@@ -369,8 +388,10 @@ static void check_auto(const char *config_name, int B, int T, int threads, Chunk
     }
     if (!strcmp(config_name, "d12") && B == 4 && T == 64 && threads == 16 && !given.batch_subsize &&
         !given.token_chunk && !given.tile_columns && !given.tile_in_channels && !given.tile_sequences) {
-        snprintf(line, sizeof(line), "%s: d12 at 16 threads: rows cut (too many threads for column tiles alone)", what);
-        expect(line, c.batch_subsize * c.token_chunk < B * T && c.tile_sequences == 0);
+        snprintf(line, sizeof(line), "%s: d12 at 16 threads: the products' rows whole, 16 tiles of 48 columns, the "
+                 "other row operations in 32 chunks of 8 tokens", what);
+        expect(line, c.tile_sequences == 4 && c.tiles_per_product == 16 && c.tile_columns == 48 &&
+                         c.batch_subsize == 1 && c.token_chunk == 8);
     }
     step_free(&s);
     gpt2_free(&model);
@@ -428,7 +449,7 @@ static void check_product_columns(void) {
 // product, however wide, is cut into one tile per thread, as fork-join cuts it; the dependencies stay
 // complete (check_conflicts).
 static void check_tiles_per_product(int threads) {
-    char what[96], line[200], err[256];
+    char what[96], line[320], err[256];
     snprintf(what, sizeof(what), "auto d12 B=4 T=64 P=%d", threads);
     GPT2Config config;
     GPT2 model;
@@ -450,13 +471,23 @@ static void check_tiles_per_product(int threads) {
         for (int t = 0; t < g.n_tasks; t++)
             if (g.tasks[t].op == o && g.tasks[t].range.b0 == 0 && g.tasks[t].range.x0 == 0) tiles++;
         products++;
-        if (tiles != threads) {
-            if (!wrong) printf("  %s: %s in %d tiles\n", what, s.ops[o].label, tiles);
+        // equal tiles of whole 16-column units, as few as give at most one per thread: exactly one
+        // per thread where the units allow it (every product up to 16 threads at d12); a unit less
+        // would give more tiles than threads
+        int columns = s.ops[o].cut_columns, width = 0;
+        for (int t = 0; t < g.n_tasks; t++)
+            if (g.tasks[t].op == o && g.tasks[t].range.col0 == 0 && g.tasks[t].range.b0 == 0 &&
+                g.tasks[t].range.x0 == 0)
+                width = g.tasks[t].range.col1 - g.tasks[t].range.col0;
+        int fewest = width > 16 ? (columns + width - 17) / (width - 16) : columns;
+        if (tiles > threads || width % 16 || (width < columns && fewest <= threads) ||
+            (columns % (16 * threads) == 0 && tiles != threads)) {
+            if (!wrong) printf("  %s: %s (%d columns) in %d tiles of %d\n", what, s.ops[o].label, columns, tiles, width);
             wrong++;
         }
     }
-    snprintf(line, sizeof(line), "%s: the products' rows whole, each of the %d row-split products in %d tiles (%d not)",
-             what, products, threads, wrong);
+    snprintf(line, sizeof(line), "%s: the products' rows whole, each of the %d row-split products in at most %d "
+             "tiles of whole 16-column units, the fewest units that allow it (%d not)", what, products, threads, wrong);
     expect(line, g.chunking.tiles_per_product == threads && chunking_product_rows_whole(&g.chunking, 4, 64) &&
                      products > 0 && wrong == 0);
     taskgraph_free(&g);
@@ -506,6 +537,9 @@ int main(void) {
     check_product_columns();
     check_tiles_per_product(2);
     check_tiles_per_product(3);
+    check_tiles_per_product(7);
+    check_tiles_per_product(16);
+    check_tiles_per_product(112);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -282,11 +282,11 @@ int options_check_model(const Options *o, const GPT2Config *config, int ranks, c
     if (o->exec.tiles_per_product > 0 && o->exec.tile_columns > 0)
         return refuse(err, err_len, "--tiles-per-product: give it or --tile-columns, not both (each sets the "
                       "products' tile widths)");
-    // more tiles than the narrowest product (C columns) has whole vectors would only repeat its last tile width
-    if (o->exec.tiles_per_product > config->channels / 16)
-        return refuse(err, err_len, "--tiles-per-product: %d tiles is more than the narrowest product's %d "
-                      "columns hold (at most %d)", o->exec.tiles_per_product, config->channels,
-                      config->channels / 16);
+    // tiles are whole vectors: more than the widest product (4C columns) has would cut nothing more; the
+    // narrower ones stop at theirs (C/16 tiles of the C-wide products), as fork-join's shares do past C/16 threads
+    if (o->exec.tiles_per_product > widest / 16)
+        return refuse(err, err_len, "--tiles-per-product: %d tiles is more than the widest product's %d "
+                      "columns hold (at most %d)", o->exec.tiles_per_product, widest, widest / 16);
     if (o->exec.tile_in_channels > widest)
         return refuse(err, err_len, "--tile-in-channels: %d is wider than the widest weight gradient's %d input "
                       "channels", o->exec.tile_in_channels, widest);
@@ -323,7 +323,7 @@ void options_usage(FILE *out, const char *program, int distributed) {
             "  --tile-sequences N   sequences per row chunk of those products, every token (tasks,\n"
             "                       taskiter; at most B; default: the row chunks, BATCH_SUBSIZE x k)\n"
             "  --tiles-per-product N instead of --tile-columns: each of those products in N equal tiles\n"
-            "                       (tasks, taskiter; at most C/16)\n"
+            "                       (tasks, taskiter; at most 4C/16)\n"
             "  --json               one JSON object per line on stdout\n"
             "  --trace FILE         write per-kernel timing records (CSV)\n"
             "  --describe-graph FILE write the chunk tasks of one step, their order and dependencies,\n"

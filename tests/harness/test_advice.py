@@ -176,3 +176,17 @@ def test_extra_work_is_against_the_leanest_candidate():
     rows = [{"work_s": 2.0}, {"work_s": 3.0}, {"work_s": None}, {}]
     advice.add_extra_work(rows)
     assert [r["extra_work"] for r in rows] == [0.0, 0.5, None, None]
+
+
+def test_candidates_cut_the_products_rows_as_the_others_and_keep_them_whole():
+    traced = (CHUNKED, "gcc", "fast", 1, 16, None, None, None)
+    cands = advice.candidates({traced: {}}, 4, 16)
+    # every BATCH_SUBSIZE and k: untiled, tiles of 256 (rows as the other row operations'), and the
+    # products' rows whole (tile_sequences = B: the binary then cuts one tile per thread)
+    for bs in (1, 2, 4):
+        for k in (16, 8):
+            assert (CHUNKED, "gcc", "fast", bs, k, None, None, None) in cands
+            assert (CHUNKED, "gcc", "fast", bs, k, 256, 256, None) in cands
+            assert (CHUNKED, "gcc", "fast", bs, k, None, None, 4) in cands
+    assert cands[0] == (CHUNKED, "gcc", "fast") + (vocabulary.AUTO,) * len(vocabulary.CHUNK_KEYS)
+    assert len(cands) == 1 + 3 * 2 * len(advice.TILINGS) and len(set(cands)) == len(cands)

@@ -3,9 +3,10 @@ core count P, and what bounds the best one.
 
 Candidates: the sequential and threads variants as they are; the chunked variants at the chunking
 they choose for P threads themselves ("auto": core/taskgraph.c's rule), and at every
-BATCH_SUBSIZE in 1, 2, 4, ... up to B (and B) and every token chunk k in T, T/2, T/4, ... down to 8
-(whatever graph the binary describes for it: its tasks, whatever their shape, are what is
-replayed); gpt2-mpi at R ranks x P/R threads on one node for R = 2, 4, ... up to B (strong scaling,
+BATCH_SUBSIZE in 1, 2, 4, ... up to B (and B) and every token chunk k in T, T/2, T/4, ... down to 8,
+each with the products' rows cut as the others' (whole products and tiles of 256) and with them
+whole (TILINGS; whatever graph the binary describes for it: its tasks, whatever their shape, are
+what is replayed); gpt2-mpi at R ranks x P/R threads on one node for R = 2, 4, ... up to B (strong scaling,
 pstudy.analyse.distributed) when it is built and SimGrid is there. A chunking the sweep did not trace
 gets each task's time as its operation's traced time (the same variant's, else another chunked
 variant's with the same operations) times the task's share of the operation's FLOPs.
@@ -45,10 +46,12 @@ def classify(outcome, cores):
 
 # the tile keys (vocabulary.TILE_KEYS: tile_columns, tile_in_channels, tile_sequences) the chunked
 # variants are tried at: none (each product whole per row chunk) and widths of 256, a width every
-# model's products have (4C >= 256 for C >= 64) and wide enough for the micro-kernels' panels;
-# tile_sequences not given: with BATCH_SUBSIZE and k given, the binary cuts the products' rows as the
-# other row operations' chunks
-TILINGS = ((None, None, None), (256, 256, None))
+# model's products have (4C >= 256 for C >= 64) and wide enough for the micro-kernels' panels, both
+# with the products' rows cut as the other row operations' chunks (tile_sequences not given); and the
+# products' rows whole (tile_sequences = B, WHOLE_ROWS), where the binary cuts every product into one
+# tile per thread, as fork-join does, and leaves a weight gradient's input channels whole
+WHOLE_ROWS = "B"
+TILINGS = ((None, None, None), (256, 256, None), (None, None, WHOLE_ROWS))
 
 
 def chunkings(B, T):
@@ -76,10 +79,12 @@ def candidates(medians, B, T):
     for variant, compiler, kernels in bases:
         if vocabulary.is_chunked(variant):
             # the chunking the binary chooses for P threads (AUTO), then untiled (whole products per
-            # row chunk, as described at 1 thread) and tiles of 256 at every BATCH_SUBSIZE and k
+            # row chunk, as described at 1 thread), tiles of 256 and the products' rows whole at every
+            # BATCH_SUBSIZE and k
             auto = vocabulary.AUTO
             out.append((variant, compiler, kernels) + (auto,) * len(vocabulary.CHUNK_KEYS))
-            out += [(variant, compiler, kernels, bs, k, *tiles) for bs, k in chunkings(B, T) for tiles in TILINGS]
+            out += [(variant, compiler, kernels, bs, k, *(B if t == WHOLE_ROWS else t for t in tiles))
+                    for bs, k in chunkings(B, T) for tiles in TILINGS]
         else:
             out.append((variant, compiler, kernels) + (None,) * len(vocabulary.CHUNK_KEYS))
     return out
