@@ -81,14 +81,17 @@ CASES = {
 # weights); dividing and not dividing B and T, and larger than them (cut to B and T by within(): larger
 # ones are bad input); then tiles of the products (0: the default) of whole panels, of widths that cut
 # panels, down to a column, and as wide as the widest product (144 in odd36, C = 36); last, every row
-# in one chunk with column tiles (no pass packs the weights: the automatic chunking at 2 and 3 threads
-# on models wide enough, d12); then the products' rows in tiles of their own (tile_sequences): every
+# in one chunk with column tiles (no pass packs the weights: the automatic chunking wherever B x T <= C,
+# d12 at B=4, T=64); then the products' rows in tiles of their own (tile_sequences): every
 # sequence, fewer, and a count that is no multiple of BATCH_SUBSIZE (blocks of their common divisor);
 # last, every product in a number of tiles (tiles_per_product, the automatic chunking's form where the
-# rows are whole) with its rows whole and cut
+# rows are whole) with its rows whole and cut: with the rows whole in 16-column units (4 tiles: 16
+# columns of tiny's C = 64, half a 32-column panel; odd36's C = 36 in tiles of 16, 16 and 4), with
+# them cut in whole panels
 CHUNKINGS = [(0, 0, 0, 0), (1, 1, 0, 0), (1, 5, 0, 0), (2, 4, 0, 0), (3, 7, 0, 0), (4, 13, 0, 0), (8, 100, 0, 0), (1, 16, 0, 0),
              (1, 5, 16, 32), (2, 4, 7, 20), (3, 7, 48, 1), (1, 16, 144, 144), (1, 1, 5, 3), (8, 100, 16, 32),
-             (1, 13, 48, 36, 8), (1, 5, 16, 32, 2), (2, 4, 7, 20, 3), (1, 13, 0, 0, 8, 2), (1, 5, 0, 20, 0, 2)]
+             (1, 13, 48, 36, 8), (1, 5, 16, 32, 2), (2, 4, 7, 20, 3), (1, 13, 0, 0, 8, 2), (1, 5, 0, 20, 0, 2),
+             (1, 13, 0, 0, 8, 4), (1, 5, 0, 0, 0, 3)]
 REPEATED = [(0, 0, 0, 0), (1, 1, 0, 0), (2, 4, 0, 0), (1, 5, 0, 0), (1, 5, 16, 32), (2, 4, 7, 20), (2, 4, 7, 20, 3)]
 
 

@@ -445,9 +445,9 @@ static void check_product_columns(void) {
     gpt2_free(&model);
 }
 
-// Where the automatic rule keeps the products' rows whole (d12 at 2 and 3 threads), every row-split
-// product, however wide, is cut into one tile per thread, as fork-join cuts it; the dependencies stay
-// complete (check_conflicts).
+// Where the automatic rule keeps the products' rows whole (d12 at B=4, T=64, every P >= 2), every
+// row-split product, however wide, is cut into one tile per thread in 16-column units, as fork-join
+// cuts it; the dependencies stay complete (check_conflicts).
 static void check_tiles_per_product(int threads) {
     char what[96], line[320], err[256];
     snprintf(what, sizeof(what), "auto d12 B=4 T=64 P=%d", threads);
