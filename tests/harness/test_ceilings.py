@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pstudy.measure import ceilings as ce
+from pstudy.store import machinefiles
 
 REPO = Path(__file__).resolve().parents[2]
 VECTOR_BITS = {"avx512": 512, "avx2": 256, "sse": 128, "scalar": 32}
@@ -87,6 +88,10 @@ def test_peakflops_json(bench_dir):
     ("stream", ["--bogus"], "stream: --bogus: unknown option"),
     ("peakflops", ["--iterations", "-5"], "peakflops: --iterations: expected a positive integer"),
     ("peakflops", ["extra"], "peakflops: extra: unknown option"),
+    ("reread", ["--pieces", "1"], "reread: --pieces: expected an integer in [2, 1024], got '1'"),
+    ("reread", ["--columns", "32", "--pieces", "4"], "reread: --pieces: more pieces than the columns hold"),
+    ("reread", ["--rows", "0"], "reread: --rows: expected a positive integer"),
+    ("reread", ["--rounds"], "reread: --rounds: missing value"),
 ])
 def test_bad_arguments_exit_2_with_one_line(bench_dir, binary, args, message):
     proc = run([bench_dir / binary, *args])
@@ -105,8 +110,44 @@ def test_measure_ceilings_end_to_end(bench_dir, tmp_path):
     assert data["environment"] == {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
     assert data["source"]["stream"]["elements"] == 100000
     assert data["source"]["likwid_bench"] == {"available": False, "reason": "not requested"}
+    # the re-read rate, measured once at 1 thread, goes into the machine file predict reads
+    reread = data["reread"]
+    assert reread["available"] is True and reread["reread_GBs"] > 0 and reread["pieces"] == 4
+    machine = machinefiles.from_ceilings(data, "m")
+    assert machine.reread_GBs == reread["reread_GBs"]
+    assert f"reread_GBs = {reread['reread_GBs']:.6g}" in machinefiles.to_toml(machine)
     with pytest.raises(ce.CeilingsError, match=r"no measurement at 3 threads \(measured: 1\)"):
         ce.ceiling_for(data, 3)
+
+
+def test_reread_json(bench_dir):
+    # the default shape (d12's head input gradient, 256 columns in 4 pieces): the pieces re-pack the
+    # 51.5 MB logits' gradient three more times, a third of their time, which no noise hides
+    proc = run([bench_dir / "reread", "--json", "--rounds", "5"])
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["rows"], out["reduction"], out["columns"], out["pieces"]) == (256, 50304, 256, 4)
+    assert out["reread_bytes"] == 3 * 256 * 50304 * 4
+    assert out["reread_GBs"] > 0 and out["pieces_s"] > out["whole_s"] > 0
+    assert len(out["reread_rep_GBs"]) + out["rounds_without_figure"] == 5 - out["warmup_rounds"]
+    # the human form
+    proc = run([bench_dir / "reread", "--rounds", "3", "--reduction", "20000"])
+    assert proc.returncode == 0 and "re-read rate" in proc.stdout
+
+
+def test_ceilings_without_reread_record_why_and_predict_falls_back(bench_dir, tmp_path):
+    only = tmp_path / "bin"
+    only.mkdir()
+    for name in ("stream", "peakflops"):
+        shutil.copy(bench_dir / name, only / name)
+    out = tmp_path / "ceilings.json"
+    data = ce.measure_ceilings(only, [1], out, stream_args=TINY_STREAM, peakflops_args=TINY_PEAK,
+                               likwid_bench=False)
+    assert data["reread"]["available"] is False and "reread: not found" in data["reread"]["reason"]
+    assert ce.load_ceilings(out) == data
+    machine = machinefiles.from_ceilings(data, "m")
+    assert machine.reread_GBs is None and machine.reread_bandwidth() == machine.bandwidth(1)
+    assert "reread_GBs" not in machinefiles.to_toml(machine)
 
 
 def test_measure_ceilings_missing_binary(tmp_path):
@@ -179,6 +220,10 @@ def mutated(change):
     (lambda d: d["per_threads"][0].update(cpu_steal_fraction=1.5), "cpu_steal_fraction: expected null or a number"),
     (lambda d: d["per_threads"][1]["likwid_bench"].pop("triad_GBs"), r"likwid_bench.triad_GBs: missing"),
     (lambda d: d["source"].pop("stream"), "source.stream: missing"),
+    (lambda d: d.update(reread={"available": "yes"}), "reread.available: expected true or false"),
+    (lambda d: d.update(reread={"available": True, "reread_GBs": -1}), "reread.reread_GBs: expected a positive"),
+    (lambda d: d.update(reread={"available": True}), "reread.reread_GBs: missing"),
+    (lambda d: d.update(reread=[]), "reread: expected an object"),
 ])
 def test_validation_errors_name_file_and_key(tmp_path, change, message):
     path = write(tmp_path, mutated(change))

@@ -1,4 +1,4 @@
-"""measure STREAM bandwidth and peak FLOP/s ceilings of this machine into a ceilings.json."""
+"""measure STREAM bandwidth, peak FLOP/s and the re-read rate of this machine into a ceilings.json."""
 
 import os
 import socket
@@ -61,6 +61,13 @@ def main(args):
             print(f"  {name}: used {sp['used']:.1f}, best {sp['best']:.1f}, median {sp['median']:.1f}, "
                   f"worst {sp['worst']:.1f} of {sp['repetitions']} repetitions"
                   + (f", {sp['rejected']} rejected above the bound {sp['bound']:.1f}" if sp["rejected"] else ""))
+    reread = data.get("reread") or {}
+    if reread.get("available"):
+        print(f"re-read rate (a product's input packed again, 1 thread): {reread['reread_GBs']:.2f} GB/s, the median "
+              f"of {len(reread['rep_GBs'])} rounds ({min(reread['rep_GBs']):.2f}-{max(reread['rep_GBs']):.2f})")
+    else:
+        print(f"re-read rate: not measured ({reread.get('reason', 'no bench/reread')}); predict charges re-read "
+              "bytes at one core's STREAM bandwidth")
     print(f"values used: the {ceilings.STATISTIC}; physical bounds from {data['per_threads'][0]['clock_bound']['source']}")
     print(f"wrote {args.out}")
     machine_out = Path(args.machine_out) if args.machine_out else Path(args.out).with_name("machine.toml")

@@ -4,7 +4,8 @@ measure_ceilings() runs bench/stream and bench/peakflops (built by
 bench/Makefile.bench into build/bench/) at each thread count, pinned with
 OMP_PROC_BIND=close and OMP_PLACES=cores unless told otherwise, and, where
 likwid-bench runs, likwid-bench's copy, STREAM-triad and single-precision
-peakflops figures beside them as a cross-check.
+peakflops figures beside them as a cross-check; then bench/reread once, at
+one thread (the rate at which a product's input is packed again).
 
 ceilings.json, schema "pstudy-ceilings/1":
 
@@ -35,8 +36,13 @@ ceilings.json, schema "pstudy-ceilings/1":
            "tests": {"copy": str, "triad": str, "peakflops": str},
            "copy_GBs": float, "triad_GBs": float, "peak_gflops": float}}
       ],
-      "topology": {"available": bool, ...}         # store.topology.describe(): hwloc's view,
+      "topology": {"available": bool, ...},        # store.topology.describe(): hwloc's view,
                                                    # or the reason it is missing
+      "reread": {"available": bool, "reason": str, # bench/reread at 1 thread: one core's rate for
+                 "binary": str, "reread_GBs": float,  # the input rows a product cut into column
+                 "rep_GBs": [float, ...], "rows": int,  # pieces packs again (the median round);
+                 "reduction": int, "columns": int,  # only where it ran (else available false and
+                 "pieces": int}                     # the reason); optional in older files
     }
 
 GB/s and GFLOP/s are 1e9 units. placement_warnings() checks that each thread count's peak ran on
@@ -310,6 +316,8 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
         entry["cpu_steal_fraction"] = steal_fraction(times_before, cpu_times())
         per_threads.append(entry)
 
+    env["OMP_NUM_THREADS"] = "1"
+    reread = measure_reread(build_dir, env)
     data = {"schema": SCHEMA,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "host": {"hostname": socket.gethostname(), "cpu_model": _cpu_model(), "logical_cpus": os.cpu_count()},
@@ -317,7 +325,8 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
             "source": {"stream": stream_src, "peakflops": peak_src,
                        "likwid_bench": {"available": lb_ok, "reason": lb_reason}},
             "per_threads": per_threads,
-            "topology": topo.describe()}
+            "topology": topo.describe(),
+            "reread": reread}
     for entry in per_threads:
         entry["cores_used"] = cores_used(data["topology"], entry.get("thread_cpus"))
     for warning in placement_warnings(data):
@@ -327,6 +336,25 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
     out_path.parent.mkdir(parents=True, exist_ok=True)
     resultsdir.atomic_write(out_path, json.dumps(data, indent=2) + "\n")
     return data
+
+
+def measure_reread(build_dir, env):
+    """bench/reread's figure at one thread (README: "Re-read rate"), or {"available": False,
+    "reason": ...} where it is not built or gave no figure: machine.toml then has no reread_GBs and
+    predict charges re-read bytes at one core's STREAM bandwidth, as before the benchmark existed."""
+    binary = Path(build_dir) / "reread"
+    try:
+        out = _run_json([str(binary), "--json"], env, "re-read rate")
+    except CeilingsError as err:
+        sys.stderr.write(f"perfstudy ceilings: warning: {err} (no re-read rate recorded)\n")
+        return {"available": False, "reason": str(err)}
+    try:
+        figure = {"available": True, "reason": "", "binary": str(binary), "reread_GBs": float(out["reread_GBs"]),
+                  "rep_GBs": [float(x) for x in out["reread_rep_GBs"]]}
+        figure.update({k: int(out[k]) for k in ("rows", "reduction", "columns", "pieces")})
+    except (KeyError, TypeError, ValueError) as err:
+        raise CeilingsError(f"{binary}: bench JSON lacks or mistypes {err}") from None
+    return figure
 
 
 def cores_used(topology, cpus):
@@ -447,6 +475,13 @@ def validate_ceilings(data, source):
             for key in ("copy_GBs", "triad_GBs", "peak_gflops"):
                 if not _positive_number(need(lb, key, at + "likwid_bench.", (int, float))):
                     fail(f"{at}likwid_bench.{key}", "expected a positive number")
+    if "reread" in data:
+        reread = need(data, "reread", "", dict)
+        available = reread.get("available")
+        if not isinstance(available, bool):
+            fail("reread.available", f"expected true or false, got {available!r}")
+        if available and not _positive_number(need(reread, "reread_GBs", "reread.", (int, float))):
+            fail("reread.reread_GBs", f"expected a positive number, got {reread['reread_GBs']!r}")
 
 
 def load_ceilings(path):

@@ -269,7 +269,8 @@ def from_ceilings(data, name, cores=None):
     """The machine a ceilings.json (pstudy.ceilings' format, already validated) describes: peak per
     core from its 1-thread entry (else the smallest thread count's, divided by it), the peak and
     bandwidth curves (best ISA, STREAM triad) at each thread count, the placement they were
-    measured under, and the topology hwloc read there (when it could)."""
+    measured under, the topology hwloc read there (when it could), and the re-read rate where
+    bench/reread gave one."""
     entries = sorted(data["per_threads"], key=lambda e: e["threads"])
     first = entries[0]
     peak = first["best_gflops"] / first["threads"]
@@ -298,8 +299,10 @@ def from_ceilings(data, name, cores=None):
                                        for c in recorded.get("caches", [])), recorded.get("source", "hwloc"))
         if topology.pus != tuple(range(len(topology.pus))):
             topology = None  # OS indices with holes (offline CPUs): the file's pu_* lists cannot say it
+    reread = data.get("reread") or {}
     return Machine(name, True, int(max(cores, xs[-1])), float(peak), tuple(xs), tuple(float(y) for y in ys), source,
-                   "", tuple(pxs), tuple(float(y) for y in pys), places, bind, topology)
+                   "", tuple(pxs), tuple(float(y) for y in pys), places, bind, topology,
+                   reread_GBs=float(reread["reread_GBs"]) if reread.get("available") else None)
 
 
 def to_toml(machine):
