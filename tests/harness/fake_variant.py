@@ -59,7 +59,8 @@ def fail(prog, where, problem):
 # the binaries' options the harness gives: name -> (type, default); bool: a flag without a value
 OPTIONS = {"--config": (str, None), "--model": (str, None), "--data": (str, None), "-B": (int, 4), "-T": (int, 64),
            "--steps": (int, 10), "--seed": (int, 0), "--threads": (int, None), "--batch-subsize": (int, None),
-           "--token-chunk": (int, None), "--tile-sequences": (int, None), "--json": (bool, False),
+           "--token-chunk": (int, None), "--tile-sequences": (int, None), "--tiles-per-product": (int, None),
+           "--json": (bool, False),
            "--trace": (str, None), "--describe": (bool, False), "--list-configs": (bool, False),
            "--check": (bool, False)}
 
@@ -160,6 +161,7 @@ def main():
             "omp_runtime": "libgomp" if compiler == "gcc" else "libomp",
             "proc_bind": os.environ.get("OMP_PROC_BIND", ""), "places": os.environ.get("OMP_PLACES", ""),
             "batch_subsize": args.batch_subsize, "token_chunk": args.token_chunk, "tile_sequences": args.tile_sequences,
+            "tiles_per_product": args.tiles_per_product,
             "tasks_per_step": 100 if variant in ("tasks", "taskiter") else None,
             "config": args.config, "B": args.B, "T": args.T, "num_parameters": 12345}
     if mode == "mismatch":

@@ -133,10 +133,10 @@ def medians_of(graphs, cks):
 
 def test_best_ranks_variants_and_chunkings_with_known_answers(monkeypatch):
     # the hand-made graphs do not cut tiles: one tiling, so that every chunking is one candidate
-    monkeypatch.setattr(advice, "TILINGS", ((None, None, None),))
+    monkeypatch.setattr(advice, "TILINGS", ((None, None, None, None),))
     graphs = HandGraphs()
-    fj = (FORKJOIN, "gcc", "fast", None, None, None, None, None)
-    traced = (CHUNKED, "gcc", "fast", 1, 16, None, None, None)  # only one chunking traced: the others scaled from it
+    fj = (FORKJOIN, "gcc", "fast", None, None, None, None, None, None)
+    traced = (CHUNKED, "gcc", "fast", 1, 16, None, None, None, None)  # only one chunking traced: the others scaled from it
     medians = medians_of(graphs, [fj, traced])
     m = machine(cores=4)
     frame, notes = advice.best(graphs, medians, Meta(), m, m, [1, 2, 4], mpi=False)
@@ -179,14 +179,14 @@ def test_extra_work_is_against_the_leanest_candidate():
 
 
 def test_candidates_cut_the_products_rows_as_the_others_and_keep_them_whole():
-    traced = (CHUNKED, "gcc", "fast", 1, 16, None, None, None)
+    traced = (CHUNKED, "gcc", "fast", 1, 16, None, None, None, None)
     cands = advice.candidates({traced: {}}, 4, 16)
     # every BATCH_SUBSIZE and k: untiled, tiles of 256 (rows as the other row operations'), and the
     # products' rows whole (tile_sequences = B: the binary then cuts one tile per thread)
     for bs in (1, 2, 4):
         for k in (16, 8):
-            assert (CHUNKED, "gcc", "fast", bs, k, None, None, None) in cands
-            assert (CHUNKED, "gcc", "fast", bs, k, 256, 256, None) in cands
-            assert (CHUNKED, "gcc", "fast", bs, k, None, None, 4) in cands
+            assert (CHUNKED, "gcc", "fast", bs, k, None, None, None, None) in cands
+            assert (CHUNKED, "gcc", "fast", bs, k, 256, 256, None, None) in cands
+            assert (CHUNKED, "gcc", "fast", bs, k, None, None, 4, None) in cands
     assert cands[0] == (CHUNKED, "gcc", "fast") + (vocabulary.AUTO,) * len(vocabulary.CHUNK_KEYS)
     assert len(cands) == 1 + 3 * 2 * len(advice.TILINGS) and len(set(cands)) == len(cands)

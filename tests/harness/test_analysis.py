@@ -11,7 +11,7 @@ def test_run_writes_traces_operation_costs_and_counters_status(study):
     d = study.result_dirs()[0]
     traces = sorted(p.name for p in (d / "traces").iterdir())
     assert "seq_gcc_fast_t1_bsNA_kNA_r0.csv" in traces
-    assert "tasks_gcc_fast_t2_bs4_k64_tcauto_tiauto_tsauto_r0.csv" in traces
+    assert "tasks_gcc_fast_t2_bs4_k64_tcauto_tiauto_tsauto_tpauto_r0.csv" in traces
     assert sorted(p.name for p in (d / "ops").iterdir()) == [
         "forkjoin_gcc_fast.json", "seq_gcc_fast.json", "taskiter_gcc_fast.json", "tasks_gcc_fast.json"]
     meta = json.loads((d / "meta.json").read_text())

@@ -111,25 +111,35 @@ def test_a_results_directory_written_by_an_older_harness_still_reports(study, tm
     assert study.perfstudy("list").returncode == 0
 
 
-def as_before_tile_sequences(directory):
-    """Rewrites a results directory as the harness wrote it before tile_sequences was a point key: no
-    _ts part in its file names, no column in its tables, nothing of it in the run records or meta.json."""
+def as_before_tile_sequences(directory, keys=(("tile_sequences", "_tsauto"), ("tiles_per_product", "_tpauto"))):
+    """Rewrites a results directory as the harness wrote it before the point keys `keys` (name, stem
+    part) existed (by default before tile_sequences, and so before tiles_per_product, which came
+    after it): no part for them in its file names, no column in its tables, nothing of them in the
+    run records or meta.json."""
     import pandas as pd
 
-    for path in sorted(directory.rglob("*_tsauto*")):
-        path.rename(path.with_name(path.name.replace("_tsauto", "")))
+    def strip(text):
+        for _, part in keys:
+            text = text.replace(part, "")
+        return text
+
+    for _, part in keys:
+        for path in sorted(directory.rglob(f"*{part}*")):
+            path.rename(path.with_name(strip(path.name)))
     journal = directory / "journal.jsonl"
-    journal.write_text(journal.read_text().replace("_tsauto", ""))
+    journal.write_text(strip(journal.read_text()))
     for path in (directory / "runs").glob("*.json"):
-        record = json.loads(path.read_text().replace("_tsauto", ""))
-        record.pop("tile_sequences", None)
-        (record.get("info") or {}).pop("tile_sequences", None)
+        record = json.loads(strip(path.read_text()))
+        for key, _ in keys:
+            record.pop(key, None)
+            (record.get("info") or {}).pop(key, None)
         path.write_text(json.dumps(record))
     for path in directory.glob("*.csv"):
         frame = pd.read_csv(path, na_values=["NA"], keep_default_na=False)
-        frame.drop(columns="tile_sequences", errors="ignore").to_csv(path, index=False, na_rep="NA")
+        frame.drop(columns=[key for key, _ in keys], errors="ignore").to_csv(path, index=False, na_rep="NA")
     meta = json.loads((directory / "meta.json").read_text())
-    meta["config"]["sweep"].pop("tile_sequences")
+    for key, _ in keys:
+        meta["config"]["sweep"].pop(key)
     (directory / "meta.json").write_text(json.dumps(meta))
 
 
@@ -151,3 +161,21 @@ def test_a_results_directory_from_before_tile_sequences_still_reports(study, fin
     assert summary["step_median_s"].notna().all() and summary["speedup_vs_self1"].notna().all()
     factors = pd.read_csv(study.plots / finished.name / "efficiency.csv", na_values=["NA"], keep_default_na=False)
     assert len(factors) == 11 and factors["tile_sequences"].isna().all()  # every point's traces found
+
+
+def test_a_results_directory_from_before_tiles_per_product_still_reports(study, finished):
+    """Its stems end _tsauto with no _tp part and its tables have no tiles_per_product column: every
+    point reads with that key NA and is labelled without tp."""
+    import pandas as pd
+    from pstudy.analyse import tables
+
+    as_before_tile_sequences(finished, keys=(("tiles_per_product", "_tpauto"),))
+    assert "tiles_per_product" not in pd.read_csv(finished / "steps.csv").columns
+    assert (finished / "traces" / "taskiter_gcc_fast_t2_bs4_k64_tcauto_tiauto_tsauto_r0.csv").is_file()
+    done = study.perfstudy("report", finished, "--no-chart", "--no-figures")
+    assert done.returncode == 0, done.stderr
+    assert "complete, 22 of 22 runs ok" in done.stdout
+    assert "bs=4 k=64 tc=auto ti=auto ts=auto" in done.stdout and "tp=" not in done.stdout
+    summary = tables.read_summary(finished)
+    assert len(summary) == 11 and summary["tiles_per_product"].isna().all()
+    assert summary["tile_sequences"].notna().any()

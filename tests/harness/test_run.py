@@ -39,8 +39,9 @@ def test_sweep_writes_tidy_results(study):
 
     steps = read(d, "steps.csv")
     assert list(steps.columns) == ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks",
-                                   "tile_columns", "tile_in_channels", "tile_sequences", "repetition", "step", "warmup",
-                                   "forward_s", "backward_s", "update_s", "step_s", "loss", "comm_s"]
+                                   "tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product",
+                                   "repetition", "step", "warmup", "forward_s", "backward_s", "update_s", "step_s",
+                                   "loss", "comm_s"]
     assert len(steps) == 2 * N_POINTS * (1 + 4)
     assert steps["warmup"].sum() == 2 * N_POINTS  # one warm-up step per run, flagged
     plain = steps[steps["variant"].isin(["seq", "forkjoin"])]
@@ -89,11 +90,11 @@ def test_a_sweep_over_tile_sequences(study):
     [d] = study.result_dirs()
     runs = read(d, "runs.csv")
     assert len(runs) == 1 + 2 * 2 * 2 and (runs["status"] == "ok").all()  # seq; taskiter @1,2 x bs 1,4 x ts
-    record = json.loads((d / "runs" / "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_ts2_r0.json").read_text())
+    record = json.loads((d / "runs" / "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_ts2_tpauto_r0.json").read_text())
     assert record["tile_sequences"] == 2 and record["info"]["tile_sequences"] == 2
     at = record["command"].index("--tile-sequences")
     assert record["command"][at + 1] == "2"
-    auto = json.loads((d / "runs" / "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_r0.json").read_text())
+    auto = json.loads((d / "runs" / "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_tpauto_r0.json").read_text())
     assert "--tile-sequences" not in auto["command"] and auto["info"]["tile_sequences"] is None
     steps = read(d, "steps.csv")
     assert set(steps[steps["variant"] == "taskiter"]["tile_sequences"]) == {0, 2}
@@ -102,7 +103,33 @@ def test_a_sweep_over_tile_sequences(study):
     assert len(summary) == 1 + 8 and "tile_sequences" in summary.columns
     shown = study.perfstudy("report", d, "--no-figures", "--no-chart")
     assert shown.returncode == 0, shown.stderr
-    assert "bs=1 k=64 tc=auto ti=auto ts=2 " in shown.stdout and "bs=4 k=64 tc=auto ti=auto ts=auto " in shown.stdout
+    assert "bs=1 k=64 tc=auto ti=auto ts=2 tp=auto " in shown.stdout
+    assert "bs=4 k=64 tc=auto ti=auto ts=auto tp=auto " in shown.stdout
+
+
+def test_a_sweep_over_tiles_per_product(study):
+    """tiles_per_product = [2, "auto"]: a point each, named _tp2 and _tpauto; 2 is passed to the binary
+    and checked against its info line, "auto" is neither; a binary that reports another count fails
+    the run as mislabelled."""
+    text = study.config(steps=2, repetitions=1, variants='["seq", "taskiter"]').read_text()
+    cfg = study.config(name="tp", text=text + 'tiles_per_product = [2, "auto"]\n')
+    done = study.perfstudy("run", cfg)
+    assert done.returncode == 0, done.stderr
+    [d] = study.result_dirs()
+    runs = read(d, "runs.csv")
+    assert len(runs) == 1 + 2 * 2 * 2 and (runs["status"] == "ok").all()  # seq; taskiter @1,2 x bs 1,4 x tp
+    record = json.loads((d / "runs" / "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_tp2_r0.json").read_text())
+    assert record["tiles_per_product"] == 2 and record["info"]["tiles_per_product"] == 2
+    at = record["command"].index("--tiles-per-product")
+    assert record["command"][at + 1] == "2"
+    auto = json.loads((d / "runs" / "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_tpauto_r0.json").read_text())
+    assert "--tiles-per-product" not in auto["command"]
+    steps = read(d, "steps.csv")
+    assert set(steps[steps["variant"] == "taskiter"]["tiles_per_product"]) == {0, 2}
+    assert steps[steps["variant"] == "seq"]["tiles_per_product"].isna().all()
+    shown = study.perfstudy("report", d, "--no-figures", "--no-chart")
+    assert shown.returncode == 0, shown.stderr
+    assert "bs=1 k=64 tc=auto ti=auto ts=auto tp=2 " in shown.stdout
 
 
 def test_build_info_is_read_when_present(study):

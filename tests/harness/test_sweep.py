@@ -2,6 +2,10 @@
 
 from collections import Counter
 
+import pytest
+
+from pstudy.errors import StudyError
+
 from pstudy.store import config, resultsdir, sweep, vocabulary
 
 RAW = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3, "repetitions": 3},
@@ -31,20 +35,21 @@ def test_tile_widths_and_auto_are_point_keys():
     # batch_subsize "auto" is the automatic chunking: one point, every chunk key AUTO
     assert len(chunked) == 1 * 2 * 2 * 1 + 1 and len(set(chunked)) == len(chunked)
     auto = vocabulary.AUTO
-    assert sweep.Point("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto) in chunked
+    assert sweep.Point("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto) in chunked
     assert {p.tile_columns for p in chunked} == {128, auto} and {p.tile_in_channels for p in chunked} == {64, auto}
     assert {p.k for p in chunked if p.batch_subsize == 1} == {64, auto}
     forkjoin = [p for p in pts if p.variant == "forkjoin"]
     assert [(p.batch_subsize, p.tile_columns) for p in forkjoin] == [(None, None)]
     # names: "auto" in stems and labels, and a stem reads back as its point
-    auto = sweep.Point("taskiter", "gcc", "fast", 2, vocabulary.AUTO, 64, None, vocabulary.AUTO, 64, vocabulary.AUTO)
-    assert resultsdir.run_stem(auto, 0) == "taskiter_gcc_fast_t2_bsauto_k64_tcauto_ti64_tsauto_r0"
-    assert vocabulary.point_label(auto) == "taskiter gcc/fast t=2 bs=auto k=64 tc=auto ti=64 ts=auto"
+    auto = sweep.Point("taskiter", "gcc", "fast", 2, vocabulary.AUTO, 64, None, vocabulary.AUTO, 64, vocabulary.AUTO,
+                       vocabulary.AUTO)
+    assert resultsdir.run_stem(auto, 0) == "taskiter_gcc_fast_t2_bsauto_k64_tcauto_ti64_tsauto_tpauto_r0"
+    assert vocabulary.point_label(auto) == "taskiter gcc/fast t=2 bs=auto k=64 tc=auto ti=64 ts=auto tp=auto"
     for p in pts:
         assert resultsdir.parse_run_stem(resultsdir.run_stem(p, 3)) == (tuple(p), 3)
     # a stem from before the tile keys still reads
     assert resultsdir.parse_run_stem("tasks_gcc_fast_t2_bs1_k64_r0") == \
-        (("tasks", "gcc", "fast", 2, 1, 64, None, None, None, None), 0)
+        (("tasks", "gcc", "fast", 2, 1, 64, None, None, None, None, None), 0)
 
 
 def test_tile_sequences_is_a_point_key_after_the_others():
@@ -54,22 +59,60 @@ def test_tile_sequences_is_a_point_key_after_the_others():
     pts = sweep.points(config.from_dict(raw, "x.toml", cpu_count=2))
     auto = vocabulary.AUTO
     assert [tuple(p) for p in pts if p.variant == "taskiter"] == [
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 2),
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, auto),
-        ("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto)]  # the automatic chunking
+        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 2, auto),
+        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, auto),
+        ("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto)]  # the automatic chunking
     assert [p.tile_sequences for p in pts if p.variant == "seq"] == [None]
     # the positions of the keys before it keep their meaning
-    assert vocabulary.POINT_KEYS[7:] == ["tile_columns", "tile_in_channels", "tile_sequences"]
+    assert vocabulary.POINT_KEYS[7:10] == ["tile_columns", "tile_in_channels", "tile_sequences"]
     two = pts[1]
-    assert resultsdir.run_stem(two, 0) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_ts2_r0"
-    assert two.label() == "taskiter gcc/fast t=2 bs=1 k=64 tc=auto ti=auto ts=2"
+    assert resultsdir.run_stem(two, 0) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_ts2_tpauto_r0"
+    assert two.label() == "taskiter gcc/fast t=2 bs=1 k=64 tc=auto ti=auto ts=2 tp=auto"
     assert resultsdir.run_stem(pts[0], 0) == "seq_gcc_fast_t1_bsNA_kNA_r0"
     # a stem from before the key (the tile widths, no _ts) reads with it None, and names the same file
     old = resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_r1")
-    assert old == (("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, None), 1)
+    assert old == (("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, None, None), 1)
     assert resultsdir.run_stem(old[0], 1) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_r1"
     assert vocabulary.point_label(old[0]) == "taskiter gcc/fast t=2 bs=1 k=64 tc=auto ti=auto"
     assert resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsNA_r0")[0][9] is None
+
+
+def test_tiles_per_product_is_a_point_key_after_the_others():
+    raw = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3, "repetitions": 1},
+           "sweep": {"variants": ["forkjoin", "taskiter"], "threads": [2], "batch_subsize": [1, "auto"],
+                     "token_chunk": [64], "tile_sequences": [4], "tiles_per_product": [2, 4, "auto"]}}
+    pts = sweep.points(config.from_dict(raw, "x.toml", cpu_count=2))
+    auto = vocabulary.AUTO
+    assert [tuple(p) for p in pts if p.variant == "taskiter"] == [
+        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, 2),
+        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, 4),
+        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, auto),
+        ("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto)]
+    assert [p.tiles_per_product for p in pts if p.variant == "forkjoin"] == [None]
+    assert vocabulary.POINT_KEYS[7:] == ["tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product"]
+    four = pts[2]
+    assert resultsdir.run_stem(four, 0) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_ts4_tp4_r0"
+    assert four.label() == "taskiter gcc/fast t=2 bs=1 k=64 tc=auto ti=auto ts=4 tp=4"
+    assert resultsdir.parse_run_stem(resultsdir.run_stem(four, 1)) == (tuple(four), 1)
+    # a stem from before the key (no _tp) reads with it None and names the same file
+    old = resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_r0")
+    assert old == (("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, None), 0)
+    assert resultsdir.run_stem(old[0], 0) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_r0"
+
+
+def test_tiles_per_product_and_tile_columns_both_given_are_refused():
+    raw = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3, "repetitions": 1},
+           "sweep": {"variants": ["taskiter"], "threads": [2], "tile_columns": [128, "auto"],
+                     "tiles_per_product": [2]}}
+    with pytest.raises(StudyError, match=r"^x.toml: sweep.tiles_per_product: numbers here cannot be swept with "
+                                         r"numbers in sweep.tile_columns"):
+        config.from_dict(raw, "x.toml", cpu_count=2)
+    # with either one "auto" alone, both go
+    raw["sweep"]["tile_columns"] = ["auto"]
+    assert len(sweep.points(config.from_dict(raw, "x.toml", cpu_count=2))) == 1
+    raw["sweep"]["tiles_per_product"] = [0]
+    with pytest.raises(StudyError, match="sweep.tiles_per_product"):
+        config.from_dict(raw, "x.toml", cpu_count=2)
 
 
 def test_schedule_is_repetition_major_shuffled_and_seeded():

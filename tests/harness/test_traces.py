@@ -270,7 +270,8 @@ def test_factor_intervals_stay_in_the_range_of_the_runs():
     is the same at every call (seeded)."""
     import pandas as pd
 
-    runs = pd.DataFrame([{**dict(zip(efficiency.KEYS, ("forkjoin", "gcc", "fast", 2) + (None,) * 6)),
+    key = ("forkjoin", "gcc", "fast", 2) + (None,) * (len(efficiency.KEYS) - 4)
+    runs = pd.DataFrame([{**dict(zip(efficiency.KEYS, key)),
                           "repetition": r, "runtime_s": 1.0, "steps": 2, "useful_sum_s": 1.0,
                           **{f: v for f in efficiency.FACTORS[:6]}, "computation_scalability": cs}
                          for r, (v, cs) in enumerate([(0.30, 0.5), (0.95, 1.0), (0.99, 1.1)])])

@@ -44,14 +44,15 @@ def classify(outcome, cores):
     return bound, losses
 
 
-# the tile keys (vocabulary.TILE_KEYS: tile_columns, tile_in_channels, tile_sequences) the chunked
-# variants are tried at: none (each product whole per row chunk) and widths of 256, a width every
-# model's products have (4C >= 256 for C >= 64) and wide enough for the micro-kernels' panels, both
-# with the products' rows cut as the other row operations' chunks (tile_sequences not given); and the
-# products' rows whole (tile_sequences = B, WHOLE_ROWS), where the binary cuts every product into one
-# tile per thread, as fork-join does, and leaves a weight gradient's input channels whole
+# the tile keys (vocabulary.TILE_KEYS: tile_columns, tile_in_channels, tile_sequences,
+# tiles_per_product) the chunked variants are tried at: none (each product whole per row chunk) and
+# widths of 256, a width every model's products have (4C >= 256 for C >= 64) and wide enough for the
+# micro-kernels' panels, both with the products' rows cut as the other row operations' chunks
+# (tile_sequences not given); and the products' rows whole (tile_sequences = B, WHOLE_ROWS), where
+# the binary cuts every product into one tile per thread (tiles_per_product left to it), as fork-join
+# does, and leaves a weight gradient's input channels whole
 WHOLE_ROWS = "B"
-TILINGS = ((None, None, None), (256, 256, None), (None, None, WHOLE_ROWS))
+TILINGS = ((None, None, None, None), (256, 256, None, None), (None, None, WHOLE_ROWS, None))
 
 
 def chunkings(B, T):

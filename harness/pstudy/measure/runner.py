@@ -89,7 +89,8 @@ def model_args(study, root, steps=None, point=None):
 CHECKED_OPTION_KEYS = {"-B": "model.B", "-T": "model.T", "-B/-T": "model.B, model.T", "--steps": "run.steps",
                        "--config": "model.config", "--model": "model.checkpoint", "--data": "model.data",
                        "--batch-subsize": "sweep.batch_subsize", "--token-chunk": "sweep.token_chunk",
-                       "--tile-sequences": "sweep.tile_sequences", "--threads": "sweep.threads"}
+                       "--tile-sequences": "sweep.tile_sequences", "--tiles-per-product": "sweep.tiles_per_product",
+                       "--threads": "sweep.threads"}
 
 
 def check_command(study, point, binary, root):

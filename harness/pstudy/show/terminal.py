@@ -60,6 +60,9 @@ def table_frame(summary):
             # sequences per row chunk of the products, in sweeps that have the key
             **({} if "tile_sequences" not in summary.columns or summary["tile_sequences"].isna().all() else
                {"ts": "-" if pd.isna(r["tile_sequences"]) else vocabulary.chunk_text(r["tile_sequences"])}),
+            # tiles each product is cut into, in sweeps that have the key
+            **({} if "tiles_per_product" not in summary.columns or summary["tiles_per_product"].isna().all() else
+               {"tp": "-" if pd.isna(r["tiles_per_product"]) else vocabulary.chunk_text(r["tiles_per_product"])}),
             "ok/runs": f"{int(r['n_runs']) - int(r['n_failed'])}/{int(r['n_runs'])}",
             "step s [95% CI]": (f"{seconds(r.get('step_median_s'))} [{seconds(r.get('step_ci_low_s'))},"
                                 f"{seconds(r.get('step_ci_high_s'))}]"),

@@ -64,6 +64,7 @@ SCHEMA = {
         "tile_columns": ("chunklist", ["auto"]),      # output columns per tile of the products
         "tile_in_channels": ("chunklist", ["auto"]),  # input channels per weight-gradient tile
         "tile_sequences": ("chunklist", ["auto"]),    # sequences per row chunk of the products
+        "tiles_per_product": ("chunklist", ["auto"]), # tiles each product is cut into (not with tile_columns)
         "ranks": ("posintlist", [1]),         # distributed variants only: processes per run
         "scaling": ("scaling", "strong"),     # distributed: model.B global (strong) or per rank (weak)
     },
@@ -116,7 +117,7 @@ class Study:
     model: dict               # config|checkpoint, data, B, T
     run: dict                 # steps, warmup, repetitions, timeout_s, seed, build_dir, binary
     sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk, tile_columns,
-                              # tile_in_channels, tile_sequences, ranks, scaling
+                              # tile_in_channels, tile_sequences, tiles_per_product, ranks, scaling
     placement: dict           # proc_bind, places
     counters: dict            # backend
     analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True,
@@ -226,6 +227,10 @@ def from_dict(raw, path, text="", cpu_count=1):
         for value in sweep[key]:
             if value != "auto" and value > model[limit]:
                 raise StudyError(f"{path}: sweep.{key}: {value} is larger than model.{limit} = {model[limit]}")
+    # both set the products' tile widths: the binaries refuse a run given both
+    if any(v != "auto" for v in sweep["tiles_per_product"]) and any(v != "auto" for v in sweep["tile_columns"]):
+        raise StudyError(f"{path}: sweep.tiles_per_product: numbers here cannot be swept with numbers in "
+                         "sweep.tile_columns (each sets the products' tile widths; give the other \"auto\")")
     if any(vocabulary.is_distributed(v) for v in sweep["variants"]) and sweep["scaling"] == "strong":
         for ranks in sweep["ranks"]:
             if ranks > model["B"]:

@@ -35,10 +35,10 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     .lock           held (fcntl.flock) by the process sweeping the directory; names that process
     .reserve        space set aside while a sweep runs, freed to record "failed" when the disk fills
 STEM is a run's file stem, run_stem(point, repetition):
-    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>][_tc<tile_columns>_ti<tile_in_channels>][_ts<tile_sequences>]_r<repetition>
+    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>][_tc<tile_columns>_ti<tile_in_channels>][_ts<tile_sequences>][_tp<tiles_per_product>]_r<repetition>
     (_R<ranks> for distributed variants only, _tc/_ti for chunked points with tile widths, _ts for
-    chunked points with the products' row chunks: a point from before a key has no part for it; a
-    chunk value the binary chooses, AUTO, is written "auto")
+    chunked points with the products' row chunks, _tp for those with the tiles per product: a point
+    from before a key has no part for it; a chunk value the binary chooses, AUTO, is written "auto")
 Every file is written to a temporary name and renamed into place, so a crash never leaves a half
 file under a real name. A run counts as done only when its runs/STEM.json exists and the journal
 says so; anything else is redone on resume.
@@ -78,18 +78,19 @@ KEYS = vocabulary.POINT_KEYS
 # names
 
 def point_stem(point):
-    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>][_tc<tc>_ti<ti>][_ts<ts>] of a
-    point (any object with the point's attributes, or a point key tuple); _R only for distributed
-    points, _tc and _ti only for points with tile widths, _ts only for points with tile_sequences."""
+    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>][_tc<tc>_ti<ti>][_ts<ts>][_tp<tp>]
+    of a point (any object with the point's attributes, or a point key tuple); _R only for distributed
+    points, _tc and _ti only for points with tile widths, _ts only for points with tile_sequences,
+    _tp only for points with tiles_per_product."""
     variant, compiler, kernels, threads = tuple(point)[:4]
     ranks = tuple(point)[6] if len(tuple(point)) > 6 else None
-    bs, k, tc, ti, ts = vocabulary.chunk_values(point)
+    bs, k, tc, ti, ts, tp = vocabulary.chunk_values(point)
 
     def text(v):
         return "NA" if v is None else vocabulary.chunk_text(v)
     return (f"{variant}_{compiler}_{kernels}_t{threads}_bs{text(bs)}_k{text(k)}" + ("" if ranks is None else f"_R{ranks}")
             + ("" if tc is None and ti is None else f"_tc{text(tc)}_ti{text(ti)}")
-            + ("" if ts is None else f"_ts{text(ts)}"))
+            + ("" if ts is None else f"_ts{text(ts)}") + ("" if tp is None else f"_tp{text(tp)}"))
 
 
 def run_stem(point, repetition):
@@ -100,7 +101,7 @@ def run_stem(point, repetition):
 RUN_STEM = re.compile(r"(?P<variant>[a-z][a-z0-9]*)_(?P<compiler>[a-z0-9]+)_(?P<kernels>[a-z0-9]+)"
                       r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA|auto)_k(?P<k>\d+|NA|auto)(?:_R(?P<ranks>\d+))?"
                       r"(?:_tc(?P<tc>\d+|NA|auto)_ti(?P<ti>\d+|NA|auto))?(?:_ts(?P<ts>\d+|NA|auto))?"
-                      r"_r(?P<rep>\d+)")
+                      r"(?:_tp(?P<tp>\d+|NA|auto))?_r(?P<rep>\d+)")
 
 
 def parse_run_stem(stem):
@@ -113,7 +114,7 @@ def parse_run_stem(stem):
     def value(text):
         return None if text in (None, "NA") else vocabulary.AUTO if text == "auto" else int(text)
     key = (d["variant"], d["compiler"], d["kernels"], int(d["threads"]), value(d["bs"]), value(d["k"]),
-           value(d["ranks"]), value(d["tc"]), value(d["ti"]), value(d["ts"]))
+           value(d["ranks"]), value(d["tc"]), value(d["ti"]), value(d["ts"]), value(d["tp"]))
     return key, int(d["rep"])
 
 

@@ -2,8 +2,8 @@
 
 A point is one configuration of the program (variant, compiler, kernels, threads and, for the
 chunked variants only, batch_subsize, token chunk k, the tile widths tile_columns and
-tile_in_channels and the sequences per row chunk of the products tile_sequences, each a number or
-AUTO, the binary's choice; for the distributed variants only, ranks: MPI processes of `threads`
+tile_in_channels, the sequences per row chunk of the products tile_sequences and the tiles each
+product is cut into tiles_per_product, each a number or AUTO, the binary's choice; for the distributed variants only, ranks: MPI processes of `threads`
 threads each). A run is one process measuring one point
 once; a sweep makes `repetitions` runs of every point.
 
@@ -31,6 +31,7 @@ class Point(NamedTuple):
     tile_columns: Optional[int] = None      # chunked variants: output columns per tile (0: auto)
     tile_in_channels: Optional[int] = None  # chunked variants: input channels per weight-gradient tile
     tile_sequences: Optional[int] = None    # chunked variants: sequences per row chunk of the products
+    tiles_per_product: Optional[int] = None  # chunked variants: tiles each product is cut into
 
     def label(self):
         return vocabulary.point_label(self)
@@ -64,10 +65,10 @@ def points(study):
                             if bs == "auto":
                                 out.append(automatic_chunking(variant, compiler, kernels, threads))
                                 continue
-                            for k, tc, ti, ts in itertools.product(
+                            for k, *tiles in itertools.product(
                                     *(sweep[key] for key in ("token_chunk",) + vocabulary.TILE_KEYS)):
                                 out.append(Point(variant, compiler, kernels, threads, bs, chunk_value(k), None,
-                                                 chunk_value(tc), chunk_value(ti), chunk_value(ts)))
+                                                 *(chunk_value(t) for t in tiles)))
                     else:
                         out.append(Point(variant, compiler, kernels, threads, None, None))
     return out

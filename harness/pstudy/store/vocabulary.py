@@ -6,9 +6,9 @@ a point (configs, the sweep, the runner, the statistics, the figures, the benchm
 names from here.
 
 A point is one configuration of a program: (variant, compiler, kernels, threads, batch_subsize,
-k, ranks, tile_columns, tile_in_channels, tile_sequences). batch_subsize, k (the token chunk), the
-tile widths and the sequences per row chunk of the products (tile_sequences) exist for chunked
-variants only, ranks (MPI processes, `threads` each) for distributed variants only; they are None
+k, ranks, tile_columns, tile_in_channels, tile_sequences, tiles_per_product). batch_subsize, k (the
+token chunk), the tile widths, the sequences per row chunk of the products (tile_sequences) and the
+tiles each product is cut into (tiles_per_product) exist for chunked variants only, ranks (MPI processes, `threads` each) for distributed variants only; they are None
 (NA in the CSV files) for the others. A chunk key the binary chooses itself for its thread count
 (config value "auto") is AUTO, 0, in a point key and "auto" in names.
 """
@@ -39,22 +39,25 @@ KERNEL_SETS = ("fast", "reference")
 PHASES = ("step", "forward", "backward", "update")
 # a key added later goes last, so that the positions of the others in a point key keep their meaning
 POINT_KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks", "tile_columns",
-              "tile_in_channels", "tile_sequences"]
-INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences")
+              "tile_in_channels", "tile_sequences", "tiles_per_product"]
+INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
+                "tiles_per_product")
 # the chunk keys that cut the transformer blocks' products: absent from points made before each existed
-TILE_KEYS = ("tile_columns", "tile_in_channels", "tile_sequences")
+TILE_KEYS = ("tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product")
 CHUNK_KEYS = ("batch_subsize", "k") + TILE_KEYS
 # where each chunk key sits in a point key
 CHUNK_POSITIONS = tuple(POINT_KEYS.index(c) for c in CHUNK_KEYS)
 # point keys that only some variants have: NA (pandas Int64) for the others
-OPTIONAL_KEYS = ("batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences")
+OPTIONAL_KEYS = ("batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
+                 "tiles_per_product")
 # a chunk key left to the binary's choice for its thread count
 AUTO = 0
 # the binaries' options and info-line keys of the chunk keys, in CHUNK_KEYS' order
 CHUNK_OPTIONS = {"batch_subsize": ("--batch-subsize", "batch_subsize"), "k": ("--token-chunk", "token_chunk"),
                  "tile_columns": ("--tile-columns", "tile_columns"),
                  "tile_in_channels": ("--tile-in-channels", "tile_in_channels"),
-                 "tile_sequences": ("--tile-sequences", "tile_sequences")}
+                 "tile_sequences": ("--tile-sequences", "tile_sequences"),
+                 "tiles_per_product": ("--tiles-per-product", "tiles_per_product")}
 # what distributed variants add to each step record (time in communication between processes)
 DISTRIBUTED_STEP_FIELDS = ("comm_s",)
 
@@ -156,26 +159,27 @@ def chunk_text(value):
 
 
 def chunk_values(key):
-    """(batch_subsize, k, tile_columns, tile_in_channels, tile_sequences) of a point key or Point;
-    None for a key the tuple is too short to hold (a key made before it existed)."""
+    """(batch_subsize, k, tile_columns, tile_in_channels, tile_sequences, tiles_per_product) of a point
+    key or Point; None for a key the tuple is too short to hold (a key made before it existed)."""
     key = tuple(key)
     return tuple(key[i] if i < len(key) else None for i in CHUNK_POSITIONS)
 
 
-def chunking_label(bs, k, tile_columns=None, tile_in_channels=None, tile_sequences=None):
-    """'bs=1 k=64', with the tile keys where the point has them: 'bs=1 k=64 tc=384 ti=auto ts=4' (tc:
-    output columns per tile, ti: input channels per weight-gradient tile, ts: sequences per row chunk
-    of the products); NA counts as absent."""
+def chunking_label(bs, k, tile_columns=None, tile_in_channels=None, tile_sequences=None, tiles_per_product=None):
+    """'bs=1 k=64', with the tile keys where the point has them: 'bs=1 k=64 tc=384 ti=auto ts=4 tp=2'
+    (tc: output columns per tile, ti: input channels per weight-gradient tile, ts: sequences per row
+    chunk of the products, tp: tiles each product is cut into); NA counts as absent."""
     text = f"bs={chunk_text(bs)} k={chunk_text(k)}"
-    for name, value in (("tc", tile_columns), ("ti", tile_in_channels), ("ts", tile_sequences)):
+    for name, value in (("tc", tile_columns), ("ti", tile_in_channels), ("ts", tile_sequences),
+                        ("tp", tiles_per_product)):
         if not _is_na(value):
             text += f" {name}={chunk_text(value)}"
     return text
 
 
 def point_label(key):
-    """'taskiter gcc/fast t=2 bs=1 k=64 tc=auto ti=auto ts=auto', 'mpi gcc/fast r=2 t=1' for a point key
-    (or a Point)."""
+    """'taskiter gcc/fast t=2 bs=1 k=64 tc=auto ti=auto ts=auto tp=auto', 'mpi gcc/fast r=2 t=1' for a
+    point key (or a Point)."""
     variant, compiler, kernels, threads, bs = tuple(key)[:5]
     ranks = key[6] if len(key) > 6 else None
     text = f"{variant} {compiler}/{kernels}" + (f" r={ranks}" if ranks is not None else "") + f" t={threads}"
