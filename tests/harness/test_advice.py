@@ -190,3 +190,10 @@ def test_candidates_cut_the_products_rows_as_the_others_and_keep_them_whole():
             assert (CHUNKED, "gcc", "fast", bs, k, None, None, 4, None) in cands
     assert cands[0] == (CHUNKED, "gcc", "fast") + (vocabulary.AUTO,) * len(vocabulary.CHUNK_KEYS)
     assert len(cands) == 1 + 3 * 2 * len(advice.TILINGS) and len(set(cands)) == len(cands)
+
+
+def test_the_automatic_point_of_a_directory_from_before_a_chunk_key_keeps_its_traces():
+    auto = vocabulary.AUTO
+    old = (CHUNKED, "gcc", "fast", auto, auto, auto, auto, auto, None)  # swept before tiles_per_product
+    cands = advice.candidates({old: {}}, 4, 16)
+    assert cands[0] == old and (CHUNKED, "gcc", "fast") + (auto,) * len(vocabulary.CHUNK_KEYS) not in cands

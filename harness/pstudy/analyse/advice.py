@@ -83,7 +83,12 @@ def candidates(medians, B, T):
             # row chunk, as described at 1 thread), tiles of 256 and the products' rows whole at every
             # BATCH_SUBSIZE and k
             auto = vocabulary.AUTO
-            out.append((variant, compiler, kernels) + (auto,) * len(vocabulary.CHUNK_KEYS))
+            # a directory swept before a chunk key existed has its automatic point with that key None:
+            # that point is the automatic chunking, with its own traces
+            traced_auto = sorted((ck for ck in medians if ck[:3] == (variant, compiler, kernels) and ck[3] == auto
+                                  and all(v in (auto, None) for v in ck[3:])), key=lambda ck: ck.count(None))
+            out.append(traced_auto[0] if traced_auto else
+                       (variant, compiler, kernels) + (auto,) * len(vocabulary.CHUNK_KEYS))
             out += [(variant, compiler, kernels, bs, k, *(B if t == WHOLE_ROWS else t for t in tiles))
                     for bs, k in chunkings(B, T) for tiles in TILINGS]
         else:
