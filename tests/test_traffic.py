@@ -70,17 +70,20 @@ PACK_KINDS = ("pack_weight_fwd", "pack_weight_bwd_input")
 
 
 def test_describe_same_for_every_variant():
-    """Every variant describes the same step; the chunked ones (EXECUTOR_PACKS_WEIGHTS) add one
-    pack operation before each row-split product of the transformer blocks (core/step.h, "Packed
-    weights"), and nothing else changes (tiny's widths are whole panels: the packed weights are
-    the weights' size). The reference kernel set has no packed form: no pack operations."""
+    """Every variant describes the same step; the chunked ones (EXECUTOR_PACKS_WEIGHTS), with the
+    products' rows cut (BATCH_SUBSIZE 1 of B = 2), add one pack operation before each row-split
+    product of the transformer blocks (core/step.h, "Packed weights"), and nothing else changes
+    (tiny's widths are whole panels: the packed weights are the weights' size); with the rows whole
+    (the automatic chunking here: 32 rows, C = 64) they add none. The reference kernel set has no
+    packed form: no pack operations."""
     _, seq = describe("seq", "--config", "tiny", "-B", "2", "-T", "16")
 
     def without_index(ops):
         return [{k: v for k, v in o.items() if k != "op"} for o in ops]
 
     for variant in ("forkjoin", "tasks", "taskiter"):
-        info, other = describe(variant, "--config", "tiny", "-B", "2", "-T", "16")
+        info, other = describe(variant, "--config", "tiny", "-B", "2", "-T", "16", "--batch-subsize", "1",
+                               "--token-chunk", "16")
         packs = [o for o in other if o["kernel"] in PACK_KINDS]
         if variant == "forkjoin":
             assert other == seq, variant
@@ -93,5 +96,8 @@ def test_describe_same_for_every_variant():
             assert product["kernel"] == ("matmul_fwd" if o["kernel"] == "pack_weight_fwd" else "matmul_bwd_input")
             assert product["label"].split()[1:] == o["label"].split()[1:]
         assert without_index([o for o in other if o["kernel"] not in PACK_KINDS]) == without_index(seq), variant
-        _, reference = describe(variant, "--config", "tiny", "-B", "2", "-T", "16", kernels="reference")
+        _, reference = describe(variant, "--config", "tiny", "-B", "2", "-T", "16", "--batch-subsize", "1",
+                                "--token-chunk", "16", kernels="reference")
         assert not [o for o in reference if o["kernel"] in PACK_KINDS], variant
+        whole_info, whole = describe(variant, "--config", "tiny", "-B", "2", "-T", "16", "--threads", "2")
+        assert not whole_info["weights_packed_per_step"] and without_index(whole) == without_index(seq), variant
