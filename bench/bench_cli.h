@@ -1,7 +1,7 @@
-// What the ceiling benchmarks (stream, peakflops, thief, crosscore) share: a one-line error naming
-// the option and exit status 2, option values checked against their range, a monotonic clock and
-// the size of the largest cache sysfs reports. Header-only, so that each benchmark stays one
-// compilation unit built with `$(CC) ... bench/NAME.c`. Define BENCH_PROGRAM (its name, a string
+// What the ceiling benchmarks (stream, peakflops, thief, crosscore, reread) share: a one-line error
+// naming the option and exit status 2, option values checked against their range, a monotonic
+// clock, a median and the size of the largest cache sysfs reports. Header-only, so that each
+// benchmark stays one compilation unit built with `$(CC) ... bench/NAME.c`. Define BENCH_PROGRAM (its name, a string
 // literal) before including it.
 #ifndef BENCH_CLI_H
 #define BENCH_CLI_H
@@ -53,6 +53,17 @@ static inline double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static inline int bench_by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// The median of v[0..n) (n > 0), sorting v in place.
+static inline double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, bench_by_value);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Size of the largest cache cpu0 sees ("32768K", "1M", or plain bytes), or 0 if sysfs does not say.

@@ -80,16 +80,6 @@ static float sum(const float *x, size_t n) {
     return total;
 }
 
-static int by_value(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int main(int argc, char **argv) {
     long sizes[MAX_SIZES];
     int n_sizes = 0, rounds = 200, json = 0, writer_cpu = -1, reader_cpu = -1;

@@ -50,16 +50,6 @@ static float *random_floats(size_t n, unsigned *state) {
     return p;
 }
 
-static int by_value(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // The input gradient on columns [0, N) of dinp (rows x N) in `pieces` equal
 // ranges, one call each (one call for 1). Returns the seconds it took.
 static double product(float *dinp, const float *dout, const float *w, int rows, int K, int N, int pieces) {
