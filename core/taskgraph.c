@@ -39,13 +39,16 @@ static int tile_panel(void) { return max_int(matmul_panel_columns(), 16); }
 // products 12 tiles of 64 (4 threads idle), 16-column units 16 tiles of 48.
 static int tile_unit(int rows_whole) { return rows_whole ? 16 : tile_panel(); }
 
+// Width of `tiles` equal tiles of `columns` columns in whole units (the last one narrower).
+static int equal_tile_width(int columns, int tiles, int unit) {
+    return ceil_div(ceil_div(columns, tiles), unit) * unit;
+}
+
 // Tile width of a row-split product of `columns` output columns.
 static int product_tile_width(const Chunking *c, const StepDescription *s, int columns) {
     int w = c->tile_columns;
-    if (c->tiles_per_product > 0) {
-        int unit = tile_unit(chunking_product_rows_whole(c, s->B, s->T));
-        w = ceil_div(ceil_div(columns, c->tiles_per_product), unit) * unit;
-    }
+    if (c->tiles_per_product > 0)
+        w = equal_tile_width(columns, c->tiles_per_product, tile_unit(chunking_product_rows_whole(c, s->B, s->T)));
     return w > 0 && w < columns ? w : columns;
 }
 
@@ -111,12 +114,11 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
     // ones in tiles as wide), or every product whole where that is narrower than the floor
     int widest = max_int(chunking_widest_product(s, 1), 1);
     int parts = 1, width = narrow >= min_columns ? narrow : widest;
-    if (!free_cols && c->tiles_per_product > 0) { // the unit as the rows stand before any cut below
-        int unit = tile_unit(free_seq ? bs >= B && k >= T : c->tile_sequences >= B);
-        width = min_int(ceil_div(ceil_div(narrow, c->tiles_per_product), unit) * unit, narrow);
-    } else if (!free_cols) {
+    if (!free_cols && c->tiles_per_product > 0) // in the unit of the rows as they stand before any cut below
+        width = min_int(equal_tile_width(narrow, c->tiles_per_product,
+                                         tile_unit(free_seq ? bs >= B && k >= T : c->tile_sequences >= B)), narrow);
+    else if (!free_cols)
         width = c->tile_columns;
-    }
     long target = (long)CHUNK_TILES_PER_THREAD * threads;
     // The products' rows whole where the batch has no more rows (B x T) than
     // the narrowest product has output columns (C), or where they are given
@@ -141,7 +143,7 @@ static void choose_granularity(Chunking *c, const StepDescription *s, int thread
     int given_whole = free_seq ? !free_bs && !free_k && bs >= B && k >= T : c->tile_sequences >= B;
     int may_be_whole = free_seq ? (free_bs || bs >= B) && (free_k || k >= T) : given_whole;
     int whole_rows = threads > 1 && narrow > 0 && may_be_whole && (given_whole || (long)B * T <= narrow);
-    if (whole_rows && free_cols) width = ceil_div(ceil_div(narrow, threads), tile_unit(1)) * tile_unit(1);
+    if (whole_rows && free_cols) width = equal_tile_width(narrow, threads, tile_unit(1));
     // the row operations' chunks, where the products' rows are chunked apart from them
     while ((whole_rows || !free_seq) && threads > 1 &&
            (long)ceil_div(B, bs) * ceil_div(T, k) < (long)CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads) {
