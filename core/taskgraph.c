@@ -450,8 +450,11 @@ static int push_int(IntList *l, int v) {
 
 // Appends the ids of the blocks a box covers, skipping ids already listed
 // for this task (from `first` on).
+// Appends the blocks of `box` that task `task` has not listed yet (seen_by: per
+// block, the last task that listed it; a scan of the task's list instead was
+// quadratic in its blocks, most of describing a graph at 112 threads).
 static int push_box_blocks(const TaskGraph *g, int buffer, const int dim[3], const Box *box, IntList *ids,
-                           long first) {
+                           int *seen_by, int task) {
     const int *grid = g->block_grid[buffer];
     int nb[3];
     for (int d = 0; d < 3; d++) nb[d] = ceil_div(dim[d], grid[d]);
@@ -461,9 +464,9 @@ static int push_box_blocks(const TaskGraph *g, int buffer, const int dim[3], con
         for (int i1 = box->lo[1] / grid[1]; i1 <= (box->hi[1] - 1) / grid[1]; i1++)
             for (int i2 = box->lo[2] / grid[2]; i2 <= (box->hi[2] - 1) / grid[2]; i2++) {
                 int id = (int)(g->buffer_first_block[buffer] + ((long)i0 * nb[1] + i1) * nb[2] + i2);
-                int seen = 0;
-                for (long k = first; k < ids->n && !seen; k++) seen = ids->items[k] == id;
-                if (!seen && push_int(ids, id)) return -1;
+                if (seen_by[id] == task) continue;
+                seen_by[id] = task;
+                if (push_int(ids, id)) return -1;
             }
     return 0;
 }
@@ -489,6 +492,9 @@ int taskgraph_build(TaskGraph *g, const StepDescription *s, const Chunking *chun
     RangeList ranges = {0};
     IntList ids = {0};
     long cap = 0;
+    int *seen_by = malloc((total > 0 ? total : 1) * sizeof(int));
+    if (!seen_by) return -1;
+    for (long b = 0; b < total; b++) seen_by[b] = -1;
     for (int o = 0; o < s->n_ops; o++) {
         const Op *op = &s->ops[o];
         if (op_chunks(s, chunking, op, &ranges)) goto oom;
@@ -505,7 +511,7 @@ int taskgraph_build(TaskGraph *g, const StepDescription *s, const Chunking *chun
                 int nbox = access_boxes(s, &op->access[a], t->range, boxes);
                 for (int k = 0; k < nbox; k++)
                     if (push_box_blocks(g, op->access[a].buffer, s->buffers[op->access[a].buffer].dim, &boxes[k],
-                                        &ids, t->out_first))
+                                        &ids, seen_by, g->n_tasks - 1))
                         goto oom;
             }
             t->n_out = (int)(ids.n - t->out_first);
@@ -516,19 +522,21 @@ int taskgraph_build(TaskGraph *g, const StepDescription *s, const Chunking *chun
                 int nbox = access_boxes(s, &op->access[a], t->range, boxes);
                 for (int k = 0; k < nbox; k++)
                     if (push_box_blocks(g, op->access[a].buffer, s->buffers[op->access[a].buffer].dim, &boxes[k],
-                                        &ids, t->out_first))
+                                        &ids, seen_by, g->n_tasks - 1))
                         goto oom;
             }
             t->n_in = (int)(ids.n - t->in_first);
         }
     }
     free(ranges.items);
+    free(seen_by);
     g->block_ids = ids.items;
     g->n_block_ids = ids.n;
     return 0;
 oom:
     free(ranges.items);
     free(ids.items);
+    free(seen_by);
     return -1;
 }
 
