@@ -47,27 +47,57 @@ static Traffic chunk_traffic(const StepDescription *s, const Op *op, Range r) {
     return t;
 }
 
-static void write_ints(FILE *out, const int *first, const int *items, int task) {
-    fputc('[', out);
-    for (int k = first[task]; k < first[task + 1]; k++) fprintf(out, "%s%d", k > first[task] ? "," : "", items[k]);
+// One column of the chunks: "name": [v0, v1, ...].
+static void write_column(FILE *out, const char *name, const int64_t *values, int n) {
+    fprintf(out, ",\n\"%s\": [", name);
+    for (int i = 0; i < n; i++) fprintf(out, "%s%lld", i ? "," : "", (long long)values[i]);
     fputc(']', out);
 }
 
-static void write_task(FILE *out, const StepDescription *s, int id, int op_index, Range r, int thread) {
-    const Op *op = &s->ops[op_index];
-    Traffic t = chunk_traffic(s, op, r);
-    fprintf(out,
-            "{\"id\": %d, \"op\": %d, \"phase\": \"%s\", \"b0\": %d, \"b1\": %d, \"x0\": %d, \"x1\": %d, "
-            "\"col0\": %d, \"col1\": %d, \"thread\": %d, \"flops\": %lld, \"bytes\": %lld",
-            id, op_index, phase_name(op->phase), r.b0, r.b1, r.x0, r.x1, r.col0, r.col1, thread,
-            (long long)t.flops, (long long)traffic_bytes(t));
+// Successor lists (CSR first/items) as runs of consecutive task ids: per task
+// its number of runs, then each run's first id and length. A product's tiles
+// all precede every row chunk of the next operation (P x 2P edges, about a
+// million for d12 at 112 threads), and those are consecutive ids: the runs are
+// some 20 times fewer than the edges, and reading them is what --best waits on.
+static int write_runs(FILE *out, const char *name, const int *first, const int *items, int n) {
+    int64_t *runs = calloc((size_t)n, sizeof(int64_t));
+    int64_t *starts = malloc(((size_t)first[n] + 1) * sizeof(int64_t));
+    int64_t *lengths = malloc(((size_t)first[n] + 1) * sizeof(int64_t));
+    if (!runs || !starts || !lengths) {
+        free(runs), free(starts), free(lengths);
+        return -1;
+    }
+    int n_runs = 0;
+    for (int t = 0; t < n; t++)
+        for (int k = first[t]; k < first[t + 1]; k++) {
+            if (k > first[t] && items[k] == items[k - 1] + 1) {
+                lengths[n_runs - 1]++;
+                continue;
+            }
+            starts[n_runs] = items[k];
+            lengths[n_runs++] = 1;
+            runs[t]++;
+        }
+    fprintf(out, ",\n\"%s\": {\"runs\": [", name);
+    for (int t = 0; t < n; t++) fprintf(out, "%s%lld", t ? "," : "", (long long)runs[t]);
+    fprintf(out, "],\n \"first\": [");
+    for (int r = 0; r < n_runs; r++) fprintf(out, "%s%lld", r ? "," : "", (long long)starts[r]);
+    fprintf(out, "],\n \"length\": [");
+    for (int r = 0; r < n_runs; r++) fprintf(out, "%s%lld", r ? "," : "", (long long)lengths[r]);
+    fprintf(out, "]}");
+    free(runs), free(starts), free(lengths);
+    return 0;
 }
+
+enum { COL_OP, COL_B0, COL_B1, COL_X0, COL_X1, COL_COL0, COL_COL1, COL_THREAD, COL_FLOPS, COL_BYTES, NUM_COLUMNS };
+static const char *const column_names[NUM_COLUMNS] = {"op",   "b0",     "b1",    "x0",   "x1",
+                                                      "col0", "col1", "thread", "flops", "bytes"};
 
 int schedule_write_json(const Schedule *sched, const StepDescription *s, const char *variant, FILE *out) {
     const TaskGraph *g = sched->graph;
     int dataflow = sched->kind == SCHEDULE_DATAFLOW;
     fprintf(out,
-            "{\"format\": \"gpt2-perfstudy-graph\", \"version\": 1, \"variant\": \"%s\", \"schedule\": \"%s\", "
+            "{\"format\": \"gpt2-perfstudy-graph\", \"version\": 2, \"variant\": \"%s\", \"schedule\": \"%s\", "
             "\"threads\": %d, \"barrier_per_phase\": %s, \"barrier_per_op\": %s, \"B\": %d, \"T\": %d",
             variant, dataflow ? "dataflow" : "static", sched->threads,
             !dataflow || sched->barrier_per_phase ? "true" : "false", dataflow ? "false" : "true", s->B, s->T);
@@ -88,21 +118,24 @@ int schedule_write_json(const Schedule *sched, const StepDescription *s, const c
                 i, op_kind_name(op->kind), op->label, op->layer, phase_name(op->phase), split_name(op->split),
                 op->cut_columns, (long long)t.flops, (long long)traffic_bytes(t), i + 1 < s->n_ops ? "," : "");
     }
-    fprintf(out, "],\n\"chunks\": [\n");
+    // the chunks as columns, task i at index i of each
     int n = dataflow ? g->n_tasks : sched->n_chunks;
+    int64_t *columns = malloc((size_t)NUM_COLUMNS * (size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (!columns) return -1;
     for (int i = 0; i < n; i++) {
-        if (dataflow) {
-            write_task(out, s, i, g->tasks[i].op, g->tasks[i].range, -1);
-            fprintf(out, ", \"succ\": ");
-            write_ints(out, g->succ_first, g->succ, i);
-            fprintf(out, ", \"next_succ\": ");
-            write_ints(out, g->next_succ_first, g->next_succ, i);
-        } else {
-            const ScheduledChunk *c = &sched->chunks[i];
-            write_task(out, s, i, c->op, c->range, c->thread);
-        }
-        fprintf(out, "}%s\n", i + 1 < n ? "," : "");
+        int op_index = dataflow ? g->tasks[i].op : sched->chunks[i].op;
+        Range r = dataflow ? g->tasks[i].range : sched->chunks[i].range;
+        Traffic t = chunk_traffic(s, &s->ops[op_index], r);
+        int64_t row[NUM_COLUMNS] = {op_index, r.b0,  r.b1, r.x0, r.x1, r.col0, r.col1,
+                                    dataflow ? -1 : sched->chunks[i].thread, t.flops, traffic_bytes(t)};
+        for (int c = 0; c < NUM_COLUMNS; c++) columns[(size_t)c * n + i] = row[c];
     }
-    fprintf(out, "]}\n");
+    fprintf(out, "],\n\"chunks\": {\"count\": %d", n);
+    for (int c = 0; c < NUM_COLUMNS; c++) write_column(out, column_names[c], columns + (size_t)c * n, n);
+    free(columns);
+    if (dataflow && (write_runs(out, "succ", g->succ_first, g->succ, n) != 0 ||
+                     write_runs(out, "next_succ", g->next_succ_first, g->next_succ, n) != 0))
+        return -1;
+    fprintf(out, "}}\n");
     return ferror(out) ? -1 : 0;
 }

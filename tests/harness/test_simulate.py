@@ -309,8 +309,8 @@ def test_a_damaged_graph_cache_is_not_used(tmp_path):
     with np.load(cache) as z:
         arrays = {k: z[k] for k in z.files}
     # a successor index past the graph (the native replay would read out of bounds): the JSON is read
-    arrays["succ"] = arrays["succ"].copy()
-    arrays["succ"][0] = 99
+    arrays["succ_first"] = arrays["succ_first"].copy()
+    arrays["succ_first"][0] = 99
     with open(cache, "wb") as f:
         np.savez(f, **arrays)
     g = taskgraph.load(path)

@@ -400,14 +400,14 @@ class Graphs:
         reading a kept one: --best has its worker processes read them)."""
         (point, batch), path = self.where(ck, threads, batch)
         if (point, batch) not in self.cache and not path.is_file():
-            self._describe(ck, point, batch, path)  # not kept in memory: hundreds of graphs for --best
+            self._describe(ck, point, batch, path, keep=False)  # hundreds of graphs for --best
 
     def _point(self, ck, threads, batch):
         if batch is not None and batch == int(self.meta.model.get("B", 4)):
             batch = None
         return graph_point(ck, threads), batch
 
-    def _describe(self, ck, point, batch, path):
+    def _describe(self, ck, point, batch, path, keep=True):
         args = list(self.args) + ["--threads", str(point[3])]
         if batch is not None:
             args[args.index("-B") + 1] = str(batch)
@@ -415,7 +415,7 @@ class Graphs:
             if value is not None and value != vocabulary.AUTO:
                 args += [vocabulary.CHUNK_OPTIONS[key][0], str(value)]
         binary = self.binary(*ck[:3])
-        graph = taskgraph.describe(binary, args, path)
+        graph = taskgraph.describe(binary, args, path, keep=keep)
         if binary not in self.sha256:  # once per binary: describing hundreds of graphs (--best)
             self.sha256[binary] = file_sha256(binary)
         resultsdir.atomic_write(resultsdir.ResultsDir(self.directory).graph_origin(path),

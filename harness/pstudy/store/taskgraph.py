@@ -2,21 +2,30 @@
 `--describe-graph FILE` (core/schedule.c writes it; README.md, "Task graph export", documents it).
 This module owns the format on the Python side; nothing else parses the file.
 
-Format "gpt2-perfstudy-graph", version 1: one JSON object with
+Format "gpt2-perfstudy-graph", one JSON object with
     variant, schedule ("static" | "dataflow"), threads, barrier_per_op (static), barrier_per_phase,
     B, T, chunking (dataflow: batch_subsize, token_chunk, channel_chunk, tile_columns,
     tile_in_channels, tile_sequences, tiles_per_product: kept as written, not read),
     ops:   [{op, kernel, label, layer, phase, split, cut_columns, flops, bytes}]   in step order
-    chunks: [{id, op, phase, b0, b1, x0, x1, col0, col1, thread, flops, bytes
-             [, succ, next_succ]}]   ids 0..n-1 in listing order
+and the chunks, task i the i-th of each:
+    version 2 (what the binaries write): columns
+        chunks: {count, op, b0, b1, x0, x1, col0, col1, thread, flops, bytes: [n integers]
+                 [, succ, next_succ: {runs: [n], first: [r], length: [r]}]}
+      a task's phase is its operation's; its successors are runs[i] runs of consecutive ids
+      (first, first + 1, ..., first + length - 1), the runs of task 0 first;
+    version 1 (graphs kept from before; still read): one object per task
+        chunks: [{id, op, phase, b0, b1, x0, x1, col0, col1, thread, flops, bytes [, succ, next_succ]}]
 static: each operation's chunks run on the thread named, a barrier after every operation.
-dataflow: succ lists the tasks of the same iteration that wait for this one, next_succ those of
-the next iteration; barrier_per_phase says whether a wait closes each phase (and so each step).
+dataflow: succ are the tasks of the same iteration that wait for this one, next_succ those of the
+next iteration; barrier_per_phase says whether a wait closes each phase (and so each step).
+
+Why version 2: at 112 threads a product's tiles all precede every row chunk of the next operation,
+some 1.5 million edges for d12; as one JSON integer each, decoding them was half of `perfstudy
+predict --best`'s time. As runs they are 20 times fewer, and the columns go to numpy whole.
 
 load() keeps beside each file it reads a cache of the checked graph in arrays, FILE.npz (numpy's
 format, no pickled objects), remade when the file's size or modification time changes: `perfstudy
-predict --best` reads some 400 graphs of up to 21 MB, and decoding and checking the JSON took most
-of its time.
+predict --best` reads some thousand graphs.
 """
 
 import json
@@ -29,10 +38,13 @@ from pathlib import Path
 from pstudy.errors import StudyError
 
 FORMAT = "gpt2-perfstudy-graph"
-VERSION = 1
+VERSION = 2          # what the binaries write
+VERSIONS = (1, 2)    # what is read
+CACHE_VERSION = 2    # the arrays of FILE.npz (2: successors as runs)
 STATIC, DATAFLOW = "static", "dataflow"
 PHASES = ("forward", "backward", "update")
 TASK_FIELDS = ("id", "op", "phase", "b0", "b1", "x0", "x1", "col0", "col1", "thread", "flops", "bytes")
+COLUMNS = ("op", "b0", "b1", "x0", "x1", "col0", "col1", "thread", "flops", "bytes")  # version 2
 
 
 @dataclass
@@ -47,11 +59,24 @@ class Graph:
     thread: list = field(default_factory=list)    # per task: static thread (-1 for dataflow)
     flops: list = field(default_factory=list)
     bytes: list = field(default_factory=list)
-    key: list = field(default_factory=list)       # per task: chunk_key()
     path: str = ""
     _arrays: dict = field(default=None, repr=False, compare=False)
     _succ: list = field(default=None, repr=False, compare=False)
     _next_succ: list = field(default=None, repr=False, compare=False)
+    _key: list = field(default=None, repr=False, compare=False)
+
+    @property
+    def key(self):
+        """Per task: its chunk_key() (tuples made from the arrays of a cached graph only when asked
+        for: of some 600 graphs --best replays, only the traced ones are matched by key, and the
+        tuples took half of reading a cached graph)."""
+        if self._key is None:
+            self._key = list(map(tuple, self._arrays["key"].tolist())) if self._arrays is not None else []
+        return self._key
+
+    @key.setter
+    def key(self, value):
+        self._key = value
 
     @property
     def n_tasks(self):
@@ -110,15 +135,17 @@ def _fail(path, problem):
     raise StudyError(f"{path}: {problem}")
 
 
-def parse(doc, path):
+def parse(doc, path, lists=True):
     """A Graph from the decoded JSON of a --describe-graph file; StudyError naming the file and
-    the field that is wrong."""
+    the field that is wrong. lists=False: of a version 2 file only the arrays (Graph.arrays()) are
+    made, for a graph that is checked and cached but not used (its per-task lists stay empty)."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         _fail(path, f"not a task graph (expected \"format\": \"{FORMAT}\")")
-    if doc.get("version") != VERSION:
-        _fail(path, f"version {doc.get('version')!r} is not {VERSION}")
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version not in VERSIONS:
+        _fail(path, f"version {version!r} is not one of {', '.join(map(str, VERSIONS))}")
     for name, kind in (("variant", str), ("schedule", str), ("threads", int), ("barrier_per_phase", bool),
-                       ("ops", list), ("chunks", list)):
+                       ("ops", list), ("chunks", dict if version == 2 else list)):
         if not isinstance(doc.get(name), kind) or (kind is int and isinstance(doc.get(name), bool)):
             _fail(path, f"{name}: expected {kind.__name__}, got {doc.get(name)!r}")
     if doc["schedule"] not in (STATIC, DATAFLOW):
@@ -130,6 +157,8 @@ def parse(doc, path):
         if not isinstance(op, dict) or op.get("op") != i or op.get("phase") not in PHASES:
             _fail(path, f"ops[{i}]: expected an operation numbered {i} with a phase")
     g = Graph(doc["variant"], doc["schedule"], doc["threads"], doc["barrier_per_phase"], ops, path=str(path))
+    if version == 2:
+        return _parse_columns(g, doc["chunks"], path, lists)
     tasks = doc["chunks"]
     if not tasks:
         _fail(path, "chunks: empty")
@@ -175,6 +204,98 @@ def parse(doc, path):
     return g
 
 
+def _int_column(path, where, value, n=None):
+    """A list of JSON integers as an int64 array; StudyError naming `where` otherwise."""
+    import numpy as np
+    if not isinstance(value, list):
+        _fail(path, f"{where}: expected a list of integers, got {type(value).__name__}")
+    try:
+        a = np.asarray(value) if value else np.zeros(0, dtype=np.int64)
+    except (ValueError, OverflowError):  # lists of unequal lengths inside, integers beyond 64 bits
+        a = None
+    if a is None or a.ndim != 1 or a.dtype.kind not in "iu":
+        _fail(path, f"{where}: expected a list of integers")
+    if n is not None and len(a) != n:
+        _fail(path, f"{where}: {len(a)} entries, expected {n}")
+    return a.astype(np.int64, copy=False)
+
+
+def _expand_runs(path, where, value, n, later):
+    """(start[n + 1], flat successors) as int32 compressed rows from version 2's runs; `later`: every
+    successor must come after its task (the same iteration)."""
+    import numpy as np
+    if not isinstance(value, dict):
+        _fail(path, f"{where}: expected {{runs, first, length}}")
+    runs = _int_column(path, f"{where}.runs", value.get("runs"), n)
+    if len(runs) and runs.min() < 0:
+        _fail(path, f"{where}.runs: negative")
+    first = _int_column(path, f"{where}.first", value.get("first"), int(runs.sum()))
+    length = _int_column(path, f"{where}.length", value.get("length"), len(first))
+    if len(first) and (length.min() < 1 or first.min() < 0 or (first + length).max() > n):
+        _fail(path, f"{where}: a run of task ids outside 0..{n - 1}")
+    if later and (first <= np.repeat(np.arange(n), runs)).any():
+        _fail(path, f"{where}: a successor in the same iteration must come later in the list")
+    return runs_to_rows(runs, first, length)
+
+
+def runs_to_rows(runs, first, length):
+    """(start[n + 1], flat) int32 compressed rows of successor runs: task i has runs[i] runs, each
+    `length` consecutive ids from `first` (the arrays as checked by the caller)."""
+    import numpy as np
+    n = len(runs)
+    owner = np.repeat(np.arange(n), runs)
+    start = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, weights=length, minlength=n).astype(np.int64), out=start[1:])
+    offsets = np.cumsum(length) - length  # where each run begins in the flat list
+    flat = np.repeat(first - offsets, length) + np.arange(int(start[-1]), dtype=np.int64)
+    return start.astype(np.int32), flat.astype(np.int32)
+
+
+def rows_to_runs(start, flat):
+    """(runs[n], first, length) int64 of compressed rows: maximal runs of consecutive ids."""
+    import numpy as np
+    n = len(start) - 1
+    owner = np.repeat(np.arange(n), np.diff(start))
+    begins = np.ones(len(flat), dtype=bool)
+    begins[1:] = (flat[1:] != flat[:-1] + 1) | (owner[1:] != owner[:-1])
+    at = np.flatnonzero(begins)
+    length = np.diff(np.append(at, len(flat)))
+    return (np.bincount(owner[at], minlength=n).astype(np.int64), flat[at].astype(np.int64),
+            length.astype(np.int64))
+
+
+def _parse_columns(g, chunks, path, lists=True):
+    """Fills `g` from version 2's columns (checked whole, with numpy) and returns it."""
+    import numpy as np
+    n = chunks.get("count")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        _fail(path, f"chunks.count: expected a positive integer, got {n!r}")
+    col = {name: _int_column(path, f"chunks.{name}", chunks.get(name), n) for name in COLUMNS}
+    ops = g.ops
+    if col["op"].min() < 0 or col["op"].max() >= len(ops):
+        _fail(path, f"chunks.op: an operation outside 0..{len(ops) - 1}")
+    if col["flops"].min() < 0 or col["bytes"].min() < 0:
+        _fail(path, "chunks: negative flops or bytes")
+    if g.schedule == STATIC and (col["thread"].min() < 0 or col["thread"].max() >= g.threads):
+        _fail(path, f"chunks.thread: a thread outside 0..{g.threads - 1}")
+    phase = np.asarray([PHASES.index(op["phase"]) for op in ops], dtype=np.int32)[col["op"]]
+    a = {"op": col["op"].astype(np.int32), "thread": col["thread"].astype(np.int32), "phase": phase,
+         "flops": col["flops"], "bytes": col["bytes"],
+         "key": np.stack([col[k] for k in ("op", "b0", "b1", "x0", "x1", "col0", "col1")], axis=1)}
+    if g.schedule == DATAFLOW:
+        a["succ_start"], a["succ"] = _expand_runs(path, "chunks.succ", chunks.get("succ"), n, True)
+        a["next_start"], a["next_succ"] = _expand_runs(path, "chunks.next_succ", chunks.get("next_succ"), n, False)
+    else:
+        for start, flat in (("succ_start", "succ"), ("next_start", "next_succ")):
+            a[start], a[flat] = np.zeros(n + 1, dtype=np.int32), np.zeros(0, dtype=np.int32)
+    g._arrays = a
+    if lists:  # per-task lists, what the Python side of predict reads (the keys when asked for)
+        g.op, g.thread = a["op"].tolist(), a["thread"].tolist()
+        g.flops, g.bytes = a["flops"].tolist(), a["bytes"].tolist()
+        g.phase = [PHASES[i] for i in phase.tolist()]
+    return g
+
+
 def cache_path(path):
     """FILE.npz beside a graph file FILE: load()'s arrays of it."""
     path = Path(path)
@@ -182,7 +303,12 @@ def cache_path(path):
 
 
 def _stamp(stat):
-    return [stat.st_size, stat.st_mtime_ns, VERSION]
+    return [stat.st_size, stat.st_mtime_ns, CACHE_VERSION]
+
+
+# the cache keeps the successors as runs, as version 2 does (the expanded lists of a 112-thread d12
+# graph took 7 MB a file): (prefix in the cache, start and flat arrays of Graph.arrays())
+CACHED_RUNS = (("succ", "succ_start", "succ"), ("next", "next_start", "next_succ"))
 
 
 def _from_cache(path, stat):
@@ -194,6 +320,9 @@ def _from_cache(path, stat):
             if head.get("stamp") != _stamp(stat):
                 return None
             a = {name: z[name] for name in z.files if name != "head"}
+        for prefix, start, flat in CACHED_RUNS:
+            a[start], a[flat] = runs_to_rows(*(a.pop(f"{prefix}_{part}") for part in ("runs", "first", "length")))
+        a["key"] = a["key"].astype(np.int64)
         if not _arrays_hold(a, head):
             return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -202,7 +331,6 @@ def _from_cache(path, stat):
               path=str(path))
     g.op, g.thread, g.flops, g.bytes = a["op"].tolist(), a["thread"].tolist(), a["flops"].tolist(), a["bytes"].tolist()
     g.phase = [PHASES[i] for i in a["phase"].tolist()]
-    g.key = list(map(tuple, a["key"].tolist()))
     g._arrays = a
     return g
 
@@ -236,11 +364,18 @@ def _write_cache(path, graph, stat):
     import numpy as np
     head = {"stamp": _stamp(stat), "variant": graph.variant, "schedule": graph.schedule, "threads": graph.threads,
             "barrier_per_phase": graph.barrier_per_phase, "ops": graph.ops}
+    arrays = dict(graph.arrays())
+    for prefix, start, flat in CACHED_RUNS:
+        for part, values in zip(("runs", "first", "length"), rows_to_runs(arrays.pop(start), arrays.pop(flat))):
+            arrays[f"{prefix}_{part}"] = values.astype(np.int32)
+    key = arrays["key"]
+    if len(key) and -2**31 <= key.min() and key.max() < 2**31:  # ranges and operation indices: half the bytes
+        arrays["key"] = key.astype(np.int32)
     target = cache_path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
-            np.savez(f, head=np.frombuffer(json.dumps(head).encode(), dtype=np.uint8), **graph.arrays())
+            np.savez(f, head=np.frombuffer(json.dumps(head).encode(), dtype=np.uint8), **arrays)
         os.replace(tmp, target)
     except OSError:
         tmp.unlink(missing_ok=True)
@@ -286,8 +421,9 @@ def _by_columns(g, tasks, n_ops, threads, dataflow):
     return True
 
 
-def load(path, cache=True):
-    """The Graph in a --describe-graph file; with `cache`, read from and kept in its cache file."""
+def load(path, cache=True, lists=True):
+    """The Graph in a --describe-graph file; with `cache`, read from and kept in its cache file
+    (`lists`: as parse())."""
     try:
         stat = os.stat(path)
         if cache:
@@ -301,15 +437,17 @@ def load(path, cache=True):
         doc = json.loads(text)
     except ValueError as err:
         raise StudyError(f"{path}: not JSON: {err}") from None
-    graph = parse(doc, path)
+    graph = parse(doc, path, lists)
     if cache:
         _write_cache(path, graph, stat)
     return graph
 
 
-def describe(binary, args, out_path, timeout_s=120):
+def describe(binary, args, out_path, timeout_s=120, keep=True):
     """Runs `binary ARGS --describe-graph OUT_PATH` (the model and chunking options in ARGS) and
-    loads what it wrote; StudyError with the binary's own message when it fails."""
+    loads what it wrote; StudyError with the binary's own message when it fails. keep=False: the
+    graph is checked and cached beside the file, and None returned (--best describes hundreds of
+    graphs in one pass and reads them in another)."""
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")  # processes describing at once
@@ -324,8 +462,8 @@ def describe(binary, args, out_path, timeout_s=120):
         tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
         tmp.unlink(missing_ok=True)
         raise StudyError(f"{binary}: --describe-graph failed (exit {done.returncode}): {tail}")
-    graph = load(tmp, cache=False)
+    graph = load(tmp, cache=False, lists=keep)
     tmp.replace(out_path)
     graph.path = str(out_path)
     _write_cache(out_path, graph, os.stat(out_path))
-    return graph
+    return graph if keep else None
