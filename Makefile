@@ -36,7 +36,7 @@ GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
 FRONT_SRC := variants/verify.c variants/options.c
 HEADERS  := $(wildcard core/*.h variants/*.h)
 
-.PHONY: all build deps test run reference clean print-flags print-variants
+.PHONY: all build deps test run reference clean print-flags print-variants avx2
 # keep object files that pattern rules produce on the way (make would delete them)
 .SECONDARY:
 
@@ -46,34 +46,35 @@ all: build
 include bench/Makefile.bench
 .DEFAULT_GOAL := all
 
-# one build tree per (compiler, kernels)
+# one build tree per (compiler, kernels): $(1) compiler, $(2) kernel set, $(3) the tree's name
+# under build/$(1)/, $(4) the flags
 define BUILD_TREE
-build/$(1)/$(2)/obj/%.o: core/%.c $(HEADERS) | build/$(1)/$(2)/obj
-	$(1) $(CFLAGS_COMMON) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
-build/$(1)/$(2)/obj/main-omp.o: variants/main.c $(HEADERS) | build/$(1)/$(2)/obj
-	$(1) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
-build/$(1)/$(2)/obj/main-seq.o: variants/main.c $(HEADERS) | build/$(1)/$(2)/obj
-	$(1) $(CFLAGS_COMMON) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
-build/$(1)/$(2)/obj/exec-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
-	$(1) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
-build/$(1)/$(2)/obj/front-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
-	$(1) $(CFLAGS_COMMON) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
-build/$(1)/$(2)/obj/main-mpi.o: variants/main.c $(HEADERS) | build/$(1)/$(2)/obj
-	OMPI_CC=$(1) $(MPICC) $(CFLAGS_COMMON) -fopenmp -DDISTRIBUTED -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
-build/$(1)/$(2)/obj/node-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
-	$(1) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' $$(call node_rename,$$*) -c $$< -o $$@
-build/$(1)/$(2)/obj/dist-%.o: variants/%.c $(HEADERS) | build/$(1)/$(2)/obj
-	OMPI_CC=$(1) $(MPICC) $(CFLAGS_COMMON) -fopenmp -DKERNELS_NAME='"$(2)"' -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $$< -o $$@
-build/$(1)/$(2)/obj:
+build/$(1)/$(3)/obj/%.o: core/%.c $(HEADERS) | build/$(1)/$(3)/obj
+	$(1) $(4) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(3)/obj/main-omp.o: variants/main.c $(HEADERS) | build/$(1)/$(3)/obj
+	$(1) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(3)/obj/main-seq.o: variants/main.c $(HEADERS) | build/$(1)/$(3)/obj
+	$(1) $(4) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(3)/obj/exec-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
+	$(1) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(3)/obj/front-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
+	$(1) $(4) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(3)/obj/main-mpi.o: variants/main.c $(HEADERS) | build/$(1)/$(3)/obj
+	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp -DDISTRIBUTED -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+build/$(1)/$(3)/obj/node-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
+	$(1) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' $$(call node_rename,$$*) -c $$< -o $$@
+build/$(1)/$(3)/obj/dist-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
+	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $$< -o $$@
+build/$(1)/$(3)/obj:
 	mkdir -p $$@
-$(patsubst %,build/$(1)/$(2)/gpt2-%,$(DISTRIBUTED_VARIANTS)): build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-mpi.o $(patsubst variants/%.c,build/$(1)/$(2)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(2)/obj/dist-%.o $(patsubst %,build/$(1)/$(2)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
-	OMPI_CC=$(1) $(MPICC) $(CFLAGS_COMMON) -fopenmp $$^ -o $$@ $(LDLIBS)
-$(patsubst %,build/$(1)/$(2)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-seq.o $(patsubst variants/%.c,build/$(1)/$(2)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
-	$(1) $(CFLAGS_COMMON) $$^ -o $$@ $(LDLIBS)
-build/$(1)/$(2)/gpt2-%: build/$(1)/$(2)/obj/main-omp.o $(patsubst variants/%.c,build/$(1)/$(2)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(2)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(2)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
-	$(1) $(CFLAGS_COMMON) -fopenmp $$^ -o $$@ $(LDLIBS)
+$(patsubst %,build/$(1)/$(3)/gpt2-%,$(DISTRIBUTED_VARIANTS)): build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-mpi.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/dist-%.o $(patsubst %,build/$(1)/$(3)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp $$^ -o $$@ $(LDLIBS)
+$(patsubst %,build/$(1)/$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-seq.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+	$(1) $(4) $$^ -o $$@ $(LDLIBS)
+build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-omp.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+	$(1) $(4) -fopenmp $$^ -o $$@ $(LDLIBS)
 endef
-$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k)))))
+$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k),$(k),$(CFLAGS_COMMON)))))
 
 # Builds with hardware-counter regions around every kernel (core/counters.h):
 #   make counters COUNTERS=likwid   ->  build/<compiler>/<kernels>-likwid/gpt2-<variant>  (-DUSE_LIKWID -llikwid)
@@ -96,22 +97,22 @@ counters:
 	@scripts/install-deps.sh $(COUNTERS_PKG_$(COUNTERS))
 	@$(MAKE) --no-print-directory $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(filter-out $(DISTRIBUTED_VARIANTS),$(VARIANTS)),build/$(c)/$(k)-$(COUNTERS)/gpt2-$(v))))
 
-# Builds without AVX-512, for valgrind (Debian 12's valgrind 3.19 cannot decode AVX-512): the
-# flags above with -march=native replaced by -mavx2 -mfma, as pstudy.instructions does for its
-# counts. Sequential variants only (valgrind runs one thread at a time); pstudy.cachesim uses them.
+# Builds without AVX-512: the flags above with -march=native replaced by -mavx2 -mfma, as
+# pstudy.instructions does for its counts. For valgrind (Debian 12's valgrind 3.19 cannot decode
+# AVX-512: pstudy.cachesim runs the sequential variant), and for the AVX2 kernels measured on a
+# machine that has AVX-512 (`make avx2`; bench/kernels.py --isa avx2, or a sweep with
+# run.binary = "{build_dir}/{compiler}/{kernels}-avx2/gpt2-{variant}").
 #   build/<compiler>/<kernels>-avx2/gpt2-<variant>
 CFLAGS_AVX2 := $(patsubst -march=native,-mavx2 -mfma,$(CFLAGS_COMMON))
-define AVX2_TREE
-$(patsubst %,build/$(1)/$(2)-avx2/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)-avx2/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
-	@mkdir -p $$(@D)
-	$(1) $(CFLAGS_AVX2) -DKERNELS_NAME='"$(2)"' variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS)
-endef
-$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call AVX2_TREE,$(c),$(k)))))
+$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k),$(k)-avx2,$(CFLAGS_AVX2)))))
 
 BUILT_VARIANTS := $(wildcard $(patsubst %,variants/%.c,$(VARIANTS)))
 BUILT_NAMES    := $(patsubst variants/%.c,%,$(BUILT_VARIANTS))
 KERNEL_SETS ?= fast reference
 BINARIES := $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(BUILT_NAMES),build/$(c)/$(k)/gpt2-$(v))))
+# `make avx2`: the AVX2 trees of every variant but the distributed one, and the product benchmark
+AVX2_BINARIES := $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(filter-out $(DISTRIBUTED_VARIANTS),$(BUILT_NAMES)),build/$(c)/$(k)-avx2/gpt2-$(v))))
+avx2: $(AVX2_BINARIES) build/bench/gemm_bench-avx2
 
 # the harness's task-graph replay in C (harness/replay/replay.c; pstudy.analyse.replay loads it):
 # no -march and no contraction, so that its arithmetic is the Python reference's, bit for bit
@@ -169,6 +170,10 @@ OPENBLAS_INC := /usr/include/x86_64-linux-gnu/openblas-serial
 build/bench/gemm_bench: bench/gemm_bench.c core/gemm.c core/gemm.h
 	@mkdir -p build/bench
 	gcc $(UNIT_CFLAGS) -march=native -I$(OPENBLAS_INC) -o $@ bench/gemm_bench.c core/gemm.c \
+	    -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lm
+build/bench/gemm_bench-avx2: bench/gemm_bench.c core/gemm.c core/gemm.h
+	@mkdir -p build/bench
+	gcc $(UNIT_CFLAGS) -mavx2 -mfma -I$(OPENBLAS_INC) -o $@ bench/gemm_bench.c core/gemm.c \
 	    -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas -lm
 .PHONY: bench bench-variants bench-harness bench-predict
 bench: deps

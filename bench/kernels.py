@@ -18,6 +18,11 @@
 
 Memory: peak resident set size of the seq run (target <= 2.5 GB for d12).
 
+--isa avx2 measures the AVX2 builds (`make avx2`: -march=native replaced by -mavx2 -mfma, the 6x16
+micro-kernel) on a machine that also has AVX-512: the products against OpenBLAS's AVX2 core types
+only (Zen, Haswell), and the step against the AVX2 figure of the peak benchmark, so that the share
+of the peak that an AVX2 machine's target names can be measured where no AVX2-only machine is.
+
 Everything measured is saved in a new directory results/bench-kernels/<date>-<commit>/
 (gemm.csv, gemm_cores.csv, peaks.csv, steps.csv, meta.json, summary.txt; an earlier one is never
 overwritten), and `--from DIR` prints the summary of a saved directory again. The
@@ -60,7 +65,17 @@ OPENBLAS_CORES = [
 ]
 STEP_COLUMNS = ["kernels", "variant", "threads", "step", "step_s", "flops", "peak_rss_bytes"]
 # the make target that builds each binary the benchmark needs
-BUILT_BY = {"gemm_bench": "make build/bench/gemm_bench (or make bench)", "peakflops": "make"}
+BUILT_BY = {"gemm_bench": "make build/bench/gemm_bench (or make bench)", "peakflops": "make",
+            "gemm_bench-avx2": "make avx2"}
+# --isa: the build tree of the step binaries (run.binary), the product benchmark, the peak
+# benchmark's figure the step is held to, the widest instructions the OpenBLAS core types compared
+# may use (None: any) and the make target of the step binaries
+ISAS = {
+    "native": {"binary": None, "gemm_bench": "build/bench/gemm_bench", "peak": None, "openblas": None,
+               "make": "make"},
+    "avx2": {"binary": "{build_dir}/{compiler}/{kernels}-avx2/gpt2-{variant}", "gemm_bench": "build/bench/gemm_bench-avx2",
+             "peak": "avx2", "openblas": {"avx2", "fma", "avx"}, "make": "make avx2"},
+}
 
 
 def json_lines(text):
@@ -83,13 +98,14 @@ def describe_binary(study, kernels):
 def check_binaries(args, threads):
     """Exits with a message naming the make target when a binary the benchmark runs is missing or
     older than its sources, before anything is measured or a directory is made."""
-    binaries = ([] if args.skip_gemm else [ROOT / "build/bench/gemm_bench"]) + [ROOT / "build/bench/peakflops"]
+    isa = ISAS[args.isa]
+    binaries = ([] if args.skip_gemm else [ROOT / isa["gemm_bench"]]) + [ROOT / "build/bench/peakflops"]
     for kernels in args.kernels.split(","):
         study = study_for(args, kernels)
         binaries.append(describe_binary(study, kernels))
         binaries += [runner.binary_path(study, point, str(ROOT)) for _, _, point in step_points(args, threads, kernels)]
     for binary in map(Path, binaries):
-        how = BUILT_BY.get(binary.name, "make")
+        how = BUILT_BY.get(binary.name, isa["make"])
         if not binary.exists():
             sys.exit(f"bench/kernels.py: {binary}: not built (build it with {how})")
         if runner.binary_is_stale(binary, ROOT):
@@ -103,17 +119,27 @@ def run(cmd, env=None):
     return r
 
 
-def peak_gflops(threads):
+def peak_gflops(threads, isa=None):
+    """(GFLOP/s, isa) of the peak benchmark at `threads`: its widest vector width's figure, or that
+    of `isa` (exits when the benchmark has none: a CPU without those instructions)."""
     out = run([ROOT / "build/bench/peakflops", "--json", "--threads", threads]).stdout
-    best = max(json.loads(out)["results"], key=lambda r: r["gflops"])
+    results = json.loads(out)["results"]
+    if isa is not None:
+        results = [r for r in results if r["isa"] == isa]
+        if not results:
+            sys.exit(f"bench/kernels.py: build/bench/peakflops: no {isa} figure (the CPU lacks it)")
+    best = max(results, key=lambda r: r["gflops"])
     return best["gflops"], best["isa"]
 
 
 def study_for(args, kernels):
     """A step run of the benchmark as a harness study, so that the runner checks its output."""
+    run_keys = {"steps": args.steps - 1, "warmup": 1, "repetitions": 1, "timeout_s": 3600}
+    if ISAS[args.isa]["binary"]:
+        run_keys["binary"] = ISAS[args.isa]["binary"]
     return configmod.from_dict({
         "model": {"config": args.config, "B": args.B, "T": args.T},
-        "run": {"steps": args.steps - 1, "warmup": 1, "repetitions": 1, "timeout_s": 3600},
+        "run": run_keys,
         "sweep": {"kernels": [kernels]},
         "placement": {"proc_bind": "close", "places": "cores"}}, "bench/kernels.py")
 
@@ -137,15 +163,18 @@ def cpu_flags(cpuinfo=None):
     return set()
 
 
-def openblas_candidates(flags, requested=None):
+def openblas_candidates(flags, requested=None, allowed=None):
     """(core types to run, {core type: why not}) for a CPU with these flags. `requested`
-    (a list) restricts the candidates to those names, in that order."""
+    (a list) restricts the candidates to those names, in that order; `allowed` (a set of flags) to
+    core types that need no other instructions (the AVX2 comparison)."""
     known = dict(OPENBLAS_CORES)
     names = requested if requested else [name for name, _ in OPENBLAS_CORES]
     run_these, skipped = [], {}
     for name in names:
         need = known.get(name)
-        if need is None:
+        if allowed is not None and (need is None or not need <= allowed):
+            skipped[name] = "wider than the build compared (" + ", ".join(sorted(allowed)) + ")"
+        elif need is None:
             run_these.append(name)  # a name this list does not know: OpenBLAS decides
         elif need <= flags:
             run_these.append(name)
@@ -172,17 +201,18 @@ def measure_gemm(args, out, env, meta):
     rows = args.B * args.T
     requested = args.openblas_cores.split(",") if args.openblas_cores else None
     flags = cpu_flags()
-    cores, skipped = openblas_candidates(flags, requested)
+    allowed = ISAS[args.isa]["openblas"]
+    cores, skipped = openblas_candidates(flags, requested, allowed)
     if args.coretype_from_env:
         # a core type set in the environment (some shells set one) hides OpenBLAS at its best:
         # name every other core type this CPU runs as left out, and why
-        for core in openblas_candidates(flags)[0]:
+        for core in openblas_candidates(flags, None, allowed)[0]:
             if core not in cores:
                 skipped[core] = (f"OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']} in the environment "
                                  "(unset it to compare with every core type)")
     all_rows = []
     for core in cores:
-        text = run([ROOT / "build/bench/gemm_bench", "--json", "--rows", rows, "--reps", 15],
+        text = run([ROOT / ISAS[args.isa]["gemm_bench"], "--json", "--rows", rows, "--reps", 15],
                    dict(env, OPENBLAS_CORETYPE=core)).stdout
         lines = json_lines(text)
         total = next((x["total"] for x in lines if "total" in x), {})
@@ -204,7 +234,7 @@ def measure(args, threads, out, env, meta):
     if not args.skip_gemm:
         measure_gemm(args, out, env, meta)
     write_csv(out / "peaks.csv", PEAK_COLUMNS,
-              [dict(zip(PEAK_COLUMNS, (t, *peak_gflops(t)))) for t in threads])
+              [dict(zip(PEAK_COLUMNS, (t, *peak_gflops(t, ISAS[args.isa]["peak"])))) for t in threads])
     step_rows = []
     for kernels in args.kernels.split(","):
         study = study_for(args, kernels)
@@ -231,6 +261,9 @@ def summary(directory, meta):
     lines = []
     say = lines.append
     a = meta["args"]
+    if a.get("isa", "native") != "native":  # saved before --isa: the native builds
+        say(f"{a['isa']} builds (make {a['isa']}), against OpenBLAS's {a['isa']} core types and the "
+            f"{a['isa']} peak\n")
     gemm_path = directory / "gemm.csv"
     if gemm_path.exists():
         frame = resultsdir.read_csv(gemm_path, GEMM_COLUMNS, what="bench/kernels.py gemm.csv")
@@ -312,6 +345,8 @@ def main(argv=None):
     ap.add_argument("--kernels", default="fast,reference")
     ap.add_argument("--variants", default=",".join(v for v in vocabulary.VARIANTS if not vocabulary.is_distributed(v)))
     ap.add_argument("--skip-gemm", action="store_true")
+    ap.add_argument("--isa", choices=sorted(ISAS), default="native",
+                    help="avx2: the AVX2 builds (make avx2) against OpenBLAS's AVX2 core types and the AVX2 peak")
     ap.add_argument("--openblas-cores", metavar="LIST",
                     help="OpenBLAS core types to compare with, comma-separated (default: every one of "
                     + ", ".join(n for n, _ in OPENBLAS_CORES) + " that this CPU can run; "

@@ -106,7 +106,7 @@ def test_a_core_type_set_in_the_environment_is_named_as_what_hid_the_others(tmp_
 
     monkeypatch.setattr(bench, "run", fake_gemm_bench)
     monkeypatch.setattr(bench, "cpu_flags", lambda cpuinfo=None: {"avx", "avx2", "fma"})
-    args = SimpleNamespace(B=4, T=64, openblas_cores="Haswell", coretype_from_env=True)
+    args = SimpleNamespace(B=4, T=64, openblas_cores="Haswell", coretype_from_env=True, isa="native")
     meta = {}
     bench.measure_gemm(args, tmp_path, {"OPENBLAS_CORETYPE": "Haswell"}, meta)
     cores = meta["openblas_cores"]
@@ -115,6 +115,64 @@ def test_a_core_type_set_in_the_environment_is_named_as_what_hid_the_others(tmp_
     assert "OPENBLAS_CORETYPE=Haswell in the environment" in cores["left_out"]["Zen"]
     # asked for on the command line, the others are not reported as hidden
     meta = {}
-    bench.measure_gemm(SimpleNamespace(B=4, T=64, openblas_cores="Haswell", coretype_from_env=False),
+    bench.measure_gemm(SimpleNamespace(B=4, T=64, openblas_cores="Haswell", coretype_from_env=False, isa="native"),
                        tmp_path, {"OPENBLAS_CORETYPE": "Haswell"}, meta)
     assert meta["openblas_cores"]["left_out"] == {}
+
+
+AVX512 = {"avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd"}
+
+
+def test_the_avx2_builds_meet_openblas_s_avx2_core_types_only(tmp_path, monkeypatch):
+    import json
+    import subprocess
+    from types import SimpleNamespace
+    run, left = bench.openblas_candidates(AVX512, None, bench.ISAS["avx2"]["openblas"])
+    assert run == ["Zen", "Haswell", "Sandybridge"]
+    assert sorted(left) == ["Cooperlake", "SapphireRapids", "SkylakeX"]
+    assert all(why.startswith("wider than the build compared") for why in left.values())
+    ran = []
+
+    def fake_gemm_bench(cmd, env=None):
+        ran.append((Path(str(cmd[0])).name, env["OPENBLAS_CORETYPE"]))
+        shape = {"layer": "qkv", "product": "forward", "M": 256, "N": 2304, "K": 768, "gemm_gflops": 90.0,
+                 "openblas_gflops": 100.0, "ratio": 0.9, "median_ratio": 0.9}
+        text = json.dumps(shape) + "\n" + json.dumps({"total": {"openblas_core": env["OPENBLAS_CORETYPE"]}}) + "\n"
+        return subprocess.CompletedProcess(cmd, 0, text, "")
+
+    monkeypatch.setattr(bench, "run", fake_gemm_bench)
+    monkeypatch.setattr(bench, "cpu_flags", lambda cpuinfo=None: AVX512)
+    meta = {}
+    bench.measure_gemm(SimpleNamespace(B=4, T=64, openblas_cores=None, coretype_from_env=False, isa="avx2"),
+                       tmp_path, {}, meta)
+    assert ran == [("gemm_bench-avx2", "Zen"), ("gemm_bench-avx2", "Haswell"), ("gemm_bench-avx2", "Sandybridge")]
+    assert meta["openblas_cores"]["run"] == ["Zen", "Haswell", "Sandybridge"]
+
+
+def test_a_missing_avx2_build_names_make_avx2(tmp_path, monkeypatch):
+    (tmp_path / "build" / "bench").mkdir(parents=True)
+    (tmp_path / "build" / "bench" / "peakflops").write_text("")
+    monkeypatch.setattr(bench, "ROOT", tmp_path)
+    for extra, missing in (([], "build/bench/gemm_bench-avx2"), (["--skip-gemm"], "build/gcc/fast-avx2/gpt2-seq")):
+        with pytest.raises(SystemExit) as exit_info:
+            bench.main(["--config", "tiny", "--isa", "avx2", "--kernels", "fast", "--out", str(tmp_path / "out"), *extra])
+        assert str(exit_info.value.code) == f"bench/kernels.py: {tmp_path / missing}: not built (build it with make avx2)"
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif("avx2" not in bench.cpu_flags(), reason="the CPU has no AVX2")
+def test_an_avx2_run_holds_the_step_to_the_avx2_peak(tmp_path, capsys):
+    import sys
+    import pandas as pd
+    sys.path.insert(0, str(REPO / "tests"))
+    from variant_helpers import make  # one make at a time: the bit-identity test builds these too
+    built = make("-j2", *[f"build/gcc/fast-avx2/gpt2-{v}" for v in ("seq", "forkjoin", "tasks", "taskiter")])
+    assert built.returncode == 0, built.stderr
+    args = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "2", "--kernels", "fast", "--skip-gemm",
+            "--isa", "avx2", "--out", str(tmp_path)]
+    assert bench.main(args) == 0
+    [out] = list(tmp_path.iterdir())
+    assert set(pd.read_csv(out / "peaks.csv")["isa"]) == {"avx2"}
+    printed = capsys.readouterr().out
+    assert printed.startswith("avx2 builds (make avx2), against OpenBLAS's avx2 core types and the avx2 peak")
+    assert "(avx2 FMA)" in printed and "fast       taskiter" in printed
