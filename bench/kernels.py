@@ -73,7 +73,7 @@ BUILT_BY = {"gemm_bench": "make build/bench/gemm_bench (or make bench)", "peakfl
 ISAS = {
     "native": {"binary": None, "gemm_bench": "build/bench/gemm_bench", "peak": None, "openblas": None,
                "make": "make"},
-    "avx2": {"binary": "{build_dir}/{compiler}/{kernels}-avx2/gpt2-{variant}", "gemm_bench": "build/bench/gemm_bench-avx2",
+    "avx2": {"binary": configmod.AVX2_BINARY, "gemm_bench": "build/bench/gemm_bench-avx2",
              "peak": "avx2", "openblas": {"avx2", "fma", "avx"}, "make": "make avx2"},
 }
 

@@ -19,6 +19,9 @@ variant should lose nothing to fork-join at 1 thread and win from 2. The referen
 chunkings (BATCH_SUBSIZE=1, k=T; tasks also BATCH_SUBSIZE=B) are measured beside them, their
 ratios printed without a target.
 
+--isa avx2 runs the builds of `make avx2` (-mavx2 -mfma in place of -march=native): the
+variants with the AVX2 micro-kernel on a machine that also has AVX-512.
+
 Products in the two forms (d12 only, the shapes bench/gemm_bench knows): the
 transformer blocks' products, single thread, in the form fork-join runs them
 (one call, packing inside) and in the task form (a packing of each weight, then
@@ -113,6 +116,7 @@ PRODUCT_COLUMNS = ["layer", "product", "rows", "chunk", "layers", "forkjoin_s", 
                    "pack_s", "pack_ns_per_float", "copy_ns_per_float"]
 GEMM_BENCH_TARGET = "build/bench/gemm_bench"  # its make target, relative to the checkout
 GEMM_BENCH = ROOT / GEMM_BENCH_TARGET
+GEMM_BENCH_AVX2_TARGET = "build/bench/gemm_bench-avx2"  # --isa avx2 (`make avx2`)
 PRODUCT_REPETITIONS = 7
 PRODUCT_CONFIG = "d12"  # the shapes gemm_bench times
 D12_LAYERS = 12
@@ -121,9 +125,12 @@ D12_LAYERS = 12
 def study_for(args):
     """The benchmark's runs as a harness study: the runner then builds their command lines, sets
     their placement and checks their output as it does for a sweep's."""
+    run_keys = {"steps": args.steps - 1, "warmup": 1, "repetitions": args.repetitions, "timeout_s": 3600}
+    if args.isa == "avx2":
+        run_keys["binary"] = configmod.AVX2_BINARY
     return configmod.from_dict({
         "model": {"config": args.config, "B": args.B, "T": args.T},
-        "run": {"steps": args.steps - 1, "warmup": 1, "repetitions": args.repetitions, "timeout_s": 3600},
+        "run": run_keys,
         "sweep": {"compilers": [args.compiler], "kernels": [args.kernels]},
         "placement": {"proc_bind": os.environ.get("OMP_PROC_BIND", OMP_DEFAULTS["OMP_PROC_BIND"]),
                       "places": os.environ.get("OMP_PLACES", OMP_DEFAULTS["OMP_PLACES"])},
@@ -202,10 +209,15 @@ def points_of(study, threads):
     return points
 
 
-def measure_products(study, out):
+def gemm_bench(isa):
+    """(path, make target) of the product benchmark of the build --isa names."""
+    return (GEMM_BENCH, GEMM_BENCH_TARGET) if isa == "native" else (ROOT / GEMM_BENCH_AVX2_TARGET, "avx2")
+
+
+def measure_products(study, out, isa="native"):
     """gemm_bench --task-form into out/products.csv (d12's shapes, B*T rows, chunks of T rows)."""
     B, T = study.model["B"], study.model["T"]
-    cmd = [str(GEMM_BENCH), "--json", "--task-form", str(T), "--rows", str(B * T), "--layers", str(D12_LAYERS),
+    cmd = [str(gemm_bench(isa)[0]), "--json", "--task-form", str(T), "--rows", str(B * T), "--layers", str(D12_LAYERS),
            "--reps", str(PRODUCT_REPETITIONS)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -394,7 +406,9 @@ def summary(steps, meta, products=None, kernels=None):
         raise StudyError("steps.csv: no measured runs of the points")
     top = max(t for (_, t, _, _) in medians)
     reps = max(len(v) for v in medians.values())
-    say(f"variants: {a['config']} B={a['B']} T={a['T']}, {a['compiler']}/{a['kernels']}, "
+    isa = a.get("isa", "native")  # saved before --isa: the native build
+    say(f"variants: {a['config']} B={a['B']} T={a['T']}, {a['compiler']}/{a['kernels']}"
+        f"{'' if isa == 'native' else ' (' + isa + ' build, make ' + isa + ')'}, "
         f"{reps} runs x {a['steps'] - 1} measured steps per point, median of the runs' medians")
     say(f"{'variant':10s} {'chunking':18s} {'threads':>7s} {'step s':>8s} {'speedup/self1':>13s} "
         f"{'tasks/step':>10s} {'overhead/task':>14s} {'steal':>6s}")
@@ -531,6 +545,8 @@ def main(argv=None):
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--compiler", default="gcc")
     ap.add_argument("--kernels", default="fast")
+    ap.add_argument("--isa", choices=("native", "avx2"), default="native",
+                    help="avx2: the builds of make avx2 (-mavx2 -mfma in place of -march=native)")
     ap.add_argument("--skip-products", action="store_true",
                     help="leave out the products in the two forms (gemm_bench --task-form)")
     ap.add_argument("--out", default=str(ROOT / "results" / "bench-variants"),
@@ -567,14 +583,15 @@ def main(argv=None):
     except StudyError as err:
         ap.error(str(err))
     for point in points_of(study, threads):
-        refuse_missing_or_stale(Path(runner.binary_path(study, point, str(ROOT))), "make",
-                                "make, or check --compiler/--kernels")
+        make = "make avx2" if args.isa == "avx2" else "make"
+        refuse_missing_or_stale(Path(runner.binary_path(study, point, str(ROOT))), make,
+                                f"{make}, or check --compiler/--kernels")
     products_skipped = ("--skip-products" if args.skip_products else
                         f"not measured: gemm_bench times {PRODUCT_CONFIG}'s shapes, the config is {args.config}"
                         if args.config != PRODUCT_CONFIG else None)
     if not products_skipped:
-        refuse_missing_or_stale(GEMM_BENCH, f"make {GEMM_BENCH_TARGET}",
-                                f"make {GEMM_BENCH_TARGET}, or pass --skip-products")
+        path, target = gemm_bench(args.isa)
+        refuse_missing_or_stale(path, f"make {target}", f"make {target}, or pass --skip-products")
     git = provenance.git_state(ROOT)
     out = new_directory(Path(args.out), git)
     meta = {"benchmark": "bench/variants.py", "command": [sys.executable] + sys.argv,
@@ -587,7 +604,7 @@ def main(argv=None):
     resultsdir.write_json(out / "meta.json", meta)
     print(f"bench/variants.py: writing {out}", file=sys.stderr)
     if not products_skipped:
-        measure_products(study, out)
+        measure_products(study, out, args.isa)
     # what each binary reported about itself (compiler, OpenMP runtime, placement, chunking)
     meta["runs_info"] = measure(study, threads, out)
     meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

@@ -262,3 +262,14 @@ def test_gemm_bench_times_each_product_in_both_forms(tmp_path):
     r = subprocess.run([str(bench.GEMM_BENCH), "--task-form", "0"], capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == ["gemm_bench: --task-form: expected a positive integer, got '0'"]
+
+def test_the_avx2_builds_are_asked_for_by_their_make_target(tmp_path, monkeypatch):
+    # --isa avx2 runs `make avx2`'s trees and product benchmark: missing, each is named with it
+    monkeypatch.setattr(bench, "ROOT", tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--isa", "avx2", "--skip-products", "--out", str(tmp_path / "results")])
+    assert str(exit_info.value.code).startswith(f"bench/variants.py: {tmp_path}/build/gcc/fast-avx2: no gpt2-")
+    assert str(exit_info.value.code).endswith("(build it with make avx2, or check --compiler/--kernels)")
+    assert bench.gemm_bench("avx2") == (tmp_path / "build" / "bench" / "gemm_bench-avx2", "avx2")
+    assert bench.gemm_bench("native") == (bench.GEMM_BENCH, "build/bench/gemm_bench")
+    assert not (tmp_path / "results").exists()

@@ -26,6 +26,9 @@ ENUMERATIONS = {"launcher": LAUNCHER_KINDS, "scaling": SCALING_KINDS, "metric": 
 PROC_BIND_VALUES = ("", "false", "true", "close", "spread", "master", "primary")
 ABSTRACT_PLACES = ("threads", "cores", "sockets", "ll_caches", "numa_domains")
 DEFAULT_BINARY = "{build_dir}/{compiler}/{kernels}/gpt2-{variant}"
+# `make avx2`'s trees (-march=native replaced by -mavx2 -mfma): run.binary for a sweep of them, and
+# what bench/kernels.py and bench/variants.py run with --isa avx2
+AVX2_BINARY = "{build_dir}/{compiler}/{kernels}-avx2/gpt2-{variant}"
 MAX_THREADS = 4096  # above any node this study targets; a typo such as "1..5000000" stops here
 MAX_RUNS = 10_000   # runs in one sweep unless run.max_runs says otherwise
 MAX_TIMEOUT_S = 1_000_000  # run.timeout_s: 11.6 days
