@@ -47,10 +47,10 @@ static Traffic chunk_traffic(const StepDescription *s, const Op *op, Range r) {
     return t;
 }
 
-// One column of the chunks: "name": [v0, v1, ...].
-static void write_column(FILE *out, const char *name, const int64_t *values, int n) {
-    fprintf(out, ",\n\"%s\": [", name);
-    for (int i = 0; i < n; i++) fprintf(out, "%s%lld", i ? "," : "", (long long)values[i]);
+// A JSON list of integers: [v0,v1,...].
+static void write_ints(FILE *out, const int64_t *values, long n) {
+    fputc('[', out);
+    for (long i = 0; i < n; i++) fprintf(out, "%s%lld", i ? "," : "", (long long)values[i]);
     fputc(']', out);
 }
 
@@ -67,7 +67,7 @@ static int write_runs(FILE *out, const char *name, const int *first, const int *
         free(runs), free(starts), free(lengths);
         return -1;
     }
-    int n_runs = 0;
+    long n_runs = 0;
     for (int t = 0; t < n; t++)
         for (int k = first[t]; k < first[t + 1]; k++) {
             if (k > first[t] && items[k] == items[k - 1] + 1) {
@@ -78,13 +78,13 @@ static int write_runs(FILE *out, const char *name, const int *first, const int *
             lengths[n_runs++] = 1;
             runs[t]++;
         }
-    fprintf(out, ",\n\"%s\": {\"runs\": [", name);
-    for (int t = 0; t < n; t++) fprintf(out, "%s%lld", t ? "," : "", (long long)runs[t]);
-    fprintf(out, "],\n \"first\": [");
-    for (int r = 0; r < n_runs; r++) fprintf(out, "%s%lld", r ? "," : "", (long long)starts[r]);
-    fprintf(out, "],\n \"length\": [");
-    for (int r = 0; r < n_runs; r++) fprintf(out, "%s%lld", r ? "," : "", (long long)lengths[r]);
-    fprintf(out, "]}");
+    fprintf(out, ",\n\"%s\": {\"runs\": ", name);
+    write_ints(out, runs, n);
+    fprintf(out, ",\n \"first\": ");
+    write_ints(out, starts, n_runs);
+    fprintf(out, ",\n \"length\": ");
+    write_ints(out, lengths, n_runs);
+    fputc('}', out);
     free(runs), free(starts), free(lengths);
     return 0;
 }
@@ -131,7 +131,10 @@ int schedule_write_json(const Schedule *sched, const StepDescription *s, const c
         for (int c = 0; c < NUM_COLUMNS; c++) columns[(size_t)c * n + i] = row[c];
     }
     fprintf(out, "],\n\"chunks\": {\"count\": %d", n);
-    for (int c = 0; c < NUM_COLUMNS; c++) write_column(out, column_names[c], columns + (size_t)c * n, n);
+    for (int c = 0; c < NUM_COLUMNS; c++) {
+        fprintf(out, ",\n\"%s\": ", column_names[c]);
+        write_ints(out, columns + (size_t)c * n, n);
+    }
     free(columns);
     if (dataflow && (write_runs(out, "succ", g->succ_first, g->succ, n) != 0 ||
                      write_runs(out, "next_succ", g->next_succ_first, g->next_succ, n) != 0))

@@ -448,8 +448,6 @@ static int push_int(IntList *l, int v) {
     return 0;
 }
 
-// Appends the ids of the blocks a box covers, skipping ids already listed
-// for this task (from `first` on).
 // Appends the blocks of `box` that task `task` has not listed yet (seen_by: per
 // block, the last task that listed it; a scan of the task's list instead was
 // quadratic in its blocks, most of describing a graph at 112 threads).

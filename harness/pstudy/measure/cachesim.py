@@ -38,7 +38,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from pstudy.store import callgrind, opcosts, resultsdir, vocabulary
+from pstudy.store import callgrind, config, opcosts, resultsdir, vocabulary
 from pstudy.measure import runner
 from pstudy.errors import StudyError
 
@@ -210,7 +210,8 @@ def sim_study(study):
 
 
 def binary_target(compiler, kernels):
-    return f"build/{compiler}/{kernels}-avx2/gpt2-{vocabulary.BASELINE}"
+    return config.AVX2_BINARY.format(build_dir="build", compiler=compiler, kernels=kernels,
+                                     variant=vocabulary.BASELINE)
 
 
 def build(root, compiler, kernels):
