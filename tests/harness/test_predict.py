@@ -178,6 +178,11 @@ def test_predict_on_a_real_sweep(sweep):
     pred = (out / "prediction.csv").read_text()
     val = (out / "validation.csv").read_text()
     assert "PREDICTED" in proc.stdout and "error" in proc.stdout
+    # one configuration per variant: too few to fit a runtime cost per task, and the output says so
+    assert "runtime cost per task (fitted from the 1-thread runs, added to every task): " in proc.stdout
+    assert "taskiter none (fitted from 2 configurations at least; it has 1)" in proc.stdout
+    import pandas as pd
+    assert (pd.read_csv(out / "prediction.csv")["runtime_overhead_s"] == 0).all()
     # one validation row per measured point (every variant at 1 and 2 threads, seq at 1)
     rows = val.strip().splitlines()[1:]
     expected = sum(1 if vocabulary.is_sequential(v) else 2 for v in VARIANTS)

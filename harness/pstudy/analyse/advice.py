@@ -96,13 +96,14 @@ def candidates(medians, B, T):
     return out
 
 
-def predict_candidate(graphs, medians, ck, P, source, target):
-    """(step seconds, Outcome, cores) of config key `ck` at P threads."""
+def predict_candidate(graphs, medians, ck, P, source, target, overhead=0.0):
+    """(step seconds, Outcome, cores) of config key `ck` at P threads, each task `overhead` seconds
+    longer (its variant's runtime cost, prediction.runtime_overheads)."""
     ref = prediction.reference_config(medians, ck, graphs, P)
     if ref is None:
         return None
     graph = graphs.get(ck, P)
-    work = prediction.replay_work(graphs, medians, ck, P, source, target, ref)
+    work = prediction.replay_work(graphs, medians, ck, P, source, target, ref, overhead)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else P
     try:
         step, outcome = simulate.step_time(graph, work, target, cores, prediction.ITERATIONS,
@@ -112,13 +113,13 @@ def predict_candidate(graphs, medians, ck, P, source, target):
     return step, outcome, cores
 
 
-def _evaluate(graphs, medians, source, target, ck, counts):
+def _evaluate(graphs, medians, source, target, ck, counts, overheads):
     """[(P, row or None)] of one candidate at every P of `counts`."""
     out = []
     for P in counts:
         if vocabulary.is_sequential(ck[0]) and P != 1:
             continue
-        result = predict_candidate(graphs, medians, ck, P, source, target)
+        result = predict_candidate(graphs, medians, ck, P, source, target, overheads.get(ck[0], 0.0))
         if result is None:
             out.append((P, None))
             continue
@@ -134,9 +135,9 @@ def _evaluate(graphs, medians, source, target, ck, counts):
 _WORKER = {}
 
 
-def _worker_init(directory, meta, build_dir, medians, source, target):
+def _worker_init(directory, meta, build_dir, medians, source, target, overheads):
     _WORKER.update(graphs=prediction.Graphs(directory, meta, build_dir), medians=medians, source=source,
-                   target=target)
+                   target=target, overheads=overheads)
 
 
 def _describe_job(job):
@@ -146,16 +147,18 @@ def _describe_job(job):
 def _worker_job(job):
     ck, counts = job
     w = _WORKER
-    return _evaluate(w["graphs"], w["medians"], w["source"], w["target"], ck, counts)
+    return _evaluate(w["graphs"], w["medians"], w["source"], w["target"], ck, counts, w["overheads"])
 
 
-def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None, jobs=1):
+def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None, jobs=1, overheads=None):
     """(ranking, notes): one row per (P, candidate) with its rank at that P (1 = fastest), the
     predicted step time and, for every candidate, what bounds it; notes say what was left out.
     jobs > 1: the candidates' replays in that many processes (graphs described first, here), the
-    same result as one."""
+    same result as one. `overheads`: {variant: runtime seconds per task} (prediction.runtime_overheads;
+    none by default)."""
     import pandas as pd
 
+    overheads = overheads or {}
     B, T = int(meta.model.get("B", 4)), int(meta.model.get("T", 64))
     cands = candidates(medians, B, T)
     # one job per candidate whose graph is the same at every P, one per (candidate, P) otherwise
@@ -178,11 +181,12 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
                 missing[key] = (ck, P)
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(min(jobs, len(work)), _worker_init,
-                      (graphs.directory, graphs.meta, str(graphs.build), medians, source, target)) as pool:
+                      (graphs.directory, graphs.meta, str(graphs.build), medians, source, target,
+                       overheads)) as pool:
             pool.map(_describe_job, list(missing.values()), chunksize=1)
             results = pool.map(_worker_job, work, chunksize=1)
     else:
-        results = [_evaluate(graphs, medians, source, target, ck, ps) for ck, ps in work]
+        results = [_evaluate(graphs, medians, source, target, ck, ps, overheads) for ck, ps in work]
     by_p = {P: [] for P in counts}
     skipped = set()
     for (ck, _), res in zip(work, results):
@@ -199,7 +203,7 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
         at = sorted(by_p[P], key=lambda r: order[(r["variant"], r["compiler"], r["kernels"],
                                                     *(r[c] for c in vocabulary.CHUNK_KEYS))])
         if mpi and P >= 2:
-            at += mpi_rows(graphs, medians, meta, source, target, P, notes)
+            at += mpi_rows(graphs, medians, meta, source, target, P, notes, overheads)
         at.sort(key=lambda r: r["predicted_step_s"])  # stable: ties keep the candidates' order
         add_extra_work(at)
         for i, r in enumerate(at):
@@ -229,8 +233,9 @@ def add_extra_work(rows):
         r["extra_work"] = w / least - 1.0 if w is not None and least else None
 
 
-def mpi_rows(graphs, medians, meta, source, target, P, notes):
-    """gpt2-mpi at R ranks x P/R threads on one node (R = 2, 4, ... <= B, dividing P), forkjoin inside."""
+def mpi_rows(graphs, medians, meta, source, target, P, notes, overheads):
+    """gpt2-mpi at R ranks x P/R threads on one node (R = 2, 4, ... <= B, dividing P), forkjoin inside
+    (with forkjoin's runtime cost per task)."""
     B = int(meta.model.get("B", 4))
     ck = next((c for c in sorted(medians, key=lambda c: vocabulary.point_sort_key((0, *c)))
                if c[0] == vocabulary.FORKJOIN), None)
@@ -257,7 +262,8 @@ def mpi_rows(graphs, medians, meta, source, target, P, notes):
     if not layouts:
         return []
     results = distributed.predict(graphs, medians, ck, layouts, [B] * len(layouts), params,
-                                  int(info.get("comm_message_bytes") or 0), source, target)
+                                  int(info.get("comm_message_bytes") or 0), source, target,
+                                  overheads.get(ck[0], 0.0))
     out = []
     for lay, r in zip(layouts, results):
         comm = r["reduce_scatter_s"] + r["all_gather_s"]

@@ -122,8 +122,9 @@ def rank_config(ck, batch):
                           for key, v in chunks.items())
 
 
-def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target):
-    """(compute seconds: the slowest rank's forward and backward, update seconds) of `layout`."""
+def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target, overhead=0.0):
+    """(compute seconds: the slowest rank's forward and backward, update seconds) of `layout`, each
+    task `overhead` seconds longer (the node executor's runtime cost, prediction.runtime_overheads)."""
     view = rank_view(target, layout.ranks_per_node)
     if layout.threads > view.cores:
         raise StudyError(f"{target.path or target.name}: {layout.threads} threads per rank x "
@@ -135,18 +136,21 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
         if b == 0:
             continue
         g = graphs.get(rank_config(ck, b), layout.threads, b)
-        work = prediction.scaled_work(g, traced, medians[ck], source, view, g.path, reread=False)
+        work = prediction.with_overhead(prediction.scaled_work(g, traced, medians[ck], source, view, g.path,
+                                                               reread=False), overhead)
         compute = max(compute, _part(g, work, lambda ph: ph != UPDATE, view, layout.threads))
     g = graphs.get(rank_config(ck, max(1, batch // layout.ranks)), layout.threads, max(1, batch // layout.ranks))
     share = 1.0 / layout.ranks if layout.update == "sharded" else 1.0
-    work = prediction.scaled_work(g, traced, medians[ck], source, view, g.path, share, reread=False)
+    work = prediction.with_overhead(prediction.scaled_work(g, traced, medians[ck], source, view, g.path, share,
+                                                           reread=False), overhead)
     update = _part(g, work, lambda ph: ph == UPDATE, view, layout.threads)
     return compute, update
 
 
-def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, source, target):
+def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, source, target, overhead=0.0):
     """One dict per layout (global batch `batches[i]`): compute_s, reduce_scatter_s, all_gather_s,
-    update_s, step_s. Every layout's messages in one SimGrid replay."""
+    update_s, step_s. Every layout's messages in one SimGrid replay. `overhead`: seconds per task of
+    the node executor's runtime (prediction.runtime_overheads)."""
     net = target.network or local_network(target)
     parts, specs = [], []
     for lay, batch in zip(layouts, batches):
@@ -155,7 +159,7 @@ def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, so
         if net.nodes and lay.nodes > net.nodes and target.network is not None:
             raise StudyError(f"{target.path or target.name}: network.nodes: {lay.nodes} nodes asked, "
                              f"the machine has {net.nodes}")
-        compute, update = compute_parts(graphs, medians, ck, lay, batch, parameters, source, target)
+        compute, update = compute_parts(graphs, medians, ck, lay, batch, parameters, source, target, overhead)
         reduce_Bs = rank_view(target, lay.ranks_per_node).bandwidth(1)
         parts.append((compute, update))
         if lay.ranks > 1:
@@ -226,6 +230,8 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
                          f"(--executor; the sweep needs {executor} at 1 thread with [analysis] trace = true)")
     ck = cks[0]
     graphs = prediction.Graphs(directory, meta, build_dir)
+    overhead = prediction.runtime_overheads(graphs, medians, prediction.measured_points(directory),
+                                            source).of(executor)
     parameters = int(binary_facts(graphs, ck[0], ck[1], ck[2])["num_parameters"])
     mpi_variant = vocabulary.DISTRIBUTED_VARIANTS[0]
     info = binary_facts(graphs, mpi_variant, ck[1], ck[2])
@@ -251,7 +257,7 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     batches = [B * lay.ranks if scaling == "weak" else B for lay in layouts]
     rows = []
     for batch, r in zip(batches, predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, source,
-                                         target)):
+                                         target, overhead)):
         rows.append({"executor": executor, "compiler": ck[1], "kernels": ck[2], **prediction.chunk_columns(ck),
                      "scaling": scaling, "global_batch": batch, **r, "machine": target.name,
                      "label": "predicted"})
@@ -261,7 +267,7 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
         lays = [Layout(R, T, R, update) for (R, T), _ in points]
         batches = [B * R if scaling == "weak" else B for (R, _), _ in points]
         for ((R, T), meas), r in zip(points, predict(graphs, medians, ck, lays, batches, parameters, message_bytes,
-                                                     source, source)):
+                                                     source, source, overhead)):
             validation.append({"ranks": R, "threads": T, "measured_step_s": meas,
                                "predicted_step_s": r["predicted_step_s"],
                                "error": r["predicted_step_s"] / meas - 1})

@@ -285,16 +285,90 @@ def work_for(graph, medians, source, target, where, traced=None):
     return _work(graph, d_src, [float(b) for b in graph.bytes], source, target, reread)
 
 
-def replay_work(graphs, medians, ck, threads, source, target, ref=None):
+def replay_work(graphs, medians, ck, threads, source, target, ref=None, overhead=0.0):
     """simulate.Work of `ck`'s graph at `threads` threads from the traced config that replays it
-    (`ref`, reference_config's when not given)."""
+    (`ref`, reference_config's when not given), each task `overhead` seconds longer (its variant's
+    runtime cost per task, runtime_overheads)."""
     graph = graphs.get(ck, threads)
     ref = ref or reference_config(medians, ck, graphs, threads)
     if ref is None:
         raise StudyError(f"{graph.path}: no 1-thread trace of this configuration, nor of one with its operations")
     if ref == ck:
-        return work_for(graph, medians[ck], source, target, graph.path, graphs.get(ck, 1))
-    return scaled_work(graph, graphs.get(ref, 1), medians[ref], source, target, graph.path)
+        work = work_for(graph, medians[ck], source, target, graph.path, graphs.get(ck, 1))
+    else:
+        work = scaled_work(graph, graphs.get(ref, 1), medians[ref], source, target, graph.path)
+    return with_overhead(work, overhead)
+
+
+def with_overhead(work, overhead):
+    """`work` with each task `overhead` seconds longer. The kernels' demands stay those of their own
+    time: the runtime's part uses no FMA units and moves none of the task's bytes."""
+    if overhead > 0:
+        work.duration = [d + overhead for d in work.duration]
+    return work
+
+
+MIN_OVERHEAD_CONFIGS = 2  # traced configurations a variant's runtime cost is fitted from, at least
+
+
+class RuntimeOverheads:
+    """What a variant's runtime costs each task beyond its kernel, fitted from the variant's 1-thread
+    runs (runtime_overheads). At one thread nothing waits and nothing runs beside, so a measured
+    step is its chunks' traced times plus what happens between them (taking the next task,
+    releasing its successors, a barrier, reading the clock and writing the trace record): per
+    traced configuration c with a measured 1-thread step S_c, its replay R_c (the chunk times
+    alone) and n_c tasks a step, S_c - R_c = n_c x delta + noise. The noise of a median step is
+    taken as proportional to the step, so delta is the weighted least-squares fit, weights
+    (n_c / S_c)^2: many short tasks in a short step tell more than a long step whose gap is within
+    its noise. A variant gets a cost only from at least MIN_OVERHEAD_CONFIGS configurations (one
+    run's noise would pass for a cost), and a negative fit (noise) counts as 0."""
+
+    def __init__(self, gaps):
+        self.gaps = gaps  # {config key: (S_c - R_c, n_c, S_c)}
+
+    def of(self, variant, leave_out=None):
+        """Seconds per task of `variant`, fitted without `leave_out`'s configuration: a point is
+        validated against a cost not fitted from itself."""
+        fit = [g for ck, g in self.gaps.items() if ck[0] == variant and ck != leave_out]
+        if len(fit) < MIN_OVERHEAD_CONFIGS:
+            return 0.0
+        weighted = sum(gap * n / step ** 2 for gap, n, step in fit)
+        weight = sum((n / step) ** 2 for _, n, step in fit)
+        return max(0.0, weighted / weight)
+
+    def configurations(self, variant):
+        """How many measured configurations of `variant` the fit has."""
+        return sum(ck[0] == variant for ck in self.gaps)
+
+    def variants(self):
+        """{variant: seconds per task} over every configuration, in the variants' order."""
+        names = sorted({ck[0] for ck in self.gaps}, key=vocabulary.variant_order)
+        return {v: self.of(v) for v in names}
+
+    def line(self):
+        """One line for the output: each variant's cost, or why it has none."""
+        parts = []
+        for v, cost in self.variants().items():
+            n = self.configurations(v)
+            parts.append(f"{v} {1e6 * cost:.2f} us" if n >= MIN_OVERHEAD_CONFIGS else
+                         f"{v} none (fitted from {MIN_OVERHEAD_CONFIGS} configurations at least; it has {n})")
+        return ("runtime cost per task (fitted from the 1-thread runs, added to every task): "
+                + (", ".join(parts) or "no measured 1-thread point"))
+
+
+def runtime_overheads(graphs, medians, measured, source):
+    """RuntimeOverheads of the traced configurations of `medians` that have a measured 1-thread step
+    in `measured`, replayed on `source` (the machine they were measured on)."""
+    gaps = {}
+    for ck in sorted(medians, key=lambda c: vocabulary.point_sort_key((0, *c))):
+        if vocabulary.is_distributed(ck[0]):
+            continue
+        step = measured.get(config_point(ck, 1))
+        if not step or step <= 0:
+            continue
+        replayed, _ = predict_point(graphs, medians, ck, 1, source, source)
+        gaps[ck] = (step - replayed, graphs.get(ck, 1).n_tasks, step)
+    return RuntimeOverheads(gaps)
 
 
 def compute_demands(flops, durations, machine):
@@ -423,11 +497,12 @@ class Graphs:
         return graph
 
 
-def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.0):
+def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.0, overhead=0.0):
     """(step seconds, POP factors) of config key `ck` on `threads` cores of `target` (beside a
-    constant stream of `background_Bs` bytes/s on another core: a bandwidth thief)."""
+    constant stream of `background_Bs` bytes/s on another core: a bandwidth thief), each task
+    `overhead` seconds longer (runtime_overheads)."""
     graph = graphs.get(ck, threads)
-    work = replay_work(graphs, medians, ck, threads, source, target)
+    work = replay_work(graphs, medians, ck, threads, source, target, overhead=overhead)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else threads
     try:
         node = contention.Node(target, cores, background_Bs)
@@ -441,7 +516,7 @@ def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.
 
 
 def predict(directory, meta, source, target, threads, build_dir=None, progress=None):
-    """(predictions, validation) as pandas frames.
+    """(predictions, validation, RuntimeOverheads): the first two as pandas frames.
 
     predictions: one row per (variant, compiler, kernels, chunking, P) of `threads` (P=1 alone for
     sequential variants): predicted step_s, speedup and efficiency against the same variant's
@@ -456,6 +531,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
                          "[analysis] trace = true and threads including 1")
     measured = measured_points(directory)
     graphs = Graphs(directory, meta, build_dir)
+    overheads = runtime_overheads(graphs, medians, measured, source)
     order = sorted(medians, key=lambda ck: (vocabulary.variant_order(ck[0]),
                                             vocabulary.point_sort_key((0, *ck))))
     rows = []
@@ -463,7 +539,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         counts = [1] if vocabulary.is_sequential(ck[0]) else sorted(set(threads) | {1})
         base = None
         for p in counts:
-            step, pop = predict_point(graphs, medians, ck, p, source, target)
+            step, pop = predict_point(graphs, medians, ck, p, source, target, overhead=overheads.of(ck[0]))
             if progress:
                 progress(ck, p, step)
             base = step if p == 1 else base
@@ -472,13 +548,15 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
                          "predicted_step_s": step,
                          "predicted_speedup": base / step, "predicted_efficiency": base / step / p,
                          **{f"predicted_{name}": v for name, v in pop.items()},
-                         "measured_step_s": meas, "machine": target.name})
+                         "measured_step_s": meas, "runtime_overhead_s": overheads.of(ck[0]),
+                         "machine": target.name})
     validation = []
     for point in sorted(measured, key=vocabulary.point_sort_key):
         ck = config_key(point)
         if ck not in medians:
             continue
-        step, _ = predict_point(graphs, medians, ck, point[3], source, source)
+        step, _ = predict_point(graphs, medians, ck, point[3], source, source,
+                                overhead=overheads.of(ck[0], leave_out=ck))
         meas = measured[point]
         validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
                            "predicted_step_s": step, "error": (step - meas) / meas})
@@ -489,7 +567,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
                                                                         "error"])
     for col in vocabulary.CHUNK_KEYS:
         vframe[col] = vframe[col].astype("Int64")
-    return frame, vframe
+    return frame, vframe, overheads
 
 
 def series_label(row):

@@ -166,11 +166,13 @@ def validate(recording, machine=None):
         medians = recording.medians(study)
         graphs = RecordedGraphs(recording, study)
         measured = recording.measured(study)
+        overheads = prediction.runtime_overheads(graphs, medians, measured, source)
         for point in sorted(measured, key=vocabulary.point_sort_key):
             ck = prediction.config_key(point)
             if vocabulary.is_distributed(point[0]) or ck not in medians:
                 continue
-            step, _ = prediction.predict_point(graphs, medians, ck, point[3], source, source)
+            step, _ = prediction.predict_point(graphs, medians, ck, point[3], source, source,
+                                               overhead=overheads.of(ck[0], leave_out=ck))
             meas = measured[point]
             rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,
@@ -186,7 +188,7 @@ def validate(recording, machine=None):
             lays = [distributed.Layout(p[6], p[3], p[6], dist["update"]) for p in mpi_points]
             batches = [B * p[6] if dist["scaling"] == "weak" else B for p in mpi_points]
             results = distributed.predict(graphs, medians, ck, lays, batches, dist["num_parameters"],
-                                          dist["comm_message_bytes"], source, source)
+                                          dist["comm_message_bytes"], source, source, overheads.of(ck[0]))
             for p, r in zip(mpi_points, results):
                 meas = measured[p]
                 rows.append({"kind": "distributed", "study": study, **dict(zip(vocabulary.POINT_KEYS, p)),
@@ -201,7 +203,8 @@ def validate(recording, machine=None):
                 raise StudyError(f"{recording.directory / validationdata.THIEF}: {variant} {compiler}/{kernels}: "
                                  "no 1-thread chunk times of that configuration in chunks.csv")
             background = float(duty) * source.bandwidth(1) if mode == THIEF_MODE else 0.0
-            step, _ = prediction.predict_point(graphs, medians, ck, int(threads), source, source, background)
+            step, _ = prediction.predict_point(graphs, medians, ck, int(threads), source, source, background,
+                                               overheads.of(ck[0]))
             meas = float(group["step_s"].median())
             rows.append({"kind": "thief", "study": study, "variant": variant, "compiler": compiler,
                          "kernels": kernels, "threads": int(threads), "mode": mode, "duty": float(duty),

@@ -125,12 +125,15 @@ def main_best(args, directory, meta, source, target):
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     if jobs < 1:
         raise StudyError(f"--jobs: expected a positive integer, got {jobs}")
-    frame, notes = advice.best(graphs, medians, meta, source, target, counts, mpi=not args.no_mpi, jobs=jobs)
+    overheads = prediction.runtime_overheads(graphs, medians, prediction.measured_points(directory), source)
+    frame, notes = advice.best(graphs, medians, meta, source, target, counts, mpi=not args.no_mpi, jobs=jobs,
+                               overheads=overheads.variants())
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "best.csv", frame)
     for line in advice.summary_lines(frame, target.name):
         print(line)
+    print(f"  {overheads.line()}")
     for note in notes:
         print(f"  note: {note}")
     print(f"wrote {out}/best.csv")
@@ -165,7 +168,7 @@ def main(args):
         if target is source:
             counts |= {key[3] for key in measured if key[3] <= target.cores}
         counts = sorted(counts)
-    frame, validation = prediction.predict(directory, meta, source, target, counts, args.build_dir)
+    frame, validation, overheads = prediction.predict(directory, meta, source, target, counts, args.build_dir)
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "prediction.csv", frame)
@@ -180,6 +183,7 @@ def main(args):
               f"{r['predicted_step_s']:>10.5f} {r['predicted_speedup']:>8.2f} {r['predicted_efficiency']:>6.2f} "
               f"{r['predicted_load_balance']:>5.2f} {r['predicted_communication_eff']:>5.2f} "
               f"{r['predicted_computation_scalability']:>6.2f}")
+    print(overheads.line())
     print("validation (on the machine the results were measured on): prediction error per measured point")
     for _, r in validation.iterrows():
         print(f"  {prediction.series_label(r) + ' ' + r['compiler'] + '/' + r['kernels']:<28} t={r['threads']:<3} "

@@ -1,0 +1,99 @@
+"""The runtime cost per task (pstudy.analyse.prediction.RuntimeOverheads): fitted from 1-thread runs
+whose gaps are made by hand, with known answers, and charged to every task of a replay."""
+
+import pytest
+
+from pstudy.analyse import prediction, simulate
+from pstudy.analyse.prediction import RuntimeOverheads
+
+US = 1e-6
+
+
+def gaps(*rows):
+    """{config key: (gap, tasks, step)} for one variant's configurations, keyed by BATCH_SUBSIZE."""
+    return {("taskiter", "gcc", "fast", bs, 64, None, None, None, None): row for bs, row in enumerate(rows, 1)}
+
+
+def test_a_common_cost_per_task_is_found_exactly():
+    # 2 us a task in both: 1000 tasks in a 50 ms step, 250 in another
+    fit = RuntimeOverheads(gaps((2000 * US, 1000, 0.05), (500 * US, 250, 0.05)))
+    assert fit.of("taskiter") == pytest.approx(2 * US, rel=1e-12)
+    assert fit.variants() == {"taskiter": pytest.approx(2 * US, rel=1e-12)}
+
+
+def test_a_long_step_whose_gap_is_noise_weighs_little():
+    # two short steps agree on 3 us; a 1.4 s step's gap (+15 ms over 2000 tasks: 7.5 us) is within its
+    # noise and moves the fit by its weight (n / S)^2, about 1/125 of the short steps.
+    fit = RuntimeOverheads(gaps((3000 * US, 1000, 0.07), (1500 * US, 500, 0.07), (15e-3, 2000, 1.4)))
+    w_short = (1000 / 0.07) ** 2 + (500 / 0.07) ** 2
+    w_long = (2000 / 1.4) ** 2
+    expected = (3 * US * w_short + 7.5 * US * w_long) / (w_short + w_long)
+    assert fit.of("taskiter") == pytest.approx(expected, rel=1e-12)
+    assert 3 * US < fit.of("taskiter") < 3.1 * US
+
+
+def test_one_configuration_or_a_negative_fit_gives_no_cost():
+    assert RuntimeOverheads(gaps((2000 * US, 1000, 0.05))).of("taskiter") == 0.0
+    assert RuntimeOverheads(gaps((-2000 * US, 1000, 0.05), (-100 * US, 250, 0.05))).of("taskiter") == 0.0
+    assert RuntimeOverheads({}).of("forkjoin") == 0.0
+
+
+def test_a_point_is_validated_against_a_cost_fitted_without_it():
+    g = gaps((2000 * US, 1000, 0.05), (500 * US, 250, 0.05), (1000 * US, 250, 0.05))
+    fit = RuntimeOverheads(g)
+    first, second, third = list(g)
+    # without the third (4 us a task) the other two say 2 us; without the first, two configurations remain
+    assert fit.of("taskiter", leave_out=third) == pytest.approx(2 * US, rel=1e-12)
+    assert fit.of("taskiter", leave_out=first) == pytest.approx(3 * US, rel=1e-12)
+    assert fit.of("taskiter") > fit.of("taskiter", leave_out=third)
+    # a configuration of another variant leaves this one's fit alone
+    assert fit.of("taskiter", leave_out=("tasks",) + first[1:]) == fit.of("taskiter")
+    # with only two configurations, leaving one out leaves too few: no cost
+    two = RuntimeOverheads(gaps((2000 * US, 1000, 0.05), (500 * US, 250, 0.05)))
+    assert two.of("taskiter", leave_out=first) == 0.0
+
+
+class _Graph:
+    def __init__(self, n):
+        self.n_tasks = n
+
+
+class _Graphs:
+    def __init__(self, tasks):
+        self.tasks = tasks
+
+    def get(self, ck, threads):
+        return _Graph(self.tasks[ck])
+
+
+def test_gaps_come_from_measured_one_thread_steps_and_their_replays(monkeypatch):
+    a = ("tasks", "gcc", "fast", 1, 16, None, None, None, None)
+    b = ("tasks", "gcc", "fast", 4, 64, None, None, None, None)
+    unmeasured = ("tasks", "gcc", "fast", 2, 32, None, None, None, None)
+    mpi = ("mpi", "gcc", "fast", None, None, None, None, None, None)
+    replayed = {a: 0.0760, b: 0.0700, unmeasured: 0.07, mpi: 1.0}
+    monkeypatch.setattr(prediction, "predict_point",
+                        lambda graphs, medians, ck, threads, source, target: (replayed[ck], None))
+    measured = {prediction.config_point(a, 1): 0.0790, prediction.config_point(b, 1): 0.0710,
+                prediction.config_point(a, 2): 0.05}
+    fit = prediction.runtime_overheads(_Graphs({a: 1500, b: 330}), dict.fromkeys(replayed), measured, None)
+    assert fit.gaps == {a: (pytest.approx(0.003), 1500, 0.0790), b: (pytest.approx(0.001), 330, 0.0710)}
+    assert 2 * US < fit.of("tasks") < 3.1 * US
+
+
+def test_the_cost_is_added_to_every_task_and_nothing_else():
+    work = simulate.Work([1e-3, 2e-3], [100.0, 200.0], [0.5, 0.25])
+    prediction.with_overhead(work, 5 * US)
+    assert work.duration == [1e-3 + 5 * US, 2e-3 + 5 * US]
+    assert work.dram_bytes == [100.0, 200.0] and work.compute == [0.5, 0.25]
+    prediction.with_overhead(work, 0.0)
+    assert work.duration == [1e-3 + 5 * US, 2e-3 + 5 * US]
+
+
+def test_the_output_line_gives_each_cost_or_why_there_is_none():
+    g = gaps((2000 * US, 1000, 0.05), (500 * US, 250, 0.05))
+    g[("forkjoin", "gcc", "fast", None, None, None, None, None, None)] = (300 * US, 200, 0.05)
+    line = RuntimeOverheads(g).line()
+    assert line == ("runtime cost per task (fitted from the 1-thread runs, added to every task): forkjoin none "
+                    "(fitted from 2 configurations at least; it has 1), taskiter 2.00 us")
+    assert RuntimeOverheads({}).line().endswith("no measured 1-thread point")
