@@ -16,6 +16,18 @@
    steps), GFLOP/s and the fraction of the measured peak of the cores used
    (target: >= 45% for `fast`, seq on 1 thread and forkjoin on 2).
 
+Run rules of the step measurement (a VM's speed drifts by 10-30% over minutes,
+so a peak measured once at the start is not the peak a later run had):
+  - the points run in --rounds rounds, every point once a round, the order of
+    the points reversed every other round, so that a drift does not always
+    fall on the same variant;
+  - the peak benchmark runs at the run's thread count right before every
+    step run, and the run's share is against that peak (steps.csv: round,
+    peak_gflops);
+  - the share printed is the median over the rounds of each round's share
+    (its GFLOP/s from the median of its measured steps), with the lowest and
+    highest round beside it.
+
 Memory: peak resident set size of the seq run (target <= 2.5 GB for d12).
 
 --isa avx2 measures the AVX2 builds (`make avx2`: -march=native replaced by -mavx2 -mfma, the 6x16
@@ -63,7 +75,9 @@ OPENBLAS_CORES = [
     ("Haswell", {"avx2", "fma"}),
     ("Sandybridge", {"avx"}),
 ]
-STEP_COLUMNS = ["kernels", "variant", "threads", "step", "step_s", "flops", "peak_rss_bytes"]
+STEP_COLUMNS = ["kernels", "variant", "threads", "step", "step_s", "flops", "peak_rss_bytes", "round", "peak_gflops"]
+# written before the run rules above (one round, the peak of peaks.csv): read as such
+STEP_COLUMNS_BEFORE_ROUNDS = STEP_COLUMNS[:-2]
 # the make target that builds each binary the benchmark needs
 BUILT_BY = {"gemm_bench": "make build/bench/gemm_bench (or make bench)", "peakflops": "make",
             "gemm_bench-avx2": "make avx2"}
@@ -236,11 +250,16 @@ def measure(args, threads, out, env, meta):
     write_csv(out / "peaks.csv", PEAK_COLUMNS,
               [dict(zip(PEAK_COLUMNS, (t, *peak_gflops(t, ISAS[args.isa]["peak"])))) for t in threads])
     step_rows = []
+    points = []
     for kernels in args.kernels.split(","):
         study = study_for(args, kernels)
         ops = json_lines(run([describe_binary(study, kernels), "--json", "--describe"] + runner.model_args(study, str(ROOT))).stdout)
         flops = sum(o["flops"] for o in ops if "flops" in o)
-        for variant, t, point in step_points(args, threads, kernels):
+        points += [(kernels, study, flops, variant, t, point)
+                   for variant, t, point in step_points(args, threads, kernels)]
+    for rnd in range(args.rounds):
+        for kernels, study, flops, variant, t, point in (points if rnd % 2 == 0 else points[::-1]):
+            peak, _ = peak_gflops(t, ISAS[args.isa]["peak"])
             binary = runner.binary_path(study, point, str(ROOT))
             before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
             outcome = runner.execute(study, point, binary, str(ROOT))
@@ -251,8 +270,9 @@ def measure(args, threads, out, env, meta):
                 if not s["warmup"]:
                     step_rows.append({"kernels": kernels, "variant": variant, "threads": t, "step": s["step"],
                                       "step_s": s["step_s"], "flops": flops,
-                                      "peak_rss_bytes": rss * 1024 if rss > before else "NA"})
-            print(f"  {kernels} {variant} t={t} done", file=sys.stderr, flush=True)
+                                      "peak_rss_bytes": rss * 1024 if rss > before else "NA",
+                                      "round": rnd, "peak_gflops": peak})
+            print(f"  round {rnd + 1}/{args.rounds}: {kernels} {variant} t={t} done", file=sys.stderr, flush=True)
     write_csv(out / "steps.csv", STEP_COLUMNS, step_rows)
 
 
@@ -302,19 +322,32 @@ def summary(directory, meta):
              .to_dict("records")}
     for t, (g, isa) in peaks.items():
         say(f"measured peak, {t} thread(s): {g:.1f} GFLOP/s ({isa} FMA)")
-    steps = resultsdir.read_csv(directory / "steps.csv", STEP_COLUMNS, what="bench/kernels.py steps.csv")
-    say(f"\ntraining step, {a['config']} B={a['B']} T={a['T']}, median of {a['steps'] - 1} steps after 1 warm-up")
+    steps = resultsdir.read_csv(directory / "steps.csv", STEP_COLUMNS_BEFORE_ROUNDS, what="bench/kernels.py steps.csv")
+    rounds = "round" in steps.columns
+    if rounds and "peak_gflops" not in steps.columns:
+        raise StudyError(f"{directory / 'steps.csv'}: bench/kernels.py steps.csv: missing columns peak_gflops")
+    if not rounds:  # saved before the run rules: one round, held to the peak measured at the start
+        steps["round"] = 0
+        steps["peak_gflops"] = [peaks[int(t)][0] if int(t) in peaks else float("nan") for t in steps["threads"]]
+    n_rounds = steps["round"].nunique()
+    say(f"\ntraining step, {a['config']} B={a['B']} T={a['T']}, median of {a['steps'] - 1} steps after 1 warm-up"
+        + (f"; {n_rounds} rounds, the order reversed every other one, each run against the peak measured "
+           "right before it: the share is the rounds' median [lowest, highest]" if rounds else
+           "; against the peak measured at the start"))
     say(f"{'kernels':10s} {'variant':9s} {'threads':>7s} {'GFLOP':>7s} {'step s':>8s} {'GFLOP/s':>8s} {'of peak':>8s}")
     for (kernels, variant, t), rows in steps.groupby(["kernels", "variant", "threads"], sort=False):
-        if int(t) not in peaks:
-            raise StudyError(f"{directory / 'peaks.csv'}: no peak at {t} threads")
+        if rows["peak_gflops"].isna().any() or not (rows["peak_gflops"] > 0).all():
+            raise StudyError(f"{directory / ('steps.csv' if rounds else 'peaks.csv')}: no peak at {t} threads")
         sec = statistics.median(rows["step_s"])
         flops = float(rows["flops"].iloc[0])
         rate = flops / sec / 1e9
+        shares = sorted(flops / statistics.median(r["step_s"]) / 1e9 / float(r["peak_gflops"].iloc[0])
+                        for _, r in rows.groupby("round"))
+        spread = f" [{shares[0]:.1%}, {shares[-1]:.1%}]" if len(shares) > 1 else ""
         rss = rows["peak_rss_bytes"].apply(lambda v: v if isinstance(v, (int, float)) else float("nan")).dropna()
         mem = f"  peak RSS {rss.iloc[0] / 1e9:.2f} GB" if vocabulary.is_sequential(variant) and len(rss) else ""
         say(f"{kernels:10s} {variant:9s} {int(t):7d} {flops / 1e9:7.1f} {sec:8.3f} {rate:8.1f} "
-            f"{rate / peaks[int(t)][0]:8.1%}{mem}")
+            f"{statistics.median(shares):8.1%}{spread}{mem}")
     return "\n".join(lines) + "\n"
 
 
@@ -341,6 +374,8 @@ def main(argv=None):
     ap.add_argument("-B", type=int, default=4)
     ap.add_argument("-T", type=int, default=64)
     ap.add_argument("--steps", type=int, default=4, help="steps per run; the first is warm-up")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds of the step runs, the order reversed every other one (default 3)")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--kernels", default="fast,reference")
     ap.add_argument("--variants", default=",".join(v for v in vocabulary.VARIANTS if not vocabulary.is_distributed(v)))
@@ -373,6 +408,8 @@ def main(argv=None):
             ap.error(f"{option} {value}: unknown {bad[0]} (known: {', '.join(known)})")
     if args.steps < 2:
         ap.error(f"--steps {args.steps}: must be at least 2 (the first is a warm-up)")
+    if args.rounds < 1:
+        ap.error(f"--rounds {args.rounds}: must be at least 1")
     env = dict(os.environ, OMP_PROC_BIND="close", OMP_PLACES="cores")
     # OpenBLAS picks its kernels by CPU at load time; every core type this CPU runs is tried
     args.coretype_from_env = not args.openblas_cores and bool(env.get("OPENBLAS_CORETYPE"))

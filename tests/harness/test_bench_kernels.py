@@ -15,7 +15,7 @@ spec.loader.exec_module(bench)
 
 def test_a_run_is_saved_and_its_summary_printed_again(tmp_path, capsys):
     args = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "2", "--kernels", "fast", "--skip-gemm",
-            "--out", str(tmp_path)]
+            "--out", str(tmp_path), "--rounds", "1"]
     for _ in range(2):
         assert bench.main(args) == 0
     first, second = sorted(tmp_path.iterdir())
@@ -169,10 +169,62 @@ def test_an_avx2_run_holds_the_step_to_the_avx2_peak(tmp_path, capsys):
     built = make("-j2", *[f"build/gcc/fast-avx2/gpt2-{v}" for v in ("seq", "forkjoin", "tasks", "taskiter")])
     assert built.returncode == 0, built.stderr
     args = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "2", "--kernels", "fast", "--skip-gemm",
-            "--isa", "avx2", "--out", str(tmp_path)]
+            "--isa", "avx2", "--out", str(tmp_path), "--rounds", "1"]
     assert bench.main(args) == 0
     [out] = list(tmp_path.iterdir())
     assert set(pd.read_csv(out / "peaks.csv")["isa"]) == {"avx2"}
     printed = capsys.readouterr().out
     assert printed.startswith("avx2 builds (make avx2), against OpenBLAS's avx2 core types and the avx2 peak")
     assert "(avx2 FMA)" in printed and "fast       taskiter" in printed
+
+
+def test_rounds_alternate_the_order_and_hold_each_run_to_the_peak_measured_before_it(tmp_path, capsys):
+    import pandas as pd
+    args = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "2", "--kernels", "fast", "--skip-gemm",
+            "--variants", "seq,forkjoin", "--threads", "1,2", "--rounds", "3", "--out", str(tmp_path)]
+    assert bench.main(args) == 0
+    [out] = list(tmp_path.iterdir())
+    steps = pd.read_csv(out / "steps.csv")
+    runs = [(int(r), v, int(t)) for r, v, t in steps[["round", "variant", "threads"]].drop_duplicates()
+            .itertuples(index=False)]
+    order = [(v, t) for r, v, t in runs if r == 0]
+    assert order == [("seq", 1), ("forkjoin", 1), ("forkjoin", 2)]
+    assert [(v, t) for r, v, t in runs if r == 1] == order[::-1]
+    assert [(v, t) for r, v, t in runs if r == 2] == order
+    assert (steps["peak_gflops"] > 0).all()
+    printed = capsys.readouterr().out
+    assert "3 rounds, the order reversed every other one" in printed
+    # the share is each round's GFLOP/s over that round's peak, the rounds' median printed with the
+    # lowest and highest: rewrite the rows so that the answer is known (1 GFLOP a step)
+    steps["flops"] = 1e9
+    steps["step_s"] = 1.0 / steps["round"].map({0: 10.0, 1: 20.0, 2: 30.0})  # 10, 20, 30 GFLOP/s
+    steps["peak_gflops"] = 100.0
+    steps.to_csv(out / "steps.csv", index=False, na_rep="NA")
+    assert bench.main(["--from", str(out)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("fast       forkjoin        2"))
+    assert line.split()[-3:] == ["20.0%", "[10.0%,", "30.0%]"]
+
+
+def test_a_directory_saved_before_the_rounds_is_held_to_the_peak_of_its_start(tmp_path, capsys):
+    import pandas as pd
+    args = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "2", "--kernels", "fast", "--skip-gemm",
+            "--variants", "seq", "--threads", "1", "--rounds", "1", "--out", str(tmp_path)]
+    assert bench.main(args) == 0
+    [out] = list(tmp_path.iterdir())
+    steps = pd.read_csv(out / "steps.csv").drop(columns=["round", "peak_gflops"])
+    steps["flops"], steps["step_s"] = 1e9, 0.1
+    steps.to_csv(out / "steps.csv", index=False, na_rep="NA")
+    pd.DataFrame({"threads": [1], "gflops": [40.0], "isa": ["avx2"]}).to_csv(out / "peaks.csv", index=False)
+    capsys.readouterr()
+    assert bench.main(["--from", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "against the peak measured at the start" in printed
+    assert next(x for x in printed.splitlines() if x.startswith("fast       seq")).split()[-1] == "25.0%"
+    # a round without its peak is named
+    steps = pd.read_csv(out / "steps.csv")
+    steps["round"] = 0
+    steps.to_csv(out / "steps.csv", index=False, na_rep="NA")
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--from", str(out)])
+    assert exc.value.code == 2
+    assert "steps.csv: bench/kernels.py steps.csv: missing columns peak_gflops" in capsys.readouterr().err
