@@ -1,5 +1,6 @@
-"""The runtime cost per task (pstudy.analyse.prediction.RuntimeOverheads): fitted from 1-thread runs
-whose gaps are made by hand, with known answers, and charged to every task of a replay."""
+"""The runtime cost per task (pstudy.analyse.prediction.RuntimeOverheads): measured between the
+chunks of 1-thread traces, or fitted from 1-thread runs, on hand-made traces and gaps with known
+answers, and charged to every task of a replay."""
 
 import pytest
 
@@ -90,10 +91,65 @@ def test_the_cost_is_added_to_every_task_and_nothing_else():
     assert work.duration == [1e-3 + 5 * US, 2e-3 + 5 * US]
 
 
-def test_the_output_line_gives_each_cost_or_why_there_is_none():
+FORKJOIN = ("forkjoin", "gcc", "fast", None, None, None, None, None, None)
+SEQ = ("seq", "gcc", "fast", None, None, None, None, None, None)
+
+
+def test_the_output_line_gives_each_cost_where_it_comes_from_or_why_there_is_none():
     g = gaps((2000 * US, 1000, 0.05), (500 * US, 250, 0.05))
-    g[("forkjoin", "gcc", "fast", None, None, None, None, None, None)] = (300 * US, 200, 0.05)
-    line = RuntimeOverheads(g).line()
-    assert line == ("runtime cost per task (fitted from the 1-thread runs, added to every task): forkjoin none "
-                    "(fitted from 2 configurations at least; it has 1), taskiter 2.00 us")
+    g[FORKJOIN] = (300 * US, 200, 0.05)
+    g[SEQ] = (300 * US, 200, 0.05)
+    line = RuntimeOverheads(g, {SEQ: 1.5 * US}).line()
+    assert line == ("runtime cost per task (at 1 thread, added to every task): seq 1.50 us (traced), forkjoin none "
+                    "(no trace with two iterations to measure it, and fitted from 2 configurations at least; it "
+                    "has 1), taskiter 2.00 us (fitted)")
     assert RuntimeOverheads({}).line().endswith("no measured 1-thread point")
+
+
+def test_a_cost_measured_in_the_traces_comes_before_the_fit():
+    g = gaps((2000 * US, 1000, 0.05), (500 * US, 250, 0.05), (1000 * US, 250, 0.05))
+    first, second, third = list(g)
+    fit = RuntimeOverheads(g, {first: 1 * US, second: 5 * US, FORKJOIN: -0.5 * US})
+    # a configuration's own, then the median of its variant's traced ones (the third has none), never
+    # below 0; a variant without traces is fitted
+    assert fit.of("taskiter", config=first) == 1 * US
+    assert fit.of("taskiter", config=third, leave_out=third) == pytest.approx(3 * US)
+    assert fit.of("taskiter") == pytest.approx(3 * US)
+    assert fit.of("forkjoin", config=FORKJOIN) == 0.0
+    assert RuntimeOverheads(g, {FORKJOIN: 2 * US}).of("taskiter") == pytest.approx(
+        RuntimeOverheads(g).of("taskiter"))
+
+
+def _trace(path, iterations):
+    """A --trace file: per iteration (its first chunk's start, its chunks' durations, the gap after
+    each chunk), the chunks laid end to end from that start, a gap apart."""
+    rows = ["iteration,op,kernel,layer,phase,label,b0,b1,x0,x1,thread,start_s,end_s,col0,col1"]
+    for it, (start, durations, gap) in enumerate(iterations):
+        t = start
+        for op, d in enumerate(durations):
+            rows.append(f"{it},{op},k,-1,forward,k,0,1,0,1,0,{t:.9f},{t + d:.9f},0,0")
+            t += d + gap
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_the_cost_is_measured_between_the_chunks_of_one_thread_traces(tmp_path, monkeypatch):
+    from pstudy.store import resultsdir
+    # taskiter at 1 thread: iterations of 4 chunks of 1 ms with 10 us after each (the next iteration
+    # starts 10 us after the last chunk): 10 us a task, the span to the next iteration less the chunks;
+    # the warm-up iteration (0) far slower and left out; two repetitions
+    ti = ("taskiter", "gcc", "fast", 1, 16, None, None, None, None)
+    a, b = tmp_path / "ti_r0.csv", tmp_path / "ti_r1.csv"
+    step = 4 * 1e-3 + 4 * 10 * US
+    _trace(a, [(0.0, [5e-3] * 4, 1e-3)] + [(1.0 + i * step, [1e-3] * 4, 10 * US) for i in range(4)])
+    _trace(b, [(0.0, [5e-3] * 4, 1e-3)] + [(2.0 + i * step, [1e-3] * 4, 10 * US) for i in range(3)])
+    # a 2-thread trace, and a configuration with one iteration after the warm-up, are not measured from
+    two, short = tmp_path / "ti_t2.csv", tmp_path / "fj_r0.csv"
+    _trace(two, [(0.0, [1e-3] * 4, 0.0), (1.0, [1e-3] * 4, 0.0), (2.0, [1e-3] * 4, 0.0)])
+    _trace(short, [(0.0, [1e-3] * 4, 0.0), (1.0, [1e-3] * 4, 0.0)])
+    fj = ("forkjoin", "gcc", "fast") + (None,) * 6
+    listing = [(a, prediction.config_point(ti, 1), 0), (b, prediction.config_point(ti, 1), 1),
+               (two, prediction.config_point(ti, 2), 0), (short, prediction.config_point(fj, 1), 0)]
+    monkeypatch.setattr(resultsdir.ResultsDir, "traces", lambda self: listing)
+    costs = prediction.trace_runtime_costs(tmp_path, warmup=1)
+    assert set(costs) == {ti}
+    assert costs[ti] == pytest.approx(10 * US, rel=1e-5)

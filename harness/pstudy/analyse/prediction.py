@@ -3,7 +3,9 @@ predict`): task durations from the measured 1-thread traces, the schedule from e
 --describe-graph, the replay from pstudy.simulate, and the check against every measured point.
 
 Durations. For each (variant, compiler, kernels, chunking) with 1-thread traces, a chunk's duration
-is the median over the measured iterations (warm-up left out) and repetitions of its records.
+is the median over the measured iterations (warm-up left out) and repetitions of its records,
+scaled so that the configuration's chunks add up to its median iteration's busy time (trace_stats),
+plus its variant's runtime cost per task (RuntimeOverheads).
 A chunk of a P-thread schedule that no 1-thread record matches (forkjoin cuts an operation into P
 pieces, at 1 thread into one) gets its operation's measured 1-thread time times its share of the
 operation's FLOPs (of its bytes, for operations without FLOPs).
@@ -59,11 +61,27 @@ def chunk_columns(ck):
     return dict(zip(vocabulary.CHUNK_KEYS, ck[3:]))
 
 
-def trace_medians(directory, warmup):
-    """{config key: {chunk key: median seconds}} from the 1-thread traces of a results directory."""
+def trace_stats(directory, warmup):
+    """(medians, scales, runtime costs) from the 1-thread traces of a results directory, each keyed
+    by config key:
+
+    medians: {chunk key: median seconds} over the measured iterations (warm-up left out) and
+        repetitions of the chunk's records;
+    scales: the median iteration's busy time (its chunks' times summed, the median over the
+        iterations and repetitions) over the sum of its chunks' medians. A short chunk's times are
+        skewed (an interrupt or a page fault makes one slower, nothing makes one faster), so the
+        sum of the medians falls short of a typical iteration's: 0.2% for 232 chunks, 3% for
+        1,505 on the small model (the 2-vCPU Xeon VM); trace_medians multiplies by it;
+    runtime costs: seconds per task of what the variant's runtime does between its chunks,
+        measured directly. At one thread an iteration's chunks run one after another, so the time
+        from an iteration's first chunk start to the next iteration's, less its chunks' traced
+        times, is what happens between them (taking the next task, releasing successors, a
+        barrier, the step's own bookkeeping, reading the clock and writing the trace record);
+        over the iteration's chunks, its median over the iterations after the warm-up that have a
+        next one. Configurations with fewer than two such iterations get none."""
     import pandas as pd
 
-    samples = {}
+    samples, busy, gaps = {}, {}, {}
     for path, key, _rep in resultsdir.ResultsDir(directory).traces():
         if key[3] != 1 or vocabulary.is_distributed(key[0]):  # one process's graph only
             continue
@@ -83,10 +101,43 @@ def trace_medians(directory, warmup):
         dur = frame["end_s"] - frame["start_s"]
         if not (dur >= 0).all():
             raise StudyError(f"{path}: a record ends before it starts")
-        per = samples.setdefault(config_key(key), {})
+        ck = config_key(key)
+        per = samples.setdefault(ck, {})
         for row, d in zip(frame[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False), dur):
             per.setdefault(taskgraph.chunk_key(*row), []).append(float(d))
-    return {ck: {chunk: _median(v) for chunk, v in chunks.items()} for ck, chunks in samples.items()}
+        its = frame.assign(d=dur).groupby("iteration").agg(start=("start_s", "min"), busy=("d", "sum"),
+                                                            n=("d", "size"))
+        busy.setdefault(ck, []).extend(float(b) for b in its["busy"])
+        index = its.index.tolist()
+        for i, j in zip(index, index[1:]):
+            if j == i + 1:
+                gaps.setdefault(ck, []).append(float(its.at[j, "start"] - its.at[i, "start"] - its.at[i, "busy"])
+                                               / int(its.at[i, "n"]))
+    medians = {ck: {chunk: _median(v) for chunk, v in chunks.items()} for ck, chunks in samples.items()}
+    scales = {}
+    for ck, per in medians.items():
+        total = sum(per.values())
+        scales[ck] = _median(busy[ck]) / total if total > 0 else 1.0
+    costs = {ck: _median(v) for ck, v in gaps.items() if len(v) >= 2}
+    return medians, scales, costs
+
+
+def scaled_medians(medians, scales):
+    """`medians` with each configuration's chunk times times its scale (trace_stats')."""
+    return {ck: {chunk: d * scales.get(ck, 1.0) for chunk, d in per.items()} for ck, per in medians.items()}
+
+
+def trace_medians(directory, warmup):
+    """{config key: {chunk key: seconds}} from the 1-thread traces of a results directory: each chunk's
+    median, scaled so that a configuration's chunks add up to its median iteration's busy time
+    (trace_stats)."""
+    medians, scales, _ = trace_stats(directory, warmup)
+    return scaled_medians(medians, scales)
+
+
+def trace_runtime_costs(directory, warmup):
+    """{config key: seconds per task} measured between the chunks of the 1-thread traces (trace_stats)."""
+    return trace_stats(directory, warmup)[2]
 
 
 def measured_points(directory):
@@ -323,12 +374,20 @@ class RuntimeOverheads:
     its noise. A variant gets a cost only from at least MIN_OVERHEAD_CONFIGS configurations (one
     run's noise would pass for a cost), and a negative fit (noise) counts as 0."""
 
-    def __init__(self, gaps):
+    def __init__(self, gaps, traced=None):
         self.gaps = gaps  # {config key: (S_c - R_c, n_c, S_c)}
+        self.traced = traced or {}  # {config key: seconds per task measured in its traces}
 
-    def of(self, variant, leave_out=None):
-        """Seconds per task of `variant`, fitted without `leave_out`'s configuration: a point is
-        validated against a cost not fitted from itself."""
+    def of(self, variant, leave_out=None, config=None):
+        """Seconds per task of `variant`: `config`'s own, measured in its traces, where it has one;
+        else the median of the variant's traced configurations'; else fitted from the measured steps
+        without `leave_out`'s configuration (a point is validated against a cost not fitted from
+        itself)."""
+        if config in self.traced:
+            return max(0.0, self.traced[config])
+        own = [c for ck, c in self.traced.items() if ck[0] == variant]
+        if own:
+            return max(0.0, _median(own))
         fit = [g for ck, g in self.gaps.items() if ck[0] == variant and ck != leave_out]
         if len(fit) < MIN_OVERHEAD_CONFIGS:
             return 0.0
@@ -342,23 +401,28 @@ class RuntimeOverheads:
 
     def variants(self):
         """{variant: seconds per task} over every configuration, in the variants' order."""
-        names = sorted({ck[0] for ck in self.gaps}, key=vocabulary.variant_order)
+        names = sorted({ck[0] for ck in (*self.gaps, *self.traced)}, key=vocabulary.variant_order)
         return {v: self.of(v) for v in names}
 
     def line(self):
-        """One line for the output: each variant's cost, or why it has none."""
+        """One line for the output: each variant's cost, where it comes from, or why it has none."""
         parts = []
         for v, cost in self.variants().items():
-            n = self.configurations(v)
-            parts.append(f"{v} {1e6 * cost:.2f} us" if n >= MIN_OVERHEAD_CONFIGS else
-                         f"{v} none (fitted from {MIN_OVERHEAD_CONFIGS} configurations at least; it has {n})")
-        return ("runtime cost per task (fitted from the 1-thread runs, added to every task): "
+            if any(ck[0] == v for ck in self.traced):
+                parts.append(f"{v} {1e6 * cost:.2f} us (traced)")
+            elif self.configurations(v) >= MIN_OVERHEAD_CONFIGS:
+                parts.append(f"{v} {1e6 * cost:.2f} us (fitted)")
+            else:
+                parts.append(f"{v} none (no trace with two iterations to measure it, and fitted from "
+                             f"{MIN_OVERHEAD_CONFIGS} configurations at least; it has {self.configurations(v)})")
+        return ("runtime cost per task (at 1 thread, added to every task): "
                 + (", ".join(parts) or "no measured 1-thread point"))
 
 
-def runtime_overheads(graphs, medians, measured, source):
+def runtime_overheads(graphs, medians, measured, source, traced=None):
     """RuntimeOverheads of the traced configurations of `medians` that have a measured 1-thread step
-    in `measured`, replayed on `source` (the machine they were measured on)."""
+    in `measured`, replayed on `source` (the machine they were measured on), with the costs
+    measured in the traces (`traced`, trace_runtime_costs') where there are some."""
     gaps = {}
     for ck in sorted(medians, key=lambda c: vocabulary.point_sort_key((0, *c))):
         if vocabulary.is_distributed(ck[0]):
@@ -368,7 +432,7 @@ def runtime_overheads(graphs, medians, measured, source):
             continue
         replayed, _ = predict_point(graphs, medians, ck, 1, source, source)
         gaps[ck] = (step - replayed, graphs.get(ck, 1).n_tasks, step)
-    return RuntimeOverheads(gaps)
+    return RuntimeOverheads(gaps, traced)
 
 
 def compute_demands(flops, durations, machine):
@@ -525,13 +589,14 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     predicted (on `source`, the machine it was measured on) step_s and the relative error."""
     import pandas as pd
 
-    medians = trace_medians(directory, meta.warmup)
+    raw, scales, costs = trace_stats(directory, meta.warmup)
+    medians = scaled_medians(raw, scales)
     if not medians:
         raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
                          "[analysis] trace = true and threads including 1")
     measured = measured_points(directory)
     graphs = Graphs(directory, meta, build_dir)
-    overheads = runtime_overheads(graphs, medians, measured, source)
+    overheads = runtime_overheads(graphs, medians, measured, source, costs)
     order = sorted(medians, key=lambda ck: (vocabulary.variant_order(ck[0]),
                                             vocabulary.point_sort_key((0, *ck))))
     rows = []
@@ -539,7 +604,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         counts = [1] if vocabulary.is_sequential(ck[0]) else sorted(set(threads) | {1})
         base = None
         for p in counts:
-            step, pop = predict_point(graphs, medians, ck, p, source, target, overhead=overheads.of(ck[0]))
+            step, pop = predict_point(graphs, medians, ck, p, source, target, overhead=overheads.of(ck[0], config=ck))
             if progress:
                 progress(ck, p, step)
             base = step if p == 1 else base
@@ -548,7 +613,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
                          "predicted_step_s": step,
                          "predicted_speedup": base / step, "predicted_efficiency": base / step / p,
                          **{f"predicted_{name}": v for name, v in pop.items()},
-                         "measured_step_s": meas, "runtime_overhead_s": overheads.of(ck[0]),
+                         "measured_step_s": meas, "runtime_overhead_s": overheads.of(ck[0], config=ck),
                          "machine": target.name})
     validation = []
     for point in sorted(measured, key=vocabulary.point_sort_key):
@@ -556,7 +621,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         if ck not in medians:
             continue
         step, _ = predict_point(graphs, medians, ck, point[3], source, source,
-                                overhead=overheads.of(ck[0], leave_out=ck))
+                                overhead=overheads.of(ck[0], leave_out=ck, config=ck))
         meas = measured[point]
         validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
                            "predicted_step_s": step, "error": (step - meas) / meas})

@@ -85,11 +85,12 @@ def pack(studies, out, command, notes=()):
     """Writes the recording of `studies` ({name: results directory}) into `out`; returns its path."""
     import pandas as pd
 
-    points, chunks, thief, meta_studies = [], [], [], []
+    points, chunks, thief, runtime, meta_studies = [], [], [], [], []
     machine_written = False
     for study, directory in studies.items():
         meta = resultsdir.read_meta(directory)
-        medians = prediction.trace_medians(directory, meta.warmup)
+        raw, scales, costs = prediction.trace_stats(directory, meta.warmup)
+        medians = prediction.scaled_medians(raw, scales)
         graphs = prediction.Graphs(directory, meta)
         steps = resultsdir.read_steps(directory)
         steps = steps[~steps["warmup"]]
@@ -114,10 +115,13 @@ def pack(studies, out, command, notes=()):
             if ck in medians:
                 graph = graphs.get(ck, point[3])
                 validationdata.write_graph(out, study, prediction.graph_point(ck, point[3]), graph.path)
-        for ck, per in medians.items():
+        for ck, per in raw.items():  # as measured: runtime.csv keeps the scale
             for chunk, seconds in sorted(per.items()):
                 chunks.append({"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)),
                                **dict(zip(("op", "b0", "b1", "x0", "x1", "col0", "col1"), chunk)), "seconds": seconds})
+        for ck in sorted(raw, key=lambda c: vocabulary.point_sort_key((0, *c))):
+            runtime.append({"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)),
+                            "busy_scale": scales[ck], "seconds_per_task": costs.get(ck)})
         sens = resultsdir.ResultsDir(directory).sensitivity
         if (sens / "runs.csv").is_file():
             runs = resultsdir.read_csv(sens / "runs.csv", ["variant", "threads", "mode", "duty", "status", "trace"])
@@ -152,7 +156,8 @@ def pack(studies, out, command, notes=()):
             "command": command, "studies": meta_studies, "machine": validationdata.MACHINE, "notes": list(notes)}
     validationdata.write(out, meta, pd.DataFrame(points, columns=validationdata.POINT_COLUMNS),
                          pd.DataFrame(chunks, columns=validationdata.CHUNK_COLUMNS),
-                         pd.DataFrame(thief, columns=validationdata.THIEF_COLUMNS))
+                         pd.DataFrame(thief, columns=validationdata.THIEF_COLUMNS),
+                         pd.DataFrame(runtime, columns=validationdata.RUNTIME_COLUMNS))
     return out
 
 
@@ -166,13 +171,13 @@ def validate(recording, machine=None):
         medians = recording.medians(study)
         graphs = RecordedGraphs(recording, study)
         measured = recording.measured(study)
-        overheads = prediction.runtime_overheads(graphs, medians, measured, source)
+        overheads = prediction.runtime_overheads(graphs, medians, measured, source, recording.runtime_costs(study))
         for point in sorted(measured, key=vocabulary.point_sort_key):
             ck = prediction.config_key(point)
             if vocabulary.is_distributed(point[0]) or ck not in medians:
                 continue
             step, _ = prediction.predict_point(graphs, medians, ck, point[3], source, source,
-                                               overhead=overheads.of(ck[0], leave_out=ck))
+                                               overhead=overheads.of(ck[0], leave_out=ck, config=ck))
             meas = measured[point]
             rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,
@@ -188,7 +193,8 @@ def validate(recording, machine=None):
             lays = [distributed.Layout(p[6], p[3], p[6], dist["update"]) for p in mpi_points]
             batches = [B * p[6] if dist["scaling"] == "weak" else B for p in mpi_points]
             results = distributed.predict(graphs, medians, ck, lays, batches, dist["num_parameters"],
-                                          dist["comm_message_bytes"], source, source, overheads.of(ck[0]))
+                                          dist["comm_message_bytes"], source, source,
+                                          overheads.of(ck[0], config=ck))
             for p, r in zip(mpi_points, results):
                 meas = measured[p]
                 rows.append({"kind": "distributed", "study": study, **dict(zip(vocabulary.POINT_KEYS, p)),
@@ -204,7 +210,7 @@ def validate(recording, machine=None):
                                  "no 1-thread chunk times of that configuration in chunks.csv")
             background = float(duty) * source.bandwidth(1) if mode == THIEF_MODE else 0.0
             step, _ = prediction.predict_point(graphs, medians, ck, int(threads), source, source, background,
-                                               overheads.of(ck[0]))
+                                               overheads.of(ck[0], config=ck))
             meas = float(group["step_s"].median())
             rows.append({"kind": "thief", "study": study, "variant": variant, "compiler": compiler,
                          "kernels": kernels, "threads": int(threads), "mode": mode, "duty": float(duty),

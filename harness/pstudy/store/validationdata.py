@@ -36,9 +36,13 @@ from pstudy.store import resultsdir, taskgraph, vocabulary
 SCHEMA = "pstudy-validation/1"
 META, MACHINE, CEILINGS = "validation.json", "machine.toml", "ceilings.json"
 POINTS, CHUNKS, THIEF, GRAPHS = "points.csv", "chunks.csv", "thief.csv", "graphs"
+RUNTIME = "runtime.csv"  # since 2026-11-26: recordings made before have none
 CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", *vocabulary.CHUNK_KEYS]
 POINT_COLUMNS = ["study", *vocabulary.POINT_KEYS, "measured_step_s", "steps"]
 CHUNK_COLUMNS = CONFIG_COLUMNS + ["op", "b0", "b1", "x0", "x1", "col0", "col1", "seconds"]
+# per configuration: the scale of its chunk medians to its median iteration's busy time, and its
+# runtime cost per task (NA where its traces had too few iterations): prediction.trace_stats
+RUNTIME_COLUMNS = CONFIG_COLUMNS + ["busy_scale", "seconds_per_task"]
 THIEF_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "mode", "duty", "repetition", "stolen_GBs",
                  "step_s"]
 
@@ -70,14 +74,15 @@ def read_graph(directory, study, point, batch=None):
     return taskgraph.parse(doc, str(path))
 
 
-def write(directory, meta, points, chunks, thief):
-    """Writes validation.json and the three tables (pandas frames with the columns above)."""
+def write(directory, meta, points, chunks, thief, runtime):
+    """Writes validation.json and the four tables (pandas frames with the columns above)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     resultsdir.write_json(directory / META, {"schema": SCHEMA, **meta})
     resultsdir.write_csv(directory / POINTS, points[POINT_COLUMNS])
     resultsdir.write_csv(directory / CHUNKS, chunks[CHUNK_COLUMNS])
     resultsdir.write_csv(directory / THIEF, thief[THIEF_COLUMNS])
+    resultsdir.write_csv(directory / RUNTIME, runtime[RUNTIME_COLUMNS])
 
 
 def _none(v):
@@ -88,6 +93,9 @@ class Recording:
     """A recording as read back: meta, the tables, and accessors keyed as prediction.py keys them."""
 
     def __init__(self, directory):
+        import numpy as np
+        import pandas as pd
+
         self.directory = Path(directory)
         path = self.directory / META
         try:
@@ -102,8 +110,18 @@ class Recording:
         self.points = resultsdir.read_csv(self.directory / POINTS, POINT_COLUMNS, "validation points")
         self.chunks = resultsdir.read_csv(self.directory / CHUNKS, CHUNK_COLUMNS, "validation chunk times")
         self.thief = resultsdir.read_csv(self.directory / THIEF, THIEF_COLUMNS, "validation thief runs")
-        for frame, name, cols in ((self.points, POINTS, ("measured_step_s",)), (self.chunks, CHUNKS, ("seconds",)),
-                                  (self.thief, THIEF, ("step_s", "stolen_GBs", "duty"))):
+        self.runtime = (resultsdir.read_csv(self.directory / RUNTIME, RUNTIME_COLUMNS, "validation runtime costs")
+                        if (self.directory / RUNTIME).exists() else None)
+        tables = [(self.points, POINTS, ("measured_step_s",)), (self.chunks, CHUNKS, ("seconds",)),
+                  (self.thief, THIEF, ("step_s", "stolen_GBs", "duty"))]
+        if self.runtime is not None:
+            scale = pd.to_numeric(self.runtime["busy_scale"], errors="coerce")
+            bad = ~np.isfinite(scale) | (scale <= 0)
+            if bad.any():
+                i = int(np.flatnonzero(bad.to_numpy())[0])
+                raise StudyError(f"{self.directory / RUNTIME}: row {i + 2}, column busy_scale: "
+                                 f"{self.runtime['busy_scale'].iloc[i]} is not a positive finite ratio")
+        for frame, name, cols in tables:
             for col in cols:
                 frame[col] = resultsdir.checked_times(frame[col], self.directory / name, col,
                                                       positive=col in ("measured_step_s", "step_s"))
@@ -116,13 +134,28 @@ class Recording:
         return sorted(set(self.points["study"]))
 
     def medians(self, study):
-        """{config key: {chunk key: seconds}} of one study (prediction.trace_medians' shape)."""
+        """{config key: {chunk key: seconds}} of one study (prediction.trace_medians' shape: scaled by
+        runtime.csv's busy_scale where the recording has one)."""
         out = {}
         rows = self.chunks[self.chunks["study"] == study]
         for r in rows.itertuples(index=False):
             ck = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.CHUNK_KEYS)
             out.setdefault(ck, {})[taskgraph.chunk_key(r.op, r.b0, r.b1, r.x0, r.x1, r.col0, r.col1)] = float(r.seconds)
-        return out
+        return {ck: {c: d * self._scales(study).get(ck, 1.0) for c, d in per.items()} for ck, per in out.items()}
+
+    def _config_rows(self, study):
+        rows = self.runtime[self.runtime["study"] == study] if self.runtime is not None else []
+        for r in (rows.itertuples(index=False) if len(rows) else []):
+            yield (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.CHUNK_KEYS), r
+
+    def _scales(self, study):
+        return {ck: float(r.busy_scale) for ck, r in self._config_rows(study)}
+
+    def runtime_costs(self, study):
+        """{config key: seconds per task} of one study (prediction.trace_runtime_costs' shape); empty
+        for a recording made before they were kept."""
+        return {ck: float(r.seconds_per_task) for ck, r in self._config_rows(study)
+                if not (isinstance(r.seconds_per_task, float) and math.isnan(r.seconds_per_task))}
 
     def measured(self, study):
         """{point key: measured step_s} of one study (prediction.measured_points' shape; gpt2-mpi's
