@@ -153,3 +153,52 @@ def test_the_cost_is_measured_between_the_chunks_of_one_thread_traces(tmp_path, 
     costs = prediction.trace_runtime_costs(tmp_path, warmup=1)
     assert set(costs) == {ti}
     assert costs[ti] == pytest.approx(10 * US, rel=1e-5)
+
+
+def test_the_expected_largest_of_n_draws_of_measured_deviations():
+    assert prediction.expected_max_deviation([-1.0, 1.0], 1) == 0.0
+    assert prediction.expected_max_deviation([-1.0, 1.0], 2) == pytest.approx(0.5)  # 3 of 4 pairs hold the 1
+    assert prediction.expected_max_deviation([-0.1, 0.0, 0.1], 3) == pytest.approx(0.1 * (1 - 8 / 27) - 0.1 / 27)
+    assert prediction.expected_max_deviation([], 4) == 0.0
+    assert prediction.expected_max_deviation([0.2], 5) == pytest.approx(0.2)
+
+
+class _Static:
+    """A static schedule by hand: per task its operation and thread."""
+
+    def __init__(self, ops, threads, op, thread, schedule="static"):
+        self.ops = [{"label": label} for label in ops]
+        self.threads, self.op, self.thread, self.schedule = threads, op, thread, schedule
+        self.n_tasks = len(op)
+
+
+def test_a_static_schedule_loses_at_each_barrier_what_its_slowest_share_may_vary():
+    # two operations on 2 threads: "a" in two pieces of 1 ms (+-10% noise: the later of two is 5% late
+    # on average), "b" in one piece of 2 ms on thread 0 (nothing to wait for)
+    graph = _Static(["a", "b"], 2, op=[0, 0, 1], thread=[0, 1, 0])
+    work = simulate.Work([1e-3, 1e-3, 2e-3], [0.0] * 3)
+    noise = {"a": [-0.1, 0.1], "b": [-0.5, 0.5]}
+    assert prediction.barrier_jitter(graph, work, noise) == pytest.approx(1e-3 * 0.05)
+    # the longer share sets the wait; an operation without noise samples costs nothing
+    work = simulate.Work([1e-3, 3e-3, 2e-3], [0.0] * 3)
+    assert prediction.barrier_jitter(graph, work, noise) == pytest.approx(3e-3 * 0.05)
+    assert prediction.barrier_jitter(graph, work, {"b": [-0.5, 0.5]}) == 0.0
+    # nothing at one thread, for a dataflow schedule, or without samples
+    assert prediction.barrier_jitter(_Static(["a"], 1, [0, 0], [0, 0]), work, noise) == 0.0
+    assert prediction.barrier_jitter(_Static(["a", "b"], 2, [0, 0, 1], [-1, -1, -1], "dataflow"), work, noise) == 0.0
+    assert prediction.barrier_jitter(graph, work, None) == 0.0
+
+
+def test_the_noise_is_each_chunk_s_deviation_from_its_mean_by_operation_label(tmp_path, monkeypatch):
+    from pstudy.store import resultsdir
+    path = tmp_path / "fj_r0.csv"
+    rows = ["iteration,op,kernel,layer,phase,label,b0,b1,x0,x1,thread,start_s,end_s,col0,col1"]
+    for it, (a, b) in enumerate([(9.0, 9.0), (0.9, 2.0), (1.1, 2.0), (1.0, 2.0)]):  # iteration 0: warm-up
+        rows += [f"{it},0,k,-1,forward,attn L0,0,1,0,1,0,{10 * it},{10 * it + a},0,0",
+                 f"{it},1,k,-1,forward,fc L0,0,1,0,1,0,{10 * it + 5},{10 * it + 5 + b},0,0"]
+    path.write_text("\n".join(rows) + "\n")
+    fj = ("forkjoin", "gcc", "fast") + (None,) * 6
+    monkeypatch.setattr(resultsdir.ResultsDir, "traces", lambda self: [(path, prediction.config_point(fj, 1), 0)])
+    _, _, _, noise = prediction.trace_stats(tmp_path, warmup=1)
+    assert noise[fj]["attn L0"] == pytest.approx([-0.1, 0.0, 0.1])
+    assert noise[fj]["fc L0"] == pytest.approx([0.0, 0.0, 0.0])

@@ -96,9 +96,10 @@ def candidates(medians, B, T):
     return out
 
 
-def predict_candidate(graphs, medians, ck, P, source, target, overhead=0.0):
+def predict_candidate(graphs, medians, ck, P, source, target, overhead=0.0, noise=None):
     """(step seconds, Outcome, cores) of config key `ck` at P threads, each task `overhead` seconds
-    longer (its variant's runtime cost, prediction.runtime_overheads)."""
+    longer (its variant's runtime cost, prediction.runtime_overheads), a static schedule's barriers
+    charged `noise` (prediction.barrier_jitter; only on the machine it was measured on)."""
     ref = prediction.reference_config(medians, ck, graphs, P)
     if ref is None:
         return None
@@ -110,16 +111,17 @@ def predict_candidate(graphs, medians, ck, P, source, target, overhead=0.0):
                                            contention.Node(target, cores))
     except RuntimeError as err:
         raise StudyError(f"{graph.path}: {err}") from None
-    return step, outcome, cores
+    return step + prediction.barrier_jitter(graph, work, noise), outcome, cores
 
 
-def _evaluate(graphs, medians, source, target, ck, counts, overheads):
+def _evaluate(graphs, medians, source, target, ck, counts, overheads, noise):
     """[(P, row or None)] of one candidate at every P of `counts`."""
     out = []
     for P in counts:
         if vocabulary.is_sequential(ck[0]) and P != 1:
             continue
-        result = predict_candidate(graphs, medians, ck, P, source, target, overheads.get(ck[0], 0.0))
+        result = predict_candidate(graphs, medians, ck, P, source, target, overheads.get(ck[0], 0.0),
+                                   noise.get(ck))
         if result is None:
             out.append((P, None))
             continue
@@ -135,9 +137,9 @@ def _evaluate(graphs, medians, source, target, ck, counts, overheads):
 _WORKER = {}
 
 
-def _worker_init(directory, meta, build_dir, medians, source, target, overheads):
+def _worker_init(directory, meta, build_dir, medians, source, target, overheads, noise):
     _WORKER.update(graphs=prediction.Graphs(directory, meta, build_dir), medians=medians, source=source,
-                   target=target, overheads=overheads)
+                   target=target, overheads=overheads, noise=noise)
 
 
 def _describe_job(job):
@@ -147,18 +149,21 @@ def _describe_job(job):
 def _worker_job(job):
     ck, counts = job
     w = _WORKER
-    return _evaluate(w["graphs"], w["medians"], w["source"], w["target"], ck, counts, w["overheads"])
+    return _evaluate(w["graphs"], w["medians"], w["source"], w["target"], ck, counts, w["overheads"], w["noise"])
 
 
-def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None, jobs=1, overheads=None):
+def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None, jobs=1, overheads=None,
+         noise=None):
     """(ranking, notes): one row per (P, candidate) with its rank at that P (1 = fastest), the
     predicted step time and, for every candidate, what bounds it; notes say what was left out.
     jobs > 1: the candidates' replays in that many processes (graphs described first, here), the
     same result as one. `overheads`: {variant: runtime seconds per task} (prediction.runtime_overheads;
-    none by default)."""
+    none by default); `noise`: {config key: the chunks' noise} for the static schedules' barriers
+    (prediction.barrier_jitter; give it only where the target is the machine it was measured on)."""
     import pandas as pd
 
     overheads = overheads or {}
+    noise = noise or {}
     B, T = int(meta.model.get("B", 4)), int(meta.model.get("T", 64))
     cands = candidates(medians, B, T)
     # one job per candidate whose graph is the same at every P, one per (candidate, P) otherwise
@@ -182,11 +187,11 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(min(jobs, len(work)), _worker_init,
                       (graphs.directory, graphs.meta, str(graphs.build), medians, source, target,
-                       overheads)) as pool:
+                       overheads, noise)) as pool:
             pool.map(_describe_job, list(missing.values()), chunksize=1)
             results = pool.map(_worker_job, work, chunksize=1)
     else:
-        results = [_evaluate(graphs, medians, source, target, ck, ps, overheads) for ck, ps in work]
+        results = [_evaluate(graphs, medians, source, target, ck, ps, overheads, noise) for ck, ps in work]
     by_p = {P: [] for P in counts}
     skipped = set()
     for (ck, _), res in zip(work, results):

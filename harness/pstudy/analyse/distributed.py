@@ -222,7 +222,7 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     Layouts: `ranks` (local: one node) or `nodes` x the ranks per node; `threads` per rank."""
     import pandas as pd
 
-    raw, scales, costs = prediction.trace_stats(directory, meta.warmup)
+    raw, scales, costs, _ = prediction.trace_stats(directory, meta.warmup)
     medians = prediction.scaled_medians(raw, scales)
     executor = executor or vocabulary.FORKJOIN
     cks = sorted((ck for ck in medians if ck[0] == executor), key=lambda ck: vocabulary.point_sort_key((0, *ck)))

@@ -81,7 +81,7 @@ def trace_stats(directory, warmup):
         next one. Configurations with fewer than two such iterations get none."""
     import pandas as pd
 
-    samples, busy, gaps = {}, {}, {}
+    samples, busy, gaps, labels = {}, {}, {}, {}
     for path, key, _rep in resultsdir.ResultsDir(directory).traces():
         if key[3] != 1 or vocabulary.is_distributed(key[0]):  # one process's graph only
             continue
@@ -102,6 +102,8 @@ def trace_stats(directory, warmup):
         if not (dur >= 0).all():
             raise StudyError(f"{path}: a record ends before it starts")
         ck = config_key(key)
+        if "label" in frame.columns:
+            labels.setdefault(ck, {}).update(zip(frame["op"], frame["label"]))
         per = samples.setdefault(ck, {})
         for row, d in zip(frame[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False), dur):
             per.setdefault(taskgraph.chunk_key(*row), []).append(float(d))
@@ -119,7 +121,18 @@ def trace_stats(directory, warmup):
         total = sum(per.values())
         scales[ck] = _median(busy[ck]) / total if total > 0 else 1.0
     costs = {ck: _median(v) for ck, v in gaps.items() if len(v) >= 2}
-    return medians, scales, costs
+    noise = {}
+    for ck, per in samples.items():
+        by_op = {}
+        for chunk, values in per.items():
+            if len(values) < 2:
+                continue
+            mean = sum(values) / len(values)
+            if mean > 0:
+                label = labels.get(ck, {}).get(chunk[0], str(chunk[0]))
+                by_op.setdefault(label, []).extend(v / mean - 1.0 for v in values)
+        noise[ck] = {label: sorted(v) for label, v in by_op.items()}
+    return medians, scales, costs, noise
 
 
 def scaled_medians(medians, scales):
@@ -131,13 +144,47 @@ def trace_medians(directory, warmup):
     """{config key: {chunk key: seconds}} from the 1-thread traces of a results directory: each chunk's
     median, scaled so that a configuration's chunks add up to its median iteration's busy time
     (trace_stats)."""
-    medians, scales, _ = trace_stats(directory, warmup)
+    medians, scales, _, _ = trace_stats(directory, warmup)
     return scaled_medians(medians, scales)
 
 
 def trace_runtime_costs(directory, warmup):
     """{config key: seconds per task} measured between the chunks of the 1-thread traces (trace_stats)."""
     return trace_stats(directory, warmup)[2]
+
+
+def expected_max_deviation(deviations, n):
+    """E[max of n independent draws] of the empirical distribution `deviations` (sorted): the sum
+    over the order statistics x_(j) of x_(j) [(j/m)^n - ((j-1)/m)^n]."""
+    m = len(deviations)
+    if m == 0 or n < 1:
+        return 0.0
+    return sum(x * ((j / m) ** n - ((j - 1) / m) ** n) for j, x in enumerate(deviations, 1))
+
+
+def barrier_jitter(graph, work, noise):
+    """Seconds a static schedule's step loses at its barriers to the chunks' run-to-run noise, which
+    the replay (every chunk its typical time) does not see: per operation, its longest thread's share
+    w (its pieces' durations summed) times E[max of n] - E[one] of the operation's relative
+    deviations from its mean, measured at 1 thread (`noise`: {operation label: sorted deviations},
+    trace_stats'), n its threads with pieces. Each thread's piece is taken to vary as the whole
+    operation did at 1 thread, independently of the others. 0 at one thread, for dataflow
+    schedules (a late chunk delays only its own successors, and idle threads take other work), and
+    without noise samples."""
+    if graph.schedule != taskgraph.STATIC or not noise or graph.threads < 2:
+        return 0.0
+    shares = {}
+    for t in range(graph.n_tasks):
+        op = shares.setdefault(graph.op[t], {})
+        op[graph.thread[t]] = op.get(graph.thread[t], 0.0) + work.duration[t]
+    total = 0.0
+    for op, per_thread in sorted(shares.items()):
+        deviations = noise.get(graph.ops[op]["label"])
+        n = len(per_thread)
+        if deviations and n > 1:
+            total += max(per_thread.values()) * (expected_max_deviation(deviations, n)
+                                                 - expected_max_deviation(deviations, 1))
+    return total
 
 
 def measured_points(directory):
@@ -561,10 +608,12 @@ class Graphs:
         return graph
 
 
-def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.0, overhead=0.0):
+def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.0, overhead=0.0, noise=None):
     """(step seconds, POP factors) of config key `ck` on `threads` cores of `target` (beside a
     constant stream of `background_Bs` bytes/s on another core: a bandwidth thief), each task
-    `overhead` seconds longer (runtime_overheads)."""
+    `overhead` seconds longer (runtime_overheads), plus what a static schedule loses at its barriers
+    to the chunks' noise measured at 1 thread (`noise`, barrier_jitter; give it only where the target
+    is the machine it was measured on)."""
     graph = graphs.get(ck, threads)
     work = replay_work(graphs, medians, ck, threads, source, target, overhead=overhead)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else threads
@@ -576,7 +625,7 @@ def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.
         step, outcome = simulate.step_time(graph, work, target, cores, ITERATIONS, node)
     except RuntimeError as err:
         raise StudyError(f"{graph.path}: {err}") from None
-    return step, simulate.pop_factors(outcome, cores)
+    return step + barrier_jitter(graph, work, noise), simulate.pop_factors(outcome, cores)
 
 
 def predict(directory, meta, source, target, threads, build_dir=None, progress=None):
@@ -589,7 +638,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     predicted (on `source`, the machine it was measured on) step_s and the relative error."""
     import pandas as pd
 
-    raw, scales, costs = trace_stats(directory, meta.warmup)
+    raw, scales, costs, noise = trace_stats(directory, meta.warmup)
     medians = scaled_medians(raw, scales)
     if not medians:
         raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
@@ -604,7 +653,8 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         counts = [1] if vocabulary.is_sequential(ck[0]) else sorted(set(threads) | {1})
         base = None
         for p in counts:
-            step, pop = predict_point(graphs, medians, ck, p, source, target, overhead=overheads.of(ck[0], config=ck))
+            step, pop = predict_point(graphs, medians, ck, p, source, target, overhead=overheads.of(ck[0], config=ck),
+                                      noise=noise.get(ck) if target is source else None)
             if progress:
                 progress(ck, p, step)
             base = step if p == 1 else base
@@ -621,7 +671,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         if ck not in medians:
             continue
         step, _ = predict_point(graphs, medians, ck, point[3], source, source,
-                                overhead=overheads.of(ck[0], leave_out=ck, config=ck))
+                                overhead=overheads.of(ck[0], leave_out=ck, config=ck), noise=noise.get(ck))
         meas = measured[point]
         validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
                            "predicted_step_s": step, "error": (step - meas) / meas})

@@ -17,7 +17,7 @@ import shutil
 from pstudy.analyse import distributed, prediction
 from pstudy.errors import StudyError
 from pstudy.measure import ceilings as ceilingsmod
-from pstudy.store import machinefiles, resultsdir, validationdata, vocabulary
+from pstudy.store import machinefiles, resultsdir, taskgraph, validationdata, vocabulary
 
 TARGET_SWEEP = 0.05
 TARGET_THIEF = 0.10
@@ -85,11 +85,11 @@ def pack(studies, out, command, notes=()):
     """Writes the recording of `studies` ({name: results directory}) into `out`; returns its path."""
     import pandas as pd
 
-    points, chunks, thief, runtime, meta_studies = [], [], [], [], []
+    points, chunks, thief, runtime, jitter, meta_studies = [], [], [], [], [], []
     machine_written = False
     for study, directory in studies.items():
         meta = resultsdir.read_meta(directory)
-        raw, scales, costs = prediction.trace_stats(directory, meta.warmup)
+        raw, scales, costs, noise = prediction.trace_stats(directory, meta.warmup)
         medians = prediction.scaled_medians(raw, scales)
         graphs = prediction.Graphs(directory, meta)
         steps = resultsdir.read_steps(directory)
@@ -122,6 +122,12 @@ def pack(studies, out, command, notes=()):
         for ck in sorted(raw, key=lambda c: vocabulary.point_sort_key((0, *c))):
             runtime.append({"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)),
                             "busy_scale": scales[ck], "seconds_per_task": costs.get(ck)})
+        for ck in sorted(noise, key=lambda c: vocabulary.point_sort_key((0, *c))):
+            if graphs.get(ck, 1).schedule != taskgraph.STATIC:  # only a static schedule has barriers to wait at
+                continue
+            for label, deviations in sorted(noise[ck].items()):
+                jitter += [{"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)), "label": label,
+                            "deviation": float(f"{d:.5g}")} for d in deviations]  # 5 digits: a third of the file
         sens = resultsdir.ResultsDir(directory).sensitivity
         if (sens / "runs.csv").is_file():
             runs = resultsdir.read_csv(sens / "runs.csv", ["variant", "threads", "mode", "duty", "status", "trace"])
@@ -157,7 +163,8 @@ def pack(studies, out, command, notes=()):
     validationdata.write(out, meta, pd.DataFrame(points, columns=validationdata.POINT_COLUMNS),
                          pd.DataFrame(chunks, columns=validationdata.CHUNK_COLUMNS),
                          pd.DataFrame(thief, columns=validationdata.THIEF_COLUMNS),
-                         pd.DataFrame(runtime, columns=validationdata.RUNTIME_COLUMNS))
+                         pd.DataFrame(runtime, columns=validationdata.RUNTIME_COLUMNS),
+                         pd.DataFrame(jitter, columns=validationdata.NOISE_COLUMNS))
     return out
 
 
@@ -172,12 +179,15 @@ def validate(recording, machine=None):
         graphs = RecordedGraphs(recording, study)
         measured = recording.measured(study)
         overheads = prediction.runtime_overheads(graphs, medians, measured, source, recording.runtime_costs(study))
+        # the chunks' noise is the recording machine's: held to another machine, none
+        noise = recording.noise(study) if machine is None else {}
         for point in sorted(measured, key=vocabulary.point_sort_key):
             ck = prediction.config_key(point)
             if vocabulary.is_distributed(point[0]) or ck not in medians:
                 continue
             step, _ = prediction.predict_point(graphs, medians, ck, point[3], source, source,
-                                               overhead=overheads.of(ck[0], leave_out=ck, config=ck))
+                                               overhead=overheads.of(ck[0], leave_out=ck, config=ck),
+                                               noise=noise.get(ck))
             meas = measured[point]
             rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,

@@ -117,7 +117,7 @@ def default_counts(target, measured=None):
 
 def main_best(args, directory, meta, source, target):
     counts = parse_threads(args.threads, target.cores) if args.threads else default_counts(target)
-    raw, scales, costs = prediction.trace_stats(directory, meta.warmup)
+    raw, scales, costs, noise = prediction.trace_stats(directory, meta.warmup)
     medians = prediction.scaled_medians(raw, scales)
     if not medians:
         raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
@@ -128,7 +128,7 @@ def main_best(args, directory, meta, source, target):
         raise StudyError(f"--jobs: expected a positive integer, got {jobs}")
     overheads = prediction.runtime_overheads(graphs, medians, prediction.measured_points(directory), source, costs)
     frame, notes = advice.best(graphs, medians, meta, source, target, counts, mpi=not args.no_mpi, jobs=jobs,
-                               overheads=overheads.variants())
+                               overheads=overheads.variants(), noise=noise if target is source else None)
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "best.csv", frame)

@@ -37,12 +37,16 @@ SCHEMA = "pstudy-validation/1"
 META, MACHINE, CEILINGS = "validation.json", "machine.toml", "ceilings.json"
 POINTS, CHUNKS, THIEF, GRAPHS = "points.csv", "chunks.csv", "thief.csv", "graphs"
 RUNTIME = "runtime.csv"  # since 2026-11-26: recordings made before have none
+NOISE = "noise.csv"  # likewise
 CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", *vocabulary.CHUNK_KEYS]
 POINT_COLUMNS = ["study", *vocabulary.POINT_KEYS, "measured_step_s", "steps"]
 CHUNK_COLUMNS = CONFIG_COLUMNS + ["op", "b0", "b1", "x0", "x1", "col0", "col1", "seconds"]
 # per configuration: the scale of its chunk medians to its median iteration's busy time, and its
 # runtime cost per task (NA where its traces had too few iterations): prediction.trace_stats
 RUNTIME_COLUMNS = CONFIG_COLUMNS + ["busy_scale", "seconds_per_task"]
+# per static configuration (seq, forkjoin) and operation: each measured 1-thread chunk time's
+# relative deviation from its chunk's mean (prediction.trace_stats, barrier_jitter)
+NOISE_COLUMNS = CONFIG_COLUMNS + ["label", "deviation"]
 THIEF_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "mode", "duty", "repetition", "stolen_GBs",
                  "step_s"]
 
@@ -74,8 +78,8 @@ def read_graph(directory, study, point, batch=None):
     return taskgraph.parse(doc, str(path))
 
 
-def write(directory, meta, points, chunks, thief, runtime):
-    """Writes validation.json and the four tables (pandas frames with the columns above)."""
+def write(directory, meta, points, chunks, thief, runtime, noise):
+    """Writes validation.json and the five tables (pandas frames with the columns above)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     resultsdir.write_json(directory / META, {"schema": SCHEMA, **meta})
@@ -83,6 +87,7 @@ def write(directory, meta, points, chunks, thief, runtime):
     resultsdir.write_csv(directory / CHUNKS, chunks[CHUNK_COLUMNS])
     resultsdir.write_csv(directory / THIEF, thief[THIEF_COLUMNS])
     resultsdir.write_csv(directory / RUNTIME, runtime[RUNTIME_COLUMNS])
+    resultsdir.write_csv(directory / NOISE, noise[NOISE_COLUMNS])
 
 
 def _none(v):
@@ -112,6 +117,17 @@ class Recording:
         self.thief = resultsdir.read_csv(self.directory / THIEF, THIEF_COLUMNS, "validation thief runs")
         self.runtime = (resultsdir.read_csv(self.directory / RUNTIME, RUNTIME_COLUMNS, "validation runtime costs")
                         if (self.directory / RUNTIME).exists() else None)
+        self.noise_table = (resultsdir.read_csv(self.directory / NOISE, NOISE_COLUMNS, "validation chunk noise")
+                            if (self.directory / NOISE).exists() else None)
+        if self.noise_table is not None:
+            dev = pd.to_numeric(self.noise_table["deviation"], errors="coerce")
+            bad = ~np.isfinite(dev) | (dev < -1)
+            if bad.any():
+                i = int(np.flatnonzero(bad.to_numpy())[0])
+                raise StudyError(f"{self.directory / NOISE}: row {i + 2}, column deviation: "
+                                 f"{self.noise_table['deviation'].iloc[i]} is not a relative deviation (a finite "
+                                 "number >= -1)")
+            self.noise_table["deviation"] = dev.astype(float)
         tables = [(self.points, POINTS, ("measured_step_s",)), (self.chunks, CHUNKS, ("seconds",)),
                   (self.thief, THIEF, ("step_s", "stolen_GBs", "duty"))]
         if self.runtime is not None:
@@ -141,7 +157,8 @@ class Recording:
         for r in rows.itertuples(index=False):
             ck = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.CHUNK_KEYS)
             out.setdefault(ck, {})[taskgraph.chunk_key(r.op, r.b0, r.b1, r.x0, r.x1, r.col0, r.col1)] = float(r.seconds)
-        return {ck: {c: d * self._scales(study).get(ck, 1.0) for c, d in per.items()} for ck, per in out.items()}
+        scales = self._scales(study)
+        return {ck: {c: d * scales.get(ck, 1.0) for c, d in per.items()} for ck, per in out.items()}
 
     def _config_rows(self, study):
         rows = self.runtime[self.runtime["study"] == study] if self.runtime is not None else []
@@ -156,6 +173,18 @@ class Recording:
         for a recording made before they were kept."""
         return {ck: float(r.seconds_per_task) for ck, r in self._config_rows(study)
                 if not (isinstance(r.seconds_per_task, float) and math.isnan(r.seconds_per_task))}
+
+    def noise(self, study):
+        """{config key: {operation label: sorted deviations}} of one study (prediction.trace_stats'
+        noise); empty for a recording made before they were kept."""
+        if self.noise_table is None:
+            return {}
+        out = {}
+        rows = self.noise_table[self.noise_table["study"] == study]
+        for r in rows.itertuples(index=False):
+            ck = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.CHUNK_KEYS)
+            out.setdefault(ck, {}).setdefault(str(r.label), []).append(float(r.deviation))
+        return {ck: {label: sorted(v) for label, v in per.items()} for ck, per in out.items()}
 
     def measured(self, study):
         """{point key: measured step_s} of one study (prediction.measured_points' shape; gpt2-mpi's
