@@ -233,19 +233,14 @@ def test_a_recording_without_runtime_costs_still_reads_and_a_bad_scale_is_named(
         for chunk, d in per.items():
             assert scaled[ck][chunk] == pytest.approx(d * scales[ck], rel=1e-12)
     assert len(validation.validate(recording)) > 0
-    text = (out / validationdata.RUNTIME).read_text().splitlines()
-    head, first = text[0], text[1].split(",")
-    first[head.split(",").index("busy_scale")] = "-0.5"
-    bad = tmp_path / "bad"
-    shutil.copytree(out, bad)
-    (bad / validationdata.RUNTIME).write_text("\n".join([head, ",".join(first)] + text[2:]) + "\n")
-    with pytest.raises(StudyError, match=r"runtime.csv: row 2, column busy_scale: -0.5 is not a positive finite ratio"):
-        validationdata.Recording(bad)
-    text = (out / validationdata.NOISE).read_text().splitlines()
-    head, first = text[0], text[1].split(",")
-    first[head.split(",").index("deviation")] = "inf"
-    worse = tmp_path / "worse"
-    shutil.copytree(out, worse)
-    (worse / validationdata.NOISE).write_text("\n".join([head, ",".join(first)] + text[2:]) + "\n")
-    with pytest.raises(StudyError, match=r"noise.csv: row 2, column deviation: inf is not a relative deviation"):
-        validationdata.Recording(worse)
+    for table, column, value, message in (
+            (validationdata.RUNTIME, "busy_scale", "-0.5", "-0.5 is not a positive finite ratio"),
+            (validationdata.NOISE, "deviation", "inf", "inf is not a relative deviation")):
+        bad = tmp_path / f"bad-{column}"
+        shutil.copytree(out, bad)
+        text = (bad / table).read_text().splitlines()
+        head, first = text[0], text[1].split(",")
+        first[head.split(",").index(column)] = value
+        (bad / table).write_text("\n".join([head, ",".join(first)] + text[2:]) + "\n")
+        with pytest.raises(StudyError, match=rf"{table}: row 2, column {column}: {message}"):
+            validationdata.Recording(bad)
