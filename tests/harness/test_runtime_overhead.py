@@ -150,7 +150,7 @@ def test_the_cost_is_measured_between_the_chunks_of_one_thread_traces(tmp_path, 
     listing = [(a, prediction.config_point(ti, 1), 0), (b, prediction.config_point(ti, 1), 1),
                (two, prediction.config_point(ti, 2), 0), (short, prediction.config_point(fj, 1), 0)]
     monkeypatch.setattr(resultsdir.ResultsDir, "traces", lambda self: listing)
-    costs = prediction.trace_runtime_costs(tmp_path, warmup=1)
+    costs = prediction.trace_stats(tmp_path, warmup=1).costs
     assert set(costs) == {ti}
     assert costs[ti] == pytest.approx(10 * US, rel=1e-5)
 
@@ -199,6 +199,6 @@ def test_the_noise_is_each_chunk_s_deviation_from_its_mean_by_operation_label(tm
     path.write_text("\n".join(rows) + "\n")
     fj = ("forkjoin", "gcc", "fast") + (None,) * 6
     monkeypatch.setattr(resultsdir.ResultsDir, "traces", lambda self: [(path, prediction.config_point(fj, 1), 0)])
-    _, _, _, noise = prediction.trace_stats(tmp_path, warmup=1)
+    noise = prediction.trace_stats(tmp_path, warmup=1).noise
     assert noise[fj]["attn L0"] == pytest.approx([-0.1, 0.0, 0.1])
     assert noise[fj]["fc L0"] == pytest.approx([0.0, 0.0, 0.0])

@@ -120,7 +120,7 @@ def _evaluate(graphs, medians, source, target, ck, counts, overheads, noise):
     for P in counts:
         if vocabulary.is_sequential(ck[0]) and P != 1:
             continue
-        result = predict_candidate(graphs, medians, ck, P, source, target, overheads.get(ck[0], 0.0),
+        result = predict_candidate(graphs, medians, ck, P, source, target, overheads.of(ck[0], config=ck),
                                    noise.get(ck))
         if result is None:
             out.append((P, None))
@@ -157,12 +157,12 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
     """(ranking, notes): one row per (P, candidate) with its rank at that P (1 = fastest), the
     predicted step time and, for every candidate, what bounds it; notes say what was left out.
     jobs > 1: the candidates' replays in that many processes (graphs described first, here), the
-    same result as one. `overheads`: {variant: runtime seconds per task} (prediction.runtime_overheads;
+    same result as one. `overheads`: the runtime's cost per task (prediction.RuntimeOverheads;
     none by default); `noise`: {config key: the chunks' noise} for the static schedules' barriers
     (prediction.barrier_jitter; give it only where the target is the machine it was measured on)."""
     import pandas as pd
 
-    overheads = overheads or {}
+    overheads = overheads or prediction.RuntimeOverheads({})
     noise = noise or {}
     B, T = int(meta.model.get("B", 4)), int(meta.model.get("T", 64))
     cands = candidates(medians, B, T)
@@ -268,7 +268,7 @@ def mpi_rows(graphs, medians, meta, source, target, P, notes, overheads):
         return []
     results = distributed.predict(graphs, medians, ck, layouts, [B] * len(layouts), params,
                                   int(info.get("comm_message_bytes") or 0), source, target,
-                                  overheads.get(ck[0], 0.0))
+                                  overheads.of(ck[0], config=ck))
     out = []
     for lay, r in zip(layouts, results):
         comm = r["reduce_scatter_s"] + r["all_gather_s"]

@@ -222,8 +222,8 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     Layouts: `ranks` (local: one node) or `nodes` x the ranks per node; `threads` per rank."""
     import pandas as pd
 
-    raw, scales, costs, _ = prediction.trace_stats(directory, meta.warmup)
-    medians = prediction.scaled_medians(raw, scales)
+    stats = prediction.trace_stats(directory, meta.warmup)
+    medians = stats.medians
     executor = executor or vocabulary.FORKJOIN
     cks = sorted((ck for ck in medians if ck[0] == executor), key=lambda ck: vocabulary.point_sort_key((0, *ck)))
     if not cks:
@@ -232,7 +232,7 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     ck = cks[0]
     graphs = prediction.Graphs(directory, meta, build_dir)
     overhead = prediction.runtime_overheads(graphs, medians, prediction.measured_points(directory), source,
-                                            costs).of(executor, config=ck)
+                                            stats.costs).of(executor, config=ck)
     parameters = int(binary_facts(graphs, ck[0], ck[1], ck[2])["num_parameters"])
     mpi_variant = vocabulary.DISTRIBUTED_VARIANTS[0]
     info = binary_facts(graphs, mpi_variant, ck[1], ck[2])

@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from pstudy.store import resultsdir, taskgraph, vocabulary
@@ -61,24 +62,42 @@ def chunk_columns(ck):
     return dict(zip(vocabulary.CHUNK_KEYS, ck[3:]))
 
 
-def trace_stats(directory, warmup):
-    """(medians, scales, runtime costs) from the 1-thread traces of a results directory, each keyed
-    by config key:
+@dataclass
+class TraceStats:
+    """What the 1-thread traces of a results directory give the replay, each keyed by config key
+    (trace_stats):
 
-    medians: {chunk key: median seconds} over the measured iterations (warm-up left out) and
+    raw: {chunk key: median seconds} over the measured iterations (warm-up left out) and
         repetitions of the chunk's records;
     scales: the median iteration's busy time (its chunks' times summed, the median over the
         iterations and repetitions) over the sum of its chunks' medians. A short chunk's times are
         skewed (an interrupt or a page fault makes one slower, nothing makes one faster), so the
         sum of the medians falls short of a typical iteration's: 0.2% for 232 chunks, 3% for
-        1,505 on the small model (the 2-vCPU Xeon VM); trace_medians multiplies by it;
-    runtime costs: seconds per task of what the variant's runtime does between its chunks,
+        1,505 on the small model (the 2-vCPU Xeon VM); `medians` multiplies by it;
+    costs: seconds per task of what the variant's runtime does between its chunks,
         measured directly. At one thread an iteration's chunks run one after another, so the time
         from an iteration's first chunk start to the next iteration's, less its chunks' traced
         times, is what happens between them (taking the next task, releasing successors, a
         barrier, the step's own bookkeeping, reading the clock and writing the trace record);
         over the iteration's chunks, its median over the iterations after the warm-up that have a
-        next one. Configurations with fewer than two such iterations get none."""
+        next one. Configurations with fewer than two such iterations get none;
+    noise: {operation label: sorted relative deviations of its chunks' times from their means}
+        (barrier_jitter)."""
+    raw: dict
+    scales: dict
+    costs: dict
+    noise: dict
+
+    @property
+    def medians(self):
+        """{config key: {chunk key: seconds}}: each chunk's median times its configuration's scale,
+        the durations the replay runs."""
+        return {ck: {chunk: d * self.scales.get(ck, 1.0) for chunk, d in per.items()}
+                for ck, per in self.raw.items()}
+
+
+def trace_stats(directory, warmup):
+    """TraceStats of the 1-thread traces of a results directory."""
     import pandas as pd
 
     samples, busy, gaps, labels = {}, {}, {}, {}
@@ -132,25 +151,7 @@ def trace_stats(directory, warmup):
                 label = labels.get(ck, {}).get(chunk[0], str(chunk[0]))
                 by_op.setdefault(label, []).extend(v / mean - 1.0 for v in values)
         noise[ck] = {label: sorted(v) for label, v in by_op.items()}
-    return medians, scales, costs, noise
-
-
-def scaled_medians(medians, scales):
-    """`medians` with each configuration's chunk times times its scale (trace_stats')."""
-    return {ck: {chunk: d * scales.get(ck, 1.0) for chunk, d in per.items()} for ck, per in medians.items()}
-
-
-def trace_medians(directory, warmup):
-    """{config key: {chunk key: seconds}} from the 1-thread traces of a results directory: each chunk's
-    median, scaled so that a configuration's chunks add up to its median iteration's busy time
-    (trace_stats)."""
-    medians, scales, _, _ = trace_stats(directory, warmup)
-    return scaled_medians(medians, scales)
-
-
-def trace_runtime_costs(directory, warmup):
-    """{config key: seconds per task} measured between the chunks of the 1-thread traces (trace_stats)."""
-    return trace_stats(directory, warmup)[2]
+    return TraceStats(medians, scales, costs, noise)
 
 
 def expected_max_deviation(deviations, n):
@@ -469,10 +470,12 @@ class RuntimeOverheads:
 def runtime_overheads(graphs, medians, measured, source, traced=None):
     """RuntimeOverheads of the traced configurations of `medians` that have a measured 1-thread step
     in `measured`, replayed on `source` (the machine they were measured on), with the costs
-    measured in the traces (`traced`, trace_runtime_costs') where there are some."""
+    measured in the traces (`traced`, TraceStats.costs) where there are some."""
     gaps = {}
+    measured_variants = {ck[0] for ck in traced or {}}
     for ck in sorted(medians, key=lambda c: vocabulary.point_sort_key((0, *c))):
-        if vocabulary.is_distributed(ck[0]):
+        # a variant measured in its traces needs no fit (and its 1-thread replays are skipped)
+        if vocabulary.is_distributed(ck[0]) or ck[0] in measured_variants:
             continue
         step = measured.get(config_point(ck, 1))
         if not step or step <= 0:
@@ -638,14 +641,14 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     predicted (on `source`, the machine it was measured on) step_s and the relative error."""
     import pandas as pd
 
-    raw, scales, costs, noise = trace_stats(directory, meta.warmup)
-    medians = scaled_medians(raw, scales)
+    stats = trace_stats(directory, meta.warmup)
+    medians = stats.medians
     if not medians:
         raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
                          "[analysis] trace = true and threads including 1")
     measured = measured_points(directory)
     graphs = Graphs(directory, meta, build_dir)
-    overheads = runtime_overheads(graphs, medians, measured, source, costs)
+    overheads = runtime_overheads(graphs, medians, measured, source, stats.costs)
     order = sorted(medians, key=lambda ck: (vocabulary.variant_order(ck[0]),
                                             vocabulary.point_sort_key((0, *ck))))
     rows = []
@@ -654,7 +657,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         base = None
         for p in counts:
             step, pop = predict_point(graphs, medians, ck, p, source, target, overhead=overheads.of(ck[0], config=ck),
-                                      noise=noise.get(ck) if target is source else None)
+                                      noise=stats.noise.get(ck) if target is source else None)
             if progress:
                 progress(ck, p, step)
             base = step if p == 1 else base
@@ -671,7 +674,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         if ck not in medians:
             continue
         step, _ = predict_point(graphs, medians, ck, point[3], source, source,
-                                overhead=overheads.of(ck[0], leave_out=ck, config=ck), noise=noise.get(ck))
+                                overhead=overheads.of(ck[0], leave_out=ck, config=ck), noise=stats.noise.get(ck))
         meas = measured[point]
         validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
                            "predicted_step_s": step, "error": (step - meas) / meas})

@@ -89,8 +89,8 @@ def pack(studies, out, command, notes=()):
     machine_written = False
     for study, directory in studies.items():
         meta = resultsdir.read_meta(directory)
-        raw, scales, costs, noise = prediction.trace_stats(directory, meta.warmup)
-        medians = prediction.scaled_medians(raw, scales)
+        stats = prediction.trace_stats(directory, meta.warmup)
+        medians = stats.medians
         graphs = prediction.Graphs(directory, meta)
         steps = resultsdir.read_steps(directory)
         steps = steps[~steps["warmup"]]
@@ -115,17 +115,17 @@ def pack(studies, out, command, notes=()):
             if ck in medians:
                 graph = graphs.get(ck, point[3])
                 validationdata.write_graph(out, study, prediction.graph_point(ck, point[3]), graph.path)
-        for ck, per in raw.items():  # as measured: runtime.csv keeps the scale
+        for ck, per in stats.raw.items():  # as measured: runtime.csv keeps the scale
             for chunk, seconds in sorted(per.items()):
                 chunks.append({"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)),
                                **dict(zip(("op", "b0", "b1", "x0", "x1", "col0", "col1"), chunk)), "seconds": seconds})
-        for ck in sorted(raw, key=lambda c: vocabulary.point_sort_key((0, *c))):
+        for ck in sorted(stats.raw, key=lambda c: vocabulary.point_sort_key((0, *c))):
             runtime.append({"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)),
-                            "busy_scale": scales[ck], "seconds_per_task": costs.get(ck)})
-        for ck in sorted(noise, key=lambda c: vocabulary.point_sort_key((0, *c))):
+                            "busy_scale": stats.scales[ck], "seconds_per_task": stats.costs.get(ck)})
+        for ck in sorted(stats.noise, key=lambda c: vocabulary.point_sort_key((0, *c))):
             if graphs.get(ck, 1).schedule != taskgraph.STATIC:  # only a static schedule has barriers to wait at
                 continue
-            for label, deviations in sorted(noise[ck].items()):
+            for label, deviations in sorted(stats.noise[ck].items()):
                 jitter += [{"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)), "label": label,
                             "deviation": float(f"{d:.5g}")} for d in deviations]  # 5 digits: a third of the file
         sens = resultsdir.ResultsDir(directory).sensitivity

@@ -117,8 +117,8 @@ def default_counts(target, measured=None):
 
 def main_best(args, directory, meta, source, target):
     counts = parse_threads(args.threads, target.cores) if args.threads else default_counts(target)
-    raw, scales, costs, noise = prediction.trace_stats(directory, meta.warmup)
-    medians = prediction.scaled_medians(raw, scales)
+    stats = prediction.trace_stats(directory, meta.warmup)
+    medians = stats.medians
     if not medians:
         raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
                          "[analysis] trace = true and threads including 1")
@@ -126,9 +126,10 @@ def main_best(args, directory, meta, source, target):
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     if jobs < 1:
         raise StudyError(f"--jobs: expected a positive integer, got {jobs}")
-    overheads = prediction.runtime_overheads(graphs, medians, prediction.measured_points(directory), source, costs)
+    overheads = prediction.runtime_overheads(graphs, medians, prediction.measured_points(directory), source,
+                                             stats.costs)
     frame, notes = advice.best(graphs, medians, meta, source, target, counts, mpi=not args.no_mpi, jobs=jobs,
-                               overheads=overheads.variants(), noise=noise if target is source else None)
+                               overheads=overheads, noise=stats.noise if target is source else None)
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "best.csv", frame)

@@ -150,7 +150,7 @@ class Recording:
         return sorted(set(self.points["study"]))
 
     def medians(self, study):
-        """{config key: {chunk key: seconds}} of one study (prediction.trace_medians' shape: scaled by
+        """{config key: {chunk key: seconds}} of one study (prediction.TraceStats.medians' shape: scaled by
         runtime.csv's busy_scale where the recording has one)."""
         out = {}
         rows = self.chunks[self.chunks["study"] == study]
@@ -169,7 +169,7 @@ class Recording:
         return {ck: float(r.busy_scale) for ck, r in self._config_rows(study)}
 
     def runtime_costs(self, study):
-        """{config key: seconds per task} of one study (prediction.trace_runtime_costs' shape); empty
+        """{config key: seconds per task} of one study (prediction.TraceStats.costs' shape); empty
         for a recording made before they were kept."""
         return {ck: float(r.seconds_per_task) for ck, r in self._config_rows(study)
                 if not (isinstance(r.seconds_per_task, float) and math.isnan(r.seconds_per_task))}
