@@ -141,8 +141,9 @@ reference:
 
 # C unit tests, run by tests/test_units.py: the fast products against the
 # oracle for gcc and clang x (-march=native, -mavx2 -mfma, no -m flags, the
-# AVX-512 branch emulated on AVX2, -march=native with small blocks), and the
-# traffic model against hand counts.
+# AVX-512 branch emulated on AVX2, -march=native with small blocks), the
+# traffic model against hand counts, and the model state's blocks (huge pages
+# to their last byte).
 GEMM_TEST_FLAGS_native    := -march=native
 GEMM_TEST_FLAGS_avx2      := -mavx2 -mfma
 GEMM_TEST_FLAGS_generic   :=
@@ -151,7 +152,7 @@ GEMM_TEST_FLAGS_avx512emu := -mavx2 -mfma -include tests/avx512_emu.h
 # of 96): every blocking boundary of gemm.c on the test's small shapes
 GEMM_TEST_FLAGS_smallblocks := -march=native -DGEMM_KC=40 -DGEMM_A_FLOATS=2048 -DGEMM_NC=96 -DGEMM_SHARED_B_FLOATS=4096
 UNIT_CFLAGS := -std=c11 -O3 -ffp-contract=off -fno-math-errno -Wall -Wextra
-UNIT_TESTS := $(foreach c,$(COMPILERS),$(foreach a,native avx2 generic avx512emu smallblocks,build/tests/test_gemm-$(c)-$(a)) build/tests/test_traffic-$(c) build/tests/test_taskgraph-$(c))
+UNIT_TESTS := $(foreach c,$(COMPILERS),$(foreach a,native avx2 generic avx512emu smallblocks,build/tests/test_gemm-$(c)-$(a)) build/tests/test_traffic-$(c) build/tests/test_taskgraph-$(c) build/tests/test_memory-$(c))
 .PHONY: unit-tests
 unit-tests: $(UNIT_TESTS)
 build/tests/test_gemm-%: tests/test_gemm.c core/gemm.c core/gemm_naive.c core/gemm.h core/gemm_naive.h tests/avx512_emu.h
@@ -160,6 +161,9 @@ build/tests/test_gemm-%: tests/test_gemm.c core/gemm.c core/gemm_naive.c core/ge
 build/tests/test_traffic-%: tests/test_traffic.c $(CORE_SRC) $(KERNEL_SRC_fast) $(HEADERS)
 	@mkdir -p build/tests
 	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_traffic.c $(filter-out core/taskgraph.c core/schedule.c,$(CORE_SRC)) $(KERNEL_SRC_fast) -lm
+build/tests/test_memory-%: tests/test_memory.c core/model.c core/model.h core/checked.h
+	@mkdir -p build/tests
+	$* $(UNIT_CFLAGS) -o $@ tests/test_memory.c core/model.c -lm
 build/tests/test_taskgraph-%: tests/test_taskgraph.c $(CORE_SRC) $(KERNEL_SRC_fast) $(HEADERS)
 	@mkdir -p build/tests
 	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_taskgraph.c $(CORE_SRC) $(KERNEL_SRC_fast) -lm

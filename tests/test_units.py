@@ -1,7 +1,8 @@
 """The C unit tests (built by `make unit-tests`): the fast matrix products
 bit for bit against the oracle loops for each compiler and instruction set,
-the traffic model against counts made by hand, and the `tasks` executor's
-depend lists against the whole task graph."""
+the traffic model against counts made by hand, the `tasks` executor's
+depend lists against the whole task graph, and the model state's blocks
+(zeroed, aligned, in huge pages to their last byte)."""
 import re
 
 import pytest
@@ -23,11 +24,13 @@ def test_every_unit_test_was_built(unit_tests):
             assert f"test_gemm-{compiler}-{arch}" in names
         assert f"test_traffic-{compiler}" in names
         assert f"test_taskgraph-{compiler}" in names
+        assert f"test_memory-{compiler}" in names
 
 
 @pytest.mark.parametrize("name", [f"test_gemm-{c}-{a}" for c in ("gcc", "clang")
                                   for a in ("native", "avx2", "generic", "avx512emu", "smallblocks")] +
-                         ["test_traffic-gcc", "test_traffic-clang", "test_taskgraph-gcc", "test_taskgraph-clang"])
+                         ["test_traffic-gcc", "test_traffic-clang", "test_taskgraph-gcc", "test_taskgraph-clang",
+                          "test_memory-gcc", "test_memory-clang"])
 def test_unit(unit_tests, name):
     r = run([ROOT / "build" / "tests" / name], timeout=300)
     last = r.stdout.strip().splitlines()[-1]
