@@ -7,17 +7,30 @@ python3-scipy python3-pytest python3-pytest-xdist python3-jinja2 chromium libope
 papi-tools valgrind
 openmpi-bin libopenmpi-dev hwloc python3-simgrid"
 [ $# -gt 0 ] && PACKAGES="$*"
-missing=""
-for p in $PACKAGES; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-        missing="$missing $p"
-    fi
-done
+missing_packages() {
+    missing=""
+    for p in $PACKAGES; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+            missing="$missing $p"
+        fi
+    done
+}
+missing_packages
+[ -z "$missing" ] && exit 0
+# Two callers at once (the test workers, each asking for what its tests need) would race for
+# dpkg's lock and the loser would fail: callers of this script queue on a lock of their own and
+# look again once they hold it; apt itself waits for any other holder of dpkg's lock (an
+# unattended upgrade) instead of failing at once.
+exec 9>"${TMPDIR:-/tmp}/perfstudy-install-deps.lock"
+flock 9
+missing_packages
 [ -z "$missing" ] && exit 0
 echo "install-deps: installing:$missing" >&2
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q >&2
+WAIT="-o DPkg::Lock::Timeout=600"
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -q --no-install-recommends $missing >&2
+$SUDO apt-get $WAIT update -q >&2
+# shellcheck disable=SC2086
+$SUDO apt-get $WAIT install -y -q --no-install-recommends $missing >&2

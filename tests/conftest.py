@@ -36,7 +36,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in SERIAL_FILES:
             item.add_marker("serial")
-    if getattr(config.option, "dist", "no") != "loadgroup":
+    # pytest-xdist's workers collect with `dist` reset to "no" and `loadgroup` set instead; the
+    # groups must be marked there, where the node ids the scheduler splits on are made
+    if getattr(config.option, "dist", "no") != "loadgroup" and not getattr(config.option, "loadgroup", False):
         return
     for item in items:
         name = item.path.name
