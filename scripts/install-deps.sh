@@ -21,7 +21,10 @@ missing_packages
 # dpkg's lock and the loser would fail: callers of this script queue on a lock of their own and
 # look again once they hold it; apt itself waits for any other holder of dpkg's lock (an
 # unattended upgrade) instead of failing at once.
-exec 9>"${TMPDIR:-/tmp}/perfstudy-install-deps.lock"
+# (opened for reading: flock needs no more, and another user's lock file is still readable)
+lock="${TMPDIR:-/tmp}/perfstudy-install-deps.lock"
+[ -e "$lock" ] || : > "$lock"
+exec 9< "$lock"
 flock 9
 missing_packages
 [ -z "$missing" ] && exit 0
