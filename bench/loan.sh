@@ -1,0 +1,129 @@
+#!/bin/bash
+# bench/loan.sh OUT [BUDGET_S]: what a short loan of a bigger machine runs, in one command, from
+# the repository root there; everything it brings back is OUT/loan.tar.gz and OUT/loan.log.
+#
+# Run rules (a loan is one shot: no second start fits in its time):
+#   1. the machine's facts and whether hardware counters exist (the kernel's PMU list, perf,
+#      likwid), so the note can say so whatever happens after;
+#   2. the gcc/fast build on the machine itself (-march=native for its CPU); if the machine has
+#      no compiler, the builds carried in .carry/<isa>/ (x86-64-v4, or AVX2 where the CPU has no
+#      AVX-512), made beforehand with `bench/loan.sh --prepare`;
+#   3. the ceilings (STREAM, peak FLOP/s, re-read rate) at the sweep's thread counts, before any
+#      sweep, so that an interrupted sweep still has them;
+#   4. configs/wiki-124m-loan.toml, stopped with SIGINT (the harness's Ctrl-C: every finished run
+#      is tabulated) where it would eat the time of what follows;
+#   5. configs/wiki-124m-loan-pairs.toml (issue 33's 16-thread target with paired intervals),
+#      likewise bounded;
+#   6. everything packed into one archive, whatever failed before.
+# Every step is bounded by the time left of BUDGET_S (default 560 s: a 600-second command limit
+# less the packing), so the archive always comes back.
+set -u
+
+if [ "${1:-}" = "--prepare" ]; then
+    # the fallback builds for a machine without a compiler, made here from the committed tree
+    set -e
+    root=$(pwd)
+    tmp=$(mktemp -d)
+    git worktree add -q --detach "$tmp/tree" HEAD
+    for isa in v4 avx2; do
+        case $isa in v4) march="-march=x86-64-v4";; avx2) march="-mavx2 -mfma";; esac
+        cflags="-std=c11 -O3 $march -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -g"
+        make -s -C "$tmp/tree" -j"$(nproc)" COMPILERS=gcc "CFLAGS_COMMON=$cflags" \
+            "BENCH_CFLAGS=-std=c11 -O2 $march -fopenmp -Wall -Wextra" "REREAD_CFLAGS=$cflags" \
+            build/gcc/fast/gpt2-seq build/gcc/fast/gpt2-forkjoin build/gcc/fast/gpt2-tasks \
+            build/gcc/fast/gpt2-taskiter build/bench/stream build/bench/peakflops build/bench/reread
+        rm -rf "$root/.carry/$isa"
+        mkdir -p "$root/.carry/$isa/gcc/fast" "$root/.carry/$isa/bench"
+        cp "$tmp"/tree/build/gcc/fast/gpt2-* "$root/.carry/$isa/gcc/fast/"
+        cp "$tmp"/tree/build/bench/{stream,peakflops,reread} "$root/.carry/$isa/bench/"
+        rm -rf "$tmp/tree/build"
+    done
+    git worktree remove --force "$tmp/tree"
+    rmdir "$tmp"
+    git bundle create -q "$root/.carry/repo.bundle" HEAD
+    git rev-parse HEAD >"$root/.carry/COMMIT"
+    echo "bench/loan.sh: .carry/ holds the fallback builds and the commit ($(cat "$root/.carry/COMMIT")); carry .carry"
+    exit 0
+fi
+
+out=${1:?usage: bench/loan.sh OUT [BUDGET_S] | bench/loan.sh --prepare}
+budget=${2:-560}
+start=$(date +%s)
+work=$out/loan
+mkdir -p "$work"
+log=$out/loan.log
+exec > >(tee -a "$log") 2>&1
+left() { echo $((budget - ($(date +%s) - start))); }
+bounded() {  # seconds a step may take so that $1 seconds are left after it; at least 10
+    local t=$(($(left) - $1))
+    echo $((t < 10 ? 10 : t))
+}
+step() { echo; echo "== $(date -u +%H:%M:%S) (+$(($(date +%s) - start)) s, $(left) s left) $*"; }
+pack() {
+    step "packing"
+    tar -czf "$out/loan.tar.gz" -C "$work" . && ls -l "$out/loan.tar.gz"
+}
+trap pack EXIT
+THREADS=1,2,4,8,16
+
+step "1. the machine"
+{
+    date -u
+    uname -a
+    echo "nproc: $(nproc)"
+    lscpu
+    echo; echo "numa:"; ls -d /sys/devices/system/node/node* 2>/dev/null
+    echo; echo "memory:"; head -3 /proc/meminfo
+    echo; echo "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
+    echo; echo "compilers: gcc=$(command -v gcc) $(gcc -dumpfullversion 2>/dev/null) make=$(command -v make) git=$(command -v git)"
+    echo "python3: $(command -v python3) $(python3 --version 2>&1)"
+} >"$work/machine.txt" 2>&1
+cat "$work/machine.txt"
+{
+    echo "kernel PMUs (/sys/bus/event_source/devices): $(ls /sys/bus/event_source/devices 2>/dev/null | tr '\n' ' ')"
+    echo "perf_event_paranoid: $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)"
+    echo "perf: $(command -v perf || echo 'not installed')"
+    if command -v perf >/dev/null; then perf stat -e cycles,instructions -- true 2>&1 | tail -6; fi
+    echo "likwid-perfctr: $(command -v likwid-perfctr || echo 'not installed')"
+    echo "/dev/cpu/0/msr: $(ls /dev/cpu/0/msr 2>/dev/null || echo absent)"
+} >"$work/counters.txt" 2>&1
+cat "$work/counters.txt"
+
+step "2. build"
+if [ ! -d .git ] && command -v git >/dev/null && [ -f .carry/repo.bundle ]; then
+    # the tree travelled without .git: the carried commit makes provenance honest (git status
+    # compares this tree with it, so meta.json's dirty flag still means something)
+    git init -q && git fetch -q .carry/repo.bundle HEAD && git reset -q --mixed FETCH_HEAD &&
+        echo "git: HEAD $(git rev-parse --short HEAD), $(git status --porcelain | wc -l) changed paths"
+fi
+export PERFSTUDY_PYTHON=${PERFSTUDY_PYTHON:-$(command -v python3)}
+if command -v gcc >/dev/null && command -v make >/dev/null &&
+    timeout 180 make -s -j"$(nproc)" COMPILERS=gcc build/gcc/fast/gpt2-seq build/gcc/fast/gpt2-forkjoin \
+        build/gcc/fast/gpt2-tasks build/gcc/fast/gpt2-taskiter build/bench/stream build/bench/peakflops \
+        build/bench/reread; then
+    echo "built here with $(gcc -dumpfullversion) -march=native"
+    echo "native" >"$work/build.txt"
+else
+    isa=avx2
+    grep -qw avx512f /proc/cpuinfo && isa=v4
+    export PERFSTUDY_BUILD_DIR=$PWD/.carry/$isa
+    echo "no build here: the carried $isa builds ($PERFSTUDY_BUILD_DIR, commit $(cat .carry/COMMIT 2>/dev/null))"
+    echo "carried $isa" >"$work/build.txt"
+fi
+
+step "3. ceilings at $THREADS"
+timeout -s INT $(bounded 400) harness/perfstudy ceilings --threads $THREADS --places cores --proc-bind close \
+    --out "$work/ceilings/ceilings.json"
+
+run_bounded() {  # CONFIG SECONDS_TO_KEEP: a sweep stopped like Ctrl-C when only that much is left
+    local config=$1 keep=$2
+    step "sweep $config (until $keep s are left)"
+    PERFSTUDY_RESULTS=$work/results timeout -s INT -k 20 $(bounded "$keep") \
+        harness/perfstudy run "configs/$config.toml" --no-summary
+    echo "perfstudy run exit status $?"
+}
+run_bounded wiki-124m-loan 110
+for d in "$work"/results/*-wiki-124m-loan; do
+    [ -f "$work/ceilings/ceilings.json" ] && cp "$work/ceilings/ceilings.json" "$d/ceilings.json"
+done
+run_bounded wiki-124m-loan-pairs 10
