@@ -93,7 +93,8 @@ step "2. build"
 if [ ! -d .git ] && command -v git >/dev/null && [ -f .carry/repo.bundle ]; then
     # the tree travelled without .git: the carried commit makes provenance honest (git status
     # compares this tree with it, so meta.json's dirty flag still means something)
-    git init -q && git fetch -q .carry/repo.bundle HEAD && git reset -q --mixed FETCH_HEAD &&
+    git init -q && echo /.carry/ >>.git/info/exclude && git fetch -q .carry/repo.bundle HEAD &&
+        git reset -q --mixed FETCH_HEAD &&
         echo "git: HEAD $(git rev-parse --short HEAD), $(git status --porcelain | wc -l) changed paths"
 fi
 export PERFSTUDY_PYTHON=${PERFSTUDY_PYTHON:-$(command -v python3)}
