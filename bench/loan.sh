@@ -16,7 +16,9 @@
 #      likewise bounded;
 #   6. everything packed into one archive, whatever failed before.
 # Every step is bounded by the time left of BUDGET_S (default 560 s: a 600-second command limit
-# less the packing), so the archive always comes back.
+# less the packing), so the archive always comes back. On a 16-vCPU Xeon (2026-11-27) it took
+# 342 s: 45 s of ceilings, 242 s of wiki-124m-loan, 51 s of pairs. Bring it back with
+# `cat loan.tar.gz.part-* | tar -xz`.
 set -u
 
 if [ "${1:-}" = "--prepare" ]; then
@@ -61,7 +63,12 @@ bounded() {  # seconds a step may take so that $1 seconds are left after it; at 
 step() { echo; echo "== $(date -u +%H:%M:%S) (+$(($(date +%s) - start)) s, $(left) s left) $*"; }
 pack() {
     step "packing"
-    tar -czf "$out/loan.tar.gz" -C "$work" . && ls -l "$out/loan.tar.gz"
+    # the device tool brings back files of at most 16 MiB: the archive in 15 MiB parts
+    # (cat loan.tar.gz.part-* | tar -xz)
+    # exports/ (Paraver and Perfetto, 266 MB for the 26 runs of wiki-124m-loan) are left behind:
+    # `perfstudy trace DIR` makes them again from traces/
+    tar -czf - -C "$work" --exclude=exports . | split -b 15M - "$out/loan.tar.gz.part-" && ls -l "$out"/loan.tar.gz.part-*
+    rm -rf "$work/results"  # its files are in the archive, and folders below OUT's second level never come back
 }
 trap pack EXIT
 THREADS=1,2,4,8,16
@@ -90,13 +97,15 @@ cat "$work/machine.txt"
 cat "$work/counters.txt"
 
 step "2. build"
-if [ ! -d .git ] && command -v git >/dev/null && [ -f .carry/repo.bundle ]; then
-    # the tree travelled without .git: the carried commit makes provenance honest (git status
-    # compares this tree with it, so meta.json's dirty flag still means something)
-    git init -q && echo /.carry/ >>.git/info/exclude && git fetch -q .carry/repo.bundle HEAD &&
-        git reset -q --mixed FETCH_HEAD &&
-        echo "git: HEAD $(git rev-parse --short HEAD), $(git status --porcelain | wc -l) changed paths"
+if command -v git >/dev/null && [ -f .carry/repo.bundle ] &&
+    [ "$(git rev-parse HEAD 2>/dev/null)" != "$(cat .carry/COMMIT)" ]; then
+    # the tree travelled without .git, or with the .git of an older state (the device tool sent the
+    # session's first one on 2026-11-27): the carried commit makes provenance honest (git status
+    # compares this tree with it, so meta.json's commit and dirty flag mean what they say)
+    { [ -d .git ] || git init -q; } && echo /.carry/ >>.git/info/exclude &&
+        git fetch -q .carry/repo.bundle HEAD && git reset -q --mixed FETCH_HEAD
 fi
+command -v git >/dev/null && echo "git: HEAD $(git rev-parse --short HEAD 2>/dev/null), $(git status --porcelain 2>/dev/null | wc -l) changed paths"
 export PERFSTUDY_PYTHON=${PERFSTUDY_PYTHON:-$(command -v python3)}
 if command -v gcc >/dev/null && command -v make >/dev/null &&
     timeout 180 make -s -j"$(nproc)" COMPILERS=gcc build/gcc/fast/gpt2-seq build/gcc/fast/gpt2-forkjoin \
@@ -113,7 +122,7 @@ else
 fi
 
 step "3. ceilings at $THREADS"
-timeout -s INT $(bounded 400) harness/perfstudy ceilings --threads $THREADS --places cores --proc-bind close \
+timeout -s INT $(bounded 300) harness/perfstudy ceilings --threads $THREADS --places cores --proc-bind close \
     --out "$work/ceilings/ceilings.json"
 
 run_bounded() {  # CONFIG SECONDS_TO_KEEP: a sweep stopped like Ctrl-C when only that much is left
