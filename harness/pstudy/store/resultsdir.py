@@ -256,12 +256,13 @@ class ResultsDir:
 
     def traces(self):
         """[(path, point key, repetition)] of the trace files, in name order; StudyError naming a
-        file whose name is not a run stem."""
+        file whose name is not a run stem. A trace may be gzipped (<stem>.csv.gz: a results directory
+        kept in the repository, docs/studies/); its readers (pandas) decompress it by its name."""
         tdir = self.path / TRACES_DIR
         found = []
         if tdir.is_dir():
-            for path in sorted(tdir.glob("*.csv")):
-                parsed = parse_run_stem(path.stem)
+            for path in sorted([*tdir.glob("*.csv"), *tdir.glob("*.csv.gz")]):
+                parsed = parse_run_stem(path.name[:-len(".csv.gz")] if path.name.endswith(".gz") else path.stem)
                 if parsed is None:
                     raise StudyError(f"{path}: name does not follow "
                                      "<variant>_<compiler>_<kernels>_t<threads>_bs<bs>_k<k>_r<rep>.csv")
