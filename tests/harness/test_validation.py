@@ -9,7 +9,11 @@ machine free, by
 
 (configs/default.toml and configs/predict-d12.toml: every variant at 1 and 2 threads, the ceilings,
 the 1-thread step beside bench/thief at each duty cycle). Targets: within 5% at every sweep point,
-within 10% beside the thief."""
+within 10% beside the thief.
+
+Multi-core studies (docs/studies/<date>-<machine>/, packed from what bench/loan.sh brought back
+from a lent machine) are held to issue 34's targets for them: within 10% at every point past 2
+threads, 5% at 1 and 2, and a mean |error| of at most 5%."""
 
 import json
 import shutil
@@ -28,7 +32,18 @@ STUDIES = REPO / "docs" / "studies"
 PERFSTUDY = REPO / "harness" / "perfstudy"
 SCRIPT = REPO / "bench" / "predict_validation.py"
 BUILD = REPO / "build" / "gcc" / "fast"
-RECORDINGS = sorted(p.parent for p in STUDIES.glob("*/" + validationdata.META)) if STUDIES.is_dir() else []
+ALL_RECORDINGS = sorted(p.parent for p in STUDIES.glob("*/" + validationdata.META)) if STUDIES.is_dir() else []
+
+
+def _largest_thread_count(directory):
+    import pandas as pd
+    return int(pd.read_csv(directory / validationdata.POINTS)["threads"].max())
+
+
+# the 2-vCPU recordings of `make bench-predict` (1 and 2 threads, the thief), and the multi-core
+# studies brought back from a loan of a bigger machine (bench/loan.sh: more threads, no thief)
+RECORDINGS = [p for p in ALL_RECORDINGS if _largest_thread_count(p) <= 2]
+MULTICORE = [p for p in ALL_RECORDINGS if _largest_thread_count(p) > 2]
 RECORD_COMMAND = "make bench-predict (bench/predict_validation.py record --out docs/studies/predict-HOST)"
 
 
@@ -86,6 +101,49 @@ def test_two_thread_predictions_within_target_on_recorded_runs(directory):
     assert not two.empty, "the recording lacks 2-thread points"
     bad = _beyond(two)
     assert bad.empty, "beyond target:\n" + bad.to_string()
+
+
+# Multi-core studies whose predictions are known to miss, with why; strict, so that the day the
+# model reaches the targets this fails and the entry goes.
+MULTICORE_MISSES = {
+    "2026-11-27-xeon-emr-vm16": "known miss (issue 34): wiki-124m-loan on a lent 16-vCPU Xeon (one repetition "
+    "of 3 steps a point) against its measured machine file (no topology: the image had no hwloc): mean "
+    "|error| 13.9%, 15 of 26 points beyond target, the task variants at 8 threads predicted 39-59% long "
+    "(they reach 4.3-5.6x their 1-thread time where the peak benchmark's 8-thread figure, 3.9x one "
+    "thread's, reads to the model as a clock drop for every task) and forkjoin at 16 threads 16% short. "
+    "With machines/xeon-emr-vm16.toml's topology inferred from that curve (two hardware threads a "
+    "core): mean 10.7%, forkjoin 25% and 40% short at 8 and 16 threads (its chunks slowed 1.6x and "
+    "2.0x there, computation scalability 0.64 and 0.50, more than the demand-shared FMA units give)",
+}
+
+
+def _multicore_params():
+    return [pytest.param(p, id=p.name, marks=[pytest.mark.xfail(strict=True, reason=MULTICORE_MISSES[p.name])]
+                         if p.name in MULTICORE_MISSES else []) for p in MULTICORE]
+
+
+@pytest.mark.skipif(not MULTICORE, reason="no multi-core study in docs/studies/ yet (bench/loan.sh on a lent machine)")
+@pytest.mark.parametrize("directory", _multicore_params())
+def test_multicore_predictions_within_target_on_committed_studies(directory):
+    frame = _validated(directory)
+    sweep = frame[frame["kind"] == "sweep"]
+    assert sweep["threads"].max() > 2
+    assert set(sweep.loc[sweep["threads"] > 2, "target"]) == {validation.TARGET_MULTICORE}
+    bad = _beyond(sweep)
+    mean = float(sweep["error"].abs().mean())
+    assert bad.empty and mean <= validation.MULTICORE_MEAN, \
+        f"mean |error| {100 * mean:.1f}%; beyond target:\n" + bad.to_string()
+
+
+@pytest.mark.skipif(not MULTICORE, reason="no multi-core study in docs/studies/ yet (bench/loan.sh on a lent machine)")
+@pytest.mark.parametrize("directory", MULTICORE, ids=[p.name for p in MULTICORE])
+def test_multicore_studies_replay_their_one_thread_points(directory):
+    # at 1 thread the replay runs a point's own chunk times one after the other: whatever the
+    # contention model says, this must hold, and it checks the recording's plumbing (graphs, chunks,
+    # runtime costs) on a study of the reference size
+    frame = _validated(directory)
+    one = frame[(frame["kind"] == "sweep") & (frame["threads"] == 1)]
+    assert len(one) >= 4 and (one["error"].abs() <= 0.01).all(), one.to_string()
 
 
 CONFIG = """

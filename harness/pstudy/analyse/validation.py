@@ -1,7 +1,9 @@
 """`predict` against recorded measurements (store/validationdata.py): per point, the predicted and
 the measured step time and the error, with the target each is held to.
 
-Targets (issue 34): every variant at 1 and 2 threads within 5% of its measured median step time;
+Targets (issue 34): every variant at 1 and 2 threads within 5% of its measured median step time, and
+within 10% at more threads (a multi-core study, docs/studies/<date>-<machine>/, whose mean |error|
+is held to 5% as well: MULTICORE_MEAN);
 the 1-thread step beside bench/thief within 10% at every duty cycle; gpt2-mpi at 1 and 2 local ranks
 within 10% (pstudy.analyse.distributed, the node executor's 1-thread traces of the same study). The thief is the contention
 model's background stream of duty x B(1) (harness/README.md, "The contention model"); runs in the
@@ -20,6 +22,8 @@ from pstudy.measure import ceilings as ceilingsmod
 from pstudy.store import machinefiles, resultsdir, taskgraph, validationdata, vocabulary
 
 TARGET_SWEEP = 0.05
+TARGET_MULTICORE = 0.10   # a sweep point at more than 2 threads
+MULTICORE_MEAN = 0.05     # the mean |error| over a multi-core study's points
 TARGET_THIEF = 0.10
 TARGET_MPI = 0.10
 THIEF_MODE = "dram"
@@ -191,7 +195,8 @@ def validate(recording, machine=None):
             meas = measured[point]
             rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,
-                         "error": step / meas - 1, "target": TARGET_SWEEP})
+                         "error": step / meas - 1,
+                         "target": TARGET_SWEEP if point[3] <= 2 else TARGET_MULTICORE})
         dist = recording.study_meta(study).get("distributed")
         mpi_points = [p for p in sorted(measured, key=vocabulary.point_sort_key) if vocabulary.is_distributed(p[0])]
         if mpi_points:

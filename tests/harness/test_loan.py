@@ -1,0 +1,115 @@
+"""What a loan of a bigger machine brings back (bench/loan.sh) and what reads it: the committed
+multi-core study (docs/studies/2026-11-27-xeon-emr-vm16/), a results directory whose traces are
+gzipped, and bench/loan_pairs.py's paired intervals. Nothing here times anything."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pstudy.store import resultsdir, traceformats
+
+REPO = Path(__file__).resolve().parents[2]
+STUDY = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16"
+SWEEP = STUDY / "results" / "2026-11-27-0c35010-wiki-124m-loan"
+PAIRS = STUDY / "results" / "2026-11-27-0c35010-wiki-124m-loan-pairs"
+PAIRS_SCRIPT = REPO / "bench" / "loan_pairs.py"
+LOAN_SCRIPT = REPO / "bench" / "loan.sh"
+
+
+def pairs(directory, *args):
+    return subprocess.run([sys.executable, PAIRS_SCRIPT, directory, *map(str, args)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_committed_study_is_whole_and_small():
+    # one trace per point of the sweep, its steps, summary, ceilings and meta; within issue 33's 20 MB
+    summary = pd.read_csv(SWEEP / "summary.csv")
+    assert len(summary) == 26 and sorted(set(summary["threads"])) == [1, 2, 4, 8, 16]
+    traces = resultsdir.ResultsDir(SWEEP).traces()
+    assert len(traces) == 26 and all(p.name.endswith(".csv.gz") for p, _, _ in traces)
+    assert {key for _, key, _ in traces} == {resultsdir_point for resultsdir_point in _summary_points(summary)}
+    for name in ("steps.csv", "meta.json", "config.toml", "ceilings.json", "efficiency.csv"):
+        assert (SWEEP / name).is_file(), name
+    size = sum(f.stat().st_size for f in STUDY.rglob("*") if f.is_file())
+    assert size < 20e6, f"{size / 1e6:.1f} MB"
+
+
+def _summary_points(summary):
+    from pstudy.store import vocabulary
+    return [vocabulary.point_key(row) for row in summary[vocabulary.POINT_KEYS].to_dict("records")]
+
+
+def test_gzipped_traces_read_and_export_as_plain_ones(tmp_path):
+    # the same run's trace, plain and gzipped, gives the same chunks and the same Paraver export
+    copy = tmp_path / SWEEP.name
+    shutil.copytree(SWEEP, copy, ignore=shutil.ignore_patterns("traces"))
+    (copy / "traces").mkdir()
+    gz = next(p for p, key, _ in resultsdir.ResultsDir(SWEEP).traces() if key[0] == "seq")
+    shutil.copyfile(gz, copy / "traces" / gz.name)
+    plain_dir = tmp_path / "plain"
+    shutil.copytree(copy, plain_dir)
+    (plain_dir / "traces" / gz.name).unlink()
+    pd.read_csv(gz).to_csv(plain_dir / "traces" / gz.name[:-len(".gz")], index=False)
+    got = {}
+    for directory in (copy, plain_dir):
+        (path, key, rep), = resultsdir.ResultsDir(directory).traces()
+        out = tmp_path / f"export-{directory.name}"
+        written, problems = traceformats.export_checked({(key, rep): path}, [(key, rep)], "paraver", out, node="n")
+        assert not problems, problems
+        # the header's first line holds the export's date and time; the records follow
+        got[directory.name] = [p.read_text().split("\n", 1)[1] for p in sorted(out.iterdir()) if p.suffix == ".prv"]
+    assert len(got["plain"]) == 1 and got[copy.name] == got["plain"]
+
+
+def test_loan_pairs_on_the_committed_pairs():
+    # issue 33's 16-thread target, measured on the loan: every repetition's taskiter/forkjoin speedup
+    # is 1.18-1.21, so the paired interval lies above 1.1
+    proc = pairs(PAIRS)
+    assert proc.returncode == 0, proc.stderr
+    line, = proc.stdout.splitlines()
+    assert line.startswith("taskiter bs=auto") and "at 16 threads against forkjoin: speedup 1.190 [1.178, 1.212]" in line
+    assert line.endswith("target >= 1.10: met")
+
+
+def test_loan_pairs_verdicts_follow_the_interval(tmp_path):
+    # the same pairs with taskiter's steps made 1.19x slower: speedup about 1.0, all of it below 1.1
+    copy = tmp_path / "pairs"
+    shutil.copytree(PAIRS, copy)
+    steps = pd.read_csv(copy / "steps.csv", keep_default_na=False, na_values=["NA"])
+    steps.loc[steps["variant"] == "taskiter", "step_s"] *= 1.19
+    steps.to_csv(copy / "steps.csv", index=False, na_rep="NA")
+    out = pairs(copy).stdout
+    assert "target >= 1.10: missed" in out, out
+    assert "target >= 0.95: met" in pairs(copy, "--target", "0.95").stdout
+    assert "target >= 1.00: undecided" in pairs(copy, "--target", "1.00").stdout
+
+
+def test_loan_pairs_without_six_repetitions_gives_no_interval():
+    out = pairs(SWEEP, "--base", "seq", "--target", "1").stdout
+    assert "forkjoin at 1 threads against seq" in out and "no interval (fewer than 6 repetitions)" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (("{tmp}",), "not a results directory (no steps.csv)"),
+    (("{pairs}", "--target", "0"), "--target 0: not a positive ratio"),
+    (("{pairs}", "--base", "seq"), "no seq runs to pair with"),
+])
+def test_loan_pairs_bad_input_is_one_line(tmp_path, args, message):
+    args = [a.format(tmp=tmp_path, pairs=PAIRS) for a in args]
+    proc = pairs(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("loan_pairs.py: ") and message in proc.stderr
+
+
+def test_loan_script_is_bounded_and_brings_back_parts():
+    # bench/loan.sh runs only on a lent machine (it took 342 s there); what can be checked here:
+    # valid shell, every step bounded, and files under the device tool's 16 MiB limit
+    subprocess.run(["bash", "-n", LOAN_SCRIPT], check=True)
+    text = LOAN_SCRIPT.read_text()
+    assert text.count("timeout ") >= 3 and "split -b 15M" in text and "trap pack EXIT" in text
+    for config in ("wiki-124m-loan", "wiki-124m-loan-pairs"):
+        assert f"run_bounded {config} " in text and (REPO / "configs" / f"{config}.toml").is_file()
