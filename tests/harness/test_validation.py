@@ -88,13 +88,14 @@ TWO_THREAD_MISSES = {
 }
 
 
-def _two_thread_params():
-    return [pytest.param(p, id=p.name, marks=[pytest.mark.xfail(strict=True, reason=TWO_THREAD_MISSES[p.name])]
-                         if p.name in TWO_THREAD_MISSES else []) for p in RECORDINGS]
+def _params(recordings, misses):
+    """One test parameter per recording, a strict expected failure where `misses` says why."""
+    return [pytest.param(p, id=p.name, marks=[pytest.mark.xfail(strict=True, reason=misses[p.name])]
+                         if p.name in misses else []) for p in recordings]
 
 
 @pytest.mark.skipif(not RECORDINGS, reason=f"no recording in docs/studies/ yet; on a quiet machine: {RECORD_COMMAND}")
-@pytest.mark.parametrize("directory", _two_thread_params())
+@pytest.mark.parametrize("directory", _params(RECORDINGS, TWO_THREAD_MISSES))
 def test_two_thread_predictions_within_target_on_recorded_runs(directory):
     frame = _validated(directory)
     two = frame[(frame["kind"] == "sweep") & (frame["threads"] == 2)]
@@ -108,22 +109,18 @@ def test_two_thread_predictions_within_target_on_recorded_runs(directory):
 MULTICORE_MISSES = {
     "2026-11-27-xeon-emr-vm16": "known miss (issue 34): wiki-124m-loan on a lent 16-vCPU Xeon (one repetition "
     "of 3 steps a point) against its measured machine file (no topology: the image had no hwloc): mean "
-    "|error| 13.9%, 15 of 26 points beyond target, the task variants at 8 threads predicted 39-59% long "
+    "|error| 13.9%, 15 of 26 points beyond target, the task variants at 8 threads predicted 17-59% long "
     "(they reach 4.3-5.6x their 1-thread time where the peak benchmark's 8-thread figure, 3.9x one "
     "thread's, reads to the model as a clock drop for every task) and forkjoin at 16 threads 16% short. "
     "With machines/xeon-emr-vm16.toml's topology inferred from that curve (two hardware threads a "
     "core): mean 10.7%, forkjoin 25% and 40% short at 8 and 16 threads (its chunks slowed 1.6x and "
-    "2.0x there, computation scalability 0.64 and 0.50, more than the demand-shared FMA units give)",
+    "2.0x there, computation scalability 0.64 and 0.50, more than the replay makes of the shared cores)",
 }
 
 
-def _multicore_params():
-    return [pytest.param(p, id=p.name, marks=[pytest.mark.xfail(strict=True, reason=MULTICORE_MISSES[p.name])]
-                         if p.name in MULTICORE_MISSES else []) for p in MULTICORE]
-
 
 @pytest.mark.skipif(not MULTICORE, reason="no multi-core study in docs/studies/ yet (bench/loan.sh on a lent machine)")
-@pytest.mark.parametrize("directory", _multicore_params())
+@pytest.mark.parametrize("directory", _params(MULTICORE, MULTICORE_MISSES))
 def test_multicore_predictions_within_target_on_committed_studies(directory):
     frame = _validated(directory)
     sweep = frame[frame["kind"] == "sweep"]
