@@ -10,7 +10,7 @@
 #      AVX-512), made beforehand with `bench/loan.sh --prepare`;
 #   3. the ceilings (STREAM, peak FLOP/s, re-read rate) at the sweep's thread counts, before any
 #      sweep, so that an interrupted sweep still has them;
-#   4. configs/wiki-124m-loan.toml, stopped with SIGINT (the harness's Ctrl-C: every finished run
+#   4. configs/wiki-124m-loan.toml, stopped with SIGTERM (which the harness ends as Ctrl-C: every finished run
 #      is tabulated) where it would eat the time of what follows;
 #   5. configs/wiki-124m-loan-pairs.toml (issue 33's 16-thread target with paired intervals),
 #      likewise bounded;
@@ -126,9 +126,10 @@ timeout -s INT $(bounded 300) harness/perfstudy ceilings --threads $THREADS --pl
     --out "$work/ceilings/ceilings.json"
 
 run_bounded() {  # CONFIG SECONDS_TO_KEEP: a sweep stopped like Ctrl-C when only that much is left
+    # SIGTERM, not SIGINT: a script started in the background has SIGINT ignored, and so would perfstudy
     local config=$1 keep=$2
     step "sweep $config (until $keep s are left)"
-    PERFSTUDY_RESULTS=$work/results timeout -s INT -k 20 $(bounded "$keep") \
+    PERFSTUDY_RESULTS=$work/results timeout -k 20 $(bounded "$keep") \
         harness/perfstudy run "configs/$config.toml" --no-summary
     echo "perfstudy run exit status $?"
 }
