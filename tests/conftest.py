@@ -7,6 +7,8 @@ test says so itself (`@pytest.mark.serial`). Tests whose times come from the fak
 under mpirun or Slurm: another process beside them changes how long they take, not what they
 check."""
 
+import signal
+
 import pytest
 
 SERIAL_FILES = {
@@ -28,6 +30,11 @@ LONGEST_FIRST = ["test_correctness.py", "test_regression.py", "test_faults.py", 
 
 
 def pytest_configure(config):
+    # Tests interrupt sweeps with SIGINT, as Ctrl-C would. A shell starts a background job (`make
+    # test &`, nohup) with SIGINT ignored, which every child inherits, perfstudy too: its Ctrl-C
+    # handling then never runs and those tests fail. Python's own handler is reset to the default
+    # at exec, so the processes the tests start see Ctrl-C as a terminal's user would.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     config.addinivalue_line("markers", "serial: runs alone (timings, or both cores), not beside other tests")
 
 
