@@ -24,7 +24,10 @@ node_rename = $(foreach f,executor_create executor_info executor_train executor_
 MPICC     ?= mpicc
 PYTHON    := $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
 
-CFLAGS_COMMON := -std=c11 -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -g
+# the target of the variants' and ceiling benchmarks' builds: this machine's CPU, unless a build is
+# made for another (bench/loan.sh --prepare: MARCH=-march=x86-64-v4 for a machine with no compiler)
+MARCH         ?= -march=native
+CFLAGS_COMMON := -std=c11 -O3 $(MARCH) -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -g
 LDLIBS        := -lm -ldl
 
 CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/taskgraph.c core/traffic.c core/counters.c core/schedule.c
@@ -97,13 +100,13 @@ counters:
 	@scripts/install-deps.sh $(COUNTERS_PKG_$(COUNTERS))
 	@$(MAKE) --no-print-directory $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(filter-out $(DISTRIBUTED_VARIANTS),$(VARIANTS)),build/$(c)/$(k)-$(COUNTERS)/gpt2-$(v))))
 
-# Builds without AVX-512: the flags above with -march=native replaced by -mavx2 -mfma, as
+# Builds without AVX-512: the flags above with $(MARCH) replaced by -mavx2 -mfma, as
 # pstudy.instructions does for its counts. For valgrind (Debian 12's valgrind 3.19 cannot decode
 # AVX-512: pstudy.cachesim runs the sequential variant), and for the AVX2 kernels measured on a
 # machine that has AVX-512 (`make avx2`; bench/kernels.py --isa avx2, or a sweep with
 # run.binary = "{build_dir}/{compiler}/{kernels}-avx2/gpt2-{variant}").
 #   build/<compiler>/<kernels>-avx2/gpt2-<variant>
-CFLAGS_AVX2 := $(patsubst -march=native,-mavx2 -mfma,$(CFLAGS_COMMON))
+CFLAGS_AVX2 := $(subst $(MARCH),-mavx2 -mfma,$(CFLAGS_COMMON))
 $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k),$(k)-avx2,$(CFLAGS_AVX2)))))
 
 BUILT_VARIANTS := $(wildcard $(patsubst %,variants/%.c,$(VARIANTS)))

@@ -20,6 +20,9 @@
 # 342 s: 45 s of ceilings, 242 s of wiki-124m-loan, 51 s of pairs. Bring it back with
 # `cat loan.tar.gz.part-* | tar -xz`.
 set -u
+# what a loan runs, built here or carried
+TARGETS="build/gcc/fast/gpt2-seq build/gcc/fast/gpt2-forkjoin build/gcc/fast/gpt2-tasks build/gcc/fast/gpt2-taskiter
+         build/bench/stream build/bench/peakflops build/bench/reread"
 
 if [ "${1:-}" = "--prepare" ]; then
     # the fallback builds for a machine without a compiler, made here from the committed tree
@@ -29,11 +32,7 @@ if [ "${1:-}" = "--prepare" ]; then
     git worktree add -q --detach "$tmp/tree" HEAD
     for isa in v4 avx2; do
         case $isa in v4) march="-march=x86-64-v4";; avx2) march="-mavx2 -mfma";; esac
-        cflags="-std=c11 -O3 $march -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -g"
-        make -s -C "$tmp/tree" -j"$(nproc)" COMPILERS=gcc "CFLAGS_COMMON=$cflags" \
-            "BENCH_CFLAGS=-std=c11 -O2 $march -fopenmp -Wall -Wextra" "REREAD_CFLAGS=$cflags" \
-            build/gcc/fast/gpt2-seq build/gcc/fast/gpt2-forkjoin build/gcc/fast/gpt2-tasks \
-            build/gcc/fast/gpt2-taskiter build/bench/stream build/bench/peakflops build/bench/reread
+        make -s -C "$tmp/tree" -j"$(nproc)" COMPILERS=gcc "MARCH=$march" $TARGETS
         rm -rf "$root/.carry/$isa"
         mkdir -p "$root/.carry/$isa/gcc/fast" "$root/.carry/$isa/bench"
         cp "$tmp"/tree/build/gcc/fast/gpt2-* "$root/.carry/$isa/gcc/fast/"
@@ -108,9 +107,7 @@ fi
 command -v git >/dev/null && echo "git: HEAD $(git rev-parse --short HEAD 2>/dev/null), $(git status --porcelain 2>/dev/null | wc -l) changed paths"
 export PERFSTUDY_PYTHON=${PERFSTUDY_PYTHON:-$(command -v python3)}
 if command -v gcc >/dev/null && command -v make >/dev/null &&
-    timeout 180 make -s -j"$(nproc)" COMPILERS=gcc build/gcc/fast/gpt2-seq build/gcc/fast/gpt2-forkjoin \
-        build/gcc/fast/gpt2-tasks build/gcc/fast/gpt2-taskiter build/bench/stream build/bench/peakflops \
-        build/bench/reread; then
+    timeout 180 make -s -j"$(nproc)" COMPILERS=gcc $TARGETS; then
     echo "built here with $(gcc -dumpfullversion) -march=native"
     echo "native" >"$work/build.txt"
 else
