@@ -109,7 +109,7 @@ def test_two_thread_predictions_within_target_on_recorded_runs(directory):
 MULTICORE_MISSES = {
     "2026-11-27-xeon-emr-vm16": "known miss (issue 34): wiki-124m-loan on a lent 16-vCPU Xeon (one repetition "
     "of 3 steps a point) against its measured machine file (no topology: the image had no hwloc): mean "
-    "|error| 13.9%, 15 of 26 points beyond target, the task variants at 8 threads predicted 17-59% long "
+    "|error| 13.9%, 14 of 26 points beyond target, the task variants at 8 threads predicted 17-59% long "
     "(they reach 4.3-5.6x their 1-thread time where the peak benchmark's 8-thread figure, 3.9x one "
     "thread's, reads to the model as a clock drop for every task) and forkjoin at 16 threads 16% short. "
     "With machines/xeon-emr-vm16.toml's topology inferred from that curve (two hardware threads a "
