@@ -130,13 +130,23 @@ $(REPLAY_LIB): harness/replay/replay.c
 deps:
 	@scripts/install-deps.sh
 
+# the builds that test and run need, on every CPU. test also builds up front what its tests would
+# build one after the other (they share a lock: two makes of one target would write the same files),
+# one worker waiting on the other's make meanwhile: the unit tests, the sanitizer and fuzzing builds,
+# the AVX2 builds the bit-identity and kernel benchmark tests compare
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+TEST_BUILDS := build unit-tests asan fuzz-build \
+               $(patsubst %,build/gcc/fast-avx2/gpt2-%,$(filter-out $(DISTRIBUTED_VARIANTS),$(BUILT_NAMES)))
+.PHONY: test-build
+test-build: $(TEST_BUILDS)
+
 test: deps
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
 	@scripts/run-tests.sh
 
 # the default study: sweep, then tables, figures and the roofline verdict
 run: deps
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) build
 	@dir=$$(harness/perfstudy run --no-summary configs/default.toml) && harness/perfstudy report "$$dir"
 
 reference:

@@ -3,7 +3,7 @@
 # sees Debian's packages. The last line is the summary of all of them.
 #
 # With pytest-xdist (Debian: python3-pytest-xdist), in two parts: the tests not
-# marked `serial` in two worker processes (--dist loadgroup: tests/conftest.py
+# marked `serial` in one worker process more than the CPUs (--dist loadgroup: tests/conftest.py
 # groups a file's tests in one worker, so its module fixtures are built once,
 # except files whose tests share nothing, and hands the longest files out
 # first), then the `serial` ones (tests/conftest.py: measured timings, or MPI
@@ -17,7 +17,10 @@ targets=tests
 for arg in "$@"; do
     case "$arg" in -*) ;; *) [ -e "${arg%%::*}" ] && targets= ;; esac
 done
-workers=${RUN_TESTS_WORKERS:-2}
+# one worker more than the CPUs: the tests beside each other wait on their subprocesses (mpirun,
+# Slurm, pipes, sleeps) about a fifth of the time, which a third worker fills on 2 cores (measured:
+# make test 9:49 with 2 workers, 8:47 with 3, on the 2-vCPU Xeon VM); the timed tests run alone after
+workers=${RUN_TESTS_WORKERS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}
 if [ "$workers" = 0 ] || ! "$PY" -c "import xdist" 2>/dev/null; then
     exec "$PY" -m pytest -q -p no:cacheprovider $targets "$@"
 fi
