@@ -19,6 +19,10 @@ variant should lose nothing to fork-join at 1 thread and win from 2. The referen
 chunkings (BATCH_SUBSIZE=1, k=T; tasks also BATCH_SUBSIZE=B) are measured beside them, their
 ratios printed without a target.
 
+--targets-only runs only the points the targets compare (forkjoin and each task variant's "auto"),
+repeated, without the traced rounds, the trace-cost pairs and the products: on a noisy machine the
+intervals, not the points, are what is short.
+
 --isa avx2 runs the builds of `make avx2` (-mavx2 -mfma in place of -march=native): the
 variants with the AVX2 micro-kernel on a machine that also has AVX-512.
 
@@ -194,15 +198,19 @@ def new_directory(root, git):
         sys.exit(f"bench/variants.py: {root}: cannot make a results directory: {err}")
 
 
-def points_of(study, threads):
+def points_of(study, threads, targets_only=False):
     """The benchmark's points, in the order a repetition runs them: the points each target compares
-    next to each other (the unchunked variants, then the chunked ones, at each thread count)."""
+    next to each other (the unchunked variants, then the chunked ones, at each thread count).
+    targets_only: forkjoin and the automatic chunking of each task variant, nothing else."""
     compiler, kernels, T = study.sweep["compilers"][0], study.sweep["kernels"][0], study.model["T"]
-    points = [Point(v, compiler, kernels, 1, None, None) for v in vocabulary.SEQUENTIAL_VARIANTS]
+    points = [] if targets_only else \
+        [Point(v, compiler, kernels, 1, None, None) for v in vocabulary.SEQUENTIAL_VARIANTS]
     for t in threads:
         points += [Point(v, compiler, kernels, t, None, None) for v in vocabulary.VARIANTS
-                   if vocabulary.REGISTERED[v] == vocabulary.THREADS]
+                   if vocabulary.REGISTERED[v] == vocabulary.THREADS and (v == FORKJOIN or not targets_only)]
         points += [sweep.automatic_chunking(v, compiler, kernels, t) for v in vocabulary.CHUNKED_VARIANTS]
+        if targets_only:
+            continue
         points += [Point(v, compiler, kernels, t, 1, T) for v in vocabulary.CHUNKED_VARIANTS]
         points += [Point(v, compiler, kernels, t, study.model["B"], T) for v in ALSO_CHUNKED_BY_4
                    if v in vocabulary.CHUNKED_VARIANTS and study.model["B"] > 1]
@@ -239,9 +247,10 @@ def measure_products(study, out, isa="native"):
     print("  products in the two forms done", file=sys.stderr)
 
 
-def measure(study, threads, out):
-    """Runs the benchmark, appending each run's measured steps to out/steps.csv as they come."""
-    points = points_of(study, threads)
+def measure(study, threads, out, targets_only=False):
+    """Runs the benchmark, appending each run's measured steps to out/steps.csv as they come
+    (targets_only: only the repetitions of the points the targets compare, no traced runs)."""
+    points = points_of(study, threads, targets_only)
     top = max(threads)
     infos = {}
     with tempfile.TemporaryDirectory(prefix="bench-variants-") as tmp, open(out / "steps.csv", "w", newline="") as f, \
@@ -278,6 +287,8 @@ def measure(study, threads, out):
                 print(f"  rep {rep}: {point.variant:8s} threads={point.threads} {chunking_text(point):18s} "
                       f"median step {median:.3f} s{'' if steal is None else f', steal {steal:.1%}'}",
                       file=sys.stderr)
+        if targets_only:
+            return infos
         # Per-task overhead and the breakdown from traced runs of each task point and of forkjoin at
         # each thread count, outside the repetitions, so that tracing's own cost stays out of the
         # paired ratios; forkjoin next to the task points it is compared with, the order reversed in
@@ -549,6 +560,9 @@ def main(argv=None):
                     help="avx2: the builds of make avx2 (-mavx2 -mfma in place of -march=native)")
     ap.add_argument("--skip-products", action="store_true",
                     help="leave out the products in the two forms (gemm_bench --task-form)")
+    ap.add_argument("--targets-only", action="store_true",
+                    help="only forkjoin and the task variants' automatic chunking, repeated; no traced runs and "
+                         "no products: the same minutes buy about twice the repetitions for the targets' intervals")
     ap.add_argument("--out", default=str(ROOT / "results" / "bench-variants"),
                     help="where the new results directory is made")
     ap.add_argument("--from", dest="source", metavar="DIR",
@@ -582,11 +596,11 @@ def main(argv=None):
         study = study_for(args)
     except StudyError as err:
         ap.error(str(err))
-    for point in points_of(study, threads):
+    for point in points_of(study, threads, args.targets_only):
         make = "make avx2" if args.isa == "avx2" else "make"
         refuse_missing_or_stale(Path(runner.binary_path(study, point, str(ROOT))), make,
                                 f"{make}, or check --compiler/--kernels")
-    products_skipped = ("--skip-products" if args.skip_products else
+    products_skipped = ("--skip-products" if args.skip_products else "--targets-only" if args.targets_only else
                         f"not measured: gemm_bench times {PRODUCT_CONFIG}'s shapes, the config is {args.config}"
                         if args.config != PRODUCT_CONFIG else None)
     if not products_skipped:
@@ -606,7 +620,7 @@ def main(argv=None):
     if not products_skipped:
         measure_products(study, out, args.isa)
     # what each binary reported about itself (compiler, OpenMP runtime, placement, chunking)
-    meta["runs_info"] = measure(study, threads, out)
+    meta["runs_info"] = measure(study, threads, out, args.targets_only)
     meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     resultsdir.write_json(out / "meta.json", meta)
     text = summary(*load(out))

@@ -85,10 +85,11 @@ def test_unknown_compiler_is_named(capsys):
 def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(tmp_path, capsys):
     # real binaries (make test builds them), the tiny model: a few seconds
     args = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "2", "--out", str(tmp_path)]
-    for _ in range(2):
-        assert bench.main(args + ["--repetitions", "6"]) == 0
+    assert bench.main(args + ["--repetitions", "6"]) == 0
+    # an earlier run is never overwritten (the second, the least one: the compared points at 1 thread, once)
+    assert bench.main(args + ["--repetitions", "1", "--threads", "1", "--targets-only", "--skip-products"]) == 0
     first, second = sorted(tmp_path.iterdir())
-    assert first != second  # an earlier run is never overwritten
+    assert first != second and "taskiter(BATCH_SUBSIZE=1)" in (first / "summary.txt").read_text()
     capsys.readouterr()
     assert bench.main(["--from", str(first)]) == 0
     printed = capsys.readouterr().out
@@ -129,6 +130,25 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
         assert f"where the time goes at {t} thread" in printed
     section = printed[printed.index("where the time goes at 1 thread"):].splitlines()
     assert section[1].split() == ["kernel", "forkjoin", "tasks", "diff", "taskiter", "diff"]
+
+
+def test_targets_only_repeats_the_compared_points_and_nothing_else(tmp_path, capsys):
+    args = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "2", "--out", str(tmp_path), "--targets-only",
+            "--repetitions", "6"]
+    assert bench.main(args) == 0
+    (out,) = tmp_path.iterdir()
+    printed = capsys.readouterr().out
+    steps, meta, products, kernels = bench.load(out)
+    # forkjoin, tasks(auto), taskiter(auto) at 1 and 2 threads x 6 repetitions x 1 measured step
+    assert set(steps.purpose) == {"point"} and len(steps) == 6 * 6 and not steps.traced.any()
+    assert set(zip(steps.variant, steps.chunking)) == {("forkjoin", ""), ("tasks", "auto"), ("taskiter", "auto")}
+    order = [steps[steps.repetition == r].sort_values("slot").variant.tolist() for r in (0, 1)]
+    assert order[0] == order[1][::-1]
+    assert meta["args"]["targets_only"] and meta["products"] == "--targets-only" and kernels.empty
+    for line in ("taskiter(auto) / forkjoin at 1 thread, loses at most 1%:",
+                 "taskiter(auto) / forkjoin at 2 threads, faster:", "forkjoin speedup at 2 threads"):
+        assert line in printed
+    assert "BATCH_SUBSIZE=" not in printed and "with --trace" not in printed
 
 
 def test_a_damaged_saved_directory_gets_a_one_line_error(tmp_path, capsys):
