@@ -76,6 +76,8 @@ step "1. the machine"
 {
     date -u
     uname -a
+    # this start of the machine: a later call may get a fresh one, its vCPUs placed anew
+    echo "boot_id: $(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
     echo "nproc: $(nproc)"
     lscpu
     echo; echo "numa:"; ls -d /sys/devices/system/node/node* 2>/dev/null

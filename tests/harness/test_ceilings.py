@@ -110,6 +110,8 @@ def test_measure_ceilings_end_to_end(bench_dir, tmp_path):
     assert data["environment"] == {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
     assert data["source"]["stream"]["elements"] == 100000
     assert data["source"]["likwid_bench"] == {"available": False, "reason": "not requested"}
+    # the start of the machine they were measured on, which a results directory's meta.json also records
+    assert data["host"]["boot_id"] == open("/proc/sys/kernel/random/boot_id").read().strip()
     # the re-read rate, measured once at 1 thread, goes into the machine file predict reads
     reread = data["reread"]
     assert reread["available"] is True and reread["reread_GBs"] > 0 and reread["pieces"] == 4

@@ -226,6 +226,30 @@ def test_graphs_kept_from_another_build_are_named(sweep, tmp_path):
                       "to describe them with this build)"]
 
 
+LOAN_CEILINGS = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16" / "ceilings.json"
+
+
+def test_ceilings_from_another_boot_of_the_machine_are_named(sweep, tmp_path):
+    # a lent VM keeps its name from one start to the next while its vCPUs may be placed anew:
+    # ceilings measured at another start calibrate a machine the runs may not have had
+    directory, _, _ = sweep
+    copy = tmp_path / directory.name
+    shutil.copytree(directory, copy)
+    runs_boot = json.loads((copy / "meta.json").read_text())["system"]["boot_id"]
+    assert runs_boot == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    ceilings = json.loads(LOAN_CEILINGS.read_text())
+    for boot, warned in ((runs_boot, False), ("0" * 8 + runs_boot[8:], True)):
+        ceilings["host"]["boot_id"] = boot
+        (copy / "ceilings.json").write_text(json.dumps(ceilings))
+        proc = perfstudy("predict", copy, "--threads", "1,2")
+        assert proc.returncode == 0, proc.stderr
+        lines = [ln for ln in proc.stderr.splitlines() if "another boot" in ln]
+        assert lines == ([f"perfstudy predict: warning: {copy / 'ceilings.json'}: measured on another boot of the "
+                          f"machine than the runs (boot id 00000000 against {runs_boot[:8]} in meta.json): its "
+                          "curves calibrate the contention model for a machine the runs may not have had"]
+                         if warned else [])
+
+
 def test_predict_for_another_machine_scales_with_its_peak(sweep):
     directory, here, tmp = sweep
     fast = tmp / "fast.toml"

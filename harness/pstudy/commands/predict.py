@@ -47,7 +47,7 @@ def parse_threads(text, limit):
     return counts
 
 
-def source_machine(directory, args):
+def source_machine(directory, args, meta=None):
     if args.source_machine:
         return machinefiles.load(args.source_machine)
     path = resultsdir.ResultsDir(directory).ceilings
@@ -58,6 +58,13 @@ def source_machine(directory, args):
         data = ceilings.load_ceilings(path)
     except ceilings.CeilingsError as err:
         raise StudyError(str(err)) from None
+    runs_boot = (meta.machine["system"].get("boot_id") if meta is not None else None)
+    ceilings_boot = data["host"].get("boot_id")
+    if runs_boot and ceilings_boot and runs_boot != ceilings_boot:
+        # a VM's host may place its vCPUs differently at each start: the curves may not be the runs'
+        sys.stderr.write(f"perfstudy predict: warning: {path}: measured on another boot of the machine than the "
+                         f"runs (boot id {ceilings_boot[:8]} against {runs_boot[:8]} in meta.json): its curves "
+                         "calibrate the contention model for a machine the runs may not have had\n")
     return machinefiles.from_ceilings(data, "this-machine")
 
 
@@ -145,7 +152,7 @@ def main_best(args, directory, meta, source, target):
 def main(args):
     directory = resultsdir.locate(args.results_dir)
     meta = resultsdir.read_meta(directory)
-    source = source_machine(directory, args)
+    source = source_machine(directory, args, meta)
     target = machinefiles.load(args.machine) if args.machine else source
     if args.distributed and args.best:
         raise StudyError("--best and --distributed: give one (--best ranks gpt2-mpi's layouts on one node too)")

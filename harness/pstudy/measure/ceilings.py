@@ -12,7 +12,9 @@ ceilings.json, schema "pstudy-ceilings/1":
     {
       "schema": "pstudy-ceilings/1",
       "date": "2025-03-04T10:12:31Z",              # UTC, when measured
-      "host": {"hostname": str, "cpu_model": str, "logical_cpus": int},
+      "host": {"hostname": str, "cpu_model": str, "logical_cpus": int, "boot_id": str or null (since
+               2026-11-27; the kernel's boot identity: two records with different ones come from
+               different starts of the machine)},
       "environment": {"OMP_PROC_BIND": str, "OMP_PLACES": str},
       "source": {
         "stream": {"binary": str, "array_type": "double",
@@ -61,6 +63,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pstudy.measure import provenance
 from pstudy.store import resultsdir
 from pstudy.store import topology as topo
 
@@ -320,7 +323,8 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
     reread = measure_reread(build_dir, env)
     data = {"schema": SCHEMA,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "host": {"hostname": socket.gethostname(), "cpu_model": _cpu_model(), "logical_cpus": os.cpu_count()},
+            "host": {"hostname": socket.gethostname(), "cpu_model": _cpu_model(), "logical_cpus": os.cpu_count(),
+                     "boot_id": provenance.boot_id()},
             "environment": {"OMP_PROC_BIND": env.get("OMP_PROC_BIND", ""), "OMP_PLACES": env.get("OMP_PLACES", "")},
             "source": {"stream": stream_src, "peakflops": peak_src,
                        "likwid_bench": {"available": lb_ok, "reason": lb_reason}},

@@ -126,7 +126,21 @@ def software():
     return versions
 
 
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+
+
+def boot_id(path=BOOT_ID):
+    """The running kernel's boot identity (Linux; None elsewhere). A lent VM keeps its hostname from
+    one start to the next while the host may place its vCPUs differently each time: two records with
+    different boot ids were not measured on the same instance of the machine."""
+    try:
+        with open(path) as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
 def system():
     u = platform.uname()
     return {"hostname": u.node, "kernel": f"{u.system} {u.release} {u.version}", "machine": u.machine,
-            "gnuplot": shutil.which("gnuplot")}
+            "boot_id": boot_id(), "gnuplot": shutil.which("gnuplot")}
