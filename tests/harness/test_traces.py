@@ -84,6 +84,33 @@ def test_gap_with_no_thread_working_is_scheduling_and_warmup_is_left_out():
     assert_products(f)
 
 
+def test_a_thread_slower_on_equal_work_is_named_with_its_relative_time():
+    # 4 threads, 3 iterations of 2 operations, each cut in 4 equal chunks (x0..x1 one token each);
+    # thread 2's chunks take 1.3x the others' (its core shared): the barrier waits for it
+    rows = []
+    for it in range(3):
+        for op in range(2):
+            start = it * 10.0 + op * 2.0
+            rows += [(it, op, t, start, start + (1.3 if t == 2 else 1.0) * 1e-3) for t in range(4)]
+    trace = chunks(rows)
+    times = efficiency.thread_times(trace, 4)
+    assert list(times) == pytest.approx([1.0, 1.0, 1.3, 1.0])
+    f = efficiency.run_factors(trace, threads=4)
+    assert (f["slowest_thread"], f["slowest_thread_time"]) == (2, pytest.approx(1.3))
+    # fork-join's load balance is the mean over the slowest: 1.075 / 1.3
+    assert f["load_balance"] == pytest.approx(1.075 / 1.3)
+    # only chunks of one size are compared: thread 3 doing twice the work in twice the time is even
+    wide = trace.copy()
+    wide.loc[wide["thread"] == 3, "x1"] = wide.loc[wide["thread"] == 3, "x0"] + 2
+    wide.loc[wide["thread"] == 3, "end_s"] = wide.loc[wide["thread"] == 3, "start_s"] + 2e-3
+    assert efficiency.thread_times(wide, 4)[3] != efficiency.thread_times(wide, 4)[3]  # NaN: nothing equal to it
+    # chunks too short to say anything of their thread (under MIN_CHUNK_S) and one thread say nothing
+    short = trace.assign(end_s=trace["start_s"] + (trace["end_s"] - trace["start_s"]) * 0.1)
+    assert all(t != t for t in efficiency.thread_times(short, 4))
+    one = efficiency.run_factors(chunks([(0, 0, 0, 0.0, 1.0), (0, 0, 0, 1.0, 2.0)]), threads=1)
+    assert one["slowest_thread"] is None and one["slowest_thread_time"] != one["slowest_thread_time"]
+
+
 def test_sequential_trace_has_efficiency_one_and_scalability_against_one_thread():
     seq = efficiency.run_factors(chunks([(0, op, 0, op, op + 1.0) for op in range(4)]), threads=1)
     assert seq["parallel_efficiency"] == pytest.approx(1.0)
@@ -286,3 +313,21 @@ def test_factor_intervals_stay_in_the_range_of_the_runs():
     assert 0.5 <= first["computation_scalability_ci_low"] <= first["computation_scalability_ci_high"] <= 1.1
     again = efficiency.point_factors(runs).iloc[0]
     assert again["global_efficiency_ci_low"] == first["global_efficiency_ci_low"]
+
+
+def test_the_findings_name_a_slow_thread_beside_the_losing_factor():
+    from pstudy.analyse import findings
+    from pstudy.show import summary
+    factors = {"omp_serialization_efficiency": 0.99, "omp_load_balance": 0.81, "omp_scheduling_efficiency": 0.98,
+               "computation_scalability": 0.64, "global_efficiency": 0.50}
+    points = pd.DataFrame([{"variant": "forkjoin", "compiler": "gcc", "kernels": "fast", "threads": t,
+                            **factors, "slowest_thread_time": slow} for t, slow in ((8, 1.26), (16, 1.05))])
+    fastest = [{"threads": t, "build": "gcc/fast", "variant": "forkjoin", "chunking": ""} for t in (8, 16)]
+    lost = findings.losing_factor(points, fastest)
+    # named from findings.SLOW_THREAD (1.10) on: within it, chunks of one operation spread by that much
+    assert [(r["factor"], r["slow_thread"]) for r in lost] == [("computation scalability", 1.26),
+                                                               ("computation scalability", None)]
+    lines = summary.factor_lines(lost)
+    assert lines[0].endswith("most lost to computation scalability (0.64); one thread took 1.26x the others' "
+                             "time on equal work (its core shared or busy)")
+    assert lines[1].endswith("most lost to computation scalability (0.64)")

@@ -37,6 +37,16 @@ Per point (runs of the same variant, build, threads and chunking):
   interval from the same resampling of the runs' useful times; global efficiency is parallel
   efficiency x computation scalability of each resample.
 IPC and instruction scalability need hardware counters per kernel; they are not computed.
+
+Thread speeds (per run, beside the factors): chunks of one operation in one iteration of the same size
+(sequences x tokens x columns) do the same arithmetic, so a chunk's time over the median
+of those equal chunks says how fast its thread ran at that moment. A thread's relative time is the
+median of that ratio over its chunks (groups of at least two chunks on two threads, whose median is
+at least MIN_CHUNK_S). slowest_thread_time is the largest of them: 1.30 means one thread took 30%
+longer than the typical one on the same work. Fork-join's barriers wait for that thread, so its load
+balance falls where the schedule is even, and no schedule explains it: a thread whose core is
+shared (a sibling hardware thread, a host placing two vCPUs on one core) or taken by something else.
+A dynamic schedule gives a slow thread fewer chunks; its relative time still shows. NA on 1 thread.
 """
 
 import math
@@ -66,7 +76,11 @@ NOTE = ("Per point: the mean over its traced runs with a 95% percentile-bootstra
         "balance x OMP scheduling efficiency; global = parallel x computation scalability. "
         "Definitions: harness/README.md, section Efficiency factors.")
 RUN_COLUMNS = ["runtime_s", "steps", "useful_sum_s", "useful_max_s", "serialization_s", "imbalance_s",
-               "scheduling_s"]
+               "scheduling_s", "slowest_thread", "slowest_thread_time"]
+# Chunks shorter than this are left out of the thread speeds: the clock reads, the runtime's own
+# cost and the first touch of a cache line are a share of their time that says nothing of the thread
+MIN_CHUNK_S = 200e-6
+EXTENT_PAIRS = (("b0", "b1"), ("x0", "x1"), ("col0", "col1"))
 
 
 def _union(intervals):
@@ -142,9 +156,13 @@ def run_factors(chunks, threads, warmup=0):
     u_sum, u_max = float(useful[:threads].sum()), float(useful[:threads].max())
     u_avg = u_sum / threads
     a, s, l, d = u_sum, serialization, imbalance, scheduling
+    relative = thread_times(chunks, threads, warmup)
+    known = ~np.isnan(relative)
+    slowest = int(np.flatnonzero(known)[np.argmax(relative[known])]) if known.any() else None
     return {
         "runtime_s": runtime, "steps": int(kept["iteration"].nunique()), "useful_sum_s": u_sum,
         "useful_max_s": u_max, "serialization_s": s, "imbalance_s": l, "scheduling_s": d,
+        "slowest_thread": slowest, "slowest_thread_time": math.nan if slowest is None else float(relative[slowest]),
         "parallel_efficiency": u_avg / runtime if runtime > 0 else math.nan,
         "load_balance": u_avg / u_max if u_max > 0 else math.nan,
         "communication_efficiency": u_max / runtime if runtime > 0 else math.nan,
@@ -152,6 +170,29 @@ def run_factors(chunks, threads, warmup=0):
         "omp_load_balance": (a + s) / (a + s + l) if a + s + l > 0 else math.nan,
         "omp_scheduling_efficiency": (a + s + l) / (a + s + l + d) if a + s + l + d > 0 else math.nan,
     }
+
+
+def thread_times(chunks, threads, warmup=0):
+    """Per thread 0..threads-1, the median over its chunks of (chunk time / the median time of the
+    equal chunks of the same operation and iteration); NaN for a thread with no such chunk (module
+    docstring, "Thread speeds")."""
+    kept = chunks[chunks["iteration"] >= warmup]
+    out = np.full(int(threads), np.nan)
+    if kept.empty or threads < 2:
+        return out
+    duration = kept["end_s"] - kept["start_s"]
+    # the size of each chunk along each dimension (sequences, tokens, columns), not where it lies
+    sizes = [kept[hi] - kept[lo] for lo, hi in EXTENT_PAIRS if lo in kept.columns and hi in kept.columns]
+    group = [kept["iteration"], kept["op"], *sizes]
+    median = duration.groupby(group).transform("median")
+    size = duration.groupby(group).transform("size")
+    spread = kept["thread"].groupby(group).transform("nunique")
+    use = (size >= 2) & (spread >= 2) & (median >= MIN_CHUNK_S)
+    relative = (duration[use] / median[use]).groupby(kept.loc[use, "thread"]).median()
+    for t, r in relative.items():
+        if 0 <= int(t) < threads:
+            out[int(t)] = float(r)
+    return out
 
 
 def with_scalability(runs):
@@ -230,6 +271,8 @@ def point_factors(runs):
             row["computation_scalability_ci_high"] = bootstrap_ci([inverse], lambda i: 1 / i.mean(axis=1))
         row["global_efficiency"], row["global_efficiency_ci_low"], row["global_efficiency_ci_high"] = \
             bootstrap_ci([both["parallel_efficiency"], inverse], lambda pe, i: pe.mean(axis=1) / i.mean(axis=1))
+        row["slowest_thread_time"] = float(group["slowest_thread_time"].mean()) \
+            if "slowest_thread_time" in group and group["slowest_thread_time"].notna().any() else math.nan
         row["runtime_per_step_s"] = float((group["runtime_s"] / group["steps"]).mean())
         row["useful_per_step_s"] = float((group["useful_sum_s"] / group["steps"]).mean())
         rows.append(row)
@@ -283,7 +326,7 @@ def directory_factors(directory, warmup, ok_runs=None):
     if not rows:
         return pd.DataFrame(), pd.DataFrame()
     runs = pd.DataFrame(rows)
-    for col in vocabulary.OPTIONAL_KEYS:
+    for col in [*vocabulary.OPTIONAL_KEYS, "slowest_thread"]:
         runs[col] = runs[col].astype("Int64")
     runs = with_scalability(runs)
     return runs, point_factors(runs)

@@ -19,6 +19,17 @@ FACTOR_NAMES = {"omp_serialization_efficiency": "OMP serialization efficiency",
                 "computation_scalability": "computation scalability"}
 
 
+# a thread whose chunks take this much longer than the others' on the same work is named in the
+# findings (efficiency.thread_times): beyond the 5-10% that chunks of one operation spread by
+SLOW_THREAD = 1.10
+
+
+def slow_thread_text(value):
+    """Words for a slowest thread's relative time (findings' "slow_thread"), "" for None."""
+    return "" if value is None else (f"; one thread took {value:.2f}x the others' time on equal work "
+                                     "(its core shared or busy)")
+
+
 def _number(value):
     try:
         value = float(value)
@@ -112,9 +123,12 @@ def losing_factor(points, fastest_rows):
         if not values:
             continue
         worst = min(values, key=values.get)
+        slowest = _number(row.get("slowest_thread_time"))
         out.append({"threads": f["threads"], "build": f["build"], "variant": f["variant"],
                     "chunking": f["chunking"], "global": _number(row.get("global_efficiency")),
-                    "factor": FACTOR_NAMES[worst], "value": values[worst]})
+                    "factor": FACTOR_NAMES[worst], "value": values[worst],
+                    # a thread slower than the others on equal work: the machine's, not the schedule's
+                    "slow_thread": slowest if slowest >= SLOW_THREAD else None})
     return out
 
 

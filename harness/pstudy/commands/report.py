@@ -153,7 +153,8 @@ def write_page(directory, meta, summary, outdir, traced, roof, why):
                       "speedup": summary_text._fmt(f["speedup"]), "efficiency": summary_text._fmt(f["efficiency"]),
                       "bound": f"{bound['verdict']}: {bound['evidence']}" if bound else "not analysed",
                       "losing": f"{lost['factor']} ({summary_text._fmt(lost['value'])}; global efficiency "
-                                f"{summary_text._fmt(lost['global'])})" if lost else "-"})
+                                f"{summary_text._fmt(lost['global'])}){findings.slow_thread_text(lost.get('slow_thread'))}"
+                      if lost else "-"})
     machine = [("CPU", summary_text.cpu(meta)), ("placement", summary_text.placement(meta))]
     system = meta.machine["system"]
     if system.get("hostname") or system.get("kernel"):
@@ -171,6 +172,9 @@ def write_page(directory, meta, summary, outdir, traced, roof, why):
             shown[efficiency.LABELS[factor].strip()] = [
                 f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if lo == lo else f"{v:.3f}"
                 for v, lo, hi in zip(points[factor], points[f"{factor}_ci_low"], points[f"{factor}_ci_high"])]
+        if "slowest_thread_time" in points.columns:  # efficiency.csv from before 2026-11-27 has none
+            shown["Slowest thread's time on equal work"] = [
+                "-" if v != v else f"{v:.2f}x" for v in points["slowest_thread_time"].astype(float)]
         shown["IPC / instruction scalability"] = "need counters"
         table = shown.to_html(index=False, na_rep="-", border=0)
     roof_figures, verdict = [], ""
