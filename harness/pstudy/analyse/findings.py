@@ -127,7 +127,7 @@ def losing_factor(points, fastest_rows):
         out.append({"threads": f["threads"], "build": f["build"], "variant": f["variant"],
                     "chunking": f["chunking"], "global": _number(row.get("global_efficiency")),
                     "factor": FACTOR_NAMES[worst], "value": values[worst],
-                    # a thread slower than the others on equal work: the machine's, not the schedule's
+                    # a thread slower than the others on equal work (its core shared or busy)
                     "slow_thread": slowest if slowest >= SLOW_THREAD else None})
     return out
 
