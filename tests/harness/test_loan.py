@@ -59,6 +59,23 @@ def test_forkjoins_load_balance_on_the_loan_is_one_slow_thread():
         assert times.mean() / times.max() == pytest.approx(explained, abs=0.001)
 
 
+def test_predicts_validation_puts_each_runs_slowest_thread_beside_its_error(tmp_path):
+    # a model of one machine cannot match a run whose threads ran at different speeds: predict says
+    # how unevenly each measured run's threads ran (efficiency.csv) beside its error
+    copy = tmp_path / SWEEP.name
+    shutil.copytree(SWEEP, copy)  # predict keeps the graphs it describes in the results directory
+    proc = subprocess.run([str(REPO / "harness" / "perfstudy"), "predict", copy, "--threads", "1,8",
+                           "--out", tmp_path / "out"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = {ln.split()[2]: ln.split() for ln in proc.stdout.splitlines() if ln.startswith("  forkjoin gcc/fast")}
+    assert list(lines) == ["t=1", "t=2", "t=4", "t=8", "t=16"]  # every measured point, whatever --threads
+    assert "slowest" not in lines["t=1"]
+    assert " ".join(lines["t=8"][-8:]) == "(slowest thread 1.26x the others on equal work)"
+    validation = pd.read_csv(tmp_path / "out" / "validation.csv")
+    fj8 = validation[(validation["variant"] == "forkjoin") & (validation["threads"] == 8)]
+    assert fj8["slowest_thread_time"].iloc[0] == pytest.approx(1.264, abs=0.001)
+
+
 def test_gzipped_traces_read_and_export_as_plain_ones(tmp_path):
     # the same run's trace, plain and gzipped, gives the same chunks and the same Paraver export
     copy = tmp_path / SWEEP.name
