@@ -135,8 +135,7 @@ deps:
 # one worker waiting on the other's make meanwhile: the unit tests, the sanitizer and fuzzing builds,
 # the AVX2 builds the bit-identity and kernel benchmark tests compare
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-TEST_BUILDS := build unit-tests asan fuzz-build \
-               $(patsubst %,build/gcc/fast-avx2/gpt2-%,$(filter-out $(DISTRIBUTED_VARIANTS),$(BUILT_NAMES)))
+TEST_BUILDS := build unit-tests asan fuzz-build $(filter build/gcc/fast-avx2/%,$(AVX2_BINARIES))
 .PHONY: test-build
 test-build: $(TEST_BUILDS)
 

@@ -34,9 +34,10 @@ if [ "${1:-}" = "--prepare" ]; then
         case $isa in v4) march="-march=x86-64-v4";; avx2) march="-mavx2 -mfma";; esac
         make -s -C "$tmp/tree" -j"$(nproc)" COMPILERS=gcc "MARCH=$march" $TARGETS
         rm -rf "$root/.carry/$isa"
-        mkdir -p "$root/.carry/$isa/gcc/fast" "$root/.carry/$isa/bench"
-        cp "$tmp"/tree/build/gcc/fast/gpt2-* "$root/.carry/$isa/gcc/fast/"
-        cp "$tmp"/tree/build/bench/{stream,peakflops,reread} "$root/.carry/$isa/bench/"
+        for t in $TARGETS; do  # build/<path> -> .carry/<isa>/<path>, the build tree PERFSTUDY_BUILD_DIR names
+            mkdir -p "$(dirname "$root/.carry/$isa/${t#build/}")"
+            cp "$tmp/tree/$t" "$root/.carry/$isa/${t#build/}"
+        done
         rm -rf "$tmp/tree/build"
     done
     git worktree remove --force "$tmp/tree"

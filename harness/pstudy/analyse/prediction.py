@@ -631,6 +631,20 @@ def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.
     return step + barrier_jitter(graph, work, noise), simulate.pop_factors(outcome, cores)
 
 
+def slowest_threads(directory):
+    """{point key: the mean slowest_thread_time of its traced runs} from the results directory's
+    efficiency.csv (pstudy.analyse.efficiency: a thread's chunk time on equal work over the
+    others'); empty where there is none, or one made before the thread speeds."""
+    path = resultsdir.ResultsDir(directory).efficiency_csv
+    if not path.is_file():
+        return {}
+    points = resultsdir.read_csv(path)
+    if "slowest_thread_time" not in points.columns:
+        return {}
+    return {vocabulary.point_key(r): float(r["slowest_thread_time"]) for _, r in points.iterrows()
+            if r["slowest_thread_time"] == r["slowest_thread_time"]}
+
+
 def predict(directory, meta, source, target, threads, build_dir=None, progress=None):
     """(predictions, validation, RuntimeOverheads): the first two as pandas frames.
 
@@ -638,7 +652,9 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     sequential variants): predicted step_s, speedup and efficiency against the same variant's
     predicted 1-core time, POP factors, and the measured step_s where the directory has the point.
     validation: one row per measured point with a 1-thread trace for its configuration: measured and
-    predicted (on `source`, the machine it was measured on) step_s and the relative error."""
+    predicted (on `source`, the machine it was measured on) step_s, the relative error, and the
+    measured run's slowest thread (slowest_threads: a model of one machine cannot match a run whose
+    threads ran at different speeds)."""
     import pandas as pd
 
     stats = trace_stats(directory, meta.warmup)
@@ -669,6 +685,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
                          "measured_step_s": meas, "runtime_overhead_s": overheads.of(ck[0], config=ck),
                          "machine": target.name})
     validation = []
+    slow = slowest_threads(directory)
     for point in sorted(measured, key=vocabulary.point_sort_key):
         ck = config_key(point)
         if ck not in medians:
@@ -677,12 +694,13 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
                                 overhead=overheads.of(ck[0], leave_out=ck, config=ck), noise=stats.noise.get(ck))
         meas = measured[point]
         validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
-                           "predicted_step_s": step, "error": (step - meas) / meas})
+                           "predicted_step_s": step, "error": (step - meas) / meas,
+                           "slowest_thread_time": slow.get(point, math.nan)})
     frame = pd.DataFrame(rows)
     for col in vocabulary.CHUNK_KEYS:
         frame[col] = frame[col].astype("Int64")
     vframe = pd.DataFrame(validation, columns=vocabulary.POINT_KEYS + ["measured_step_s", "predicted_step_s",
-                                                                        "error"])
+                                                                        "error", "slowest_thread_time"])
     for col in vocabulary.CHUNK_KEYS:
         vframe[col] = vframe[col].astype("Int64")
     return frame, vframe, overheads

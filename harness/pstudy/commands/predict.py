@@ -1,11 +1,10 @@
 """predict step time, speedup and efficiency on P simulated cores by replaying the recorded task graphs."""
 
-import math
 import os
 import sys
 from pathlib import Path
 
-from pstudy.store import machinefiles, resultsdir, vocabulary
+from pstudy.store import machinefiles, resultsdir
 from pstudy.measure import ceilings
 from pstudy.analyse import advice, distributed, prediction, replay
 from pstudy.errors import StudyError
@@ -67,20 +66,6 @@ def source_machine(directory, args, meta=None):
                          f"runs (boot id {ceilings_boot[:8]} against {runs_boot[:8]} in meta.json): its curves "
                          "calibrate the contention model for a machine the runs may not have had\n")
     return machinefiles.from_ceilings(data, "this-machine")
-
-
-def slowest_threads(directory):
-    """{point key: the mean slowest_thread_time of its traced runs} from the results directory's
-    efficiency.csv (pstudy.analyse.efficiency: a thread's chunk time on equal work over the
-    others'); empty where there is none, or one made before the thread speeds."""
-    path = resultsdir.ResultsDir(directory).efficiency_csv
-    if not path.is_file():
-        return {}
-    points = resultsdir.read_csv(path)
-    if "slowest_thread_time" not in points.columns:
-        return {}
-    return {vocabulary.point_key(r): float(r["slowest_thread_time"]) for _, r in points.iterrows()
-            if r["slowest_thread_time"] == r["slowest_thread_time"]}
 
 
 def int_list(text, option):
@@ -195,10 +180,6 @@ def main(args):
     frame, validation, overheads = prediction.predict(directory, meta, source, target, counts, args.build_dir)
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
-    # beside each error, how evenly the measured run's threads ran: a model of one machine cannot
-    # match a run whose threads ran at different speeds (a core shared by two of them, a busy one)
-    slow = slowest_threads(directory)
-    validation["slowest_thread_time"] = [slow.get(vocabulary.point_key(r), math.nan) for _, r in validation.iterrows()]
     resultsdir.write_csv(out / "prediction.csv", frame)
     resultsdir.write_csv(out / "validation.csv", validation)
     written = prediction.figures(frame, measured if target is source else {}, out, target.name)
