@@ -17,7 +17,7 @@
 #   6. everything packed into one archive, whatever failed before.
 # Every step is bounded by the time left of BUDGET_S (default 560 s: a 600-second command limit
 # less the packing), so the archive always comes back. On a 16-vCPU Xeon (2026-11-27) it took
-# 342 s: 45 s of ceilings, 242 s of wiki-124m-loan, 51 s of pairs. Bring it back with
+# 342 s: 45 s of ceilings, 242 s of wiki-124m-loan, 51 s of pairs (16 threads only then). Bring it back with
 # `cat loan.tar.gz.part-* | tar -xz`.
 set -u
 # what a loan runs, built here or carried

@@ -26,7 +26,13 @@
 // threads really ran on N distinct cores (two hardware threads of one core share its FMA units,
 // and such a figure is not N cores' peak).
 //
-// Usage: peakflops [--threads N] [--reps N] [--iterations N] [--json]
+// Thread speeds: each thread also times its own chains, and "thread_gflops" gives each thread's
+// median rate over the repetitions. All threads run the same chains at once, so a thread well below
+// the others is a slower place to run, not less work: two vCPUs the host put on one physical core,
+// say. The harness measures this beside every run of a sweep (`[analysis] peak_beside`), with
+// `--isa widest`, the width the kernels of a native build use: the probe takes a fraction of a second.
+//
+// Usage: peakflops [--threads N] [--reps N] [--iterations N] [--isa avx512|avx2|sse|scalar|widest] [--json]
 // Errors: one line "peakflops: <option>: <problem>", exit status 2.
 
 #define _GNU_SOURCE  // sched_getcpu
@@ -143,17 +149,23 @@ static const struct isa_kernel kernels[] = {
 // the spread and use a statistic one outlier cannot move (pstudy/ceilings.py).
 // The first, untimed run brings the threads up and the clock out of idle.
 // *checksum receives the sum over threads of the last run's results; cpus[t] (threads entries)
-// the CPU thread t was on at the end of the last run, -1 where the team had fewer threads.
+// the CPU thread t was on at the end of the last run, -1 where the team had fewer threads;
+// thread_times[r * threads + t] thread t's own time in repetition r (0 where the team was smaller).
 static double best_time(const struct isa_kernel *kernel, int threads, long long iterations,
-                        int reps, float seed, double *checksum, double *times, int *cpus) {
+                        int reps, float seed, double *checksum, double *times, int *cpus,
+                        double *thread_times) {
     double best = INFINITY;
     for (int r = 0; r <= reps; r++) {
         double sum = 0.0;
         for (int t = 0; t < threads; t++) cpus[t] = -1;
+        double *own = r > 0 ? thread_times + (size_t)(r - 1) * (size_t)threads : NULL;
+        if (own) for (int t = 0; t < threads; t++) own[t] = 0.0;
         double t0 = omp_get_wtime();
         #pragma omp parallel num_threads(threads) reduction(+ : sum)
         {
+            double start = omp_get_wtime();
             sum += kernel->chains(seed, iterations);
+            if (own) own[omp_get_thread_num()] = omp_get_wtime() - start;
             cpus[omp_get_thread_num()] = sched_getcpu();
         }
         double t = omp_get_wtime() - t0;
@@ -166,47 +178,86 @@ static double best_time(const struct isa_kernel *kernel, int threads, long long 
     return best;
 }
 
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// Thread t's median own time over the repetitions (0 if it never ran: a smaller team).
+static double median_thread_time(const double *thread_times, int threads, int reps, int t, double *scratch) {
+    for (int r = 0; r < reps; r++) scratch[r] = thread_times[(size_t)r * (size_t)threads + (size_t)t];
+    qsort(scratch, (size_t)reps, sizeof *scratch, compare_doubles);
+    return reps % 2 ? scratch[reps / 2] : 0.5 * (scratch[reps / 2 - 1] + scratch[reps / 2]);
+}
+
 int main(int argc, char **argv) {
     int threads = omp_get_max_threads();
     int reps = DEFAULT_REPS;
     long long iterations = DEFAULT_ITERATIONS;
     int json = 0;
+    const char *only_isa = NULL;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--json") == 0) {
             json = 1;
         } else if (strcmp(arg, "--threads") == 0 || strcmp(arg, "--reps") == 0 ||
-                   strcmp(arg, "--iterations") == 0) {
+                   strcmp(arg, "--iterations") == 0 || strcmp(arg, "--isa") == 0) {
             if (i + 1 >= argc) usage_error(arg, "missing value");
             const char *value = argv[++i];
             if (strcmp(arg, "--threads") == 0) threads = (int)parse_integer(arg, value, 1, 4096);
             else if (strcmp(arg, "--reps") == 0) reps = (int)parse_integer(arg, value, 1, 100000);
+            else if (strcmp(arg, "--isa") == 0) only_isa = value;
             else iterations = parse_integer(arg, value, 1, 1ll << 40);
         } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            printf("usage: peakflops [--threads N] [--reps N] [--iterations N] [--json]\n");
+            printf("usage: peakflops [--threads N] [--reps N] [--iterations N] [--isa avx512|avx2|sse|scalar] "
+                   "[--json]\n");
             return 0;
         } else {
-            usage_error(arg, "unknown option (expected --threads, --reps, --iterations, --json)");
+            usage_error(arg, "unknown option (expected --threads, --reps, --iterations, --isa, --json)");
         }
+    }
+    int first = 0, count = NKERNELS;  // the kernels measured: every width built, or the one --isa names
+    if (only_isa && strcmp(only_isa, "widest") == 0) {
+        count = 1;  // kernels[] lists the widths widest first
+    } else if (only_isa) {
+        while (first < NKERNELS && strcmp(kernels[first].isa, only_isa) != 0) first++;
+        if (first == NKERNELS) {
+            static const char *const known[] = {"avx512", "avx2", "sse", "scalar"};
+            int valid = 0;
+            for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) valid |= strcmp(known[k], only_isa) == 0;
+            char problem[160];
+            snprintf(problem, sizeof problem, "%s: %s", only_isa,
+                     valid ? "not in this build (made for a CPU without that width)"
+                           : "unknown width (expected avx512, avx2, sse, scalar or widest)");
+            usage_error("--isa", problem);
+        }
+        count = 1;
     }
 
     volatile float seed_source = 0.75f;
     const float seed = seed_source;
     double gflops[NKERNELS], checksum[NKERNELS], flops[NKERNELS];
     double *times = malloc(sizeof(double) * (size_t)NKERNELS * (size_t)reps);
+    double *thread_times = malloc(sizeof(double) * (size_t)reps * (size_t)threads);
+    double *thread_gflops = malloc(sizeof(double) * (size_t)NKERNELS * (size_t)threads);
+    double *scratch = malloc(sizeof(double) * (size_t)reps);
     int *cpus = malloc(sizeof(int) * (size_t)threads);
-    if (!times || !cpus) {
-        fprintf(stderr, "peakflops: out of memory for %d repetitions\n", reps);
+    if (!times || !thread_times || !thread_gflops || !scratch || !cpus) {
+        fprintf(stderr, "peakflops: out of memory for %d threads and %d repetitions\n", threads, reps);
         return 1;
     }
     double tick = omp_get_wtick();
-    for (int k = 0; k < NKERNELS; k++) {
+    for (int k = first; k < first + count; k++) {
         double t = best_time(&kernels[k], threads, iterations, reps, seed, &checksum[k], times + (size_t)k * reps,
-                             cpus);
+                             cpus, thread_times);
         if (t < tick) t = tick;
         double lanes = kernels[k].vector_bits / 32;
         flops[k] = 2.0 * NCHAINS * lanes * (double)iterations * threads;
         gflops[k] = flops[k] / t * 1e-9;
+        for (int th = 0; th < threads; th++) {
+            double own = median_thread_time(thread_times, threads, reps, th, scratch);
+            thread_gflops[(size_t)k * threads + th] = own > 0 ? flops[k] / threads / (own > tick ? own : tick) * 1e-9 : 0;
+        }
         if (!isfinite(checksum[k])) {
             fprintf(stderr, "peakflops: %s: checksum is not finite (%g)\n", kernels[k].isa, checksum[k]);
             return 1;
@@ -215,30 +266,43 @@ int main(int argc, char **argv) {
 
     fprintf(stderr, "peakflops: %d threads, %d FMA chains, %lld iterations, best of %d\n",
             threads, NCHAINS, iterations, reps);
-    fprintf(stderr, "%-8s %5s %4s %12s %18s\n", "isa", "bits", "fma", "GFLOP/s", "checksum");
-    for (int k = 0; k < NKERNELS; k++)
-        fprintf(stderr, "%-8s %5d %4s %12.2f %18.6f\n", kernels[k].isa, kernels[k].vector_bits,
-                kernels[k].fma ? "yes" : "no", gflops[k], checksum[k]);
+    fprintf(stderr, "%-8s %5s %4s %12s %18s %14s\n", "isa", "bits", "fma", "GFLOP/s", "checksum", "slowest thread");
+    for (int k = first; k < first + count; k++) {
+        double fastest = 0, slowest = INFINITY;
+        for (int th = 0; th < threads; th++) {
+            double g = thread_gflops[(size_t)k * threads + th];
+            if (g > fastest) fastest = g;
+            if (g < slowest) slowest = g;
+        }
+        fprintf(stderr, "%-8s %5d %4s %12.2f %18.6f %13.2fx\n", kernels[k].isa, kernels[k].vector_bits,
+                kernels[k].fma ? "yes" : "no", gflops[k], checksum[k], slowest > 0 ? fastest / slowest : 0.0);
+    }
 
     if (json) {
         printf("{\"threads\":%d,\"chains\":%d,\"iterations\":%lld,\"reps\":%d,\"thread_cpus\":[",
                threads, NCHAINS, iterations, reps);
         for (int t = 0; t < threads; t++) printf("%s%d", t ? "," : "", cpus[t]);
         printf("],\"results\":[");
-        for (int k = 0; k < NKERNELS; k++) {
+        for (int k = first; k < first + count; k++) {
             printf("%s{\"isa\":\"%s\",\"vector_bits\":%d,\"fma\":%s,\"gflops\":%.3f,\"checksum\":%.6f,"
                    "\"rep_gflops\":[",
-                   k ? "," : "", kernels[k].isa, kernels[k].vector_bits,
+                   k > first ? "," : "", kernels[k].isa, kernels[k].vector_bits,
                    kernels[k].fma ? "true" : "false", gflops[k], checksum[k]);
             for (int r = 0; r < reps; r++) {
                 double t = times[(size_t)k * reps + r];
                 printf("%s%.3f", r ? "," : "", flops[k] / (t > tick ? t : tick) * 1e-9);
             }
+            printf("],\"thread_gflops\":[");
+            for (int th = 0; th < threads; th++)
+                printf("%s%.3f", th ? "," : "", thread_gflops[(size_t)k * threads + th]);
             printf("]}");
         }
         printf("]}\n");
     }
     free(times);
+    free(thread_times);
+    free(thread_gflops);
+    free(scratch);
     free(cpus);
     return 0;
 }

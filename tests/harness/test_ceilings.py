@@ -80,7 +80,27 @@ def test_peakflops_json(bench_dir):
         assert max(gflops.values()) > 2 * gflops["scalar"]
 
 
+def test_peakflops_one_width_and_each_threads_rate(bench_dir):
+    """--isa widest: the first width the full run gives, alone; thread_gflops: one rate per thread,
+    which together make about the team's (the threads run the same chains at once)."""
+    full = json.loads(run([bench_dir / "peakflops", "--threads", "1", "--json", *TINY_PEAK]).stdout)
+    proc = run([bench_dir / "peakflops", "--threads", "2", "--isa", "widest", "--json", *TINY_PEAK])
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    [only] = out["results"]
+    assert only["isa"] == full["results"][0]["isa"]
+    assert len(only["thread_gflops"]) == 2 and min(only["thread_gflops"]) > 0
+    # loose: on 2 busy vCPUs one thread may wait its turn for the other's core in some repetitions
+    assert 0.25 * only["gflops"] < sum(only["thread_gflops"]) < 4.0 * only["gflops"]
+    assert "slowest thread" in proc.stderr
+    scalar = json.loads(run([bench_dir / "peakflops", "--isa", "scalar", "--json", *TINY_PEAK]).stdout)
+    assert [r["isa"] for r in scalar["results"]] == ["scalar"]
+
+
 @pytest.mark.parametrize("binary,args,message", [
+    ("peakflops", ["--isa", "avx1024"], "peakflops: --isa: avx1024: unknown width (expected avx512, avx2, sse, "
+                                        "scalar or widest)"),
+    ("peakflops", ["--isa"], "peakflops: --isa: missing value"),
     ("stream", ["--threads", "0"], "stream: --threads: expected a positive integer"),
     ("stream", ["--elements", "12x"], "stream: --elements: expected a positive integer"),
     ("stream", ["--reps", "500"], "stream: --reps: expected a positive integer up to 200"),

@@ -2,10 +2,12 @@
 
 import json
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+REPO = Path(__file__).resolve().parents[2]
 N_POINTS = 1 + 2 + 2 * 2 + 2 * 2  # seq@1, forkjoin@1,2, tasks and taskiter @1,2 x bs 1,4 (k 64)
 
 
@@ -264,3 +266,48 @@ def test_sigterm_stops_the_sweep_and_its_running_binary(study):
     assert not running(int(pidfile.read_text()))
     [d] = study.result_dirs()
     assert json.loads((d / "meta.json").read_text())["status"] == "interrupted"
+
+
+def peak_config(study):
+    text = study.config(steps=2, repetitions=1).read_text() + "\n[analysis]\ntrace = false\nceilings = false\n" \
+        "roofline = false\npeak_beside = true\n"
+    return study.config(name="probed", text=text)
+
+
+def test_peak_beside_probes_each_run_where_its_threads_run(study):
+    """[analysis] peak_beside: the real peakflops, with each run's threads and placement, right
+    before it: runs.csv's three columns and thread_peaks.csv, one row per thread."""
+    real = REPO / "build" / "bench" / "peakflops"
+    if not real.exists():
+        pytest.skip("build/bench/peakflops not built (make)")
+    (study.build / "bench").mkdir()
+    (study.build / "bench" / "peakflops").symlink_to(real)
+    done = study.perfstudy("run", peak_config(study))
+    assert done.returncode == 0, done.stderr
+    [d] = study.result_dirs()
+    runs = read(d, "runs.csv")
+    assert len(runs) == N_POINTS and (runs["peak_beside_gflops"] > 0).all()
+    assert set(runs["peak_beside_slowest_thread"]) <= {0, 1}
+    one = runs[runs["threads"] == 1]
+    assert (one["peak_beside_slowest_thread"] == 0).all() and (one["peak_beside_slowest_time"] == 1.0).all()
+    assert (runs["peak_beside_slowest_time"] >= 1.0).all()  # the slowest is never faster than the median
+    peaks = read(d, "thread_peaks.csv")
+    assert list(peaks.columns[-5:]) == ["repetition", "thread", "cpu", "gflops", "time"]
+    assert len(peaks) == runs["threads"].sum() and (peaks["gflops"] > 0).all()
+    per_run = peaks.groupby(["variant", "threads", "batch_subsize"], dropna=False)["thread"].agg(list)
+    assert all(threads == list(range(len(threads))) for threads in per_run)
+    # the run's own GFLOP/s is the whole team's: at 2 threads about twice a thread's
+    two = runs[runs["threads"] == 2]
+    assert (two["peak_beside_gflops"] > 1.2 * peaks[peaks["threads"] == 2]["gflops"].max()).all()
+
+
+def test_a_missing_peak_probe_loses_no_run(study):
+    """Without build/bench/peakflops the runs still run and count; the record says why no probe."""
+    done = study.perfstudy("run", peak_config(study))
+    assert done.returncode == 0, done.stderr
+    [d] = study.result_dirs()
+    runs = read(d, "runs.csv")
+    assert (runs["status"] == "ok").all() and runs["peak_beside_gflops"].isna().all()
+    assert not (d / "thread_peaks.csv").exists()
+    record = json.loads(next((d / "runs").glob("*.json")).read_text())
+    assert "peakflops: not found" in record["peak_beside"]["error"]

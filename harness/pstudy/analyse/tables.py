@@ -15,6 +15,9 @@ def tabulate(directory, meta, status, finished):
     resultsdir.write_csv(directory.runs_csv, runs)
     resultsdir.write_csv(directory.failures_csv, failures)
     resultsdir.write_csv(directory.summary_csv, stats.point_summary(steps, runs))
+    peaks = resultsdir.thread_peaks(directory)
+    if len(peaks):
+        resultsdir.write_csv(directory.thread_peaks_csv, peaks)
     runtimes = {}
     for _, r in runs.dropna(subset=["omp_runtime"]).iterrows():
         runtimes.setdefault(f"{r['compiler']}/{r['kernels']}", set()).add(str(r["omp_runtime"]))

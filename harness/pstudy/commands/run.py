@@ -10,7 +10,7 @@ from pstudy.measure import evidence
 from pstudy.store import config as configmod
 from pstudy.store import resultsdir, sweep, traceformats
 from pstudy.analyse import tables
-from pstudy.measure import provenance, runner, slurm
+from pstudy.measure import ceilings, provenance, runner, slurm
 from pstudy.common import REPO_ROOT
 from pstudy.errors import StudyError, os_error_message
 
@@ -158,9 +158,12 @@ def run_locally(directory, study, order, done, binaries, journal, progress):
         if study.analysis["trace"]:
             trace = directory.trace(run.point, run.repetition)
             trace.parent.mkdir(exist_ok=True)
+        probe = None
+        if study.analysis["peak_beside"] and run.point.ranks is None:
+            probe = ceilings.peak_beside(common.bench_dir(study), runner.environment(study, run.point))
         outcome = runner.execute(study, run.point, binary, str(REPO_ROOT), trace)
         resultsdir.save_run(directory, run, i, outcome,
-                            runner.command(study, run.point, binary, str(REPO_ROOT), trace))
+                            runner.command(study, run.point, binary, str(REPO_ROOT), trace), peak_beside=probe)
         journal.append("run", run_id=run.run_id(), status=outcome.status)
         progress.finished(run, outcome)
 

@@ -177,6 +177,29 @@ def _run_json(argv, env, what):
         raise CeilingsError(f"{binary}: {what}: stdout is not one JSON object") from None
 
 
+# The probe beside each run ([analysis] peak_beside): the widest width only, 5 repetitions of 1e7
+# iterations (about 25 ms each at AVX-512), 0.15 s a run. It measures where the run's threads will
+# be, not a ceiling: a host that places a VM's vCPUs anew shows it run by run (docs/studies/
+# 2026-11-27-xeon-emr-vm16: a different slow pair of threads in each run of one sweep).
+PEAK_BESIDE_ARGS = ("--isa", "widest", "--reps", "5", "--iterations", "10000000")
+
+
+def peak_beside(bench_dir, env):
+    """peakflops with the run's environment (threads, OMP_PLACES, OMP_PROC_BIND), right before it:
+    {"isa", "gflops", "thread_gflops": [per thread], "thread_cpus": [...]}, or {"error": why}. It
+    never raises: a run is never lost to its probe."""
+    try:
+        out = _run_json([str(Path(bench_dir) / "peakflops"), "--json", *PEAK_BESIDE_ARGS], env, "peakflops")
+        first = out["results"][0]
+        return {"isa": str(first["isa"]), "gflops": float(first["gflops"]),
+                "thread_gflops": [float(g) for g in first["thread_gflops"]],
+                "thread_cpus": [int(c) for c in out["thread_cpus"]]}
+    except CeilingsError as err:
+        return {"error": str(err)}
+    except (KeyError, IndexError, TypeError, ValueError) as err:
+        return {"error": f"{Path(bench_dir) / 'peakflops'}: unexpected output ({type(err).__name__}: {err})"}
+
+
 def cpu_times():
     """(steal, total) jiffies over all CPUs from /proc/stat, or None where unreadable."""
     try:

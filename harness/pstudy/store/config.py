@@ -89,6 +89,7 @@ SCHEMA = {
         "roofline": ("bool", True),   # `report` adds the roofline analysis and verdict
         "sensitivity": ("bool", False),  # after the sweep, the bandwidth-interference experiment
         "cachesim": ("bool", False),     # after the sweep, simulated cache traffic under valgrind
+        "peak_beside": ("bool", False),  # right before each run, peak FLOP/s per thread, placed as the run
     },
     "sensitivity": {                  # the bandwidth-interference experiment (pstudy.sensitivity)
         "levels": ("dutylist", [0.25, 0.5, 1.0]),   # the thief's duty cycles (0 < d <= 1)
@@ -109,7 +110,8 @@ SCHEMA = {
 }
 # tables and keys left out of the digest while they have their default: added after sweeps were
 # made, they change no sweep measurement, so that adding them does not orphan older directories
-DIGEST_OPTIONAL = {("analysis", "sensitivity"), ("analysis", "cachesim"), ("sensitivity", None),
+DIGEST_OPTIONAL = {("analysis", "sensitivity"), ("analysis", "cachesim"), ("analysis", "peak_beside"),
+                   ("sensitivity", None),
                    ("cachesim", None), ("regress", None)}
 
 
@@ -124,7 +126,8 @@ class Study:
     placement: dict           # proc_bind, places
     counters: dict            # backend
     analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True,
-                                                    "sensitivity": False, "cachesim": False})
+                                                    "sensitivity": False, "cachesim": False,
+                                                    "peak_beside": False})
     sensitivity: dict = field(default_factory=lambda: _defaults("sensitivity"))
     cachesim: dict = field(default_factory=lambda: _defaults("cachesim"))
     launcher: dict = field(default_factory=lambda: {"kind": "local", "command": None, "args": []})

@@ -67,6 +67,7 @@ RUNS_DIR, TRACES_DIR, OPS_DIR, COUNTERS_DIR, GRAPHS_DIR = "runs", "traces", "ops
 PREDICT_PREFIX = "predict-"
 STEPS_CSV, RUNS_CSV, FAILURES_CSV, SUMMARY_CSV = "steps.csv", "runs.csv", "failures.csv", "summary.csv"
 EFFICIENCY_CSV, EFFICIENCY_RUNS_CSV = "efficiency.csv", "efficiency_runs.csv"
+THREAD_PEAKS_CSV = "thread_peaks.csv"
 EXPORTS_DIR = "exports"
 EXPORT_FORMATS = ("paraver", "perfetto")
 # in plots/<results name>/ (written by `report`): the page, and the figures it embeds beside the others
@@ -176,6 +177,7 @@ class ResultsDir:
     summary_csv = property(lambda self: self.path / SUMMARY_CSV)
     efficiency_csv = property(lambda self: self.path / EFFICIENCY_CSV)
     efficiency_runs_csv = property(lambda self: self.path / EFFICIENCY_RUNS_CSV)
+    thread_peaks_csv = property(lambda self: self.path / THREAD_PEAKS_CSV)
     runs_dir = property(lambda self: self.path / RUNS_DIR)
     traces_dir = property(lambda self: self.path / TRACES_DIR)
     counters_dir = property(lambda self: self.path / COUNTERS_DIR)
@@ -382,7 +384,10 @@ def write_meta(directory, meta):
 STEP_COLUMNS = KEYS + ["repetition", "step", "warmup", "forward_s", "backward_s", "update_s", "step_s", "loss",
                        *vocabulary.DISTRIBUTED_STEP_FIELDS]
 RUN_COLUMNS = KEYS + ["repetition", "order", "status", "error", "exit_code", "wall_s", "omp_runtime",
-                      "proc_bind", "places", "tasks_per_step", "num_parameters"]
+                      "proc_bind", "places", "tasks_per_step", "num_parameters",
+                      "peak_beside_gflops", "peak_beside_slowest_thread", "peak_beside_slowest_time"]
+# thread_peaks.csv: the probe beside each run, one row per thread (`[analysis] peak_beside`)
+THREAD_PEAK_COLUMNS = KEYS + ["repetition", "thread", "cpu", "gflops", "time"]
 FAILURE_COLUMNS = KEYS + ["repetition", "status", "exit_code", "error", "wall_s"]
 
 
@@ -607,14 +612,59 @@ def load_run(directory, run_id):
         return None
 
 
-def save_run(directory, run, order, outcome, command):
+def save_run(directory, run, order, outcome, command, peak_beside=None):
+    """peak_beside: the probe measured right before the run (pstudy.measure.ceilings.peak_beside),
+    where the config asks for it."""
     p = run.point
     record = {"run_id": run.run_id(), **dict(zip(KEYS, p)),
               "repetition": run.repetition, "order": order, "status": outcome.status,
               "error": outcome.error, "exit_code": outcome.exit_code, "wall_s": round(outcome.wall_s, 6),
               "command": command, "info": outcome.info, "steps": outcome.steps,
               "stderr_tail": outcome.stderr_tail}
+    if peak_beside is not None:
+        record["peak_beside"] = peak_beside
     write_json(ResultsDir(directory).run_record(p, run.repetition), record)
+
+
+def _thread_times(gflops):
+    """Each thread's time on the probe's equal work over the median thread's (the same measure as
+    pstudy.analyse.efficiency.thread_times gives from a trace)."""
+    import statistics
+
+    median = statistics.median(gflops)
+    return [median / g if g > 0 else None for g in gflops]
+
+
+def peak_beside_summary(probe):
+    """runs.csv's probe columns: the probe's GFLOP/s, its slowest thread and that thread's time."""
+    if not probe or "thread_gflops" not in probe or not probe["thread_gflops"]:
+        return {}
+    times = _thread_times(probe["thread_gflops"])
+    known = [(t, i) for i, t in enumerate(times) if t is not None]
+    if not known:
+        return {"peak_beside_gflops": probe["gflops"]}
+    time, thread = max(known)
+    return {"peak_beside_gflops": probe["gflops"], "peak_beside_slowest_thread": thread,
+            "peak_beside_slowest_time": round(time, 4)}
+
+
+def thread_peaks(directory):
+    """thread_peaks.csv's frame: one row per thread of every run probed (empty when none was)."""
+    import pandas as pd
+
+    rows = []
+    for r in records(directory):
+        probe = r.get("peak_beside") or {}
+        gflops = probe.get("thread_gflops") or []
+        cpus = probe.get("thread_cpus") or []
+        for thread, (g, t) in enumerate(zip(gflops, _thread_times(gflops) if gflops else [])):
+            rows.append({**{c: r.get(c) for c in KEYS + ["repetition"]}, "thread": thread,
+                         "cpu": cpus[thread] if thread < len(cpus) else None, "gflops": g,
+                         "time": None if t is None else round(t, 4)})
+    frame = pd.DataFrame(rows, columns=THREAD_PEAK_COLUMNS)
+    for col in vocabulary.OPTIONAL_KEYS:
+        frame[col] = frame[col].astype("Int64")
+    return frame.sort_values(KEYS + ["repetition", "thread"], na_position="first").reset_index(drop=True)
 
 
 def records(directory):
@@ -638,7 +688,8 @@ def tables(directory):
         run_rows.append({**{c: r.get(c) for c in KEYS + ["repetition", "order", "status", "error",
                                                            "exit_code", "wall_s"]},
                          **{c: info.get(c) for c in ("omp_runtime", "proc_bind", "places",
-                                                     "tasks_per_step", "num_parameters")}})
+                                                     "tasks_per_step", "num_parameters")},
+                         **peak_beside_summary(r.get("peak_beside"))})
         if r["status"] == "ok":
             for s in r["steps"]:
                 # r.get: a record written before a point key existed has none (NA, as in runs.csv)
@@ -648,7 +699,7 @@ def tables(directory):
     for frame in (steps, runs):
         for col in vocabulary.OPTIONAL_KEYS:
             frame[col] = frame[col].astype("Int64")
-    for col in ("exit_code", "tasks_per_step", "num_parameters"):
+    for col in ("exit_code", "tasks_per_step", "num_parameters", "peak_beside_slowest_thread"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").round().astype("Int64")
     steps = steps.sort_values(KEYS + ["repetition", "step"], na_position="first").reset_index(drop=True)
     runs = runs.sort_values(["order"]).reset_index(drop=True)
