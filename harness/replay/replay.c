@@ -17,8 +17,9 @@
  *   work   per task its duration alone (s), its memory demand (DRAM bytes / duration) and its
  *          compute demand (share of one thread's peak);
  *   node   per busy-thread count its bandwidth (index 0..cores + 1), per busy-core count its clock
- *          factor (0..cores), per simulated thread its core, the hardware-thread throughput psi and
- *          a constant background stream (the thief).
+ *          factor (0..cores), per simulated thread its core, the hardware-thread throughput psi,
+ *          a constant background stream (the thief), and per simulated thread its measured speed
+ *          (NULL: none; contention.py's thread speeds).
  */
 
 #include <math.h>
@@ -59,6 +60,7 @@ struct replay_node {
     const int32_t *core_of;
     double psi;
     double background;
+    const double *speed; /* [cores] or NULL */
 };
 
 struct replay_result {
@@ -252,7 +254,7 @@ static void node_rates(struct engine *e, int n, struct core_member *members)
     double phi = node->phi[busy_cores];
     double lowest = INFINITY;
     for (int i = 0; i < n; i++) lowest = e->shares[i] < lowest ? e->shares[i] : lowest;
-    if (phi >= 1.0 && !node->shared && lowest >= 1.0) {
+    if (!node->speed && phi >= 1.0 && !node->shared && lowest >= 1.0) {
         for (int i = 0; i < n; i++) {
             e->rates[i] = e->shares[i];
             e->held[i] = HELD_NONE;
@@ -261,6 +263,7 @@ static void node_rates(struct engine *e, int n, struct core_member *members)
     }
     for (int i = 0; i < n; i++) {
         double s = e->shares[i], in_core = phi * e->core_rates[i];
+        if (node->speed) in_core = in_core * node->speed[e->threads[i]];
         double rate = s <= in_core ? s : in_core;
         e->rates[i] = rate;
         e->held[i] = rate >= 1.0 ? HELD_NONE : (s <= in_core ? HELD_BANDWIDTH : HELD_COMPUTE);

@@ -117,6 +117,13 @@ MULTICORE_MISSES = {
     "2.0x there, computation scalability 0.64 and 0.50, more than the replay makes of the shared cores). "
     "The thread speeds show the host placing the vCPUs anew in each run (at 8 threads a different pair at "
     "1.26-1.37x in each): no one topology describes the sweep",
+    "2026-11-27-xeon-emr-vm16-b": "known miss (issue 34): the second loan of a 16-vCPU Xeon (model 207, "
+    "another start: peak 1.93x one thread at 2 threads, 2.75x at 4, 7.7x at 8, 8.0x at 16), one run of 3 "
+    "steps a point. Against its machine file: mean |error| 21.5%, 17 of 26 beyond target. Its 1-thread "
+    "runs, which give the chunk times, ran on a host that was slower in some of them than in others (seq "
+    "2.64 s, forkjoin 1.93 s; the probes beside them 149 and 161 GFLOP/s, taskiter's 105), which no machine "
+    "file holds. With the probes beside each run (test_probes_beside_the_runs_explain_most_of_the_error): "
+    "mean 7.0%, 8 beyond",
 }
 
 
@@ -132,6 +139,42 @@ def test_multicore_predictions_within_target_on_committed_studies(directory):
     mean = float(sweep["error"].abs().mean())
     assert bad.empty and mean <= validation.MULTICORE_MEAN, \
         f"mean |error| {100 * mean:.1f}%; beyond target:\n" + bad.to_string()
+
+
+PROBED = [p for p in MULTICORE if (p / validationdata.THREAD_PEAKS).is_file()]
+# what the probes beside each run leave, per study, where it is still beyond issue 34's targets
+PROBED_MISSES = {
+    "2026-11-27-xeon-emr-vm16-b": "known miss (issue 34): with the probes beside each run, mean |error| 7.0% "
+    "(target 5%), 8 of 26 beyond target, largest forkjoin -18% at 2 and 4 threads and tasks (auto) -20% at 8: "
+    "a probe of 0.15 s before a run of 5-10 s sees where the host put the threads then, not where it "
+    "moved them during the run (the probe's slowest thread is the trace's in 5 of the 15 runs at 4 threads "
+    "or more)",
+}
+
+
+@pytest.mark.skipif(not PROBED, reason="no multi-core study with probes beside its runs ([analysis] peak_beside)")
+@pytest.mark.parametrize("directory", PROBED, ids=[p.name for p in PROBED])
+def test_probes_beside_the_runs_explain_most_of_the_error(directory):
+    # the same replay with each run's own thread speeds (prediction.speeds_beside) against the
+    # machine file's curves: at least halves the mean error, and never worsens it at 1 thread
+    frame = _validated(directory)
+    sweep = frame[frame["kind"] == "sweep"]
+    probed = sweep[sweep["error_beside"].notna()]
+    assert len(probed) == len(sweep), "every point of a probed sweep has its probes"
+    assert probed["error_beside"].abs().mean() <= 0.5 * sweep["error"].abs().mean()
+    one = probed[probed["threads"] == 1]
+    assert (one["error_beside"] == one["error"]).all()  # one thread: the run is its own source
+
+
+@pytest.mark.skipif(not PROBED, reason="no multi-core study with probes beside its runs ([analysis] peak_beside)")
+@pytest.mark.parametrize("directory", _params(PROBED, PROBED_MISSES))
+def test_multicore_predictions_beside_their_probes_within_target(directory):
+    frame = _validated(directory)
+    sweep = frame[frame["kind"] == "sweep"]
+    errors = sweep["error_beside"].astype(float)
+    bad = sweep[errors.abs() > sweep["target"]]
+    assert bad.empty and errors.abs().mean() <= validation.MULTICORE_MEAN, \
+        f"mean |error| {100 * errors.abs().mean():.1f}%; beyond target:\n" + bad.to_string()
 
 
 @pytest.mark.skipif(not MULTICORE, reason="no multi-core study in docs/studies/ yet (bench/loan.sh on a lent machine)")
@@ -169,6 +212,7 @@ token_chunk = [32]
 trace = true
 ceilings = false
 roofline = false
+peak_beside = true
 """
 
 # A hand-made ceilings.json in the recorded format (no STREAM or peak run in a test).
@@ -232,6 +276,8 @@ def test_pack_and_validate(packed):
     for _, r in own.iterrows():
         match = sweep[(sweep["variant"] == r["variant"]) & (sweep["threads"] == r["threads"])]
         assert float(match["predicted_step_s"].iloc[0]) == pytest.approx(r["predicted_step_s"], rel=1e-6)
+        # and so with the probes beside the runs: `perfstudy predict` reads the results' thread_peaks.csv
+        assert float(match["predicted_beside_s"].iloc[0]) == pytest.approx(r["predicted_beside_s"], rel=1e-6)
     # each configuration's scale and runtime cost per task, measured in its 1-thread trace (3 iterations
     # after the warm-up: two spans to the next iteration)
     runtime = pd.read_csv(out / validationdata.RUNTIME)
@@ -244,8 +290,16 @@ def test_pack_and_validate(packed):
     noise = recording.noise("tiny")
     assert sorted(ck[0] for ck in noise) == ["forkjoin", "seq"]
     assert all(len(per) > 10 and all(min(d) >= -1 for d in per.values()) for per in noise.values())
+    # the probes beside the runs travel with the recording: every sweep point is predicted with them too,
+    # and at 1 thread, where a run is its own source, to the same time
+    peaks = pd.read_csv(out / validationdata.THREAD_PEAKS)
+    assert sorted(set(peaks["threads"])) == [1, 2] and (peaks["gflops"] > 0).all()
+    assert sweep["error_beside"].notna().all() and thief["error_beside"].isna().all()
+    one = sweep[sweep["threads"] == 1]
+    assert (one["predicted_beside_s"] == one["predicted_step_s"]).all()
     lines = validation.report_lines(frame, "tiny")
-    assert len(lines) == len(frame) + 2 and "target 5%" in lines[1] and "beyond their target" in lines[-1]
+    assert len(lines) == len(frame) + 3 and "target 5%" in lines[1] and "beyond their target" in lines[-2]
+    assert "beside its probes" in lines[1] and lines[-1].startswith("  with the machine as the probes")
     # the script prints the same and exits 0 or 1 (the tiny sweep on a busy machine may miss)
     proc = subprocess.run([sys.executable, SCRIPT, "check", out], capture_output=True, text=True, timeout=120)
     assert proc.returncode in (0, 1), proc.stderr

@@ -16,6 +16,12 @@ placed on m distinct cores:
               memory share and its in-core share (the ECM model's overlap assumption: in-core and
               memory transfers overlap, the longer one decides)
 
+  thread speed  (optional) s_t in (0, 1], each simulated thread's own in-core speed as measured
+              right beside the run being predicted (`[analysis] peak_beside`: peakflops with the
+              run's threads, placed as the run places them). It replaces phi and psi: the probe ran
+              with every thread busy, so it holds the all-core clock and any two threads the host
+              put on one core. r_i = min(r_mem_i, s_t(i))
+
 A machine file without a peak curve gives phi = 1 and psi = 1; without a topology each simulated
 thread has a core of its own. Everything is arithmetic over sorted lists: the same inputs give the
 same rates, bit for bit.
@@ -92,11 +98,19 @@ class Node:
     """The shared resources of `machine` with `threads` simulated threads (pstudy.simulate.Engine
     asks rates() at every event)."""
 
-    def __init__(self, machine, threads, background_Bs=0.0):
+    def __init__(self, machine, threads, background_Bs=0.0, speeds=None):
         self.machine = machine
-        self.core = thread_cores(machine, threads)
+        # measured thread speeds (module docstring) stand for the clock, the topology and psi
+        self.speeds = None if speeds is None else [float(s) for s in speeds]
+        if self.speeds is not None:
+            if len(self.speeds) < threads or not all(0.0 < s <= 1.0 for s in self.speeds[:threads]):
+                raise ValueError(f"thread speeds: {threads} in (0, 1] expected, got {self.speeds}")
+            self.core = list(range(threads))
+            clock, self.psi = [], 1.0
+        else:
+            self.core = thread_cores(machine, threads)
+            clock, self.psi = calibrate(machine)
         self.shared = len(set(self.core)) < len(self.core)
-        clock, self.psi = calibrate(machine)
         self.clock_x = [c for c, _ in clock]
         self.clock_y = [p for _, p in clock]
         # a constant stream beside the step (bench/thief): a competitor for bandwidth that never ends
@@ -139,17 +153,24 @@ class Node:
         else:
             busy_cores = n  # every thread a core of its own
         phi = self.phi(busy_cores)
-        if phi >= 1.0 and not self.shared and min(shares) >= 1.0:  # nothing held back: the common case
-            self.limits = [None] * n
+        if self.speeds is None and phi >= 1.0 and not self.shared and min(shares) >= 1.0:
+            self.limits = [None] * n  # nothing held back: the common case
             return shares
-        rates = [min(s, phi * r) for s, r in zip(shares, core_rates)]
+        in_core = [phi * r for r in core_rates]
+        if self.speeds is not None:
+            in_core = [c * self.speeds[t] for c, t in zip(in_core, threads)]
+        rates = [min(s, c) for s, c in zip(shares, in_core)]
         # which resource held each task back (for what bounds a step): memory, or its core
-        self.limits = [None if rate >= 1.0 else ("bandwidth" if s <= phi * r else "compute")
-                       for rate, s, r in zip(rates, shares, core_rates)]
+        self.limits = [None if rate >= 1.0 else ("bandwidth" if s <= c else "compute")
+                       for rate, s, c in zip(rates, shares, in_core)]
         return rates
 
     def describe(self, threads):
-        """One line: cores used, threads sharing a core, phi and psi."""
+        """One line: cores used, threads sharing a core, phi and psi (or the measured thread speeds)."""
+        if self.speeds is not None:
+            speeds = self.speeds[:threads]
+            return (f"{threads} threads at their measured speeds (slowest {min(speeds):.3f}, median "
+                    f"{sorted(speeds)[len(speeds) // 2]:.3f} of the fastest measured)")
         cores = self.core[:threads]
         shared = topo.sharing(cores)
         return (f"{threads} threads on {len(set(cores))} cores" +

@@ -611,17 +611,23 @@ class Graphs:
         return graph
 
 
-def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.0, overhead=0.0, noise=None):
+def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.0, overhead=0.0, noise=None,
+                  beside=None):
     """(step seconds, POP factors) of config key `ck` on `threads` cores of `target` (beside a
     constant stream of `background_Bs` bytes/s on another core: a bandwidth thief), each task
     `overhead` seconds longer (runtime_overheads), plus what a static schedule loses at its barriers
     to the chunks' noise measured at 1 thread (`noise`, barrier_jitter; give it only where the target
-    is the machine it was measured on)."""
+    is the machine it was measured on). `beside`: (work scale, thread speeds) from the peaks measured
+    beside the runs (speeds_beside), which replace the machine's clock curve and topology."""
     graph = graphs.get(ck, threads)
     work = replay_work(graphs, medians, ck, threads, source, target, overhead=overhead)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else threads
+    speeds = None
+    if beside is not None:
+        scale, speeds = beside
+        work.duration = [d * scale for d in work.duration]
     try:
-        node = contention.Node(target, cores, background_Bs)
+        node = contention.Node(target, cores, background_Bs, speeds=speeds)
     except topology.TopologyError as err:  # a placement the topology cannot hold
         raise StudyError(f"{target.path or target.name}: {err}") from None
     try:
@@ -629,6 +635,38 @@ def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.
     except RuntimeError as err:
         raise StudyError(f"{graph.path}: {err}") from None
     return step + barrier_jitter(graph, work, noise), simulate.pop_factors(outcome, cores)
+
+
+def speeds_beside(thread_peaks, graphs, medians, ck, point):
+    """(work scale, thread speeds) for predicting measured point `point` of config key `ck` as the
+    machine was when it ran, or None where the probes are missing: `thread_peaks` {point key: each
+    thread's peak GFLOP/s measured right before the run} (`[analysis] peak_beside`).
+
+    The chunk times come from the 1-thread run of the configuration that replays `ck`
+    (reference_config) at that run's speed g_src; thread t of the predicted run ran at g_t. Both
+    are measured by the same probe, so only their ratios count: with G the largest of them, the
+    work is scaled by g_src / G and thread t runs at s_t = g_t / G (contention.Node's thread
+    speeds, in (0, 1]). A host that put two vCPUs on one core, or slowed the whole VM while the
+    1-thread run was measured, shows in these probes and nowhere in a machine file."""
+    threads = point[3]
+    ref = reference_config(medians, ck, graphs, threads) or ck
+    run, src = thread_peaks.get(point), thread_peaks.get(config_point(ref, 1))
+    if not run or not src or len(run) < threads:
+        return None
+    g_src, run = src[0], run[:threads]
+    top = max(g_src, *run)
+    return g_src / top, [g / top for g in run]
+
+
+def thread_peaks_of(frame):
+    """{point key: each thread's peak GFLOP/s, the median over the point's runs} from a
+    thread_peaks table (resultsdir.thread_peaks); empty when it has no rows."""
+    import statistics
+
+    out = {}
+    for r in frame.to_dict("records"):
+        out.setdefault(vocabulary.point_key(r), {}).setdefault(int(r["thread"]), []).append(float(r["gflops"]))
+    return {key: [statistics.median(v) for _, v in sorted(per.items())] for key, per in out.items()}
 
 
 def slowest_threads(directory):
@@ -652,9 +690,11 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     sequential variants): predicted step_s, speedup and efficiency against the same variant's
     predicted 1-core time, POP factors, and the measured step_s where the directory has the point.
     validation: one row per measured point with a 1-thread trace for its configuration: measured and
-    predicted (on `source`, the machine it was measured on) step_s, the relative error, and the
+    predicted (on `source`, the machine it was measured on) step_s, the relative error, the
     measured run's slowest thread (slowest_threads: a model of one machine cannot match a run whose
-    threads ran at different speeds)."""
+    threads ran at different speeds), and, where the sweep probed its runs (`[analysis]
+    peak_beside`), the prediction with the machine as those probes found it (speeds_beside) and its
+    error; NaN elsewhere."""
     import pandas as pd
 
     stats = trace_stats(directory, meta.warmup)
@@ -686,21 +726,30 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
                          "machine": target.name})
     validation = []
     slow = slowest_threads(directory)
+    peaks = thread_peaks_of(resultsdir.thread_peaks(directory))  # `[analysis] peak_beside`, else empty
     for point in sorted(measured, key=vocabulary.point_sort_key):
         ck = config_key(point)
         if ck not in medians:
             continue
-        step, _ = predict_point(graphs, medians, ck, point[3], source, source,
-                                overhead=overheads.of(ck[0], leave_out=ck, config=ck), noise=stats.noise.get(ck))
+        overhead = overheads.of(ck[0], leave_out=ck, config=ck)
+        step, _ = predict_point(graphs, medians, ck, point[3], source, source, overhead=overhead,
+                                noise=stats.noise.get(ck))
         meas = measured[point]
+        beside = speeds_beside(peaks, graphs, medians, ck, point) if peaks else None
+        step_beside = math.nan
+        if beside is not None:
+            step_beside, _ = predict_point(graphs, medians, ck, point[3], source, source, overhead=overhead,
+                                           noise=stats.noise.get(ck), beside=beside)
         validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
                            "predicted_step_s": step, "error": (step - meas) / meas,
-                           "slowest_thread_time": slow.get(point, math.nan)})
+                           "slowest_thread_time": slow.get(point, math.nan),
+                           "predicted_beside_s": step_beside, "error_beside": (step_beside - meas) / meas})
     frame = pd.DataFrame(rows)
     for col in vocabulary.CHUNK_KEYS:
         frame[col] = frame[col].astype("Int64")
     vframe = pd.DataFrame(validation, columns=vocabulary.POINT_KEYS + ["measured_step_s", "predicted_step_s",
-                                                                        "error", "slowest_thread_time"])
+                                                                        "error", "slowest_thread_time",
+                                                                        "predicted_beside_s", "error_beside"])
     for col in vocabulary.CHUNK_KEYS:
         vframe[col] = vframe[col].astype("Int64")
     return frame, vframe, overheads

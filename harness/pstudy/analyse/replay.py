@@ -38,7 +38,7 @@ class _Work(ctypes.Structure):
 class _Node(ctypes.Structure):
     _fields_ = [("cores", ctypes.c_int32), ("shared", ctypes.c_int32), ("bandwidth", _double_p),
                 ("phi", _double_p), ("core_of", _int32_p), ("psi", ctypes.c_double),
-                ("background", ctypes.c_double)]
+                ("background", ctypes.c_double), ("speed", _double_p)]
 
 
 class _Result(ctypes.Structure):
@@ -101,7 +101,7 @@ def run(graph, work, machine, cores, mode, iterations, node):
     bandwidth = np.full(cores + 2, math.inf)
     phi = np.ones(cores + 1)
     core_of = np.arange(cores, dtype=np.int32)
-    shared, psi, background = 0, 1.0, 0.0
+    shared, psi, background, speed = 0, 1.0, 0.0, None
     if node is not None:
         for k in range(1, cores + 1):
             bandwidth[k] = node.bandwidth(k)
@@ -112,6 +112,8 @@ def run(graph, work, machine, cores, mode, iterations, node):
         placed = list(node.core[:cores])
         core_of = np.asarray(placed + list(range(len(placed), cores)), dtype=np.int32)
         shared, psi, background = int(node.shared), float(node.psi), float(node.background)
+        if node.speeds is not None:
+            speed = np.asarray(node.speeds[:cores] + [1.0] * (cores - len(node.speeds[:cores])), dtype=np.float64)
     elif machine is not None:
         for k in range(1, cores + 1):
             bandwidth[k] = machine.bandwidth(k)
@@ -122,7 +124,7 @@ def run(graph, work, machine, cores, mode, iterations, node):
                _ptr(a["next_succ"], _int32_p))
     w = _Work(_ptr(duration, _double_p), _ptr(memory, _double_p), _ptr(compute, _double_p))
     nd = _Node(cores, shared, _ptr(bandwidth, _double_p), _ptr(phi, _double_p), _ptr(core_of, _int32_p), psi,
-               background)
+               background, _ptr(speed, _double_p) if speed is not None else None)
     result = _Result(0.0, 0.0, 0.0, 0.0, _ptr(busy, _double_p), _ptr(ends, _double_p))
     status = lib.replay_step(ctypes.byref(g), ctypes.byref(w), ctypes.byref(nd), ctypes.byref(result))
     if status == _DEADLOCK:

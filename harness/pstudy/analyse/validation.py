@@ -29,7 +29,7 @@ TARGET_MPI = 0.10
 THIEF_MODE = "dram"
 NO_THIEF = "none"
 COLUMNS = ["kind", "study", "variant", "compiler", "kernels", "threads", *vocabulary.CHUNK_KEYS, "mode", "duty",
-           "measured_step_s", "predicted_step_s", "error", "target"]
+           "measured_step_s", "predicted_step_s", "error", "target", "predicted_beside_s", "error_beside"]
 
 
 class RecordedGraphs:
@@ -89,7 +89,7 @@ def pack(studies, out, command, notes=()):
     """Writes the recording of `studies` ({name: results directory}) into `out`; returns its path."""
     import pandas as pd
 
-    points, chunks, thief, runtime, jitter, meta_studies = [], [], [], [], [], []
+    points, chunks, thief, runtime, jitter, meta_studies, peaks = [], [], [], [], [], [], []
     machine_written = False
     for study, directory in studies.items():
         meta = resultsdir.read_meta(directory)
@@ -142,6 +142,8 @@ def pack(studies, out, command, notes=()):
                               "threads": int(r.threads), "mode": r.mode, "duty": float(r.duty),
                               "repetition": int(r.repetition), "stolen_GBs": float(r.stolen_GBs or 0.0),
                               "step_s": traced_step_s(sens / r.trace, meta.warmup)})
+        probes = resultsdir.thread_peaks(directory)  # `[analysis] peak_beside`: empty without it
+        peaks += [{"study": study, **r} for r in probes.to_dict("records")]
         if not machine_written and resultsdir.ResultsDir(directory).ceilings.is_file():
             try:
                 data = ceilingsmod.load_ceilings(resultsdir.ResultsDir(directory).ceilings)
@@ -168,7 +170,8 @@ def pack(studies, out, command, notes=()):
                          pd.DataFrame(chunks, columns=validationdata.CHUNK_COLUMNS),
                          pd.DataFrame(thief, columns=validationdata.THIEF_COLUMNS),
                          pd.DataFrame(runtime, columns=validationdata.RUNTIME_COLUMNS),
-                         pd.DataFrame(jitter, columns=validationdata.NOISE_COLUMNS))
+                         pd.DataFrame(jitter, columns=validationdata.NOISE_COLUMNS),
+                         pd.DataFrame(peaks, columns=validationdata.THREAD_PEAK_COLUMNS))
     return out
 
 
@@ -185,18 +188,27 @@ def validate(recording, machine=None):
         overheads = prediction.runtime_overheads(graphs, medians, measured, source, recording.runtime_costs(study))
         # the chunks' noise is the recording machine's: held to another machine, none
         noise = recording.noise(study) if machine is None else {}
+        peaks = recording.thread_peaks(study) if machine is None else {}
         for point in sorted(measured, key=vocabulary.point_sort_key):
             ck = prediction.config_key(point)
             if vocabulary.is_distributed(point[0]) or ck not in medians:
                 continue
+            overhead = overheads.of(ck[0], leave_out=ck, config=ck)
             step, _ = prediction.predict_point(graphs, medians, ck, point[3], source, source,
-                                               overhead=overheads.of(ck[0], leave_out=ck, config=ck),
-                                               noise=noise.get(ck))
+                                               overhead=overhead, noise=noise.get(ck))
             meas = measured[point]
+            # the same replay with the machine as the probes beside the runs found it, where they exist
+            beside = prediction.speeds_beside(peaks, graphs, medians, ck, point) if peaks else None
+            step_beside = None
+            if beside is not None:
+                step_beside, _ = prediction.predict_point(graphs, medians, ck, point[3], source, source,
+                                                          overhead=overhead, noise=noise.get(ck), beside=beside)
             rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,
                          "error": step / meas - 1,
-                         "target": TARGET_SWEEP if point[3] <= 2 else TARGET_MULTICORE})
+                         "target": TARGET_SWEEP if point[3] <= 2 else TARGET_MULTICORE,
+                         "predicted_beside_s": step_beside,
+                         "error_beside": None if step_beside is None else step_beside / meas - 1})
         dist = recording.study_meta(study).get("distributed")
         mpi_points = [p for p in sorted(measured, key=vocabulary.point_sort_key) if vocabulary.is_distributed(p[0])]
         if mpi_points:
@@ -250,12 +262,26 @@ def report_lines(frame, title):
         elif r["kind"] == "distributed":
             label += f" x {r['mode']}"
         flag = "ok" if abs(r["error"]) <= r["target"] else "BEYOND TARGET"
+        beside = ""
+        if _known(r.get("error_beside")):
+            beside = (f"; beside its probes {r['predicted_beside_s']:.5f} s {100 * r['error_beside']:+6.2f}% "
+                      f"{'ok' if abs(r['error_beside']) <= r['target'] else 'BEYOND'}")
         out.append(f"  {label:<58} measured {r['measured_step_s']:.5f} s  predicted {r['predicted_step_s']:.5f} s  "
-                   f"error {100 * r['error']:+6.2f}% (target {100 * r['target']:.0f}%) {flag}")
+                   f"error {100 * r['error']:+6.2f}% (target {100 * r['target']:.0f}%) {flag}{beside}")
     if len(frame):
         bad = frame[frame["error"].abs() > frame["target"]]
         out.append(f"  {len(frame)} points, mean |error| {100 * frame['error'].abs().mean():.2f}%, largest "
                    f"{100 * frame['error'].abs().max():.2f}%; {len(bad)} beyond their target")
+        probed = frame[frame["error_beside"].map(_known)] if "error_beside" in frame else frame.iloc[:0]
+        if len(probed):
+            errors = probed["error_beside"].astype(float).abs()
+            out.append(f"  with the machine as the probes beside the runs found it ([analysis] peak_beside), "
+                       f"{len(probed)} points: mean |error| {100 * errors.mean():.2f}%, largest "
+                       f"{100 * errors.max():.2f}%; {int((errors > probed['target']).sum())} beyond their target")
     return out
+
+
+def _known(value):
+    return value is not None and value == value
 
 

@@ -199,9 +199,17 @@ def main(args):
               f"measured {r['measured_step_s']:.5f} s  predicted {r['predicted_step_s']:.5f} s  "
               f"error {100 * r['error']:+.1f}%" +
               ("" if r["slowest_thread_time"] != r["slowest_thread_time"] else
-               f"  (slowest thread {r['slowest_thread_time']:.2f}x the others on equal work)"))
+               f"  (slowest thread {r['slowest_thread_time']:.2f}x the others on equal work)") +
+              ("" if r["error_beside"] != r["error_beside"] else
+               f"  beside its probes {r['predicted_beside_s']:.5f} s {100 * r['error_beside']:+.1f}%"))
     if len(validation):
         worst = validation["error"].abs().max()
         print(f"  largest error {100 * worst:.1f}% over {len(validation)} measured points")
+        probed = validation["error_beside"].dropna()
+        if len(probed):
+            print(f"  with the machine as the probes beside the runs found it ([analysis] peak_beside): mean "
+                  f"|error| {100 * probed.abs().mean():.1f}%, largest {100 * probed.abs().max():.1f}% over "
+                  f"{len(probed)} points ({100 * validation['error'].abs().mean():.1f}% and "
+                  f"{100 * worst:.1f}% without)")
     print(f"wrote {out}/prediction.csv, validation.csv, " + ", ".join(p.name for p in written))
     return 0

@@ -23,11 +23,15 @@ Layout, schema "pstudy-validation/1":
   thief.csv         study, variant, compiler, kernels, threads, mode, duty, repetition, stolen_GBs,
                     step_s (median over the kept iterations of the traced step's span), beside
                     bench/thief (mode none, duty 0: the paired runs without it)
+  thread_peaks.csv  (since 2026-11-27, where the sweep had `[analysis] peak_beside`) study, the point
+                    keys, repetition, thread, gflops: each thread's peak FLOP/s measured right before
+                    the run, with the run's threads and placement (the results' thread_peaks.csv)
 """
 
 import gzip
 import json
 import math
+import statistics
 from pathlib import Path
 
 from pstudy.errors import StudyError
@@ -38,6 +42,7 @@ META, MACHINE, CEILINGS = "validation.json", "machine.toml", "ceilings.json"
 POINTS, CHUNKS, THIEF, GRAPHS = "points.csv", "chunks.csv", "thief.csv", "graphs"
 RUNTIME = "runtime.csv"  # since 2026-11-26: recordings made before have none
 NOISE = "noise.csv"  # likewise
+THREAD_PEAKS = "thread_peaks.csv"  # since 2026-11-27, only where the sweep probed its runs
 CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", *vocabulary.CHUNK_KEYS]
 POINT_COLUMNS = ["study", *vocabulary.POINT_KEYS, "measured_step_s", "steps"]
 CHUNK_COLUMNS = CONFIG_COLUMNS + ["op", "b0", "b1", "x0", "x1", "col0", "col1", "seconds"]
@@ -47,6 +52,7 @@ RUNTIME_COLUMNS = CONFIG_COLUMNS + ["busy_scale", "seconds_per_task"]
 # per static configuration (seq, forkjoin) and operation: each measured 1-thread chunk time's
 # relative deviation from its chunk's mean (prediction.trace_stats, barrier_jitter)
 NOISE_COLUMNS = CONFIG_COLUMNS + ["label", "deviation"]
+THREAD_PEAK_COLUMNS = ["study", *vocabulary.POINT_KEYS, "repetition", "thread", "gflops"]
 THIEF_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "mode", "duty", "repetition", "stolen_GBs",
                  "step_s"]
 
@@ -78,8 +84,9 @@ def read_graph(directory, study, point, batch=None):
     return taskgraph.parse(doc, str(path))
 
 
-def write(directory, meta, points, chunks, thief, runtime, noise):
-    """Writes validation.json and the five tables (pandas frames with the columns above)."""
+def write(directory, meta, points, chunks, thief, runtime, noise, thread_peaks=None):
+    """Writes validation.json and the five tables (pandas frames with the columns above), and
+    thread_peaks.csv where it has rows."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     resultsdir.write_json(directory / META, {"schema": SCHEMA, **meta})
@@ -88,6 +95,8 @@ def write(directory, meta, points, chunks, thief, runtime, noise):
     resultsdir.write_csv(directory / THIEF, thief[THIEF_COLUMNS])
     resultsdir.write_csv(directory / RUNTIME, runtime[RUNTIME_COLUMNS])
     resultsdir.write_csv(directory / NOISE, noise[NOISE_COLUMNS])
+    if thread_peaks is not None and len(thread_peaks):
+        resultsdir.write_csv(directory / THREAD_PEAKS, thread_peaks[THREAD_PEAK_COLUMNS])
 
 
 def _none(v):
@@ -128,8 +137,18 @@ class Recording:
                                  f"{self.noise_table['deviation'].iloc[i]} is not a relative deviation (a finite "
                                  "number >= -1)")
             self.noise_table["deviation"] = dev.astype(float)
+        self.peaks = (resultsdir.read_csv(self.directory / THREAD_PEAKS, THREAD_PEAK_COLUMNS, "validation thread peaks")
+                      if (self.directory / THREAD_PEAKS).exists() else None)
         tables = [(self.points, POINTS, ("measured_step_s",)), (self.chunks, CHUNKS, ("seconds",)),
                   (self.thief, THIEF, ("step_s", "stolen_GBs", "duty"))]
+        if self.peaks is not None:
+            rate = pd.to_numeric(self.peaks["gflops"], errors="coerce")
+            bad = ~np.isfinite(rate) | (rate <= 0)
+            if bad.any():
+                i = int(np.flatnonzero(bad.to_numpy())[0])
+                raise StudyError(f"{self.directory / THREAD_PEAKS}: row {i + 2}, column gflops: "
+                                 f"{self.peaks['gflops'].iloc[i]} is not a positive finite GFLOP/s")
+            self.peaks["gflops"] = rate.astype(float)
         if self.runtime is not None:
             scale = pd.to_numeric(self.runtime["busy_scale"], errors="coerce")
             bad = ~np.isfinite(scale) | (scale <= 0)
@@ -194,6 +213,17 @@ class Recording:
             key = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.POINT_KEYS[3:])
             out[key] = float(r.measured_step_s)
         return out
+
+    def thread_peaks(self, study):
+        """{point key: [each thread's peak GFLOP/s beside the run]} of one study (the median over its
+        repetitions, thread by thread); empty where the sweep did not probe its runs."""
+        if self.peaks is None:
+            return {}
+        out = {}
+        for r in self.peaks[self.peaks["study"] == study].itertuples(index=False):
+            key = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.POINT_KEYS[3:])
+            out.setdefault(key, {}).setdefault(int(r.thread), []).append(float(r.gflops))
+        return {key: [statistics.median(v) for _, v in sorted(per.items())] for key, per in out.items()}
 
     def study_meta(self, study):
         for entry in self.meta.get("studies", []):
