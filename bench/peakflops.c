@@ -178,16 +178,10 @@ static double best_time(const struct isa_kernel *kernel, int threads, long long 
     return best;
 }
 
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 // Thread t's median own time over the repetitions (0 if it never ran: a smaller team).
 static double median_thread_time(const double *thread_times, int threads, int reps, int t, double *scratch) {
     for (int r = 0; r < reps; r++) scratch[r] = thread_times[(size_t)r * (size_t)threads + (size_t)t];
-    qsort(scratch, (size_t)reps, sizeof *scratch, compare_doubles);
-    return reps % 2 ? scratch[reps / 2] : 0.5 * (scratch[reps / 2 - 1] + scratch[reps / 2]);
+    return median(scratch, reps);
 }
 
 int main(int argc, char **argv) {

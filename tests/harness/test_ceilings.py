@@ -150,8 +150,13 @@ def test_reread_json(bench_dir):
     out = json.loads(proc.stdout)
     assert (out["rows"], out["reduction"], out["columns"], out["pieces"]) == (256, 50304, 256, 4)
     assert out["reread_bytes"] == 3 * 256 * 50304 * 4
-    assert out["reread_GBs"] > 0 and out["pieces_s"] > out["whole_s"] > 0
+    # the pieces take longer (they re-pack the 51.5 MB logits' gradient three more times), but by how
+    # much is a measurement: under a loaded test run the order flipped once in 5 rounds (2026-11-27)
+    assert out["reread_GBs"] > 0 and out["pieces_s"] > 0 and out["whole_s"] > 0
     assert len(out["reread_rep_GBs"]) + out["rounds_without_figure"] == 5 - out["warmup_rounds"]
+    import statistics
+    if out["reread_rep_GBs"]:  # the figure is their median
+        assert out["reread_GBs"] == pytest.approx(statistics.median(out["reread_rep_GBs"]), rel=1e-3)
     # the human form
     proc = run([bench_dir / "reread", "--rounds", "3", "--reduction", "20000"])
     assert proc.returncode == 0 and "re-read rate" in proc.stdout

@@ -160,4 +160,5 @@ def test_shipped_configs_are_valid():
     assert pairs.sweep["threads"] == [8, 16] and pairs.run["repetitions"] >= 6
     # a loan's host places its vCPUs anew: each run measures where its threads landed
     assert loan.analysis["peak_beside"] and pairs.analysis["peak_beside"]
-    assert not config.load(REPO / "configs" / "default.toml", cpu_count=4).analysis["peak_beside"]
+    assert config.load(REPO / "configs" / "default.toml", cpu_count=4).analysis["peak_beside"]
+    assert not config.load(REPO / "configs" / "regression.toml", cpu_count=4).analysis["peak_beside"]

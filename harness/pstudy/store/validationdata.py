@@ -103,6 +103,21 @@ def _none(v):
     return None if v is None or (isinstance(v, float) and math.isnan(v)) or str(v) == "<NA>" else int(v)
 
 
+def _checked_numbers(frame, column, path, wrong, what):
+    """frame[column] as floats; StudyError at the first row that is not finite or is `wrong`
+    (a predicate on the numbers), naming the file, its row (as an editor numbers lines) and `what`
+    the value should be."""
+    import numpy as np
+    import pandas as pd
+
+    values = pd.to_numeric(frame[column], errors="coerce")
+    bad = ~np.isfinite(values) | wrong(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise StudyError(f"{path}: row {i + 2}, column {column}: {frame[column].iloc[i]} is not {what}")
+    return values.astype(float)
+
+
 class Recording:
     """A recording as read back: meta, the tables, and accessors keyed as prediction.py keys them."""
 
@@ -129,33 +144,19 @@ class Recording:
         self.noise_table = (resultsdir.read_csv(self.directory / NOISE, NOISE_COLUMNS, "validation chunk noise")
                             if (self.directory / NOISE).exists() else None)
         if self.noise_table is not None:
-            dev = pd.to_numeric(self.noise_table["deviation"], errors="coerce")
-            bad = ~np.isfinite(dev) | (dev < -1)
-            if bad.any():
-                i = int(np.flatnonzero(bad.to_numpy())[0])
-                raise StudyError(f"{self.directory / NOISE}: row {i + 2}, column deviation: "
-                                 f"{self.noise_table['deviation'].iloc[i]} is not a relative deviation (a finite "
-                                 "number >= -1)")
-            self.noise_table["deviation"] = dev.astype(float)
+            self.noise_table["deviation"] = _checked_numbers(
+                self.noise_table, "deviation", self.directory / NOISE, lambda v: v < -1,
+                "a relative deviation (a finite number >= -1)")
         self.peaks = (resultsdir.read_csv(self.directory / THREAD_PEAKS, THREAD_PEAK_COLUMNS, "validation thread peaks")
                       if (self.directory / THREAD_PEAKS).exists() else None)
+        if self.peaks is not None:
+            self.peaks["gflops"] = _checked_numbers(self.peaks, "gflops", self.directory / THREAD_PEAKS,
+                                                    lambda v: v <= 0, "a positive finite GFLOP/s")
+        if self.runtime is not None:
+            _checked_numbers(self.runtime, "busy_scale", self.directory / RUNTIME, lambda v: v <= 0,
+                             "a positive finite ratio")
         tables = [(self.points, POINTS, ("measured_step_s",)), (self.chunks, CHUNKS, ("seconds",)),
                   (self.thief, THIEF, ("step_s", "stolen_GBs", "duty"))]
-        if self.peaks is not None:
-            rate = pd.to_numeric(self.peaks["gflops"], errors="coerce")
-            bad = ~np.isfinite(rate) | (rate <= 0)
-            if bad.any():
-                i = int(np.flatnonzero(bad.to_numpy())[0])
-                raise StudyError(f"{self.directory / THREAD_PEAKS}: row {i + 2}, column gflops: "
-                                 f"{self.peaks['gflops'].iloc[i]} is not a positive finite GFLOP/s")
-            self.peaks["gflops"] = rate.astype(float)
-        if self.runtime is not None:
-            scale = pd.to_numeric(self.runtime["busy_scale"], errors="coerce")
-            bad = ~np.isfinite(scale) | (scale <= 0)
-            if bad.any():
-                i = int(np.flatnonzero(bad.to_numpy())[0])
-                raise StudyError(f"{self.directory / RUNTIME}: row {i + 2}, column busy_scale: "
-                                 f"{self.runtime['busy_scale'].iloc[i]} is not a positive finite ratio")
         for frame, name, cols in tables:
             for col in cols:
                 frame[col] = resultsdir.checked_times(frame[col], self.directory / name, col,
