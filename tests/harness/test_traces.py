@@ -331,3 +331,27 @@ def test_the_findings_name_a_slow_thread_beside_the_losing_factor():
     assert lines[0].endswith("most lost to computation scalability (0.64); one thread took 1.26x the others' "
                              "time on equal work (its core shared or busy)")
     assert lines[1].endswith("most lost to computation scalability (0.64)")
+
+
+def test_the_findings_say_what_the_probe_before_the_run_saw():
+    # [analysis] peak_beside: runs.csv's peak_beside_slowest_time tells an uneven machine (the probe
+    # found a slow thread before the run began) from a thread that slowed during the run
+    from pstudy.analyse import findings
+    from pstudy.show import summary
+    factors = {"omp_serialization_efficiency": 0.99, "omp_load_balance": 0.81, "omp_scheduling_efficiency": 0.98,
+               "computation_scalability": 0.64, "global_efficiency": 0.50}
+    point = {"variant": "forkjoin", "compiler": "gcc", "kernels": "fast"}
+    points = pd.DataFrame([{**point, "threads": t, **factors, "slowest_thread_time": 1.3} for t in (4, 8, 16)])
+    runs = pd.DataFrame([{**point, "threads": t, "repetition": r, "peak_beside_slowest_time": v}
+                         for t, values in ((4, (1.02, 1.95)), (8, (1.01, 1.03))) for r, v in enumerate(values)])
+    fastest = [{"threads": t, "build": "gcc/fast", "variant": "forkjoin", "chunking": ""} for t in (4, 8, 16)]
+    lost = findings.losing_factor(points, fastest, runs)
+    # the largest of a point's runs counts; a point without probes has none
+    assert [r["probe_slow_thread"] for r in lost] == [1.95, 1.03, None]
+    lines = summary.factor_lines(lost)
+    assert lines[0].endswith("one thread took 1.30x the others' time on equal work, and the peak probe right "
+                             "before the run found one at 1.95x: the machine's (a shared or busy core), not the "
+                             "schedule's")
+    assert lines[1].endswith("one thread took 1.30x the others' time on equal work; the peak probe right before "
+                             "the run found its threads within 1.03x of each other: it slowed during the run")
+    assert lines[2].endswith("(its core shared or busy)")

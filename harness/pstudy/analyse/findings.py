@@ -24,10 +24,21 @@ FACTOR_NAMES = {"omp_serialization_efficiency": "OMP serialization efficiency",
 SLOW_THREAD = 1.10
 
 
-def slow_thread_text(value):
-    """Words for a slowest thread's relative time (findings' "slow_thread"), "" for None."""
-    return "" if value is None else (f"; one thread took {value:.2f}x the others' time on equal work "
-                                     "(its core shared or busy)")
+def slow_thread_text(value, probe=None):
+    """Words for a slowest thread's relative time (findings' "slow_thread"), "" for None; with
+    `probe`, the slowest thread the peak probe right before the run found (findings'
+    "probe_slow_thread", `[analysis] peak_beside`), which says whether the machine was uneven
+    before the run began."""
+    if value is None:
+        return ""
+    text = f"; one thread took {value:.2f}x the others' time on equal work"
+    if probe is None:
+        return text + " (its core shared or busy)"
+    if probe >= SLOW_THREAD:
+        return text + (f", and the peak probe right before the run found one at {probe:.2f}x: the machine's "
+                       "(a shared or busy core), not the schedule's")
+    return text + (f"; the peak probe right before the run found its threads within {probe:.2f}x of each other: "
+                   "it slowed during the run")
 
 
 def _number(value):
@@ -101,12 +112,29 @@ def bounds(roofline_summaries):
     return out
 
 
-def losing_factor(points, fastest_rows):
+def probe_slowest(runs):
+    """{point key: the largest peak_beside_slowest_time of its probed runs} from a runs table (the
+    probe right before each run, `[analysis] peak_beside`); empty without one."""
+    if runs is None or "peak_beside_slowest_time" not in runs.columns:
+        return {}
+    out = {}
+    for r in runs.to_dict("records"):
+        value = _number(r.get("peak_beside_slowest_time"))
+        if value == value:
+            key = vocabulary.point_key(r)
+            out[key] = max(out.get(key, value), value)
+    return out
+
+
+def losing_factor(points, fastest_rows, runs=None):
     """For the fastest point at each thread count above 1 that has efficiency factors: its global
-    efficiency and the leaf factor that loses most (the lowest):
-    [{"threads", "build", "variant", "chunking", "global", "factor", "value"}]."""
+    efficiency and the leaf factor that loses most (the lowest), the slowest thread of its traces
+    where one stands out, and with `runs` (runs.csv) what the probes before its runs found:
+    [{"threads", "build", "variant", "chunking", "global", "factor", "value", "slow_thread",
+    "probe_slow_thread"}]."""
     if points is None or not len(points):
         return []
+    probes = probe_slowest(runs)
     out = []
     for f in fastest_rows:
         if f["threads"] < 2:
@@ -128,7 +156,8 @@ def losing_factor(points, fastest_rows):
                     "chunking": f["chunking"], "global": _number(row.get("global_efficiency")),
                     "factor": FACTOR_NAMES[worst], "value": values[worst],
                     # a thread slower than the others on equal work (its core shared or busy)
-                    "slow_thread": slowest if slowest >= SLOW_THREAD else None})
+                    "slow_thread": slowest if slowest >= SLOW_THREAD else None,
+                    "probe_slow_thread": probes.get(vocabulary.point_key(row))})
     return out
 
 

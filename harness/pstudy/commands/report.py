@@ -142,7 +142,8 @@ def write_page(directory, meta, summary, outdir, traced, roof, why):
     points = traced["points"]
     fastest = findings.fastest(summary)
     bounds = {(b["variant"], b["threads"]): b for b in findings.bounds(roof)}
-    losing = {(f["threads"], f["build"]): f for f in findings.losing_factor(points, fastest)}
+    runs = resultsdir.read_csv(directory.runs_csv) if directory.runs_csv.exists() else None
+    losing = {(f["threads"], f["build"]): f for f in findings.losing_factor(points, fastest, runs)}
     found = []
     for f in fastest:
         bound = bounds.get((f["variant"], f["threads"]))
@@ -153,7 +154,8 @@ def write_page(directory, meta, summary, outdir, traced, roof, why):
                       "speedup": summary_text._fmt(f["speedup"]), "efficiency": summary_text._fmt(f["efficiency"]),
                       "bound": f"{bound['verdict']}: {bound['evidence']}" if bound else "not analysed",
                       "losing": f"{lost['factor']} ({summary_text._fmt(lost['value'])}; global efficiency "
-                                f"{summary_text._fmt(lost['global'])}){findings.slow_thread_text(lost.get('slow_thread'))}"
+                                f"{summary_text._fmt(lost['global'])})"
+                                f"{findings.slow_thread_text(lost.get('slow_thread'), lost.get('probe_slow_thread'))}"
                       if lost else "-"})
     machine = [("CPU", summary_text.cpu(meta)), ("placement", summary_text.placement(meta))]
     system = meta.machine["system"]

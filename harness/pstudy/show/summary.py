@@ -9,6 +9,7 @@ import math
 import pandas as pd
 
 from pstudy.show import terminal
+from pstudy.store import resultsdir
 
 SEQ = terminal.SEQ
 
@@ -100,7 +101,7 @@ def factor_lines(rows):
     from pstudy.analyse import findings
     return [f"  {r['threads']} threads, {r['variant']}{' ' + r['chunking'] if r['chunking'] else ''}: global "
             f"efficiency {_fmt(r['global'])}, most lost to {r['factor']} ({_fmt(r['value'])})"
-            f"{findings.slow_thread_text(r.get('slow_thread'))}" for r in rows]
+            f"{findings.slow_thread_text(r.get('slow_thread'), r.get('probe_slow_thread'))}" for r in rows]
 
 
 def text(directory, meta, summary, chart=None, roofline=(), points=None, details=(), page=None,
@@ -129,7 +130,8 @@ def text(directory, meta, summary, chart=None, roofline=(), points=None, details
         out += ["what bounds each variant:"] + bound_lines(bounds)
     elif roofline_why:
         out += [f"what bounds each variant: not known ({roofline_why})"]
-    losing = findings.losing_factor(points, fastest)
+    runs_csv = resultsdir.ResultsDir(directory).runs_csv
+    losing = findings.losing_factor(points, fastest, resultsdir.read_csv(runs_csv) if runs_csv.exists() else None)
     if losing:
         out += ["where the parallel time goes:"] + factor_lines(losing)
     out += [f"{what} {where}" for what, where in details]
