@@ -651,8 +651,8 @@ def speeds_beside(thread_peaks, graphs, medians, ck, point):
     threads = point[3]
     ref = reference_config(medians, ck, graphs, threads) or ck
     run, src = thread_peaks.get(point), thread_peaks.get(config_point(ref, 1))
-    if not run or not src or len(run) < threads:
-        return None
+    if not run or not src or len(run) < threads or min(run[:threads] + src[:1]) <= 0:
+        return None  # no probe, or one whose team had fewer threads than asked (a thread at 0)
     g_src, run = src[0], run[:threads]
     top = max(g_src, *run)
     return g_src / top, [g / top for g in run]

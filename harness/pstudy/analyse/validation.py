@@ -188,7 +188,7 @@ def validate(recording, machine=None):
         overheads = prediction.runtime_overheads(graphs, medians, measured, source, recording.runtime_costs(study))
         # the chunks' noise is the recording machine's: held to another machine, none
         noise = recording.noise(study) if machine is None else {}
-        peaks = recording.thread_peaks(study) if machine is None else {}
+        peaks = prediction.thread_peaks_of(recording.thread_peaks(study)) if machine is None else {}
         for point in sorted(measured, key=vocabulary.point_sort_key):
             ck = prediction.config_key(point)
             if vocabulary.is_distributed(point[0]) or ck not in medians:

@@ -650,7 +650,6 @@ def peak_beside_summary(probe):
 
 def thread_peaks(directory):
     """thread_peaks.csv's frame: one row per thread of every run probed (empty when none was)."""
-    import pandas as pd
 
     rows = []
     for r in records(directory):
@@ -661,6 +660,13 @@ def thread_peaks(directory):
             rows.append({**{c: r.get(c) for c in KEYS + ["repetition"]}, "thread": thread,
                          "cpu": cpus[thread] if thread < len(cpus) else None, "gflops": g,
                          "time": None if t is None else round(t, 4)})
+    return thread_peaks_frame(rows)
+
+
+def thread_peaks_frame(rows):
+    """thread_peaks.csv's frame of `rows` (dicts with its columns), sorted."""
+    import pandas as pd
+
     frame = pd.DataFrame(rows, columns=THREAD_PEAK_COLUMNS)
     for col in vocabulary.OPTIONAL_KEYS:
         frame[col] = frame[col].astype("Int64")

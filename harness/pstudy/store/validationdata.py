@@ -31,7 +31,6 @@ Layout, schema "pstudy-validation/1":
 import gzip
 import json
 import math
-import statistics
 from pathlib import Path
 
 from pstudy.errors import StudyError
@@ -122,9 +121,6 @@ class Recording:
     """A recording as read back: meta, the tables, and accessors keyed as prediction.py keys them."""
 
     def __init__(self, directory):
-        import numpy as np
-        import pandas as pd
-
         self.directory = Path(directory)
         path = self.directory / META
         try:
@@ -216,15 +212,11 @@ class Recording:
         return out
 
     def thread_peaks(self, study):
-        """{point key: [each thread's peak GFLOP/s beside the run]} of one study (the median over its
-        repetitions, thread by thread); empty where the sweep did not probe its runs."""
+        """thread_peaks.csv's rows of one study (resultsdir.thread_peaks' columns and study; empty where
+        the sweep did not probe its runs)."""
         if self.peaks is None:
-            return {}
-        out = {}
-        for r in self.peaks[self.peaks["study"] == study].itertuples(index=False):
-            key = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.POINT_KEYS[3:])
-            out.setdefault(key, {}).setdefault(int(r.thread), []).append(float(r.gflops))
-        return {key: [statistics.median(v) for _, v in sorted(per.items())] for key, per in out.items()}
+            return resultsdir.thread_peaks_frame([])
+        return self.peaks[self.peaks["study"] == study]
 
     def study_meta(self, study):
         for entry in self.meta.get("studies", []):
