@@ -658,6 +658,19 @@ def speeds_beside(thread_peaks, graphs, medians, ck, point):
     return g_src / top, [g / top for g in run]
 
 
+def predict_measured(graphs, medians, ck, point, source, overhead, noise, thread_peaks):
+    """(predicted step, the same with the machine as the probes beside its runs found it, or None
+    where they are missing) of measured point `point`, on `source`, the machine it ran on: what
+    a validation compares with the measured step."""
+    step, _ = predict_point(graphs, medians, ck, point[3], source, source, overhead=overhead, noise=noise)
+    beside = speeds_beside(thread_peaks, graphs, medians, ck, point) if thread_peaks else None
+    if beside is None:
+        return step, None
+    step_beside, _ = predict_point(graphs, medians, ck, point[3], source, source, overhead=overhead, noise=noise,
+                                   beside=beside)
+    return step, step_beside
+
+
 def thread_peaks_of(frame):
     """{point key: each thread's peak GFLOP/s, the median over the point's runs} from a
     thread_peaks table (resultsdir.thread_peaks); empty when it has no rows."""
@@ -731,15 +744,10 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         ck = config_key(point)
         if ck not in medians:
             continue
-        overhead = overheads.of(ck[0], leave_out=ck, config=ck)
-        step, _ = predict_point(graphs, medians, ck, point[3], source, source, overhead=overhead,
-                                noise=stats.noise.get(ck))
+        step, step_beside = predict_measured(graphs, medians, ck, point, source,
+                                             overheads.of(ck[0], leave_out=ck, config=ck), stats.noise.get(ck), peaks)
+        step_beside = math.nan if step_beside is None else step_beside
         meas = measured[point]
-        beside = speeds_beside(peaks, graphs, medians, ck, point) if peaks else None
-        step_beside = math.nan
-        if beside is not None:
-            step_beside, _ = predict_point(graphs, medians, ck, point[3], source, source, overhead=overhead,
-                                           noise=stats.noise.get(ck), beside=beside)
         validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
                            "predicted_step_s": step, "error": (step - meas) / meas,
                            "slowest_thread_time": slow.get(point, math.nan),

@@ -193,16 +193,11 @@ def validate(recording, machine=None):
             ck = prediction.config_key(point)
             if vocabulary.is_distributed(point[0]) or ck not in medians:
                 continue
-            overhead = overheads.of(ck[0], leave_out=ck, config=ck)
-            step, _ = prediction.predict_point(graphs, medians, ck, point[3], source, source,
-                                               overhead=overhead, noise=noise.get(ck))
+            # and again with the machine as the probes beside the runs found it, where they exist
+            step, step_beside = prediction.predict_measured(graphs, medians, ck, point, source,
+                                                            overheads.of(ck[0], leave_out=ck, config=ck),
+                                                            noise.get(ck), peaks)
             meas = measured[point]
-            # the same replay with the machine as the probes beside the runs found it, where they exist
-            beside = prediction.speeds_beside(peaks, graphs, medians, ck, point) if peaks else None
-            step_beside = None
-            if beside is not None:
-                step_beside, _ = prediction.predict_point(graphs, medians, ck, point[3], source, source,
-                                                          overhead=overhead, noise=noise.get(ck), beside=beside)
             rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,
                          "error": step / meas - 1,
