@@ -2,7 +2,6 @@
 the --describe output of a real binary for GPT-2 124M (d12)."""
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 

@@ -4,7 +4,6 @@ figures, a checkout git will not read."""
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time

@@ -286,22 +286,26 @@ def test_peak_beside_probes_each_run_where_its_threads_run(study):
     assert done.returncode == 0, done.stderr
     [d] = study.result_dirs()
     runs = read(d, "runs.csv")
-    assert len(runs) == N_POINTS and (runs["peak_beside_gflops"] > 0).all()
-    assert set(runs["peak_beside_slowest_thread"]) <= {0, 1}
-    one = runs[runs["threads"] == 1]
-    assert (one["peak_beside_slowest_thread"] == 0).all() and (one["peak_beside_slowest_time"] == 1.0).all()
-    assert (runs["peak_beside_slowest_time"] >= 1.0).all()  # the slowest is never faster than the median
+    assert len(runs) == N_POINTS
+    for field in ("peak_beside", "peak_after"):  # the probe right before each run and the one right after
+        assert (runs[f"{field}_gflops"] > 0).all()
+        assert set(runs[f"{field}_slowest_thread"]) <= {0, 1}
+        one = runs[runs["threads"] == 1]
+        assert (one[f"{field}_slowest_thread"] == 0).all() and (one[f"{field}_slowest_time"] == 1.0).all()
+        assert (runs[f"{field}_slowest_time"] >= 1.0).all()  # the slowest is never faster than the median
     peaks = read(d, "thread_peaks.csv")
-    assert list(peaks.columns[-5:]) == ["repetition", "thread", "cpu", "gflops", "time"]
-    assert len(peaks) == runs["threads"].sum() and (peaks["gflops"] > 0).all()
-    per_run = peaks.groupby(["variant", "threads", "batch_subsize"], dropna=False)["thread"].agg(list)
-    assert all(threads == list(range(len(threads))) for threads in per_run)
-    # the record keeps the probe whole: its width, the team's rate, each thread's rate and CPU
+    assert list(peaks.columns[-6:]) == ["repetition", "when", "thread", "cpu", "gflops", "time"]
+    assert len(peaks) == 2 * runs["threads"].sum() and (peaks["gflops"] > 0).all()
+    per_probe = peaks.groupby(["variant", "threads", "batch_subsize", "when"], dropna=False)["thread"].agg(list)
+    assert all(threads == list(range(len(threads))) for threads in per_probe)
+    assert list(dict.fromkeys(peaks["when"])) == ["before", "after"]
+    # the record keeps each probe whole: its width, the team's rate, each thread's rate and CPU
     for path in (d / "runs").glob("*.json"):
         record = json.loads(path.read_text())
-        probe, threads = record["peak_beside"], record["threads"]
-        assert probe["isa"] in ("avx512", "avx2", "sse", "scalar") and probe["gflops"] > 0
-        assert len(probe["thread_gflops"]) == len(probe["thread_cpus"]) == threads
+        for field in ("peak_beside", "peak_after"):
+            probe, threads = record[field], record["threads"]
+            assert probe["isa"] in ("avx512", "avx2", "sse", "scalar") and probe["gflops"] > 0
+            assert len(probe["thread_gflops"]) == len(probe["thread_cpus"]) == threads
 
 
 def test_a_missing_peak_probe_loses_no_run(study):
@@ -314,3 +318,4 @@ def test_a_missing_peak_probe_loses_no_run(study):
     assert not (d / "thread_peaks.csv").exists()
     record = json.loads(next((d / "runs").glob("*.json")).read_text())
     assert "peakflops: not found" in record["peak_beside"]["error"]
+    assert "peakflops: not found" in record["peak_after"]["error"]

@@ -3,7 +3,6 @@ exports of real runs of every variant and reject hand-broken files; the factors 
 answers of hand-made traces and multiply to their parents."""
 
 import json
-import math
 import os
 import re
 import shutil
@@ -355,3 +354,17 @@ def test_the_findings_say_what_the_probe_before_the_run_saw():
     assert lines[1].endswith("one thread took 1.30x the others' time on equal work; the peak probe right before "
                              "the run found its threads within 1.03x of each other: it slowed during the run")
     assert lines[2].endswith("(its core shared or busy)")
+    # and the probe right after each run (runs.csv's peak_after_slowest_time): uneven only after it began
+    runs["peak_after_slowest_time"] = [1.02, 1.04, 1.40, 1.05]
+    lost = findings.losing_factor(points, fastest, runs)
+    assert [r["probe_after_slow_thread"] for r in lost] == [1.04, 1.40, None]
+    lines = summary.factor_lines(lost)
+    assert lines[0].endswith("found one at 1.95x (right after it 1.04x): the machine's (a shared or busy core), "
+                             "not the schedule's")
+    assert lines[1].endswith("the peak probe right before the run found its threads within 1.03x of each other "
+                             "and the one right after it found one at 1.40x: the machine's, and it changed while "
+                             "the run ran")
+    runs["peak_after_slowest_time"] = [1.02, 1.04, 1.01, 1.05]
+    lines = summary.factor_lines(findings.losing_factor(points, fastest, runs))
+    assert lines[1].endswith("the peak probes right before and after the run found its threads within 1.03x and "
+                             "1.05x of each other: it slowed during the run only")

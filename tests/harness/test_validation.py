@@ -301,6 +301,8 @@ def test_pack_and_validate(packed):
     # and at 1 thread, where a run is its own source, to the same time
     peaks = pd.read_csv(out / validationdata.THREAD_PEAKS)
     assert sorted(set(peaks["threads"])) == [1, 2] and (peaks["gflops"] > 0).all()
+    # one probe right before each run and one right after it, each thread of the run in both
+    assert peaks.groupby("when").size().to_dict() == {"before": len(peaks) // 2, "after": len(peaks) // 2}
     assert sweep["error_beside"].notna().all() and thief["error_beside"].isna().all()
     one = sweep[sweep["threads"] == 1]
     assert (one["predicted_beside_s"] == one["predicted_step_s"]).all()
@@ -353,7 +355,8 @@ def test_a_recording_without_runtime_costs_still_reads_and_a_bad_scale_is_named(
     assert len(validation.validate(recording)) > 0
     for table, column, value, message in (
             (validationdata.RUNTIME, "busy_scale", "-0.5", "-0.5 is not a positive finite ratio"),
-            (validationdata.NOISE, "deviation", "inf", "inf is not a relative deviation")):
+            (validationdata.NOISE, "deviation", "inf", "inf is not a relative deviation"),
+            (validationdata.THREAD_PEAKS, "when", "during", "during is not before or after")):
         bad = tmp_path / f"bad-{column}"
         shutil.copytree(out, bad)
         text = (bad / table).read_text().splitlines()
@@ -362,3 +365,29 @@ def test_a_recording_without_runtime_costs_still_reads_and_a_bad_scale_is_named(
         (bad / table).write_text("\n".join([head, ",".join(first)] + text[2:]) + "\n")
         with pytest.raises(StudyError, match=rf"{table}: row 2, column {column}: {message}"):
             validationdata.Recording(bad)
+
+
+def test_probes_before_and_after_a_run_are_averaged_and_older_recordings_have_before_only(packed, tmp_path):
+    import pandas as pd
+    from pstudy.analyse import prediction
+    key = {"variant": "forkjoin", "compiler": "gcc", "kernels": "fast", "threads": 2}
+    rows = [{**key, "repetition": r, "when": w, "thread": t, "gflops": g}
+            for r, w, t, g in ((0, "before", 0, 100.0), (0, "before", 1, 40.0), (0, "after", 0, 100.0),
+                               (0, "after", 1, 100.0), (1, "before", 0, 90.0), (1, "before", 1, 90.0),
+                               (2, "before", 0, 80.0), (2, "before", 1, 60.0), (2, "after", 0, 80.0),
+                               (2, "after", 1, 60.0))]
+    frame = pd.DataFrame(rows)
+    for col in ("batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
+                "tiles_per_product"):
+        frame[col] = pd.NA
+    [(point, speeds)] = prediction.thread_peaks_of(frame).items()
+    # thread 1: runs at (40 + 100) / 2, 90 (before only) and 60: the median of 70, 90, 60
+    assert point[:4] == ("forkjoin", "gcc", "fast", 2) and speeds == [90.0, 70.0]
+    _, out = packed
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    table = pd.read_csv(old / validationdata.THREAD_PEAKS)
+    table[table["when"] == "before"].drop(columns="when").to_csv(old / validationdata.THREAD_PEAKS, index=False,
+                                                                  na_rep="NA")
+    peaks = validationdata.Recording(old).thread_peaks("tiny")
+    assert len(peaks) == len(table) // 2 and set(peaks["when"]) == {"before"}

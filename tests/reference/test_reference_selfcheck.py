@@ -43,7 +43,7 @@ def test_checker_rejects_damaged_fixture(tmp_path, damage):
     d = tmp_path / "tiny_prime"
     shutil.copytree(os.path.join(FIXTURES, "tiny_prime"), d)
     state = str(d / "state.bin")
-    B, T, V, Vp, C = 2, 7, 67, 128, 32
+    B, T, V, C = 2, 7, 67, 32
     logits_off = 1024 + 8 * B * T
     loss_off = logits_off + 4 * B * T * V
     grads_off = loss_off + 4

@@ -96,7 +96,7 @@ def _union(intervals):
 
 def _clip(intervals, window):
     """The parts of `intervals` inside the union `window` (both sorted and merged)."""
-    out, j = [], 0
+    out = []
     for a, b in intervals:
         for wa, wb in window:
             lo, hi = max(a, wa), min(b, wb)

@@ -22,21 +22,32 @@ FACTOR_NAMES = {"omp_serialization_efficiency": "OMP serialization efficiency",
 # a thread whose chunks take this much longer than the others' on the same work is named in the
 # findings (efficiency.thread_times): beyond the 5-10% that chunks of one operation spread by
 SLOW_THREAD = 1.10
+# losing_factor's fields that slow_thread_text takes, in its order
+SLOW_THREAD_FIELDS = ("slow_thread", "probe_slow_thread", "probe_after_slow_thread")
 
 
-def slow_thread_text(value, probe=None):
+def slow_thread_text(value, probe=None, after=None):
     """Words for a slowest thread's relative time (findings' "slow_thread"), "" for None; with
-    `probe`, the slowest thread the peak probe right before the run found (findings'
-    "probe_slow_thread", `[analysis] peak_beside`), which says whether the machine was uneven
-    before the run began."""
+    `probe` and `after`, the slowest thread the peak probes right before and right after the run
+    found (findings' "probe_slow_thread" and "probe_after_slow_thread", `[analysis] peak_beside`),
+    which say whether the machine was uneven when the run began, became so while it ran, or was
+    even at both ends."""
     if value is None:
         return ""
     text = f"; one thread took {value:.2f}x the others' time on equal work"
     if probe is None:
         return text + " (its core shared or busy)"
     if probe >= SLOW_THREAD:
-        return text + (f", and the peak probe right before the run found one at {probe:.2f}x: the machine's "
-                       "(a shared or busy core), not the schedule's")
+        return text + (f", and the peak probe right before the run found one at {probe:.2f}x" +
+                       (f" (right after it {after:.2f}x)" if after is not None else "") +
+                       ": the machine's (a shared or busy core), not the schedule's")
+    if after is not None and after >= SLOW_THREAD:
+        return text + (f"; the peak probe right before the run found its threads within {probe:.2f}x of each "
+                       f"other and the one right after it found one at {after:.2f}x: the machine's, and it "
+                       "changed while the run ran")
+    if after is not None:
+        return text + (f"; the peak probes right before and after the run found its threads within {probe:.2f}x "
+                       f"and {after:.2f}x of each other: it slowed during the run only")
     return text + (f"; the peak probe right before the run found its threads within {probe:.2f}x of each other: "
                    "it slowed during the run")
 
@@ -112,14 +123,16 @@ def bounds(roofline_summaries):
     return out
 
 
-def probe_slowest(runs):
-    """{point key: the largest peak_beside_slowest_time of its probed runs} from a runs table (the
-    probe right before each run, `[analysis] peak_beside`); empty without one."""
-    if runs is None or "peak_beside_slowest_time" not in runs.columns:
+def probe_slowest(runs, field="peak_beside"):
+    """{point key: the largest <field>_slowest_time of its probed runs} from a runs table (the probe
+    right before each run, peak_beside, or right after it, peak_after: `[analysis] peak_beside`);
+    empty without one."""
+    column = f"{field}_slowest_time"
+    if runs is None or column not in runs.columns:
         return {}
     out = {}
     for r in runs.to_dict("records"):
-        value = _number(r.get("peak_beside_slowest_time"))
+        value = _number(r.get(column))
         if value == value:
             key = vocabulary.point_key(r)
             out[key] = max(out.get(key, value), value)
@@ -129,12 +142,12 @@ def probe_slowest(runs):
 def losing_factor(points, fastest_rows, runs=None):
     """For the fastest point at each thread count above 1 that has efficiency factors: its global
     efficiency and the leaf factor that loses most (the lowest), the slowest thread of its traces
-    where one stands out, and with `runs` (runs.csv) what the probes before its runs found:
+    where one stands out, and with `runs` (runs.csv) what the probes before and after its runs found:
     [{"threads", "build", "variant", "chunking", "global", "factor", "value", "slow_thread",
-    "probe_slow_thread"}]."""
+    "probe_slow_thread", "probe_after_slow_thread"}]."""
     if points is None or not len(points):
         return []
-    probes = probe_slowest(runs)
+    probes, probes_after = probe_slowest(runs), probe_slowest(runs, "peak_after")
     out = []
     for f in fastest_rows:
         if f["threads"] < 2:
@@ -157,7 +170,8 @@ def losing_factor(points, fastest_rows, runs=None):
                     "factor": FACTOR_NAMES[worst], "value": values[worst],
                     # a thread slower than the others on equal work (its core shared or busy)
                     "slow_thread": slowest if slowest >= SLOW_THREAD else None,
-                    "probe_slow_thread": probes.get(vocabulary.point_key(row))})
+                    "probe_slow_thread": probes.get(vocabulary.point_key(row)),
+                    "probe_after_slow_thread": probes_after.get(vocabulary.point_key(row))})
     return out
 
 

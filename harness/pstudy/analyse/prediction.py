@@ -640,7 +640,7 @@ def predict_point(graphs, medians, ck, threads, source, target, background_Bs=0.
 def speeds_beside(thread_peaks, graphs, medians, ck, point):
     """(work scale, thread speeds) for predicting measured point `point` of config key `ck` as the
     machine was when it ran, or None where the probes are missing: `thread_peaks` {point key: each
-    thread's peak GFLOP/s measured right before the run} (`[analysis] peak_beside`).
+    thread's peak GFLOP/s measured beside the run} (`[analysis] peak_beside`, thread_peaks_of).
 
     The chunk times come from the 1-thread run of the configuration that replays `ck`
     (reference_config) at that run's speed g_src; thread t of the predicted run ran at g_t. Both
@@ -672,13 +672,21 @@ def predict_measured(graphs, medians, ck, point, source, overhead, noise, thread
 
 
 def thread_peaks_of(frame):
-    """{point key: each thread's peak GFLOP/s, the median over the point's runs} from a
-    thread_peaks table (resultsdir.thread_peaks); empty when it has no rows."""
+    """{point key: each thread's peak GFLOP/s} from a thread_peaks table (resultsdir.thread_peaks;
+    empty when it has no rows): in each run, the mean of the probe right before it and the one
+    right after it (the speed at the run's two ends, for a host that moves or slows a vCPU while
+    the run goes on; the one before alone where the record has no other), then the median over the
+    point's runs."""
     import statistics
 
-    out = {}
+    runs = {}
     for r in frame.to_dict("records"):
-        out.setdefault(vocabulary.point_key(r), {}).setdefault(int(r["thread"]), []).append(float(r["gflops"]))
+        run = (vocabulary.point_key(r), int(r["repetition"]))
+        runs.setdefault(run, {}).setdefault(int(r["thread"]), []).append(float(r["gflops"]))
+    out = {}
+    for (key, _), per in sorted(runs.items()):
+        for thread, probes in per.items():
+            out.setdefault(key, {}).setdefault(thread, []).append(statistics.fmean(probes))
     return {key: [statistics.median(v) for _, v in sorted(per.items())] for key, per in out.items()}
 
 

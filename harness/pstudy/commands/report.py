@@ -155,7 +155,7 @@ def write_page(directory, meta, summary, outdir, traced, roof, why):
                       "bound": f"{bound['verdict']}: {bound['evidence']}" if bound else "not analysed",
                       "losing": f"{lost['factor']} ({summary_text._fmt(lost['value'])}; global efficiency "
                                 f"{summary_text._fmt(lost['global'])})"
-                                f"{findings.slow_thread_text(lost.get('slow_thread'), lost.get('probe_slow_thread'))}"
+                                f"{findings.slow_thread_text(*(lost.get(k) for k in findings.SLOW_THREAD_FIELDS))}"
                       if lost else "-"})
     machine = [("CPU", summary_text.cpu(meta)), ("placement", summary_text.placement(meta))]
     system = meta.machine["system"]

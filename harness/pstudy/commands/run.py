@@ -158,12 +158,15 @@ def run_locally(directory, study, order, done, binaries, journal, progress):
         if study.analysis["trace"]:
             trace = directory.trace(run.point, run.repetition)
             trace.parent.mkdir(exist_ok=True)
-        probe = None
-        if study.analysis["peak_beside"] and run.point.ranks is None:
-            probe = ceilings.peak_beside(common.bench_dir(study), runner.environment(study, run.point))
+        # [analysis] peak_beside: the machine as the run's threads find it at both ends of the run
+        probed = study.analysis["peak_beside"] and run.point.ranks is None
+        env = runner.environment(study, run.point)
+        before = ceilings.peak_beside(common.bench_dir(study), env) if probed else None
         outcome = runner.execute(study, run.point, binary, str(REPO_ROOT), trace)
+        after = ceilings.peak_beside(common.bench_dir(study), env) if probed else None
         resultsdir.save_run(directory, run, i, outcome,
-                            runner.command(study, run.point, binary, str(REPO_ROOT), trace), peak_beside=probe)
+                            runner.command(study, run.point, binary, str(REPO_ROOT), trace),
+                            peak_beside=before, peak_after=after)
         journal.append("run", run_id=run.run_id(), status=outcome.status)
         progress.finished(run, outcome)
 

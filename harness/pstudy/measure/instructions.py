@@ -35,7 +35,6 @@ How:
 import concurrent.futures
 import csv
 import math
-import re
 import shlex
 import statistics
 import subprocess

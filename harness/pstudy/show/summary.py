@@ -101,7 +101,7 @@ def factor_lines(rows):
     from pstudy.analyse import findings
     return [f"  {r['threads']} threads, {r['variant']}{' ' + r['chunking'] if r['chunking'] else ''}: global "
             f"efficiency {_fmt(r['global'])}, most lost to {r['factor']} ({_fmt(r['value'])})"
-            f"{findings.slow_thread_text(r.get('slow_thread'), r.get('probe_slow_thread'))}" for r in rows]
+            f"{findings.slow_thread_text(*(r.get(k) for k in findings.SLOW_THREAD_FIELDS))}" for r in rows]
 
 
 def text(directory, meta, summary, chart=None, roofline=(), points=None, details=(), page=None,

@@ -89,7 +89,7 @@ SCHEMA = {
         "roofline": ("bool", True),   # `report` adds the roofline analysis and verdict
         "sensitivity": ("bool", False),  # after the sweep, the bandwidth-interference experiment
         "cachesim": ("bool", False),     # after the sweep, simulated cache traffic under valgrind
-        "peak_beside": ("bool", False),  # right before each run, peak FLOP/s per thread, placed as the run
+        "peak_beside": ("bool", False),  # right before and after each run, peak FLOP/s per thread, placed as the run
     },
     "sensitivity": {                  # the bandwidth-interference experiment (pstudy.sensitivity)
         "levels": ("dutylist", [0.25, 0.5, 1.0]),   # the thief's duty cycles (0 < d <= 1)

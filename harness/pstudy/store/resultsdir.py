@@ -385,9 +385,13 @@ STEP_COLUMNS = KEYS + ["repetition", "step", "warmup", "forward_s", "backward_s"
                        *vocabulary.DISTRIBUTED_STEP_FIELDS]
 RUN_COLUMNS = KEYS + ["repetition", "order", "status", "error", "exit_code", "wall_s", "omp_runtime",
                       "proc_bind", "places", "tasks_per_step", "num_parameters",
-                      "peak_beside_gflops", "peak_beside_slowest_thread", "peak_beside_slowest_time"]
-# thread_peaks.csv: the probe beside each run, one row per thread (`[analysis] peak_beside`)
-THREAD_PEAK_COLUMNS = KEYS + ["repetition", "thread", "cpu", "gflops", "time"]
+                      "peak_beside_gflops", "peak_beside_slowest_thread", "peak_beside_slowest_time",
+                      "peak_after_gflops", "peak_after_slowest_thread", "peak_after_slowest_time"]
+# thread_peaks.csv: the probes beside each run, one row per thread and probe (`[analysis] peak_beside`):
+# `when` is "before" (right before the run) or "after" (right after it; records made before
+# 2026-11-28 have none)
+THREAD_PEAK_COLUMNS = KEYS + ["repetition", "when", "thread", "cpu", "gflops", "time"]
+PROBES = (("before", "peak_beside"), ("after", "peak_after"))  # thread_peaks.csv's `when`: the record's field
 FAILURE_COLUMNS = KEYS + ["repetition", "status", "exit_code", "error", "wall_s"]
 
 
@@ -612,9 +616,9 @@ def load_run(directory, run_id):
         return None
 
 
-def save_run(directory, run, order, outcome, command, peak_beside=None):
-    """peak_beside: the probe measured right before the run (pstudy.measure.ceilings.peak_beside),
-    where the config asks for it."""
+def save_run(directory, run, order, outcome, command, peak_beside=None, peak_after=None):
+    """peak_beside, peak_after: the probes measured right before and right after the run
+    (pstudy.measure.ceilings.peak_beside), where the config asks for them."""
     p = run.point
     record = {"run_id": run.run_id(), **dict(zip(KEYS, p)),
               "repetition": run.repetition, "order": order, "status": outcome.status,
@@ -623,6 +627,8 @@ def save_run(directory, run, order, outcome, command, peak_beside=None):
               "stderr_tail": outcome.stderr_tail}
     if peak_beside is not None:
         record["peak_beside"] = peak_beside
+    if peak_after is not None:
+        record["peak_after"] = peak_after
     write_json(ResultsDir(directory).run_record(p, run.repetition), record)
 
 
@@ -635,31 +641,34 @@ def _thread_times(gflops):
     return [median / g if g > 0 else None for g in gflops]
 
 
-def peak_beside_summary(probe):
-    """runs.csv's probe columns: the probe's GFLOP/s, its slowest thread and that thread's time."""
+def peak_beside_summary(probe, field="peak_beside"):
+    """runs.csv's columns of one probe (`field`: peak_beside, the one before the run, or
+    peak_after): its GFLOP/s, its slowest thread and that thread's time."""
     if not probe or "thread_gflops" not in probe or not probe["thread_gflops"]:
         return {}
     times = _thread_times(probe["thread_gflops"])
     known = [(t, i) for i, t in enumerate(times) if t is not None]
     if not known:
-        return {"peak_beside_gflops": probe["gflops"]}
+        return {f"{field}_gflops": probe["gflops"]}
     time, thread = max(known)
-    return {"peak_beside_gflops": probe["gflops"], "peak_beside_slowest_thread": thread,
-            "peak_beside_slowest_time": round(time, 4)}
+    return {f"{field}_gflops": probe["gflops"], f"{field}_slowest_thread": thread,
+            f"{field}_slowest_time": round(time, 4)}
 
 
 def thread_peaks(directory):
-    """thread_peaks.csv's frame: one row per thread of every run probed (empty when none was)."""
+    """thread_peaks.csv's frame: one row per thread and probe of every run probed (empty when none
+    was)."""
 
     rows = []
     for r in records(directory):
-        probe = r.get("peak_beside") or {}
-        gflops = probe.get("thread_gflops") or []
-        cpus = probe.get("thread_cpus") or []
-        for thread, (g, t) in enumerate(zip(gflops, _thread_times(gflops) if gflops else [])):
-            rows.append({**{c: r.get(c) for c in KEYS + ["repetition"]}, "thread": thread,
-                         "cpu": cpus[thread] if thread < len(cpus) else None, "gflops": g,
-                         "time": None if t is None else round(t, 4)})
+        for when, field in PROBES:
+            probe = r.get(field) or {}
+            gflops = probe.get("thread_gflops") or []
+            cpus = probe.get("thread_cpus") or []
+            for thread, (g, t) in enumerate(zip(gflops, _thread_times(gflops) if gflops else [])):
+                rows.append({**{c: r.get(c) for c in KEYS + ["repetition"]}, "when": when, "thread": thread,
+                             "cpu": cpus[thread] if thread < len(cpus) else None, "gflops": g,
+                             "time": None if t is None else round(t, 4)})
     return thread_peaks_frame(rows)
 
 
@@ -670,7 +679,10 @@ def thread_peaks_frame(rows):
     frame = pd.DataFrame(rows, columns=THREAD_PEAK_COLUMNS)
     for col in vocabulary.OPTIONAL_KEYS:
         frame[col] = frame[col].astype("Int64")
-    return frame.sort_values(KEYS + ["repetition", "thread"], na_position="first").reset_index(drop=True)
+    # "after" sorts before "before": the order of PROBES instead
+    frame["order"] = frame["when"].map({when: i for i, (when, _) in enumerate(PROBES)})
+    return (frame.sort_values(KEYS + ["repetition", "order", "thread"], na_position="first")
+            .drop(columns="order").reset_index(drop=True))
 
 
 def records(directory):
@@ -695,7 +707,8 @@ def tables(directory):
                                                            "exit_code", "wall_s"]},
                          **{c: info.get(c) for c in ("omp_runtime", "proc_bind", "places",
                                                      "tasks_per_step", "num_parameters")},
-                         **peak_beside_summary(r.get("peak_beside"))})
+                         **peak_beside_summary(r.get("peak_beside")),
+                         **peak_beside_summary(r.get("peak_after"), "peak_after")})
         if r["status"] == "ok":
             for s in r["steps"]:
                 # r.get: a record written before a point key existed has none (NA, as in runs.csv)
@@ -705,7 +718,8 @@ def tables(directory):
     for frame in (steps, runs):
         for col in vocabulary.OPTIONAL_KEYS:
             frame[col] = frame[col].astype("Int64")
-    for col in ("exit_code", "tasks_per_step", "num_parameters", "peak_beside_slowest_thread"):
+    for col in ("exit_code", "tasks_per_step", "num_parameters", "peak_beside_slowest_thread",
+                "peak_after_slowest_thread"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").round().astype("Int64")
     steps = steps.sort_values(KEYS + ["repetition", "step"], na_position="first").reset_index(drop=True)
     runs = runs.sort_values(["order"]).reset_index(drop=True)

@@ -24,8 +24,10 @@ Layout, schema "pstudy-validation/1":
                     step_s (median over the kept iterations of the traced step's span), beside
                     bench/thief (mode none, duty 0: the paired runs without it)
   thread_peaks.csv  (since 2026-11-27, where the sweep had `[analysis] peak_beside`) study, the point
-                    keys, repetition, thread, gflops: each thread's peak FLOP/s measured right before
-                    the run, with the run's threads and placement (the results' thread_peaks.csv)
+                    keys, repetition, when, thread, gflops: each thread's peak FLOP/s measured right
+                    before the run (when "before") and, since 2026-11-28, right after it ("after"),
+                    with the run's threads and placement (the results' thread_peaks.csv); a
+                    recording without the column has the probes before only
 """
 
 import gzip
@@ -51,7 +53,8 @@ RUNTIME_COLUMNS = CONFIG_COLUMNS + ["busy_scale", "seconds_per_task"]
 # per static configuration (seq, forkjoin) and operation: each measured 1-thread chunk time's
 # relative deviation from its chunk's mean (prediction.trace_stats, barrier_jitter)
 NOISE_COLUMNS = CONFIG_COLUMNS + ["label", "deviation"]
-THREAD_PEAK_COLUMNS = ["study", *vocabulary.POINT_KEYS, "repetition", "thread", "gflops"]
+THREAD_PEAK_COLUMNS = ["study", *vocabulary.POINT_KEYS, "repetition", "when", "thread", "gflops"]
+PROBE_TIMES = ("before", "after")  # thread_peaks.csv's `when`
 THIEF_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "mode", "duty", "repetition", "stolen_GBs",
                  "step_s"]
 
@@ -143,9 +146,16 @@ class Recording:
             self.noise_table["deviation"] = _checked_numbers(
                 self.noise_table, "deviation", self.directory / NOISE, lambda v: v < -1,
                 "a relative deviation (a finite number >= -1)")
-        self.peaks = (resultsdir.read_csv(self.directory / THREAD_PEAKS, THREAD_PEAK_COLUMNS, "validation thread peaks")
+        self.peaks = (resultsdir.read_csv(self.directory / THREAD_PEAKS,
+                                          [c for c in THREAD_PEAK_COLUMNS if c != "when"], "validation thread peaks")
                       if (self.directory / THREAD_PEAKS).exists() else None)
         if self.peaks is not None:
+            if "when" not in self.peaks.columns:  # recorded before the probe after each run
+                self.peaks.insert(THREAD_PEAK_COLUMNS.index("when"), "when", "before")
+            bad = [i for i, w in enumerate(self.peaks["when"]) if w not in PROBE_TIMES]
+            if bad:
+                raise StudyError(f"{self.directory / THREAD_PEAKS}: row {bad[0] + 2}, column when: "
+                                 f"{self.peaks['when'].iloc[bad[0]]} is not {' or '.join(PROBE_TIMES)}")
             self.peaks["gflops"] = _checked_numbers(self.peaks, "gflops", self.directory / THREAD_PEAKS,
                                                     lambda v: v <= 0, "a positive finite GFLOP/s")
         if self.runtime is not None:
