@@ -153,6 +153,30 @@ def test_times_shares_and_rates(tmp_path):
     assert per_op.loc[0, "time_s"] == pytest.approx(0.2) and per_op.loc[1, "time_s"] == pytest.approx(0.1)
 
 
+def test_an_operation_interleaved_with_others_counts_only_while_its_chunks_run(tmp_path):
+    # taskiter spreads an update's chunks over the next forward pass: its time is the union of its
+    # chunks' intervals, not first start to last end (which covered most of the step and read as
+    # 1.3 GFLOP/s AdamW, a latency-bound step, on the small model at 2 threads)
+    ops = [("dense", "dense", 100 * 10**9, 10**9), ("update", "update", 10**8, 10**9)]
+    d = tmp_path / "r"
+    d.mkdir()
+    (d / "ceilings.json").write_text(json.dumps(ceilings()))
+    write_ops(d / "ops" / "taskiter_gcc_fast.json", ops)
+    chunks, t = [], 0.0
+    for it in range(3):
+        # update chunks of 0.05 s at the start, in the middle and at the end of 1 s of dense work,
+        # on thread 1; the dense work on thread 0, and a second update chunk beside the first
+        chunks += [(it, 0, "dense", 0, t, t + 1.0), (it, 1, "update", 1, t, t + 0.05),
+                   (it, 1, "update", 0, t + 1.0, t + 1.02), (it, 1, "update", 1, t + 0.01, t + 0.04),
+                   (it, 1, "update", 1, t + 0.5, t + 0.55), (it, 1, "update", 1, t + 0.95, t + 1.0)]
+        t += 1.02
+    write_trace(d / "traces" / "taskiter_gcc_fast_t2_bs4_k64_r0.csv", chunks)
+    (a,) = rl.analyse(d, tmp_path / "out", at=[("taskiter", 2)], figures=False)["analyses"]
+    k = {r["kernel"]: r for r in a["by_kernel"]}
+    assert k["update"]["time_s"] == pytest.approx(0.17) and k["dense"]["time_s"] == pytest.approx(1.0)
+    assert k["update"]["share"] == pytest.approx(0.17 / 1.17)
+
+
 def test_step_verdict_rule(tmp_path):
     # a memory-bound kernel taking 60% of the time makes the step memory bound even though the
     # aggregate intensity (mostly the dense kernel's work) is far above the ridge

@@ -14,14 +14,20 @@ Inputs, in a results directory RESULTS_DIR:
                                     resultsdir.Meta.warmup; 1 when the directory has no meta.json)
   counters/                         optional, measured bytes (see "Hardware counters" below)
 
-Time of an operation: in each kept iteration of a run, its wall span, from its
-first chunk's start to its last chunk's end (all threads); the operation's time
-is the median of those spans over iterations and repetitions. Warm-up
-iterations (meta.json's config.run.warmup, the same steps the tables leave out)
-are not used. A kernel's time is the sum over its operations (layers). Shares are
-of the sum of all operations' times: the step time where operations do not
-overlap (seq, forkjoin); with the chunked variants, operations overlap and the
-shares are of summed operation spans.
+Time of an operation: in each kept iteration of a run, the wall time during
+which at least one of its chunks ran (the union of its chunks' intervals, all
+threads); the operation's time is the median of those over iterations and
+repetitions. Where an operation's chunks run back to back (seq, forkjoin: one
+operation at a time, its pieces side by side) that is its span, from its first
+chunk's start to its last chunk's end. Where a task schedule interleaves it with
+other operations it is not: taskiter spreads AdamW's chunks over the next
+iteration's forward pass, so AdamW's span covered most of the step (56% of it,
+1.3 GFLOP/s, on the small model at 2 threads; its chunks' union 8%) and made
+the step look latency bound. Warm-up iterations (meta.json's config.run.warmup,
+the same steps the tables leave out) are not used. A kernel's time is the sum
+over its operations (layers). Shares are of the sum of all operations' times:
+the step time where operations do not overlap (seq, forkjoin); with the chunked
+variants, operations overlap and the shares are of summed operation times.
 
 Rates: GFLOP/s = FLOPs / time, GB/s = bytes / time, FLOPs and bytes from the
 traffic model (or bytes from counters). Ceilings at the run's thread count: the
@@ -72,7 +78,8 @@ from pstudy.errors import StudyError  # noqa: E402
 
 STEP_RULE = "memory bound when memory-bound kernels take more than half of the step time"
 MEMORY_SHARE_THRESHOLD = 0.5
-TIME_NOTE = "time: median over iterations and repetitions of each op's wall span (first chunk start to last chunk end)"
+TIME_NOTE = ("time: median over iterations and repetitions of each op's busy wall time (the union of its chunks' "
+             "intervals)")
 MODEL_NOTE = "traffic model (no hardware counters)"
 BANDWIDTH_KERNELS = 8  # memory-bound kernels drawn against thread count, longest first
 
@@ -129,14 +136,14 @@ def find_traces(results_dir):
 # ---------------------------------------------------------------- timings
 
 def op_spans(trace, warmup, source):
-    """Per (iteration, op) wall span of the kept iterations, and per-iteration step spans."""
+    """Per (iteration, op) busy wall time of the kept iterations (span_s: the union of the op's
+    chunk intervals), and per-iteration step spans."""
     kept = trace[trace["iteration"] >= warmup]
     if kept.empty:
         its = sorted(trace["iteration"].unique())
         raise RooflineError(f"{source}: no iterations left after skipping {warmup} warm-up step(s) "
                             f"(iterations present: {its[0]}..{its[-1]})")
-    g = kept.groupby(["iteration", "op"])
-    spans = (g["end_s"].max() - g["start_s"].min()).rename("span_s").reset_index()
+    spans = traceformats.busy_time(kept, ["iteration", "op"]).rename("span_s").reset_index()
     gi = kept.groupby("iteration")
     steps = (gi["end_s"].max() - gi["start_s"].min()).rename("step_s").reset_index()
     return spans, steps

@@ -18,7 +18,7 @@ repetition by random.Random(seed) (interleaved, so that a drift of the machine s
 conditions instead of biasing one).
 
 Per run: a kernel's time per step is the median over the kept steps (warm-up skipped) of the sum
-of its operations' wall spans. Pairing: every pressured run is divided by the no-thief run of the
+of its operations' busy wall times (the union of each one's chunk intervals). Pairing: every pressured run is divided by the no-thief run of the
 same repetition (and point): slowdown = t / t_none - 1. Per (mode, duty): the mean slowdown over
 repetitions with a Student-t 95% interval, and the thief's mean achieved GB/s (summed over its
 processes). Per mode: the sensitivity slope, the kernel's time (over the median no-thief time)
@@ -210,13 +210,13 @@ def run_experiment(study, directory, binaries, root, thief, levels, modes, repet
 # the bookkeeping
 
 def kernel_times(trace, warmup, source):
-    """{kernel: time per step} of one run: per kept iteration, the sum of each op's wall span over the
-    kernel's ops; the median over iterations."""
+    """{kernel: time per step} of one run: per kept iteration, the sum of each op's busy wall time
+    (the union of its chunks' intervals, as the roofline times an op) over the kernel's ops; the
+    median over iterations."""
     kept = trace[trace["iteration"] >= warmup]
     if kept.empty:
         raise StudyError(f"{source}: no iterations left after skipping {warmup} warm-up step(s)")
-    g = kept.groupby(["iteration", "op", "kernel"])
-    spans = (g["end_s"].max() - g["start_s"].min()).rename("span").reset_index()
+    spans = traceformats.busy_time(kept, ["iteration", "op", "kernel"]).rename("span").reset_index()
     per_it = spans.groupby(["iteration", "kernel"])["span"].sum().reset_index()
     return per_it.groupby("kernel")["span"].median().to_dict()
 
