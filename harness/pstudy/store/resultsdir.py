@@ -389,7 +389,7 @@ RUN_COLUMNS = KEYS + ["repetition", "order", "status", "error", "exit_code", "wa
                       "peak_after_gflops", "peak_after_slowest_thread", "peak_after_slowest_time"]
 # thread_peaks.csv: the probes beside each run, one row per thread and probe (`[analysis] peak_beside`):
 # `when` is "before" (right before the run) or "after" (right after it; records made before
-# 2026-11-28 have none)
+# commit 14e033d have none)
 THREAD_PEAK_COLUMNS = KEYS + ["repetition", "when", "thread", "cpu", "gflops", "time"]
 PROBES = (("before", "peak_beside"), ("after", "peak_after"))  # thread_peaks.csv's `when`: the record's field
 FAILURE_COLUMNS = KEYS + ["repetition", "status", "exit_code", "error", "wall_s"]

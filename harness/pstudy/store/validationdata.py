@@ -25,7 +25,7 @@ Layout, schema "pstudy-validation/1":
                     bench/thief (mode none, duty 0: the paired runs without it)
   thread_peaks.csv  (since 2026-11-27, where the sweep had `[analysis] peak_beside`) study, the point
                     keys, repetition, when, thread, gflops: each thread's peak FLOP/s measured right
-                    before the run (when "before") and, since 2026-11-28, right after it ("after"),
+                    before the run (when "before") and, since commit 14e033d, right after it ("after"),
                     with the run's threads and placement (the results' thread_peaks.csv); a
                     recording without the column has the probes before only
 """
