@@ -54,7 +54,7 @@ RUNTIME_COLUMNS = CONFIG_COLUMNS + ["busy_scale", "seconds_per_task"]
 # relative deviation from its chunk's mean (prediction.trace_stats, barrier_jitter)
 NOISE_COLUMNS = CONFIG_COLUMNS + ["label", "deviation"]
 THREAD_PEAK_COLUMNS = ["study", *vocabulary.POINT_KEYS, "repetition", "when", "thread", "gflops"]
-PROBE_TIMES = ("before", "after")  # thread_peaks.csv's `when`
+PROBE_TIMES = tuple(when for when, _ in resultsdir.PROBES)  # thread_peaks.csv's `when`, as the results have it
 THIEF_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "mode", "duty", "repetition", "stolen_GBs",
                  "step_s"]
 
