@@ -9,7 +9,10 @@
 #      no compiler, the builds carried in .carry/<isa>/ (x86-64-v4, or AVX2 where the CPU has no
 #      AVX-512), made beforehand with `bench/loan.sh --prepare`;
 #   3. the ceilings (STREAM, peak FLOP/s, re-read rate) at the sweep's thread counts, before any
-#      sweep, so that an interrupted sweep still has them;
+#      sweep, so that an interrupted sweep still has them; then bench/crosscore (a core reading
+#      what another has just written, against its own cached copy) from CPU 0 to its neighbour,
+#      to the middle CPU and to the last (a hardware-thread sibling or another core, whichever
+#      the host made them): the traffic the replay has no term for yet, a few seconds;
 #   4. configs/wiki-124m-loan-pairs.toml (issue 33's target with paired intervals: the study's
 #      answer, so it goes first), stopped with SIGTERM (which the harness ends as Ctrl-C: every
 #      finished run is tabulated) where it would leave the sweep less than 300 s;
@@ -24,7 +27,7 @@
 set -u
 # what a loan runs, built here or carried
 TARGETS="build/gcc/fast/gpt2-seq build/gcc/fast/gpt2-forkjoin build/gcc/fast/gpt2-tasks build/gcc/fast/gpt2-taskiter
-         build/bench/stream build/bench/peakflops build/bench/reread"
+         build/bench/stream build/bench/peakflops build/bench/reread build/bench/crosscore"
 
 if [ "${1:-}" = "--prepare" ]; then
     # the fallback builds for a machine without a compiler, made here from the committed tree
@@ -126,6 +129,15 @@ fi
 step "3. ceilings at $THREADS"
 timeout -s INT $(bounded 300) harness/perfstudy ceilings --threads $THREADS --places cores --proc-bind close \
     --out "$work/ceilings/ceilings.json"
+
+step "3b. cross-core reads"
+n=$(nproc)
+bench=${PERFSTUDY_BUILD_DIR:-build}/bench
+for reader in $(printf '%s\n' 1 $((n / 2)) $((n - 1)) | sort -un); do
+    [ "$reader" -gt 0 ] && [ "$reader" -lt "$n" ] || continue
+    timeout 20 "$bench/crosscore" --writer-cpu 0 --reader-cpu "$reader" --json
+done >"$work/crosscore.jsonl"
+cat "$work/crosscore.jsonl"
 
 run_bounded() {  # CONFIG SECONDS_TO_KEEP: a sweep stopped like Ctrl-C when only that much is left
     # SIGTERM, not SIGINT: a script started in the background has SIGINT ignored, and so would perfstudy

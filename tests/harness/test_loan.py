@@ -188,3 +188,7 @@ def test_loan_script_is_bounded_and_brings_back_parts():
     assert text.count("timeout ") >= 3 and "split -b 15M" in text and "trap pack EXIT" in text
     for config in ("wiki-124m-loan", "wiki-124m-loan-pairs"):
         assert f"run_bounded {config} " in text and (REPO / "configs" / f"{config}.toml").is_file()
+    # every benchmark it runs is built (or carried) first, and exists as a make target here
+    targets = text.split('TARGETS="', 1)[1].split('"', 1)[0].split()
+    for bench in ("stream", "peakflops", "reread", "crosscore"):
+        assert f"build/bench/{bench}" in targets and (REPO / "bench" / f"{bench}.c").is_file()
