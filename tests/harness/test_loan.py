@@ -2,6 +2,8 @@
 multi-core study (docs/studies/2026-11-27-xeon-emr-vm16/), a results directory whose traces are
 gzipped, and bench/loan_pairs.py's paired intervals. Nothing here times anything."""
 
+import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -192,3 +194,56 @@ def test_loan_script_is_bounded_and_brings_back_parts():
     targets = text.split('TARGETS="', 1)[1].split('"', 1)[0].split()
     for bench in ("stream", "peakflops", "reread", "crosscore"):
         assert f"build/bench/{bench}" in targets and (REPO / "bench" / f"{bench}.c").is_file()
+
+
+def _provenance_block():
+    """bench/loan.sh's step that makes the carried commit HEAD of a tree that travelled without .git."""
+    text = LOAN_SCRIPT.read_text()
+    start = text.index("if command -v git >/dev/null && [ -f .carry/commit-object ]")
+    return text[start:text.index("\nfi\n", start) + 4]
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_a_tree_sent_without_git_gets_its_commit_back(tmp_path, changed):
+    # what --prepare carries (the commit object, a few hundred bytes) makes the very commit there,
+    # so that meta.json's commit and dirty flag mean what they say; a tree that is not that
+    # commit's gets no commit rather than a wrong one
+    repo, sent = tmp_path / "repo", tmp_path / "sent"
+    env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@b", "GIT_CONFIG_GLOBAL": "/dev/null"}
+    git = functools.partial(subprocess.run, check=True, capture_output=True, text=True, env=env)
+    (repo / "core").mkdir(parents=True)
+    (repo / "core" / "a.c").write_text("int a;\n")
+    (repo / "README.md").write_text("x\n")
+    git(["git", "init", "-q"], cwd=repo)
+    git(["git", "add", "-A"], cwd=repo)
+    git(["git", "commit", "-qm", "first"], cwd=repo)
+    (repo / "README.md").write_text("y\n")
+    git(["git", "commit", "-qam", "second"], cwd=repo)  # a parent the sent tree will not have
+    head = git(["git", "rev-parse", "HEAD"], cwd=repo).stdout.strip()
+    shutil.copytree(repo, sent, ignore=shutil.ignore_patterns(".git"))
+    (sent / ".carry").mkdir()
+    (sent / ".carry" / "COMMIT").write_text(head + "\n")
+    (sent / ".carry" / "commit-object").write_text(git(["git", "cat-file", "commit", "HEAD"], cwd=repo).stdout)
+    if changed:
+        (sent / "core" / "a.c").write_text("int b;\n")
+    done = subprocess.run(["bash", "-c", _provenance_block()], cwd=sent, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    now = subprocess.run(["git", "rev-parse", "HEAD"], cwd=sent, capture_output=True, text=True, env=env)
+    if changed:
+        assert now.returncode != 0 and "is not commit" in done.stdout
+    else:
+        assert now.stdout.strip() == head
+        assert git(["git", "status", "--porcelain"], cwd=sent).stdout == ""
+
+
+def test_the_tree_and_the_carried_builds_fit_what_the_device_tool_sends():
+    # the device tool sends the tracked tree and the carried paths, 64 MiB in all; .carry holds two
+    # sets of fallback builds (about 8 MB): the committed tree must leave them room, or the next
+    # loan is refused before it starts (the studies of 2026-11-27 took it from 30 to 44 MB)
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    if not files:
+        pytest.skip("not a git checkout")
+    total = sum((REPO / name).stat().st_size for name in files.decode().split("\0")
+                if name and (REPO / name).is_file())
+    assert total <= 54 * 2**20, f"tracked files {total / 2**20:.1f} MiB: with .carry's builds over 64 MiB"
