@@ -301,3 +301,22 @@ def test_a_glitched_repetition_is_rejected_by_measure_ceilings(tmp_path, monkeyp
     assert entry["spread"]["peak_avx512_gflops"]["rejected"] == 1
     assert any("292.0" in w for w in entry["warnings"])
     assert entry["stream_GBs"]["triad"] == 19.0
+
+
+def test_a_batch_jobs_probe_is_read_from_its_files_and_never_raises(tmp_path):
+    # pstudy.measure.slurm: the job leaves the probe's exit status, stdout and stderr in files
+    status, out, err = tmp_path / "p.status", tmp_path / "p.json", tmp_path / "p.err"
+    read = lambda: ce.peak_beside_of_job("peakflops", status, out, err)  # noqa: E731
+    assert "the job left no probe" in read()["error"]  # the job ended before the probe ran
+    status.write_text("0\n")
+    out.write_text('{"thread_cpus": [0, 1], "results": [{"isa": "avx512", "gflops": 340.5, '
+                   '"thread_gflops": [170.0, 170.5]}]}\n')
+    assert read() == {"isa": "avx512", "gflops": 340.5, "thread_gflops": [170.0, 170.5], "thread_cpus": [0, 1]}
+    status.write_text("2\n")
+    err.write_text("peakflops: --isa: no such width\n")
+    assert read() == {"error": "peakflops: peakflops failed with exit status 2: peakflops: --isa: no such width"}
+    status.write_text("killed\n")
+    assert read()["error"].endswith("p.status: not an exit status")
+    status.write_text("0\n")
+    out.write_text('{"results": []}\n')
+    assert read()["error"].startswith("peakflops: unexpected output (IndexError")

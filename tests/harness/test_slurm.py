@@ -198,6 +198,26 @@ def test_slurm_sweep_is_a_local_sweep(slurm, real):
     assert json.loads((b / "meta.json").read_text())["status"] == "complete"
 
 
+def test_a_slurm_job_probes_its_threads_before_and_after_the_run(slurm, real):
+    """[analysis] peak_beside under --slurm: the job runs the probes beside its command, inside its
+    allocation, and the sweep records them as a local sweep does; gpt2-mpi's points get none."""
+    text = CONFIG.format(variants='["forkjoin", "mpi"]').replace("threads = [1]", "threads = [2]").replace(
+        "ranks = [1, 2]", "ranks = [1]") + "peak_beside = true\n"  # the node has 2 CPUs: 1 rank of 2 threads
+    done = real.perfstudy("run", real.config(name="probed", text=text), "--slurm", "--poll", "0.5", timeout=180,
+                          **slurm)
+    assert done.returncode == 0, done.stderr
+    [d] = real.result_dirs()
+    runs = pd.read_csv(d / "runs.csv").set_index("variant")
+    assert runs.loc["forkjoin", "peak_beside_gflops"] > 0 and runs.loc["forkjoin", "peak_after_gflops"] > 0
+    assert pd.isna(runs.loc["mpi", "peak_beside_gflops"])
+    peaks = pd.read_csv(d / "thread_peaks.csv")
+    assert sorted(zip(peaks["when"], peaks["thread"])) == [("after", 0), ("after", 1), ("before", 0), ("before", 1)]
+    script = (d / "slurm" / "forkjoin_gcc_fast_t2_bsNA_kNA_r0.sh").read_text()
+    command = script.index("gpt2-forkjoin")
+    assert script.index("before.json") < command < script.index("after.json") < script.rindex(".exit")
+    assert "peakflops" not in (d / "slurm" / "mpi_gcc_fast_t2_bsNA_kNA_R1_r0.sh").read_text()
+
+
 def test_srun_launcher_inside_a_job(slurm, real):
     """[launcher] kind = "slurm": the ranks of a distributed run started by srun in its batch job."""
     text = CONFIG.format(variants='["mpi"]').replace("ranks = [1, 2]", "ranks = [2]").replace(

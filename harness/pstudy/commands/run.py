@@ -159,7 +159,7 @@ def run_locally(directory, study, order, done, binaries, journal, progress):
             trace = directory.trace(run.point, run.repetition)
             trace.parent.mkdir(exist_ok=True)
         # [analysis] peak_beside: the machine as the run's threads find it at both ends of the run
-        probed = study.analysis["peak_beside"] and run.point.ranks is None
+        probed = ceilings.probed(study, run.point)
         env = runner.environment(study, run.point)
         before = ceilings.peak_beside(common.bench_dir(study), env) if probed else None
         outcome = runner.execute(study, run.point, binary, str(REPO_ROOT), trace)

@@ -167,10 +167,16 @@ def _run_json(argv, env, what):
         raise CeilingsError(f"{binary}: no result within {RUN_TIMEOUT_S} s") from None
     except OSError as err:
         raise CeilingsError(f"{binary}: cannot run: {err.strerror}") from None
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise CeilingsError(f"{binary}: {what} failed with exit status {proc.returncode}: {last}")
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    return _json_result(binary, what, proc.returncode, proc.stdout, proc.stderr)
+
+
+def _json_result(binary, what, returncode, stdout, stderr):
+    """The JSON object of a bench binary's last stdout line, given how it ended; CeilingsError
+    naming the binary otherwise."""
+    if returncode != 0:
+        last = (stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise CeilingsError(f"{binary}: {what} failed with exit status {returncode}: {last}")
+    lines = [ln for ln in stdout.splitlines() if ln.strip()]
     try:
         return json.loads(lines[-1])
     except (IndexError, json.JSONDecodeError):
@@ -184,12 +190,22 @@ def _run_json(argv, env, what):
 PEAK_BESIDE_ARGS = ("--isa", "widest", "--reps", "5", "--iterations", "10000000")
 
 
-def peak_beside(bench_dir, env):
-    """peakflops with the run's environment (threads, OMP_PLACES, OMP_PROC_BIND), right before it:
-    {"isa", "gflops", "thread_gflops": [per thread], "thread_cpus": [...]}, or {"error": why}. It
-    never raises: a run is never lost to its probe."""
+def probed(study, point):
+    """Whether a run gets the probes (`[analysis] peak_beside`; not gpt2-mpi's points, whose ranks
+    a launcher places)."""
+    return bool(study.analysis["peak_beside"]) and point.ranks is None
+
+
+def peak_beside_argv(bench_dir):
+    """The probe's command line (a batch job runs it too: pstudy.measure.slurm)."""
+    return [str(Path(bench_dir) / "peakflops"), "--json", *PEAK_BESIDE_ARGS]
+
+
+def _probe_record(binary, result):
+    """{"isa", "gflops", "thread_gflops": [per thread], "thread_cpus": [...]}, or {"error": why},
+    of a probe that ran: `result` a callable giving its JSON object or raising CeilingsError."""
     try:
-        out = _run_json([str(Path(bench_dir) / "peakflops"), "--json", *PEAK_BESIDE_ARGS], env, "peakflops")
+        out = result()
         first = out["results"][0]
         return {"isa": str(first["isa"]), "gflops": float(first["gflops"]),
                 "thread_gflops": [float(g) for g in first["thread_gflops"]],
@@ -197,7 +213,31 @@ def peak_beside(bench_dir, env):
     except CeilingsError as err:
         return {"error": str(err)}
     except (KeyError, IndexError, TypeError, ValueError) as err:
-        return {"error": f"{Path(bench_dir) / 'peakflops'}: unexpected output ({type(err).__name__}: {err})"}
+        return {"error": f"{binary}: unexpected output ({type(err).__name__}: {err})"}
+
+
+def peak_beside(bench_dir, env):
+    """peakflops with the run's environment (threads, OMP_PLACES, OMP_PROC_BIND), right before or
+    right after it: its record (_probe_record). It never raises: a run is never lost to its probe."""
+    argv = peak_beside_argv(bench_dir)
+    return _probe_record(argv[0], lambda: _run_json(argv, env, "peakflops"))
+
+
+def peak_beside_of_job(binary, status, stdout, stderr):
+    """The same record from the files a batch job's probe left (pstudy.measure.slurm): its exit
+    status (a file holding a number), stdout and stderr. A file missing (the job ended before the
+    probe ran) is the record's error."""
+    def result():
+        try:
+            code = int(Path(status).read_text().split()[0])
+            out = Path(stdout).read_text(errors="replace")
+            err = Path(stderr).read_text(errors="replace") if Path(stderr).exists() else ""
+        except OSError as e:
+            raise CeilingsError(f"{e.filename}: the job left no probe ({e.strerror})") from None
+        except (IndexError, ValueError):
+            raise CeilingsError(f"{status}: not an exit status") from None
+        return _json_result(binary, "peakflops", code, out, err)
+    return _probe_record(binary, result)
 
 
 def cpu_times():

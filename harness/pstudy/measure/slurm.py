@@ -5,7 +5,10 @@ For each run of the schedule that is not done, a batch script is written to
 ("submitted") at once. The script runs the same command line a local sweep runs (runner.command:
 the launcher of a distributed point included, which inside a job takes the job's allocation),
 with the same OpenMP environment, its stdout and stderr going to <STEM>.out and <STEM>.err, and
-writes the command's exit status and wall time to <STEM>.exit when it ends.
+writes the command's exit status and wall time to <STEM>.exit when it ends. With `[analysis]
+peak_beside`, the job probes its threads right before and right after the command, as a local
+sweep does (pstudy.measure.ceilings.peak_beside_argv), into <STEM>.before.json and
+<STEM>.after.json with their .err and .status files, all written before <STEM>.exit.
 
 The sweep then follows its jobs with squeue (the jobs still pending or running) and, for the
 ones that left the queue, sacct, or scontrol where accounting is disabled. A job that ended and
@@ -27,7 +30,7 @@ from pathlib import Path
 
 from pstudy import common
 from pstudy.store import resultsdir
-from pstudy.measure import runner
+from pstudy.measure import ceilings, runner
 from pstudy.errors import StudyError
 
 SLURM_DIR = "slurm"
@@ -38,10 +41,32 @@ TIMEOUT_STATES = {"TIMEOUT", "DEADLINE"}
 COMMAND_TIMEOUT_S = 60  # for sbatch, squeue, sacct, scontrol themselves
 
 
+PROBE_FILES = [f"{when}.{ext}" for when in ("before", "after") for ext in ("json", "err", "status")]
+
+
 def paths(directory, run):
-    """The batch script of a run and the files its job writes: .sh, .out, .err, .exit."""
+    """The batch script of a run and the files its job writes: .sh, .out, .err, .exit, and the
+    probes' (PROBE_FILES)."""
     base = Path(directory) / SLURM_DIR / run.run_id()
-    return {ext: base.with_suffix("." + ext) for ext in ("sh", "out", "err", "exit")}
+    return {ext: Path(f"{base}.{ext}") for ext in ("sh", "out", "err", "exit", *PROBE_FILES)}
+
+
+def probe_lines(study, p, when):
+    """The batch script's lines that probe the threads (`when`: before or after)."""
+    argv = " ".join(shlex.quote(a) for a in ceilings.peak_beside_argv(common.bench_dir(study)))
+    q = {ext: shlex.quote(str(p[f"{when}.{ext}"])) for ext in ("json", "err", "status")}
+    return [f"{argv} > {q['json']} 2> {q['err']}; echo $? > {q['status']}"]
+
+
+def probes_of(study, run, directory):
+    """(before, after): the records of a finished job's probes (ceilings.peak_beside_of_job), or
+    (None, None) where its run is not probed."""
+    if not ceilings.probed(study, run.point):
+        return None, None
+    p = paths(directory, run)
+    binary = ceilings.peak_beside_argv(common.bench_dir(study))[0]
+    return tuple(ceilings.peak_beside_of_job(binary, p[f"{when}.status"], p[f"{when}.json"], p[f"{when}.err"])
+                 for when in ("before", "after"))
 
 
 def tasks(point):
@@ -74,6 +99,7 @@ def batch_script(study, run, binary, root, trace, options):
                if var in env]
     unsets = [f"unset {var}" for var in ("OMP_PROC_BIND", "OMP_PLACES") if var not in env]
     cmd = runner.command(study, point, binary, root, trace)
+    probe = ceilings.probed(study, point)
     return "\n".join([
         "#!/bin/sh",
         f"# perfstudy run --slurm: {run.point.label()}, repetition {run.repetition}",
@@ -81,10 +107,14 @@ def batch_script(study, run, binary, root, trace, options):
         "# the OpenMP environment a local sweep gives this point",
         *exports, *unsets,
         f"cd {shlex.quote(str(root))}",
+        *(["# [analysis] peak_beside: the threads' peak FLOP/s right before the run", *probe_lines(study, p, "before")]
+          if probe else []),
         "start=$(date +%s.%N)",
         " ".join(shlex.quote(str(c)) for c in cmd),
         "status=$?",
         "end=$(date +%s.%N)",
+        *(["# and right after it, before .exit says the job is done", *probe_lines(study, p, "after")]
+          if probe else []),
         f"echo \"$status $start $end\" > {shlex.quote(str(p['exit']))}.tmp && "
         f"mv {shlex.quote(str(p['exit']))}.tmp {shlex.quote(str(p['exit']))}",
         "",
@@ -212,7 +242,7 @@ def sweep(directory, study, order, done, binaries, journal, progress, options, r
             trace = resultsdir.ResultsDir(directory).trace(run.point, run.repetition)
             trace.parent.mkdir(exist_ok=True)
         p = paths(directory, run)
-        for stale in ("out", "err", "exit"):
+        for stale in ("out", "err", "exit", *PROBE_FILES):
             p[stale].unlink(missing_ok=True)
         resultsdir.atomic_write(p["sh"], batch_script(study, run, binary, root, trace, options))
         job = submit(p["sh"])
@@ -231,7 +261,9 @@ def sweep(directory, study, order, done, binaries, journal, progress, options, r
             outcome = collect(study, run, job, state, reason, exit_text, options)
             binary = binaries[(run.point.compiler, run.point.kernels, run.point.variant)]
             trace = resultsdir.ResultsDir(directory).trace(run.point, run.repetition) if study.analysis["trace"] else None
-            resultsdir.save_run(directory, run, i, outcome, runner.command(study, run.point, binary, root, trace))
+            before, after = probes_of(study, run, directory)
+            resultsdir.save_run(directory, run, i, outcome, runner.command(study, run.point, binary, root, trace),
+                                peak_beside=before, peak_after=after)
             journal.append("run", run_id=run_id, status=outcome.status, job=job)
             progress.starting(run)
             progress.finished(run, outcome)
