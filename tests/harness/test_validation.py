@@ -17,6 +17,7 @@ threads, 5% at 1 and 2, and a mean |error| of at most 5%."""
 
 import functools
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -248,6 +249,9 @@ def packed(tmp_path_factory):
     (directory / "ceilings.json").write_text(json.dumps(CEILINGS))
     proc = subprocess.run([PERFSTUDY, "predict", directory], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
+    # the sweep probed each run at both ends: how far apart the two probes were, in one line
+    assert re.search(r"the probes right before and right after a run differed by \d+\.\d% at the median run, "
+                     r"\d+% at most \(\w+ gcc/fast t=\d.*, repetition \d\)", proc.stdout), proc.stdout
     # the thief experiment's files, made by hand from the sweep's own 1-thread seq trace: one run
     # without the thief and one beside it at duty 0.5 (the plumbing, not the machine, is under test)
     sens = directory / "sensitivity"
@@ -391,3 +395,23 @@ def test_probes_before_and_after_a_run_are_averaged_and_older_recordings_have_be
                                                                   na_rep="NA")
     peaks = validationdata.Recording(old).thread_peaks("tiny")
     assert len(peaks) == len(table) // 2 and set(peaks["when"]) == {"before"}
+
+
+def test_probe_drift_is_the_team_rate_after_over_before():
+    import pandas as pd
+    from pstudy.analyse import prediction
+    key = {"variant": "forkjoin", "compiler": "gcc", "kernels": "fast", "threads": 2, "batch_subsize": pd.NA,
+           "k": pd.NA, "ranks": pd.NA, "tile_columns": pd.NA, "tile_in_channels": pd.NA, "tile_sequences": pd.NA,
+           "tiles_per_product": pd.NA}
+    rows = [{**key, "repetition": r, "when": w, "thread": t, "gflops": g}
+            for r, w, t, g in ((0, "before", 0, 100.0), (0, "before", 1, 100.0), (0, "after", 0, 100.0),
+                               (0, "after", 1, 50.0), (1, "before", 0, 100.0), (1, "before", 1, 100.0),
+                               (1, "after", 0, 101.0), (1, "after", 1, 101.0), (2, "before", 0, 90.0),
+                               (2, "before", 1, 90.0))]
+    median, largest, point, repetition = prediction.probe_drift(pd.DataFrame(rows))
+    # run 0: 150 after 200 (25%), run 1: 202 after 200 (1%); run 2 has no probe after and does not count
+    assert median == pytest.approx(0.13) and largest == pytest.approx(0.25) and repetition == 0
+    assert point[:4] == ("forkjoin", "gcc", "fast", 2)
+    before_only = pd.DataFrame([r for r in rows if r["when"] == "before"])
+    assert prediction.probe_drift(before_only) is None
+    assert prediction.probe_drift(before_only.drop(columns="when")) is None

@@ -4,7 +4,7 @@ import os
 import sys
 from pathlib import Path
 
-from pstudy.store import machinefiles, resultsdir
+from pstudy.store import machinefiles, resultsdir, vocabulary
 from pstudy.measure import ceilings
 from pstudy.analyse import advice, distributed, prediction, replay
 from pstudy.errors import StudyError
@@ -211,5 +211,11 @@ def main(args):
                   f"|error| {100 * probed.abs().mean():.1f}%, largest {100 * probed.abs().max():.1f}% over "
                   f"{len(probed)} points ({100 * validation['error'].abs().mean():.1f}% and "
                   f"{100 * worst:.1f}% without)")
+        drift = prediction.probe_drift(resultsdir.thread_peaks(directory))
+        if drift is not None:
+            median, largest, point, repetition = drift
+            print(f"  the probes right before and right after a run differed by {100 * median:.1f}% at the median "
+                  f"run, {100 * largest:.0f}% at most ({vocabulary.point_label(point)}, repetition {repetition}): "
+                  "the machine a run had moved that much while it ran")
     print(f"wrote {out}/prediction.csv, validation.csv, " + ", ".join(p.name for p in written))
     return 0
