@@ -399,7 +399,7 @@ def test_probes_before_and_after_a_run_are_averaged_and_older_recordings_have_be
 
 def test_probe_drift_is_the_team_rate_after_over_before():
     import pandas as pd
-    from pstudy.analyse import prediction
+    from pstudy.analyse import findings
     key = {"variant": "forkjoin", "compiler": "gcc", "kernels": "fast", "threads": 2, "batch_subsize": pd.NA,
            "k": pd.NA, "ranks": pd.NA, "tile_columns": pd.NA, "tile_in_channels": pd.NA, "tile_sequences": pd.NA,
            "tiles_per_product": pd.NA}
@@ -408,10 +408,15 @@ def test_probe_drift_is_the_team_rate_after_over_before():
                                (0, "after", 1, 50.0), (1, "before", 0, 100.0), (1, "before", 1, 100.0),
                                (1, "after", 0, 101.0), (1, "after", 1, 101.0), (2, "before", 0, 90.0),
                                (2, "before", 1, 90.0))]
-    median, largest, point, repetition = prediction.probe_drift(pd.DataFrame(rows))
+    median, largest, point, repetition = findings.probe_drift(pd.DataFrame(rows))
     # run 0: 150 after 200 (25%), run 1: 202 after 200 (1%); run 2 has no probe after and does not count
     assert median == pytest.approx(0.13) and largest == pytest.approx(0.25) and repetition == 0
     assert point[:4] == ("forkjoin", "gcc", "fast", 2)
     before_only = pd.DataFrame([r for r in rows if r["when"] == "before"])
-    assert prediction.probe_drift(before_only) is None
-    assert prediction.probe_drift(before_only.drop(columns="when")) is None
+    assert findings.probe_drift(before_only) is None
+    assert findings.probe_drift(before_only.drop(columns="when")) is None
+    # the report's line: each thread count's range of the team's peak, then the drift
+    text = findings.probes_text(pd.DataFrame(rows))
+    assert text.startswith("each run's threads' peak, probed beside it: 2 threads 150-202 GFLOP/s over 3 runs; ")
+    assert text.endswith("13.0% from the one before at the median run, 25% at most (forkjoin gcc/fast t=2, repetition 0)")
+    assert findings.probes_text(pd.DataFrame(rows[:0])) == ""

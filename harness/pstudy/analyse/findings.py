@@ -139,6 +139,54 @@ def probe_slowest(runs, field="peak_beside"):
     return out
 
 
+def probe_drift(frame):
+    """How far each run's machine moved while it ran, by its probes: (median, largest, point key and
+    repetition of the largest) of |after / before - 1| of the whole team's peak GFLOP/s over the runs
+    probed at both ends, from a thread_peaks table; None without such runs (records made before the
+    probe after each run)."""
+    import statistics
+
+    if "when" not in frame.columns or not len(frame):
+        return None
+    teams = {}
+    for r in frame.to_dict("records"):
+        run = (vocabulary.point_key(r), int(r["repetition"]))
+        team = teams.setdefault(run, {})
+        team[r["when"]] = team.get(r["when"], 0.0) + float(r["gflops"])
+    drift = sorted((abs(t["after"] / t["before"] - 1.0), run) for run, t in teams.items()
+                   if t.get("before", 0) > 0 and t.get("after", 0) > 0)
+    if not drift:
+        return None
+    largest, (point, repetition) = drift[-1]
+    return statistics.median(d for d, _ in drift), largest, point, repetition
+
+
+def probes_text(frame):
+    """One line on the machine as the probes beside the runs found it (`[analysis] peak_beside`;
+    thread_peaks.csv's frame): each thread count's range of the whole team's peak GFLOP/s over its
+    runs' probes, and how far a run's two probes were apart (probe_drift); "" without probes."""
+    if frame is None or not len(frame):
+        return ""
+    teams = {}
+    for r in frame.to_dict("records"):
+        probe = (vocabulary.point_key(r), int(r["repetition"]), r.get("when", "before"))
+        teams[probe] = teams.get(probe, 0.0) + float(r["gflops"])
+    by_threads = {}
+    for (point, repetition, _), gflops in teams.items():
+        runs, rates = by_threads.setdefault(int(point[3]), (set(), []))
+        runs.add((point, repetition))
+        rates.append(gflops)
+    parts = [f"{t} thread{'s' if t > 1 else ''} {min(rates):.0f}-{max(rates):.0f} GFLOP/s over {len(runs)} "
+             f"run{'s' if len(runs) > 1 else ''}" for t, (runs, rates) in sorted(by_threads.items())]
+    text = "each run's threads' peak, probed beside it: " + ", ".join(parts)
+    drift = probe_drift(frame)
+    if drift is not None:
+        median, largest, point, repetition = drift
+        text += (f"; the probe after a run {100 * median:.1f}% from the one before at the median run, "
+                 f"{100 * largest:.0f}% at most ({vocabulary.point_label(point)}, repetition {repetition})")
+    return text
+
+
 def losing_factor(points, fastest_rows, runs=None):
     """For the fastest point at each thread count above 1 that has efficiency factors: its global
     efficiency and the leaf factor that loses most (the lowest), the slowest thread of its traces

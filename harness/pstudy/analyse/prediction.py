@@ -690,28 +690,6 @@ def thread_peaks_of(frame):
     return {key: [statistics.median(v) for _, v in sorted(per.items())] for key, per in out.items()}
 
 
-def probe_drift(frame):
-    """How far each run's machine moved while it ran, by its probes: (median, largest, point key and
-    repetition of the largest) of |after / before - 1| of the whole team's peak GFLOP/s over the runs
-    probed at both ends, from a thread_peaks table; None without such runs (records made before the
-    probe after each run)."""
-    import statistics
-
-    if "when" not in frame.columns or not len(frame):
-        return None
-    teams = {}
-    for r in frame.to_dict("records"):
-        run = (vocabulary.point_key(r), int(r["repetition"]))
-        team = teams.setdefault(run, {})
-        team[r["when"]] = team.get(r["when"], 0.0) + float(r["gflops"])
-    drift = sorted((abs(t["after"] / t["before"] - 1.0), run) for run, t in teams.items()
-                   if t.get("before", 0) > 0 and t.get("after", 0) > 0)
-    if not drift:
-        return None
-    largest, (point, repetition) = drift[-1]
-    return statistics.median(d for d, _ in drift), largest, point, repetition
-
-
 def slowest_threads(directory):
     """{point key: the mean slowest_thread_time of its traced runs} from the results directory's
     efficiency.csv (pstudy.analyse.efficiency: a thread's chunk time on equal work over the

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pstudy.store import machinefiles, resultsdir, vocabulary
 from pstudy.measure import ceilings
-from pstudy.analyse import advice, distributed, prediction, replay
+from pstudy.analyse import advice, distributed, findings, prediction, replay
 from pstudy.errors import StudyError
 
 
@@ -211,7 +211,7 @@ def main(args):
                   f"|error| {100 * probed.abs().mean():.1f}%, largest {100 * probed.abs().max():.1f}% over "
                   f"{len(probed)} points ({100 * validation['error'].abs().mean():.1f}% and "
                   f"{100 * worst:.1f}% without)")
-        drift = prediction.probe_drift(resultsdir.thread_peaks(directory))
+        drift = findings.probe_drift(resultsdir.thread_peaks(directory))
         if drift is not None:
             median, largest, point, repetition = drift
             print(f"  the probes right before and right after a run differed by {100 * median:.1f}% at the median "

@@ -162,6 +162,9 @@ def write_page(directory, meta, summary, outdir, traced, roof, why):
     if system.get("hostname") or system.get("kernel"):
         machine.append(("system", ", ".join(str(system[k]) for k in ("hostname", "os", "kernel") if system.get(k))))
     machine += ceiling_rows(directory)
+    probes = findings.probes_text(resultsdir.thread_peaks(directory))  # `[analysis] peak_beside`
+    if probes:
+        machine.append(("probes beside the runs", probes))
     figures = [htmlreport.figure(p) for kind in ("speedup-vs-seq", "efficiency-vs-seq", "speedup-vs-self1",
                                                  "efficiency-vs-self1", "vs-forkjoin")
                for p in sorted(outdir.glob(f"{kind}_step_*.png"))]
