@@ -72,6 +72,18 @@ def test_serial_operation_between_two_parallel_ones():
     assert_products(f)
 
 
+def test_a_serial_operation_inside_a_spread_parallel_ones_span_is_serialization():
+    # taskiter's order: op 0's two chunks at [0, 1] and [2, 3], op 2's likewise on the other threads,
+    # and op 1, one chunk, between them on thread 0 while thread 1 has nothing it may run. No
+    # parallel operation's chunk runs during [1, 2]: serialization, though op 0 spans [0, 3]
+    f = efficiency.run_factors(chunks([(0, 0, 0, 0.0, 1.0), (0, 0, 1, 2.0, 3.0), (0, 1, 0, 1.0, 2.0),
+                                       (0, 2, 1, 0.0, 1.0), (0, 2, 0, 2.0, 3.0)]), threads=2)
+    assert f["serialization_s"] == pytest.approx(1.0)
+    assert f["omp_serialization_efficiency"] == pytest.approx(5 / 6)
+    assert f["omp_load_balance"] == pytest.approx(1.0)
+    assert_products(f)
+
+
 def test_gap_with_no_thread_working_is_scheduling_and_warmup_is_left_out():
     # iteration 0 (warm-up) is slow; in iteration 1 both threads stop for 0.5 s between two ops
     f = efficiency.run_factors(chunks([(0, 0, 0, 0.0, 5.0), (1, 0, 0, 10.0, 11.0), (1, 0, 1, 10.0, 11.0),
