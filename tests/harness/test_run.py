@@ -1,6 +1,7 @@
 """Sweeps against the fake variant: results files, failures, timeouts, resume, directory naming."""
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -284,6 +285,10 @@ def test_peak_beside_probes_each_run_where_its_threads_run(study):
     (study.build / "bench" / "peakflops").symlink_to(real)
     done = study.perfstudy("run", peak_config(study))
     assert done.returncode == 0, done.stderr
+    # the summary's line on the machine as the probes found it
+    assert re.search(r"^the machine: each run's threads' peak, probed beside it: 1 thread \d+-\d+ GFLOP/s over "
+                     r"\d+ runs, 2 threads .*; the probe after a run \d+\.\d% from the one before", done.stderr,
+                     re.M), done.stderr
     [d] = study.result_dirs()
     runs = read(d, "runs.csv")
     assert len(runs) == N_POINTS

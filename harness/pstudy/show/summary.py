@@ -1,6 +1,7 @@
 """The short summary `perfstudy run` and `perfstudy report` end with: what was run, the table, the
 speedup chart, the fastest point at each thread count, one line per variant on what bounds it, the
-factor that loses most, and where the details are. The answer comes last, like pytest's summary
+factor that loses most, the machine as the probes beside the runs found it (where the sweep probed
+them), and where the details are. The answer comes last, like pytest's summary
 line; everything else the commands know is in the files it names (`--verbose` prints the
 per-kernel explanations too)."""
 
@@ -134,6 +135,9 @@ def text(directory, meta, summary, chart=None, roofline=(), points=None, details
     losing = findings.losing_factor(points, fastest, resultsdir.read_csv(runs_csv) if runs_csv.exists() else None)
     if losing:
         out += ["where the parallel time goes:"] + factor_lines(losing)
+    probes = findings.probes_text(resultsdir.thread_peaks(directory))  # `[analysis] peak_beside`
+    if probes:
+        out.append(f"the machine: {probes}")
     out += [f"{what} {where}" for what, where in details]
     if page:
         out.append(f"report: {page}")
