@@ -53,7 +53,7 @@ import math
 
 import numpy as np
 
-from pstudy.store import vocabulary
+from pstudy.store import traceformats, vocabulary
 
 KEYS = vocabulary.POINT_KEYS
 FACTORS = ("parallel_efficiency", "load_balance", "communication_efficiency",
@@ -83,17 +83,6 @@ MIN_CHUNK_S = 200e-6
 EXTENT_PAIRS = (("b0", "b1"), ("x0", "x1"), ("col0", "col1"))
 
 
-def _union(intervals):
-    """Sorted, merged [(a, b)] of the given intervals."""
-    out = []
-    for a, b in sorted(intervals):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return [(a, b) for a, b in out]
-
-
 def _clip(intervals, window):
     """The parts of `intervals` inside the union `window` (both sorted and merged)."""
     out = []
@@ -114,12 +103,12 @@ def run_factors(chunks, threads, warmup=0):
     if kept.empty:
         raise ValueError(f"no iteration after {warmup} warm-up step(s)")
     spans = kept.groupby("iteration").agg(a=("start_s", "min"), b=("end_s", "max"))
-    window = _union(zip(spans["a"], spans["b"]))
+    window = traceformats.merged_intervals(zip(spans["a"], spans["b"]))
     runtime = sum(b - a for a, b in window)
     busy = []
     useful = np.zeros(max(threads, int(chunks["thread"].max()) + 1))
     for t, mine in chunks.groupby("thread"):
-        merged = _clip(_union(zip(mine["start_s"], mine["end_s"])), window)
+        merged = _clip(traceformats.merged_intervals(zip(mine["start_s"], mine["end_s"])), window)
         busy.append(merged)
         useful[int(t)] = sum(b - a for a, b in merged)
     # a parallel operation is under way while one of its chunks runs (the union of its chunks'
@@ -128,7 +117,7 @@ def run_factors(chunks, threads, warmup=0):
     # serialization, where tasks', cut the same way, had 9% of it)
     chunks_of_op = chunks.groupby(["iteration", "op"])["start_s"].transform("size")
     multi = chunks[chunks_of_op >= 2]
-    parallel = _clip(_union(zip(multi["start_s"], multi["end_s"])), window)
+    parallel = _clip(traceformats.merged_intervals(zip(multi["start_s"], multi["end_s"])), window)
     # sweep line: at every boundary, how many threads are busy and whether a parallel op is open
     times, d_busy, d_par = [], [], []
     for merged in busy:

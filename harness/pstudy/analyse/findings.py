@@ -139,6 +139,16 @@ def probe_slowest(runs, field="peak_beside"):
     return out
 
 
+def _team_peaks(frame):
+    """{(point key, repetition, when): the whole team's peak GFLOP/s} of each probe in a
+    thread_peaks table (when "before" where the table has no `when`)."""
+    teams = {}
+    for r in frame.to_dict("records"):
+        probe = (vocabulary.point_key(r), int(r["repetition"]), r.get("when", "before"))
+        teams[probe] = teams.get(probe, 0.0) + float(r["gflops"])
+    return teams
+
+
 def probe_drift(frame):
     """How far each run's machine moved while it ran, by its probes: (median, largest, point key and
     repetition of the largest) of |after / before - 1| of the whole team's peak GFLOP/s over the runs
@@ -149,10 +159,8 @@ def probe_drift(frame):
     if "when" not in frame.columns or not len(frame):
         return None
     teams = {}
-    for r in frame.to_dict("records"):
-        run = (vocabulary.point_key(r), int(r["repetition"]))
-        team = teams.setdefault(run, {})
-        team[r["when"]] = team.get(r["when"], 0.0) + float(r["gflops"])
+    for (point, repetition, when), gflops in _team_peaks(frame).items():
+        teams.setdefault((point, repetition), {})[when] = gflops
     drift = sorted((abs(t["after"] / t["before"] - 1.0), run) for run, t in teams.items()
                    if t.get("before", 0) > 0 and t.get("after", 0) > 0)
     if not drift:
@@ -167,12 +175,8 @@ def probes_text(frame):
     runs' probes, and how far a run's two probes were apart (probe_drift); "" without probes."""
     if frame is None or not len(frame):
         return ""
-    teams = {}
-    for r in frame.to_dict("records"):
-        probe = (vocabulary.point_key(r), int(r["repetition"]), r.get("when", "before"))
-        teams[probe] = teams.get(probe, 0.0) + float(r["gflops"])
     by_threads = {}
-    for (point, repetition, _), gflops in teams.items():
+    for (point, repetition, _), gflops in _team_peaks(frame).items():
         runs, rates = by_threads.setdefault(int(point[3]), (set(), []))
         runs.add((point, repetition))
         rates.append(gflops)
