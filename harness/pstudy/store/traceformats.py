@@ -120,10 +120,18 @@ def merged_intervals(intervals):
 
 
 def busy_time(chunks, keys):
-    """Per group of `keys`, the length of the union of its chunks' [start_s, end_s] intervals: the
-    wall time during which at least one of them ran."""
-    return chunks.groupby(keys).apply(
-        lambda g: sum(b - a for a, b in merged_intervals(zip(g["start_s"], g["end_s"])))).rename("busy_s")
+    """Per group of `keys`, the length of the union of its chunks' [start_s, end_s] intervals
+    (merged_intervals' total, for every group at once: a report times thousands of operations in
+    each of its traces, and a Python merge per group made the roofline tests 10% slower): the wall
+    time during which at least one of them ran."""
+    c = chunks.sort_values(keys + ["start_s"], kind="stable")
+    # the furthest end of the group's earlier chunks: a chunk starting after it opens a new stretch
+    reach = c.groupby(keys, sort=False)["end_s"].cummax()
+    before = reach.groupby([c[k] for k in keys], sort=False).shift()
+    stretch = (before.isna() | (c["start_s"] > before)).cumsum()
+    g = c.assign(stretch=stretch, reach=reach).groupby(keys + ["stretch"])
+    lengths = (g["reach"].max() - g["start_s"].min()).rename("busy_s")
+    return lengths.groupby(level=list(range(len(keys)))).sum()
 
 
 def nanoseconds(seconds):
