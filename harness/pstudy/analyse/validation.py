@@ -229,7 +229,7 @@ def validate(recording, machine=None):
             ck = (variant, compiler, kernels) + (None,) * len(vocabulary.CHUNK_KEYS)
             if ck not in medians:
                 raise StudyError(f"{recording.directory / validationdata.THIEF}: {variant} {compiler}/{kernels}: "
-                                 "no 1-thread chunk times of that configuration in chunks.csv")
+                                 f"no 1-thread chunk times of that configuration in {validationdata.CHUNKS}")
             background = float(duty) * source.bandwidth(1) if mode == THIEF_MODE else 0.0
             step, _ = prediction.predict_point(graphs, medians, ck, int(threads), source, source, background,
                                                overheads.of(ck[0], config=ck))

@@ -45,6 +45,7 @@ says so; anything else is redone on resume.
 """
 
 import datetime
+import gzip
 import json
 import math
 import os
@@ -442,7 +443,20 @@ def write_json(path, obj):
 
 
 def write_csv(path, frame):
-    atomic_write(path, frame.to_csv(index=False, na_rep="NA"))
+    """frame as CSV (NA for missing values); gzipped where the name ends in .gz, with no time stamp in
+    the header, so that the same table makes the same bytes (a committed recording's diff stays empty)."""
+    text = frame.to_csv(index=False, na_rep="NA")
+    if str(path).endswith(".gz"):
+        data = gzip.compress(text.encode(), compresslevel=9, mtime=0)
+
+        def write(tmp):
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        atomic_output(path, write)
+    else:
+        atomic_write(path, text)
 
 
 def reserve_space(directory):
@@ -738,7 +752,7 @@ def read_csv(path, columns=(), what="", absent=None):
         frame = pd.read_csv(path, na_values=["NA"], keep_default_na=False)
     except FileNotFoundError:
         raise StudyError(absent or f"{path}: no such file") from None
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, EOFError) as err:  # EOFError: a truncated .gz
         raise StudyError(f"{path}: unreadable: {err}") from None
     # a key or step field newer than the file: NA, as for a variant without it
     for col in vocabulary.OPTIONAL_KEYS + vocabulary.DISTRIBUTED_STEP_FIELDS:

@@ -12,9 +12,15 @@ Layout, schema "pstudy-validation/1":
                     gpt2-mpi's points only, tile_columns, tile_in_channels, tile_sequences),
                     measured_step_s (median of the measured steps, every repetition pooled), steps
                     (how many)
-  chunks.csv        study, variant, compiler, kernels, the chunk keys (batch_subsize, k, tile_columns,
+  chunks.csv.gz     (chunks.csv, plain, before 2026-11-27's twelfth session) study, variant,
+                    compiler, kernels, the chunk keys (batch_subsize, k, tile_columns,
                     tile_in_channels, tile_sequences), op, b0, b1, x0, x1, col0, col1, seconds: each
                     chunk's median time in the 1-thread traces (warm-up left out)
+  runtime.csv       (since 2026-11-26) the chunk keys' configuration, busy_scale, seconds_per_task
+                    (prediction.trace_stats)
+  noise.csv.gz      (noise.csv, plain, before the twelfth session of 2026-11-27; none before 2026-11-26)
+                    per static configuration and operation label, each 1-thread chunk time's relative
+                    deviation from its chunk's mean
   A recording made before a point key existed reads with the key NA.
   graphs/<study>__<point stem>[_B<batch>].json.gz   the task graphs predict replayed (--describe-graph;
                     _B: at a rank's share of the batch, for gpt2-mpi's points)
@@ -40,9 +46,12 @@ from pstudy.store import resultsdir, taskgraph, vocabulary
 
 SCHEMA = "pstudy-validation/1"
 META, MACHINE, CEILINGS = "validation.json", "machine.toml", "ceilings.json"
-POINTS, CHUNKS, THIEF, GRAPHS = "points.csv", "chunks.csv", "thief.csv", "graphs"
+# the two tables with a row per chunk are gzipped (since 2026-11-27's twelfth session: the committed
+# recordings were half the tree the device tool must send, at most 64 MiB with the carried builds);
+# a recording made before has them plain, and table() finds either
+POINTS, CHUNKS, THIEF, GRAPHS = "points.csv", "chunks.csv.gz", "thief.csv", "graphs"
 RUNTIME = "runtime.csv"  # since 2026-11-26: recordings made before have none
-NOISE = "noise.csv"  # likewise
+NOISE = "noise.csv.gz"  # likewise
 THREAD_PEAKS = "thread_peaks.csv"  # since 2026-11-27, only where the sweep probed its runs
 CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", *vocabulary.CHUNK_KEYS]
 POINT_COLUMNS = ["study", *vocabulary.POINT_KEYS, "measured_step_s", "steps"]
@@ -84,6 +93,15 @@ def read_graph(directory, study, point, batch=None):
     except (OSError, EOFError, json.JSONDecodeError) as err:
         raise StudyError(f"{path}: unreadable: {err}") from None
     return taskgraph.parse(doc, str(path))
+
+
+def table(directory, name):
+    """The path of table `name` in a recording: gzipped as written now, or plain as an older
+    recording has it (the name without .gz), whichever exists; the current name where neither does."""
+    path = Path(directory) / name
+    if not path.exists() and name.endswith(".gz") and (plain := path.with_suffix("")).exists():
+        return plain
+    return path
 
 
 def write(directory, meta, points, chunks, thief, runtime, noise, thread_peaks=None):
@@ -136,15 +154,16 @@ class Recording:
         if not isinstance(self.meta, dict) or self.meta.get("schema") != SCHEMA:
             raise StudyError(f"{path}: schema: expected {SCHEMA!r}")
         self.points = resultsdir.read_csv(self.directory / POINTS, POINT_COLUMNS, "validation points")
-        self.chunks = resultsdir.read_csv(self.directory / CHUNKS, CHUNK_COLUMNS, "validation chunk times")
+        self.chunks = resultsdir.read_csv(table(self.directory, CHUNKS), CHUNK_COLUMNS, "validation chunk times")
         self.thief = resultsdir.read_csv(self.directory / THIEF, THIEF_COLUMNS, "validation thief runs")
         self.runtime = (resultsdir.read_csv(self.directory / RUNTIME, RUNTIME_COLUMNS, "validation runtime costs")
                         if (self.directory / RUNTIME).exists() else None)
-        self.noise_table = (resultsdir.read_csv(self.directory / NOISE, NOISE_COLUMNS, "validation chunk noise")
-                            if (self.directory / NOISE).exists() else None)
+        noise = table(self.directory, NOISE)
+        self.noise_table = (resultsdir.read_csv(noise, NOISE_COLUMNS, "validation chunk noise")
+                            if noise.exists() else None)
         if self.noise_table is not None:
             self.noise_table["deviation"] = _checked_numbers(
-                self.noise_table, "deviation", self.directory / NOISE, lambda v: v < -1,
+                self.noise_table, "deviation", noise, lambda v: v < -1,
                 "a relative deviation (a finite number >= -1)")
         self.peaks = (resultsdir.read_csv(self.directory / THREAD_PEAKS,
                                           [c for c in THREAD_PEAK_COLUMNS if c != "when"], "validation thread peaks")
@@ -165,7 +184,7 @@ class Recording:
                   (self.thief, THIEF, ("step_s", "stolen_GBs", "duty"))]
         for frame, name, cols in tables:
             for col in cols:
-                frame[col] = resultsdir.checked_times(frame[col], self.directory / name, col,
+                frame[col] = resultsdir.checked_times(frame[col], table(self.directory, name), col,
                                                       positive=col in ("measured_step_s", "step_s"))
 
     @property
