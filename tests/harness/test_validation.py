@@ -126,6 +126,13 @@ MULTICORE_MISSES = {
     "2.0x there, computation scalability 0.64 and 0.50, more than the replay makes of the shared cores). "
     "The thread speeds show the host placing the vCPUs anew in each run (at 8 threads a different pair at "
     "1.26-1.37x in each): no one topology describes the sweep",
+    "2026-11-27-xeon-emr-vm16-c": "known miss (issue 34): the fourth loan of a 16-vCPU Xeon (model 207, probes "
+    "before and after each run; peak 1.91x one thread at 2 threads, 3.75x at 4, 6.9x at 8, 7.9x at 16), one "
+    "run of 3 steps a point. Against its machine file: mean |error| 16.3%, 14 of 26 beyond target, largest "
+    "tasks and taskiter with BATCH_SUBSIZE 1 at 16 threads predicted 61-72% long. Its 1-thread runs ran "
+    "on a host that moved under them (seq 2.39 s against forkjoin 1.91 s; taskiter BATCH_SUBSIZE 1's probes "
+    "171 GFLOP/s before and 97 after). Replayed with each run's own chunk times: mean 0.49%, at most 4.1% "
+    "(test_the_schedule_model_alone_holds_on_every_committed_loan): the miss is the chunks' speed",
     "2026-11-27-xeon-emr-vm16-b": "known miss (issue 34): the second loan of a 16-vCPU Xeon (model 207, "
     "another start: peak 1.93x one thread at 2 threads, 2.75x at 4, 7.7x at 8, 8.0x at 16), one run of 3 "
     "steps a point. Against its machine file: mean |error| 21.5%, 17 of 26 beyond target. Its 1-thread "
@@ -158,6 +165,12 @@ PROBED_MISSES = {
     "a probe of 0.15 s before a run of 5-10 s sees where the host put the threads then, not where it "
     "moved them during the run (the probe's slowest thread is the trace's in 5 of the 15 runs at 4 threads "
     "or more)",
+    "2026-11-27-xeon-emr-vm16-c": "known miss (issue 34): with the probes before and after each run, mean "
+    "|error| 7.2% (target 5%), 9 of 26 beyond target, largest taskiter BATCH_SUBSIZE 1 +24% and forkjoin "
+    "+20% at 4 threads, tasks (auto) -23% at 16: the two probes of one run differ by up to 43% (the host's "
+    "capacity moves within seconds), and the chunks of the 16-thread runs took 1.25-1.54x what the probes "
+    "say beyond one thread's, the per-thread probe missing what the team's rate shows (scaled to the "
+    "team's rate instead, mean 15%)",
 }
 
 
@@ -184,6 +197,24 @@ def test_multicore_predictions_beside_their_probes_within_target(directory):
     bad = sweep[errors.abs() > sweep["target"]]
     assert bad.empty and errors.abs().mean() <= validation.MULTICORE_MEAN, \
         f"mean |error| {100 * errors.abs().mean():.1f}%; beyond target:\n" + bad.to_string()
+
+
+KEPT = [p for p in MULTICORE if (p / "results").is_dir()]
+
+
+@pytest.mark.skipif(not KEPT, reason="no multi-core study with its results kept (bench/loan.sh on a lent machine)")
+@pytest.mark.parametrize("directory", KEPT, ids=[p.name for p in KEPT])
+def test_the_schedule_model_alone_holds_on_every_committed_loan(directory):
+    # each run replayed with its own chunk times (prediction.replay_own_times): the dependencies,
+    # barriers and runtime costs the replay adds to the chunks are what the runs had, at every thread
+    # count, so what the predictions miss beyond this is the chunks' speed
+    frame = _validated(directory)
+    sweep = frame[frame["kind"] == "sweep"]
+    errors = sweep["error_own"].astype(float)
+    assert errors.notna().all() and sweep["threads"].max() > 2
+    bad = sweep[errors.abs() > validation.TARGET_SCHEDULE]
+    assert bad.empty and errors.abs().mean() <= validation.SCHEDULE_MEAN, \
+        f"mean |error| {100 * errors.abs().mean():.2f}%; beyond target:\n" + bad.to_string()
 
 
 @pytest.mark.skipif(not MULTICORE, reason="no multi-core study in docs/studies/ yet (bench/loan.sh on a lent machine)")
@@ -251,6 +282,8 @@ def packed(tmp_path_factory):
     proc = subprocess.run([PERFSTUDY, "predict", directory], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     # the sweep probed each run at both ends: how far apart the two probes were, in one line
+    assert re.search(r"each run replayed with its own chunk times \(the schedule model alone\): mean \|error\| "
+                     r"\d+\.\d%, largest \d+\.\d% over 5 points", proc.stdout), proc.stdout
     assert re.search(r"the probes right before and right after a run differed by \d+\.\d% at the median run, "
                      r"\d+% at most \(\w+ gcc/fast t=\d.*, repetition \d\)", proc.stdout), proc.stdout
     # the thief experiment's files, made by hand from the sweep's own 1-thread seq trace: one run
@@ -290,6 +323,8 @@ def test_pack_and_validate(packed):
         assert float(match["predicted_step_s"].iloc[0]) == pytest.approx(r["predicted_step_s"], rel=1e-6)
         # and so with the probes beside the runs: `perfstudy predict` reads the results' thread_peaks.csv
         assert float(match["predicted_beside_s"].iloc[0]) == pytest.approx(r["predicted_beside_s"], rel=1e-6)
+        # and each run replayed with its own chunk times, from the same traces
+        assert float(match["replayed_own_s"].iloc[0]) == pytest.approx(r["replayed_own_s"], rel=1e-9)
     # each configuration's scale and runtime cost per task, measured in its 1-thread trace (3 iterations
     # after the warm-up: two spans to the next iteration)
     runtime = pd.read_csv(out / validationdata.RUNTIME)
@@ -311,13 +346,39 @@ def test_pack_and_validate(packed):
     assert sweep["error_beside"].notna().all() and thief["error_beside"].isna().all()
     one = sweep[sweep["threads"] == 1]
     assert (one["predicted_beside_s"] == one["predicted_step_s"]).all()
+    # the schedule model alone: each run replayed with its own chunk times (the results directory is
+    # where the recording names it); at 1 thread that is the chunks one after the other plus the
+    # runtime's cost a task, measured in the same run as the step
+    assert sweep["error_own"].notna().all() and thief["error_own"].isna().all()
+    assert (one["error_own"].abs() <= validation.TARGET_SCHEDULE).all(), one.to_string()
     lines = validation.report_lines(frame, "tiny")
-    assert len(lines) == len(frame) + 3 and "target 5%" in lines[1] and "beyond their target" in lines[-2]
-    assert "beside its probes" in lines[1] and lines[-1].startswith("  with the machine as the probes")
+    assert len(lines) == len(frame) + 4 and "target 5%" in lines[1] and "beyond their target" in lines[-3]
+    assert "beside its probes" in lines[1] and lines[-2].startswith("  with the machine as the probes")
+    assert "own chunk times" in lines[1] and lines[-1].startswith("  replayed with each run's own chunk times")
     # the script prints the same and exits 0 or 1 (the tiny sweep on a busy machine may miss)
     proc = subprocess.run([sys.executable, SCRIPT, "check", out], capture_output=True, text=True, timeout=120)
     assert proc.returncode in (0, 1), proc.stderr
     assert proc.stdout.count("error ") == len(frame)
+
+
+def test_a_recording_without_its_results_has_no_own_replay_and_a_bad_trace_is_named(packed, tmp_path):
+    directory, out = packed
+    gone = tmp_path / "gone"
+    shutil.copytree(out, gone)
+    meta = json.loads((gone / validationdata.META).read_text())
+    meta["studies"][0]["results"] = str(tmp_path / "moved" / directory.name)  # gone, as the 2-vCPU recordings'
+    (gone / validationdata.META).write_text(json.dumps(meta))
+    frame = validation.validate(validationdata.Recording(gone))
+    assert frame["error_own"].isna().all() and frame["error"].notna().all()
+    # kept beside the recording (results/<name>), as the committed loans keep theirs, it is found there
+    kept = tmp_path / "kept"
+    shutil.copytree(gone, kept)
+    shutil.copytree(directory, kept / "results" / directory.name)
+    trace = next((kept / "results" / directory.name / "traces").glob("taskiter_gcc_fast_t2_*_r0.csv"))
+    assert validationdata.Recording(kept).results_of("tiny") == kept / "results" / directory.name
+    trace.write_text("iteration,op\n")
+    with pytest.raises(StudyError, match=rf"{trace.name}: not a --trace file"):
+        validation.validate(validationdata.Recording(kept))
 
 
 def test_bad_recordings_are_one_line(tmp_path):

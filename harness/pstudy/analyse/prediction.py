@@ -96,30 +96,37 @@ class TraceStats:
                 for ck, per in self.raw.items()}
 
 
-def trace_stats(directory, warmup):
-    """TraceStats of the 1-thread traces of a results directory."""
+def _kept_records(path, warmup):
+    """A --trace file's records after the warm-up iterations (col0, col1 = 0 in a trace from before
+    tiles) and their durations; StudyError naming the file where it is unreadable or not a trace."""
     import pandas as pd
 
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, ValueError, EOFError) as err:
+        raise StudyError(f"{path}: unreadable trace: {err}") from None
+    need = ["iteration", "op", "b0", "b1", "x0", "x1", "start_s", "end_s"]
+    if "col0" not in frame.columns:  # a trace from before tiles: no chunk cuts columns
+        frame = frame.assign(col0=0, col1=0)
+    missing = [c for c in need if c not in frame.columns]
+    if missing:
+        raise StudyError(f"{path}: not a --trace file (missing columns {', '.join(missing)})")
+    frame = frame[frame["iteration"] >= warmup]
+    if frame.empty:
+        raise StudyError(f"{path}: no records after the {warmup} warm-up iteration(s)")
+    dur = frame["end_s"] - frame["start_s"]
+    if not (dur >= 0).all():
+        raise StudyError(f"{path}: a record ends before it starts")
+    return frame, dur
+
+
+def trace_stats(directory, warmup):
+    """TraceStats of the 1-thread traces of a results directory."""
     samples, busy, gaps, labels = {}, {}, {}, {}
     for path, key, _rep in resultsdir.ResultsDir(directory).traces():
         if key[3] != 1 or vocabulary.is_distributed(key[0]):  # one process's graph only
             continue
-        try:
-            frame = pd.read_csv(path)
-        except (OSError, ValueError) as err:
-            raise StudyError(f"{path}: unreadable trace: {err}") from None
-        need = ["iteration", "op", "b0", "b1", "x0", "x1", "start_s", "end_s"]
-        if "col0" not in frame.columns:  # a trace from before tiles: no chunk cuts columns
-            frame = frame.assign(col0=0, col1=0)
-        missing = [c for c in need if c not in frame.columns]
-        if missing:
-            raise StudyError(f"{path}: not a --trace file (missing columns {', '.join(missing)})")
-        frame = frame[frame["iteration"] >= warmup]
-        if frame.empty:
-            raise StudyError(f"{path}: no records after the {warmup} warm-up iteration(s)")
-        dur = frame["end_s"] - frame["start_s"]
-        if not (dur >= 0).all():
-            raise StudyError(f"{path}: a record ends before it starts")
+        frame, dur = _kept_records(path, warmup)
         ck = config_key(key)
         if "label" in frame.columns:
             labels.setdefault(ck, {}).update(zip(frame["op"], frame["label"]))
@@ -671,6 +678,34 @@ def predict_measured(graphs, medians, ck, point, source, overhead, noise, thread
     return step, step_beside
 
 
+def replay_own_times(graph, traces, warmup, machine, overhead=0.0):
+    """The step replayed with every task at the time it took in the run itself, or None where
+    `traces` (the --trace files of the runs of `graph`'s point) is empty: per kept iteration of each
+    trace, the graph replayed with that iteration's chunk times and `overhead` seconds a task; the
+    median over the iterations. The chunk times already hold whatever slowed them (the host, a
+    sibling thread, the memory interface, another core's cache), so nothing is shared in the replay:
+    what is left between it and the measured step is the schedule model's own error (dependencies,
+    barriers, the runtime's cost a task), apart from the speed model's. A task without a record in
+    an iteration takes its share of its operation's recorded time (source_durations)."""
+    steps = []
+    for path in traces:
+        frame, dur = _kept_records(path, warmup)
+        frame = frame.assign(d=dur)
+        for _, it in frame.groupby("iteration"):
+            times = {}
+            for row, d in zip(it[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False), it["d"]):
+                key = taskgraph.chunk_key(*row)
+                times[key] = times.get(key, 0.0) + float(d)
+            durations = source_durations(graph, times, str(path), machine)
+            work = with_overhead(simulate.Work(durations, [0.0] * graph.n_tasks), overhead)
+            try:
+                step, _ = simulate.step_time(graph, work, machine, graph.threads, ITERATIONS, None)
+            except RuntimeError as err:
+                raise StudyError(f"{graph.path}: {err}") from None
+            steps.append(step)
+    return _median(steps) if steps else None
+
+
 def thread_peaks_of(frame):
     """{point key: each thread's peak GFLOP/s} from a thread_peaks table (resultsdir.thread_peaks;
     empty when it has no rows): in each run, the mean of the probe right before it and the one
@@ -715,7 +750,8 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     measured run's slowest thread (slowest_threads: a model of one machine cannot match a run whose
     threads ran at different speeds), and, where the sweep probed its runs (`[analysis]
     peak_beside`), the prediction with the machine as those probes found it (speeds_beside) and its
-    error; NaN elsewhere."""
+    error; NaN elsewhere; and the point's runs replayed with their own chunk times (replay_own_times:
+    the schedule model alone) and its error, where the point was traced."""
     import pandas as pd
 
     stats = trace_stats(directory, meta.warmup)
@@ -748,24 +784,31 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     validation = []
     slow = slowest_threads(directory)
     peaks = thread_peaks_of(resultsdir.thread_peaks(directory))  # `[analysis] peak_beside`, else empty
+    own = {}
+    for path, key, _rep in resultsdir.ResultsDir(directory).traces():
+        own.setdefault(key, []).append(path)
     for point in sorted(measured, key=vocabulary.point_sort_key):
         ck = config_key(point)
         if ck not in medians:
             continue
-        step, step_beside = predict_measured(graphs, medians, ck, point, source,
-                                             overheads.of(ck[0], leave_out=ck, config=ck), stats.noise.get(ck), peaks)
+        overhead = overheads.of(ck[0], leave_out=ck, config=ck)
+        step, step_beside = predict_measured(graphs, medians, ck, point, source, overhead, stats.noise.get(ck), peaks)
         step_beside = math.nan if step_beside is None else step_beside
+        replayed = replay_own_times(graphs.get(ck, point[3]), own.get(point, []), meta.warmup, source, overhead)
+        replayed = math.nan if replayed is None else replayed
         meas = measured[point]
         validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
                            "predicted_step_s": step, "error": (step - meas) / meas,
                            "slowest_thread_time": slow.get(point, math.nan),
-                           "predicted_beside_s": step_beside, "error_beside": (step_beside - meas) / meas})
+                           "predicted_beside_s": step_beside, "error_beside": (step_beside - meas) / meas,
+                           "replayed_own_s": replayed, "error_own": (replayed - meas) / meas})
     frame = pd.DataFrame(rows)
     for col in vocabulary.CHUNK_KEYS:
         frame[col] = frame[col].astype("Int64")
     vframe = pd.DataFrame(validation, columns=vocabulary.POINT_KEYS + ["measured_step_s", "predicted_step_s",
                                                                         "error", "slowest_thread_time",
-                                                                        "predicted_beside_s", "error_beside"])
+                                                                        "predicted_beside_s", "error_beside",
+                                                                        "replayed_own_s", "error_own"])
     for col in vocabulary.CHUNK_KEYS:
         vframe[col] = vframe[col].astype("Int64")
     return frame, vframe, overheads

@@ -201,7 +201,9 @@ def main(args):
               ("" if r["slowest_thread_time"] != r["slowest_thread_time"] else
                f"  (slowest thread {r['slowest_thread_time']:.2f}x the others on equal work)") +
               ("" if r["error_beside"] != r["error_beside"] else
-               f"  beside its probes {r['predicted_beside_s']:.5f} s {100 * r['error_beside']:+.1f}%"))
+               f"  beside its probes {r['predicted_beside_s']:.5f} s {100 * r['error_beside']:+.1f}%") +
+              ("" if r["error_own"] != r["error_own"] else
+               f"  own chunk times {r['replayed_own_s']:.5f} s {100 * r['error_own']:+.1f}%"))
     if len(validation):
         worst = validation["error"].abs().max()
         print(f"  largest error {100 * worst:.1f}% over {len(validation)} measured points")
@@ -211,6 +213,11 @@ def main(args):
                   f"|error| {100 * probed.abs().mean():.1f}%, largest {100 * probed.abs().max():.1f}% over "
                   f"{len(probed)} points ({100 * validation['error'].abs().mean():.1f}% and "
                   f"{100 * worst:.1f}% without)")
+        replayed = validation["error_own"].dropna()
+        if len(replayed):
+            print(f"  each run replayed with its own chunk times (the schedule model alone): mean |error| "
+                  f"{100 * replayed.abs().mean():.1f}%, largest {100 * replayed.abs().max():.1f}% over "
+                  f"{len(replayed)} points; the rest of a miss is how fast the chunks ran beside each other")
         drift = findings.probe_drift(resultsdir.thread_peaks(directory))
         if drift is not None:
             median, largest, point, repetition = drift

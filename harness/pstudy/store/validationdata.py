@@ -247,6 +247,18 @@ class Recording:
             return resultsdir.thread_peaks_frame([])
         return self.peaks[self.peaks["study"] == study]
 
+    def results_of(self, study):
+        """The results directory a study was packed from, where the recording keeps it (results/<its
+        name>, as the committed loans do, with their traces), or where validation.json names it and
+        it still exists; None otherwise (the 2-vCPU recordings keep the packed tables only)."""
+        named = self.study_meta(study).get("results")
+        if not named:
+            return None
+        kept = self.directory / "results" / Path(named).name
+        if kept.is_dir():
+            return kept
+        return Path(named) if Path(named).is_absolute() and Path(named).is_dir() else None
+
     def study_meta(self, study):
         for entry in self.meta.get("studies", []):
             if entry.get("name") == study:
