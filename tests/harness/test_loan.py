@@ -3,6 +3,7 @@ multi-core study (docs/studies/2026-11-27-xeon-emr-vm16/), a results directory w
 gzipped, and bench/loan_pairs.py's paired intervals. Nothing here times anything."""
 
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -126,7 +127,6 @@ def test_second_loan_is_whole_small_and_probed():
     size = sum(f.stat().st_size for f in STUDY_B.rglob("*") if f.is_file())
     assert size < 20e6, f"{size / 1e6:.1f} MB"
     # the ceilings come from the same start of the machine as the runs (bench/loan.sh, one call)
-    import json
     meta = json.loads((SWEEP_B / "meta.json").read_text())
     assert meta["system"]["boot_id"] == json.loads((STUDY_B / "ceilings.json").read_text())["host"]["boot_id"]
     # one probe row per thread of every run, and the recording carries them for predict
@@ -153,6 +153,51 @@ def test_loan_pairs_on_a_third_start_at_16_and_8_threads():
     assert lines["t16"].endswith("target >= 1.10: met")
     assert "at 8 threads against forkjoin: speedup 1.368 [0.761, 1.790]" in lines["-t8"]
     assert lines["-t8"].endswith("target >= 1.10: undecided")
+
+
+STUDY_C = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16-c"
+SWEEP_C = STUDY_C / "results" / "2026-11-27-18b4a91-wiki-124m-loan"
+
+
+def test_the_fourth_loan_is_whole_probed_at_both_ends_and_has_its_cross_core_reads():
+    summary = pd.read_csv(SWEEP_C / "summary.csv")
+    traces = resultsdir.ResultsDir(SWEEP_C).traces()
+    assert len(summary) == len(traces) == 26 and all(p.name.endswith(".csv.gz") for p, _, _ in traces)
+    assert sum(f.stat().st_size for f in STUDY_C.rglob("*") if f.is_file()) < 20e6
+    meta = json.loads((SWEEP_C / "meta.json").read_text())
+    assert meta["system"]["boot_id"] == json.loads((STUDY_C / "ceilings.json").read_text())["host"]["boot_id"]
+    peaks = pd.read_csv(SWEEP_C / "thread_peaks.csv")
+    runs = pd.read_csv(SWEEP_C / "runs.csv")
+    assert peaks.groupby("when").size().to_dict() == {"after": runs["threads"].sum(), "before": runs["threads"].sum()}
+    # a core reading what CPU 0 has just written: slower than from its own cache while the data
+    # fits in L2 (256 KiB), as fast once both come from L3 (16 MiB)
+    reads = [json.loads(line) for line in (STUDY_C / "crosscore.jsonl").read_text().splitlines()]
+    assert [r["reader_cpu"] for r in reads] == [1, 8, 15]
+    for r in reads:
+        by_size = {s["kib"]: s for s in r["sizes"]}
+        assert by_size[256]["other_core_GBs"] < 0.6 * by_size[256]["own_cache_GBs"]
+        assert by_size[16384]["other_core_GBs"] > 0.9 * by_size[16384]["own_cache_GBs"]
+
+
+PAIRS_D = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16-c" / "results" / "2026-11-27-18b4a91-wiki-124m-loan-pairs"
+PAIRS_E = (REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16-pairs16" / "results" /
+           "2026-11-27-18b4a91-wiki-124m-loan-pairs16")
+
+
+def test_loan_pairs_on_a_fourth_and_a_fifth_start():
+    # the fourth start (bench/loan.sh, pairs first): taskiter faster than forkjoin at 8 and 16 threads
+    # with 95% confidence, each interval reaching below the 1.1 target; a fifth start, 14 repetitions
+    # at 16 threads only (the same commit's binaries): met
+    fourth = pairs(PAIRS_D).stdout.splitlines()
+    assert any("at 8 threads against forkjoin: speedup 1.203 [1.056, 1.401]" in ln and
+               ln.endswith("undecided") for ln in fourth), fourth
+    assert any("at 16 threads against forkjoin: speedup 1.287 [1.050, 1.795]" in ln and
+               ln.endswith("undecided") for ln in fourth), fourth
+    fifth, = pairs(PAIRS_E).stdout.splitlines()
+    assert "at 16 threads against forkjoin: speedup 1.212 [1.155, 1.339] (paired Hodges-Lehmann, 14 " \
+           "repetitions" in fifth and fifth.endswith("target >= 1.10: met"), fifth
+    boots = {json.loads((d / "meta.json").read_text())["system"]["boot_id"] for d in (PAIRS_D, PAIRS_E)}
+    assert len(boots) == 2  # two starts of the machine, not one
 
 
 def test_loan_pairs_verdicts_follow_the_interval(tmp_path):
