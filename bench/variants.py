@@ -420,7 +420,11 @@ def summary(steps, meta, products=None, kernels=None):
     isa = a.get("isa", "native")  # saved before --isa: the native build
     say(f"variants: {a['config']} B={a['B']} T={a['T']}, {a['compiler']}/{a['kernels']}"
         f"{'' if isa == 'native' else ' (' + isa + ' build, make ' + isa + ')'}, "
-        f"{reps} runs x {a['steps'] - 1} measured steps per point, median of the runs' medians")
+        f"{reps} runs x {a['steps'] - 1}{'' if 'pooled' not in meta else '+'} measured steps per point, median of "
+        "the runs' medians")
+    for p in meta.get("pooled", []):
+        say(f"  pooled: {p['directory']} (commit {p['commit']}, {p['repetitions']} runs x {p['steps'] - 1} "
+            "measured steps)")
     say(f"{'variant':10s} {'chunking':18s} {'threads':>7s} {'step s':>8s} {'speedup/self1':>13s} "
         f"{'tasks/step':>10s} {'overhead/task':>14s} {'steal':>6s}")
     traced = steps[steps.purpose == "overhead"]
@@ -522,6 +526,42 @@ def load(directory):
     return steps, meta, products, kernels
 
 
+SAME_BENCHMARK = ("config", "B", "T", "compiler", "kernels", "isa")  # what pooled runs must share
+
+
+def load_pooled(directories):
+    """load() of one saved directory, or of several pooled: their runs renumbered one after another,
+    so that each run stays paired with the runs of its own repetition and no pair spans two
+    directories. They must be the same benchmark (SAME_BENCHMARK); the binaries' commit may differ,
+    and the report names each directory with its commit, so that a reader can check that the
+    kernels did not change between them. The products and kernel tables are one run's figures, and
+    are left out of a pooled report."""
+    import pandas as pd
+
+    loaded = [load(d) for d in directories]
+    if len(loaded) == 1:
+        return loaded[0]
+    first = loaded[0][1]["args"]
+    pooled, frames, offset = [], [], 0
+    for directory, (steps, meta, _, _) in zip(directories, loaded):
+        args = meta["args"]
+        for key in SAME_BENCHMARK:
+            if args.get(key, "native" if key == "isa" else None) != first.get(key, "native" if key == "isa" else None):
+                raise StudyError(f"{Path(directory) / 'meta.json'}: args.{key} is {args.get(key)}, "
+                                 f"{first.get(key)} in {directories[0]}: not the same benchmark, not pooled")
+        steps = steps.copy()
+        runs = int(steps["repetition"].max()) + 1 if len(steps) else 0
+        steps["repetition"] += offset
+        offset += runs
+        frames.append(steps)
+        pooled.append({"directory": str(directory), "commit": (meta.get("git") or {}).get("commit"),
+                       "repetitions": runs, "steps": int(args["steps"])})
+    meta = dict(loaded[-1][1])
+    meta["args"] = {**first, "steps": min(p["steps"] for p in pooled)}
+    meta["pooled"] = pooled
+    return pd.concat(frames, ignore_index=True), meta, None, None
+
+
 def numeric(frame, path, columns, nullable=()):
     """Makes `columns` of a saved table numbers in place; StudyError naming the file, the line and
     the column at the first value that is not one (NA only allowed in `nullable`)."""
@@ -565,17 +605,19 @@ def main(argv=None):
                          "no products: the same minutes buy about twice the repetitions for the targets' intervals")
     ap.add_argument("--out", default=str(ROOT / "results" / "bench-variants"),
                     help="where the new results directory is made")
-    ap.add_argument("--from", dest="source", metavar="DIR",
-                    help="print the summary of a saved results directory instead of measuring")
+    ap.add_argument("--from", dest="source", metavar="DIR", nargs="+",
+                    help="print the summary of a saved results directory instead of measuring; of several, "
+                         "their runs pooled (the same benchmark, each run paired within its own directory)")
     args = ap.parse_args(argv)
     if args.source:
         try:
-            sys.stdout.write(summary(*load(args.source)))
+            sys.stdout.write(summary(*load_pooled(args.source)))
         except StudyError as err:
             errors.exit_bad_input("bench/variants.py", err)
         except KeyError as err:
             variant, threads, chunking, _ = err.args[0]
-            errors.exit_bad_input("bench/variants.py", f"{Path(args.source) / 'steps.csv'}: incomplete: no runs of "
+            where = " or ".join(str(Path(d) / "steps.csv") for d in args.source)
+            errors.exit_bad_input("bench/variants.py", f"{where}: incomplete: no runs of "
                                   f"{variant} at {threads} threads{' with ' + chunking if chunking else ''}")
         return 0
     if args.repetitions < 1:

@@ -293,3 +293,47 @@ def test_the_avx2_builds_are_asked_for_by_their_make_target(tmp_path, monkeypatc
     assert bench.gemm_bench("avx2") == (tmp_path / "build" / "bench" / "gemm_bench-avx2", "avx2")
     assert bench.gemm_bench("native") == (bench.GEMM_BENCH, "build/bench/gemm_bench")
     assert not (tmp_path / "results").exists()
+
+
+def _saved_targets(directory, drift, taskiter_ratio, config="d12", commit="abc1234"):
+    """A saved --targets-only directory: forkjoin, tasks and taskiter (auto) at 1 and 2 threads, one
+    run a repetition whose machine speed is drift[r]; taskiter `taskiter_ratio` of forkjoin's time."""
+    directory.mkdir()
+    args = {"config": config, "B": 4, "T": 64, "steps": 2, "compiler": "gcc", "kernels": "fast",
+            "targets_only": True}
+    (directory / "meta.json").write_text(json.dumps({"args": args, "git": {"commit": commit},
+                                                     "products": "--targets-only"}))
+    rows = [",".join(bench.COLUMNS)]
+    for r, d in enumerate(drift):
+        for slot, (variant, chunking, share) in enumerate((("forkjoin", "", 1.0), ("tasks", "auto", 0.99),
+                                                           ("taskiter", "auto", taskiter_ratio))):
+            for threads in (1, 2):
+                step = d * share * (2.0 if threads == 1 else 1.05)
+                rows.append(f"point,{r},{slot},{variant},{threads},{chunking},0,1,{step},NA,100,0.0")
+    (directory / "steps.csv").write_text("\n".join(rows) + "\n")
+    return directory
+
+
+def test_saved_runs_pool_with_each_pair_kept_within_its_own_run(tmp_path, capsys):
+    # two sessions of the same benchmark on a host whose speed drifts by 40% from run to run, each
+    # repetition's taskiter 0.97 of its forkjoin: pooled, 12 runs a point, every pair 0.97 (a pair
+    # that spanned two runs would not be)
+    first = _saved_targets(tmp_path / "a", [1.0, 1.4, 0.8, 1.2, 0.9, 1.1], 0.97)
+    second = _saved_targets(tmp_path / "b", [1.3, 0.7, 1.0, 1.1, 0.9, 1.2], 0.97, commit="def5678")
+    assert bench.main(["--from", str(first), str(second)]) == 0
+    printed = capsys.readouterr().out
+    assert "12 runs x 1+ measured steps per point" in printed
+    assert f"pooled: {first} (commit abc1234, 6 runs x 1 measured steps)" in printed
+    assert f"pooled: {second} (commit def5678, 6 runs x 1 measured steps)" in printed
+    line = next(x for x in printed.splitlines() if x.startswith("taskiter(auto) / forkjoin at 2 threads"))
+    assert "0.970  95% interval [0.970, 0.970]  -> met" in line, line
+    steps, meta, products, kernels = bench.load_pooled([first, second])
+    assert sorted(set(steps.repetition)) == list(range(12)) and products is None and kernels is None
+    # another benchmark (another model) is not pooled: one line naming it, exit 2
+    other = _saved_targets(tmp_path / "c", [1.0] * 6, 0.97, config="d6")
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--from", str(first), str(other)])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"bench/variants.py: {other / 'meta.json'}: args.config is d6, d12 in {first}: not the same benchmark, "
+        "not pooled"]
