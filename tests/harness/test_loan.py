@@ -179,6 +179,31 @@ def test_the_fourth_loan_is_whole_probed_at_both_ends_and_has_its_cross_core_rea
         assert by_size[16384]["other_core_GBs"] > 0.9 * by_size[16384]["own_cache_GBs"]
 
 
+def test_a_prediction_for_another_machine_warns_where_the_source_runs_host_moved(tmp_path):
+    # the fourth loan's 1-thread runs, which give the chunk times: the probes beside them 134-173
+    # GFLOP/s, seq's chunks 25% slower than forkjoin's on the same work; said on stderr in two lines,
+    # and nothing for a prediction of the machine the runs were made on
+    copy = tmp_path / SWEEP_C.name
+    shutil.copytree(SWEEP_C, copy)
+    proc = subprocess.run([str(REPO / "harness" / "perfstudy"), "predict", copy, "--machine", "mn5-gpp",
+                           "--threads", "1", "--out", tmp_path / "out"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "perfstudy predict: warning: the 1-thread runs that give the chunk times ran at 134 to 173 GFLOP/s by the "
+        "probes beside them (29% apart: taskiter gcc/fast t=1 bs=1 k=64 tc=auto ti=auto ts=auto tp=auto against "
+        "forkjoin gcc/fast t=1); the predicted ratios between configurations carry that",
+        "perfstudy predict: warning: seq's and forkjoin's 1-thread runs, the same kernels on the same work, took "
+        "2.388 and 1.908 s of chunk time a step (25% apart): the host moved between the source runs; trace them "
+        "again on a quieter machine, or with more repetitions"]
+    from pstudy.analyse import prediction
+    stats = prediction.trace_stats(copy, 1)
+    lines = prediction.source_spread(stats, {})  # without the probes: the second line alone
+    assert ["perfstudy predict: warning: " + ln for ln in lines] == proc.stderr.splitlines()[1:]
+    # the same kernels within 5%: no line
+    even = prediction.TraceStats({ck: per for ck, per in stats.raw.items() if ck[0] != "seq"}, stats.scales, {}, {})
+    assert prediction.source_spread(even, {}) == []
+
+
 PAIRS_D = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16-c" / "results" / "2026-11-27-18b4a91-wiki-124m-loan-pairs"
 PAIRS_E = (REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16-pairs16" / "results" /
            "2026-11-27-18b4a91-wiki-124m-loan-pairs16")

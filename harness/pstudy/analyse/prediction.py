@@ -706,6 +706,39 @@ def replay_own_times(graph, traces, warmup, machine, overhead=0.0):
     return _median(steps) if steps else None
 
 
+SOURCE_SPREAD = 0.05  # the 1-thread source runs' host speeds this far apart: predict for another machine warns
+
+
+def source_spread(stats, peaks):
+    """Lines saying how far apart the host was while the 1-thread runs that give the chunk times ran
+    (empty where within SOURCE_SPREAD or unknown). A prediction for another machine takes each
+    configuration's chunk times from its own 1-thread run, so a host that was slower during one of
+    them (a VM's: on the 16-vCPU loans of 2026-11-27, seq's run 25% slower than forkjoin's, the
+    same kernels) shows as that configuration being slower everywhere. Told two ways: the probes
+    beside those runs (`thread_peaks_of`, thread 0; a run's mean of its two probes), and, with or
+    without probes, the busy time of the sequential variant's run against forkjoin's, the same work."""
+    lines = []
+    probed = {ck: peaks[config_point(ck, 1)][0] for ck in stats.raw if peaks.get(config_point(ck, 1))}
+    if len(probed) >= 2:
+        (slow, g_lo), (fast, g_hi) = min(probed.items(), key=lambda kv: kv[1]), max(probed.items(), key=lambda kv: kv[1])
+        if g_hi > (1 + SOURCE_SPREAD) * g_lo:
+            lines.append(f"the 1-thread runs that give the chunk times ran at {g_lo:.0f} to {g_hi:.0f} GFLOP/s by the "
+                         f"probes beside them ({100 * (g_hi / g_lo - 1):.0f}% apart: {vocabulary.point_label(config_point(slow, 1))} "
+                         f"against {vocabulary.point_label(config_point(fast, 1))}); the predicted ratios between "
+                         "configurations carry that")
+    busy = {ck: sum(per.values()) * stats.scales.get(ck, 1.0) for ck, per in stats.raw.items()}
+    seq = [ck for ck in busy if vocabulary.is_sequential(ck[0])]
+    fj = [ck for ck in busy if ck[0] == vocabulary.FORKJOIN]
+    if seq and fj:
+        a, b = busy[seq[0]], busy[fj[0]]
+        if max(a, b) > (1 + SOURCE_SPREAD) * min(a, b):
+            lines.append(f"{seq[0][0]}'s and {vocabulary.FORKJOIN}'s 1-thread runs, the same kernels on the same "
+                         f"work, took {a:.3f} and {b:.3f} s of chunk time a step ({100 * (max(a, b) / min(a, b) - 1):.0f}% "
+                         "apart): the host moved between the source runs; trace them again on a quieter machine, "
+                         "or with more repetitions")
+    return lines
+
+
 def thread_peaks_of(frame):
     """{point key: each thread's peak GFLOP/s} from a thread_peaks table (resultsdir.thread_peaks;
     empty when it has no rows): in each run, the mean of the probe right before it and the one
@@ -872,7 +905,8 @@ def figures(frame, measured, out_dir, machine_name):
         ax.set_ylabel(ylabel)
         ax.set_title(f"PREDICTED {quantity.replace('_s', ' time')} on {machine_name} (trace-driven replay)")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7, ncol=2)
+        if ax.get_legend_handles_labels()[0]:  # a figure of one core count alone draws no series
+            ax.legend(fontsize=7, ncol=2)
         path = Path(out_dir) / f"{name}.png"
         resultsdir.atomic_savefig(fig, path, dpi=110)
         plt.close(fig)

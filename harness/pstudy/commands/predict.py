@@ -122,6 +122,13 @@ def default_counts(target, measured=None):
     return sorted(counts)
 
 
+def warn_source_spread(stats, directory):
+    """On stderr, a prediction for another machine: how far apart the host was during the 1-thread
+    source runs (prediction.source_spread), where that is more than a few percent."""
+    for line in prediction.source_spread(stats, prediction.thread_peaks_of(resultsdir.thread_peaks(directory))):
+        sys.stderr.write(f"perfstudy predict: warning: {line}\n")
+
+
 def main_best(args, directory, meta, source, target):
     counts = parse_threads(args.threads, target.cores) if args.threads else default_counts(target)
     stats = prediction.trace_stats(directory, meta.warmup)
@@ -129,6 +136,8 @@ def main_best(args, directory, meta, source, target):
     if not medians:
         raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
                          "[analysis] trace = true and threads including 1")
+    if target is not source:
+        warn_source_spread(stats, directory)
     graphs = prediction.Graphs(directory, meta, args.build_dir)
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     if jobs < 1:
@@ -177,6 +186,8 @@ def main(args):
         if target is source:
             counts |= {key[3] for key in measured if key[3] <= target.cores}
         counts = sorted(counts)
+    if target is not source:
+        warn_source_spread(prediction.trace_stats(directory, meta.warmup), directory)
     frame, validation, overheads = prediction.predict(directory, meta, source, target, counts, args.build_dir)
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
