@@ -108,25 +108,7 @@ cat "$work/machine.txt"
 cat "$work/counters.txt"
 
 step "2. build"
-if command -v git >/dev/null && [ -f .carry/commit-object ] &&
-    [ "$(git rev-parse HEAD 2>/dev/null)" != "$(cat .carry/COMMIT)" ]; then
-    # the tree travelled without .git, or with the .git of an older state (the device tool sent the
-    # session's first one on 2026-11-27): the carried commit makes provenance honest (git status
-    # compares this tree with it, so meta.json's commit and dirty flag mean what they say). The
-    # tree is staged and written as git objects; where it is the commit's own tree, the carried
-    # commit object hashes to the same commit and becomes HEAD (its parents stay absent: rev-parse,
-    # status and diff, all that provenance asks, need none); otherwise the tree is not that commit
-    # and the runs record no commit rather than a wrong one.
-    { [ -d .git ] || git init -q; } && echo /.carry/ >>.git/info/exclude && git add -A &&
-        if [ "$(git write-tree)" = "$(sed -n 's/^tree //p' .carry/commit-object)" ]; then
-            commit=$(git hash-object -t commit -w --stdin <.carry/commit-object) &&
-                git update-ref HEAD "$commit" && git reset -q --mixed HEAD
-        else
-            echo "git: this tree is not commit $(cat .carry/COMMIT)'s (changes not committed before --prepare?)"
-            git rm -rq --cached . >/dev/null
-        fi
-fi
-command -v git >/dev/null && echo "git: HEAD $(git rev-parse --short HEAD 2>/dev/null), $(git status --porcelain 2>/dev/null | wc -l) changed paths"
+bash bench/carried-commit.sh  # the carried commit as HEAD: meta.json's commit and dirty flag honest
 export PERFSTUDY_PYTHON=${PERFSTUDY_PYTHON:-$(command -v python3)}
 if command -v gcc >/dev/null && command -v make >/dev/null &&
     timeout 180 make -s -j"$(nproc)" COMPILERS=gcc $TARGETS; then

@@ -269,18 +269,17 @@ def test_loan_script_is_bounded_and_brings_back_parts():
         assert f"build/bench/{bench}" in targets and (REPO / "bench" / f"{bench}.c").is_file()
 
 
-def _provenance_block():
-    """bench/loan.sh's step that makes the carried commit HEAD of a tree that travelled without .git."""
-    text = LOAN_SCRIPT.read_text()
-    start = text.index("if command -v git >/dev/null && [ -f .carry/commit-object ]")
-    return text[start:text.index("\nfi\n", start) + 4]
+CARRIED_COMMIT = REPO / "bench" / "carried-commit.sh"
 
 
+@pytest.mark.parametrize("stale_git", [False, True], ids=["no-git", "stale-git"])
 @pytest.mark.parametrize("changed", [False, True])
-def test_a_tree_sent_without_git_gets_its_commit_back(tmp_path, changed):
+def test_a_tree_sent_without_git_gets_its_commit_back(tmp_path, changed, stale_git):
     # what --prepare carries (the commit object, a few hundred bytes) makes the very commit there,
     # so that meta.json's commit and dirty flag mean what they say; a tree that is not that
-    # commit's gets no commit rather than a wrong one
+    # commit's gets no commit rather than a wrong one. The tree may come with no .git, or with the
+    # .git of the session's first state (the device tool did that on 2026-11-27: a run at f78f79b
+    # recorded 18b4a91)
     repo, sent = tmp_path / "repo", tmp_path / "sent"
     env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a",
            "GIT_COMMITTER_EMAIL": "a@b", "GIT_CONFIG_GLOBAL": "/dev/null"}
@@ -291,20 +290,23 @@ def test_a_tree_sent_without_git_gets_its_commit_back(tmp_path, changed):
     git(["git", "init", "-q"], cwd=repo)
     git(["git", "add", "-A"], cwd=repo)
     git(["git", "commit", "-qm", "first"], cwd=repo)
+    shutil.copytree(repo / ".git", tmp_path / "first-git")  # the session's first state
     (repo / "README.md").write_text("y\n")
     git(["git", "commit", "-qam", "second"], cwd=repo)  # a parent the sent tree will not have
     head = git(["git", "rev-parse", "HEAD"], cwd=repo).stdout.strip()
     shutil.copytree(repo, sent, ignore=shutil.ignore_patterns(".git"))
+    if stale_git:  # the .git of the first commit, which knows nothing of the second
+        shutil.copytree(tmp_path / "first-git", sent / ".git")
     (sent / ".carry").mkdir()
     (sent / ".carry" / "COMMIT").write_text(head + "\n")
     (sent / ".carry" / "commit-object").write_text(git(["git", "cat-file", "commit", "HEAD"], cwd=repo).stdout)
     if changed:
         (sent / "core" / "a.c").write_text("int b;\n")
-    done = subprocess.run(["bash", "-c", _provenance_block()], cwd=sent, capture_output=True, text=True, env=env)
+    done = subprocess.run(["bash", CARRIED_COMMIT], cwd=sent, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     now = subprocess.run(["git", "rev-parse", "HEAD"], cwd=sent, capture_output=True, text=True, env=env)
-    if changed:
-        assert now.returncode != 0 and "is not commit" in done.stdout
+    if changed:  # no commit at all: not the stale one either
+        assert now.returncode != 0 and "is not commit" in done.stdout and "git: HEAD none" in done.stdout
     else:
         assert now.stdout.strip() == head
         assert git(["git", "status", "--porcelain"], cwd=sent).stdout == ""
