@@ -288,22 +288,25 @@ def report_lines(frame, title):
         out.append(f"  {label:<58} measured {r['measured_step_s']:.5f} s  predicted {r['predicted_step_s']:.5f} s  "
                    f"error {100 * r['error']:+6.2f}% (target {100 * r['target']:.0f}%) {flag}{beside}")
     if len(frame):
-        bad = frame[frame["error"].abs() > frame["target"]]
-        out.append(f"  {len(frame)} points, mean |error| {100 * frame['error'].abs().mean():.2f}%, largest "
-                   f"{100 * frame['error'].abs().max():.2f}%; {len(bad)} beyond their target")
-        probed = frame[frame["error_beside"].map(_known)] if "error_beside" in frame else frame.iloc[:0]
-        if len(probed):
-            errors = probed["error_beside"].astype(float).abs()
-            out.append(f"  with the machine as the probes beside the runs found it ([analysis] peak_beside), "
-                       f"{len(probed)} points: mean |error| {100 * errors.mean():.2f}%, largest "
-                       f"{100 * errors.max():.2f}%; {int((errors > probed['target']).sum())} beyond their target")
-        replayed = frame[frame["error_own"].map(_known)] if "error_own" in frame else frame.iloc[:0]
-        if len(replayed):
-            errors = replayed["error_own"].astype(float).abs()
-            out.append(f"  replayed with each run's own chunk times (the schedule model alone, the speed model left "
-                       f"out), {len(replayed)} points: mean |error| {100 * errors.mean():.2f}%, largest "
-                       f"{100 * errors.max():.2f}%")
+        for line in (_error_line(frame, "error", ""),
+                     _error_line(frame, "error_beside", "with the machine as the probes beside the runs found it "
+                                 "([analysis] peak_beside), "),
+                     _error_line(frame, "error_own", "replayed with each run's own chunk times (the schedule model "
+                                 "alone, the speed model left out), ", against_target=False)):
+            if line:
+                out.append(line)
     return out
+
+
+def _error_line(frame, column, what, against_target=True):
+    """'  <what>N points: mean |error| ..., largest ...[; K beyond their target]' over the rows whose
+    `column` is known; None where none is."""
+    known = frame[frame[column].map(_known)] if column in frame else frame.iloc[:0]
+    if not len(known):
+        return None
+    errors = known[column].astype(float).abs()
+    line = f"  {what}{len(known)} points: mean |error| {100 * errors.mean():.2f}%, largest {100 * errors.max():.2f}%"
+    return line + (f"; {int((errors > known['target']).sum())} beyond their target" if against_target else "")
 
 
 def _known(value):

@@ -406,9 +406,9 @@ FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp's files are pri
 
 
 def atomic_write(path, text):
-    """Write `text` to `path` through a temporary file renamed into place."""
+    """Write `text` (str, or bytes as they are) to `path` through a temporary file renamed into place."""
     def write(tmp):
-        with open(tmp, "w") as f:
+        with open(tmp, "wb" if isinstance(text, bytes) else "w") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
@@ -446,17 +446,7 @@ def write_csv(path, frame):
     """frame as CSV (NA for missing values); gzipped where the name ends in .gz, with no time stamp in
     the header, so that the same table makes the same bytes (a committed recording's diff stays empty)."""
     text = frame.to_csv(index=False, na_rep="NA")
-    if str(path).endswith(".gz"):
-        data = gzip.compress(text.encode(), compresslevel=9, mtime=0)
-
-        def write(tmp):
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        atomic_output(path, write)
-    else:
-        atomic_write(path, text)
+    atomic_write(path, gzip.compress(text.encode(), compresslevel=9, mtime=0) if str(path).endswith(".gz") else text)
 
 
 def reserve_space(directory):
