@@ -324,3 +324,22 @@ def test_a_missing_peak_probe_loses_no_run(study):
     record = json.loads(next((d / "runs").glob("*.json")).read_text())
     assert "peakflops: not found" in record["peak_beside"]["error"]
     assert "peakflops: not found" in record["peak_after"]["error"]
+
+
+def test_one_thread_points_run_as_often_as_the_config_says(study):
+    # [run] one_thread_repetitions = 3 beside repetitions = 1: the 1-thread points, whose chunk times
+    # predict replays, three runs each, the 2-thread points one; the summary pools each point's runs
+    text = study.config(steps=2, repetitions=1).read_text().replace(
+        "repetitions = 1\n", "repetitions = 1\none_thread_repetitions = 3\n")
+    done = study.perfstudy("run", study.config(name="sources", text=text))
+    assert done.returncode == 0, done.stderr
+    one, two = 1 + 1 + 2 * 2, 1 + 2 * 2  # seq, forkjoin, tasks and taskiter x bs 1, 4 / the same but seq
+    assert f"{one + two} points x 1 repetitions, the 1-thread points x 3 = {3 * one + two} runs" in done.stderr
+    [d] = study.result_dirs()
+    runs = read(d, "runs.csv")
+    per_point = runs.groupby(["variant", "threads", "batch_subsize"], dropna=False).size()
+    assert set(per_point[per_point.index.get_level_values("threads") == 1]) == {3}
+    assert set(per_point[per_point.index.get_level_values("threads") == 2]) == {1}
+    summary = read(d, "summary.csv")
+    assert set(summary.loc[summary["threads"] == 1, "n_runs"]) == {3}
+    assert set(summary.loc[summary["threads"] == 2, "n_runs"]) == {1}

@@ -130,3 +130,31 @@ def test_schedule_is_repetition_major_shuffled_and_seeded():
     assert order == sweep.schedule(study, seed=3)
     assert order != sweep.schedule(study, seed=4)
     assert len({r.run_id() for r in order}) == len(order)
+
+
+def test_one_thread_points_may_run_more_often_and_the_rest_keep_their_order():
+    # [run] one_thread_repetitions: the 1-thread runs, whose chunk times predict replays, repeated
+    # more than the others; the repetitions past the others' count run the 1-thread points alone
+    raw = {t: dict(v) for t, v in RAW.items()}
+    raw["run"]["one_thread_repetitions"] = 5
+    study = config.from_dict(raw, "x.toml", cpu_count=4)
+    pts = sweep.points(study)
+    one = [p for p in pts if p.threads == 1]
+    order = sweep.schedule(study, seed=3)
+    assert len(order) == 3 * len(pts) + 2 * len(one)
+    runs = Counter(r.point for r in order)
+    assert all(runs[p] == (5 if p.threads == 1 else 3) for p in pts)
+    # repetition-major still: every point once before any twice, the late repetitions 1-thread only
+    reps = [r.repetition for r in order]
+    assert reps == sorted(reps) and {r.point.threads for r in order if r.repetition >= 3} == {1}
+    assert len({r.run_id() for r in order}) == len(order)
+    # unset, the digest of a config is what it was before the key existed (its directories resume)
+    assert config.from_dict(RAW, "x.toml", cpu_count=4).run["one_thread_repetitions"] is None
+    plain = config.from_dict(RAW, "x.toml", cpu_count=4).digest()
+    assert plain == "05cb1a85753cc6c1"  # as computed at 3b39024, before the key
+    assert study.digest() != plain
+    raw["run"]["one_thread_repetitions"] = 3  # as many as the others: the same runs, another config text
+    assert len(sweep.schedule(config.from_dict(raw, "x.toml", cpu_count=4), 3)) == 3 * len(pts)
+    raw["run"]["one_thread_repetitions"] = 0
+    with pytest.raises(StudyError, match="run.one_thread_repetitions"):
+        config.from_dict(raw, "x.toml", cpu_count=4)

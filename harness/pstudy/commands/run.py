@@ -132,7 +132,10 @@ def make_runs(directory, study, order, done, binaries, journal, progress, meta, 
     resumed = bool(meta.get("resumed"))
     journal.append("begin", resumed=resumed, total_runs=len(order), already_done=len(done), seed=meta["seed"])
     say(f"{'resuming' if resumed else 'writing'} {directory} "
-        f"({len(sweep.points(study))} points x {study.run['repetitions']} repetitions = {len(order)} runs"
+        f"({len(sweep.points(study))} points x {study.run['repetitions']} repetitions"
+        + ("" if study.run.get("one_thread_repetitions") is None else
+           f", the 1-thread points x {study.run['one_thread_repetitions']}")
+        + f" = {len(order)} runs"
         + (f", {len(done)} already done" if done else "") + ")")
     if study.run["steps"] * study.run["repetitions"] < 6:
         say("note: fewer than 6 measured steps per point (steps x repetitions): medians get no 95% "

@@ -49,6 +49,7 @@ SCHEMA = {
         "steps": ("posint", REQUIRED),
         "warmup": ("nonnegint", 1),
         "repetitions": ("posint", 3),
+        "one_thread_repetitions": ("posint", None),  # runs of each 1-thread point; default: repetitions
         "timeout_s": ("posnumber", 600),
         "seed": ("nonnegint", None),
         "build_dir": ("str", "build"),
@@ -111,6 +112,7 @@ SCHEMA = {
 # tables and keys left out of the digest while they have their default: added after sweeps were
 # made, they change no sweep measurement, so that adding them does not orphan older directories
 DIGEST_OPTIONAL = {("analysis", "sensitivity"), ("analysis", "cachesim"), ("analysis", "peak_beside"),
+                   ("run", "one_thread_repetitions"),
                    ("sensitivity", None),
                    ("cachesim", None), ("regress", None)}
 
@@ -259,7 +261,7 @@ def from_dict(raw, path, text="", cpu_count=1):
                   placement=resolved["placement"], counters=resolved["counters"], analysis=resolved["analysis"],
                   sensitivity=resolved["sensitivity"], cachesim=resolved["cachesim"],
                   launcher=resolved["launcher"], regress=resolved["regress"], text=text)
-    runs = len(sweepmod.points(study)) * run["repetitions"]
+    runs = sum(sweepmod.repetitions_of(study, p) for p in sweepmod.points(study))
     if runs > run["max_runs"]:
         raise StudyError(f"{path}: sweep: {runs} runs is more than run.max_runs = {run['max_runs']} "
                          "(raise run.max_runs if this is meant)")

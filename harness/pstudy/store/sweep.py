@@ -5,7 +5,8 @@ chunked variants only, batch_subsize, token chunk k, the tile widths tile_column
 tile_in_channels, the sequences per row chunk of the products tile_sequences and the tiles each
 product is cut into tiles_per_product, each a number or AUTO, the binary's choice; for the distributed variants only, ranks: MPI processes of `threads`
 threads each). A run is one process measuring one point
-once; a sweep makes `repetitions` runs of every point.
+once; a sweep makes `repetitions` runs of every point, and `one_thread_repetitions` of each
+1-thread point where the config sets it (repetitions_of).
 
 Order: repetition-major, with the points shuffled independently in each repetition by a seeded
 generator. Every point is measured once before any is measured twice, and slow drifts of the
@@ -85,13 +86,23 @@ def chunk_value(value):
     return vocabulary.AUTO if value == "auto" else value
 
 
+def repetitions_of(study, point):
+    """Runs of `point`: `[run] one_thread_repetitions` for a 1-thread point where set, else
+    `repetitions`. The 1-thread runs are the chunk times `predict` replays at every thread count,
+    so on a host whose speed moves from run to run (the lent VMs) they are the ones worth repeating."""
+    one = study.run.get("one_thread_repetitions")
+    return one if one is not None and point.threads == 1 else study.run["repetitions"]
+
+
 def schedule(study, seed):
-    """All runs of the study in the order they are made (see the module comment)."""
+    """All runs of the study in the order they are made (see the module comment); a repetition past
+    some points' count runs the others alone, still shuffled."""
     rng = random.Random(seed)
     pts = points(study)
+    counts = [repetitions_of(study, p) for p in pts]
     order = []
-    for rep in range(study.run["repetitions"]):
-        shuffled = list(pts)
+    for rep in range(max(counts, default=0)):
+        shuffled = [p for p, n in zip(pts, counts) if rep < n]
         rng.shuffle(shuffled)
         order.extend(Run(p, rep) for p in shuffled)
     return order
