@@ -526,7 +526,8 @@ def load(directory):
     return steps, meta, products, kernels
 
 
-SAME_BENCHMARK = ("config", "B", "T", "compiler", "kernels", "isa")  # what pooled runs must share
+# what pooled runs must share, with the value a directory saved before the key had
+SAME_BENCHMARK = {"config": None, "B": None, "T": None, "compiler": None, "kernels": None, "isa": "native"}
 
 
 def load_pooled(directories):
@@ -545,10 +546,10 @@ def load_pooled(directories):
     pooled, frames, offset = [], [], 0
     for directory, (steps, meta, _, _) in zip(directories, loaded):
         args = meta["args"]
-        for key in SAME_BENCHMARK:
-            if args.get(key, "native" if key == "isa" else None) != first.get(key, "native" if key == "isa" else None):
-                raise StudyError(f"{Path(directory) / 'meta.json'}: args.{key} is {args.get(key)}, "
-                                 f"{first.get(key)} in {directories[0]}: not the same benchmark, not pooled")
+        for key, before in SAME_BENCHMARK.items():
+            if args.get(key, before) != first.get(key, before):
+                raise StudyError(f"{Path(directory) / 'meta.json'}: args.{key} is {args.get(key, before)}, "
+                                 f"{first.get(key, before)} in {directories[0]}: not the same benchmark, not pooled")
         steps = steps.copy()
         runs = int(steps["repetition"].max()) + 1 if len(steps) else 0
         steps["repetition"] += offset

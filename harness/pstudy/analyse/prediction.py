@@ -772,7 +772,7 @@ def slowest_threads(directory):
             if r["slowest_thread_time"] == r["slowest_thread_time"]}
 
 
-def predict(directory, meta, source, target, threads, build_dir=None, progress=None):
+def predict(directory, meta, source, target, threads, build_dir=None, progress=None, stats=None):
     """(predictions, validation, RuntimeOverheads): the first two as pandas frames.
 
     predictions: one row per (variant, compiler, kernels, chunking, P) of `threads` (P=1 alone for
@@ -784,10 +784,11 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     threads ran at different speeds), and, where the sweep probed its runs (`[analysis]
     peak_beside`), the prediction with the machine as those probes found it (speeds_beside) and its
     error; NaN elsewhere; and the point's runs replayed with their own chunk times (replay_own_times:
-    the schedule model alone) and its error, where the point was traced."""
+    the schedule model alone) and its error, where the point was traced. `stats`: the directory's
+    trace_stats where the caller has them already."""
     import pandas as pd
 
-    stats = trace_stats(directory, meta.warmup)
+    stats = stats or trace_stats(directory, meta.warmup)
     medians = stats.medians
     if not medians:
         raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
@@ -817,9 +818,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     validation = []
     slow = slowest_threads(directory)
     peaks = thread_peaks_of(resultsdir.thread_peaks(directory))  # `[analysis] peak_beside`, else empty
-    own = {}
-    for path, key, _rep in resultsdir.ResultsDir(directory).traces():
-        own.setdefault(key, []).append(path)
+    own = resultsdir.ResultsDir(directory).traces_by_point()
     for point in sorted(measured, key=vocabulary.point_sort_key):
         ck = config_key(point)
         if ck not in medians:

@@ -202,23 +202,19 @@ def validate(recording, machine=None):
         peaks = prediction.thread_peaks_of(recording.thread_peaks(study)) if machine is None else {}
         # the runs' own traces, where the recording keeps its results (the committed loans)
         kept = recording.results_of(study) if machine is None else None
-        own, warmup = {}, 0
-        if kept is not None:
-            warmup = resultsdir.read_meta(kept).warmup
-            for path, key, _rep in resultsdir.ResultsDir(kept).traces():
-                own.setdefault(key, []).append(path)
+        own = resultsdir.ResultsDir(kept).traces_by_point() if kept is not None else {}
+        warmup = resultsdir.read_meta(kept).warmup if kept is not None else 0
         for point in sorted(measured, key=vocabulary.point_sort_key):
             ck = prediction.config_key(point)
             if vocabulary.is_distributed(point[0]) or ck not in medians:
                 continue
             # and again with the machine as the probes beside the runs found it, where they exist
-            step, step_beside = prediction.predict_measured(graphs, medians, ck, point, source,
-                                                            overheads.of(ck[0], leave_out=ck, config=ck),
+            overhead = overheads.of(ck[0], leave_out=ck, config=ck)
+            step, step_beside = prediction.predict_measured(graphs, medians, ck, point, source, overhead,
                                                             noise.get(ck), peaks)
             meas = measured[point]
-            replayed = (prediction.replay_own_times(graphs.get(ck, point[3]), own[point], warmup, source,
-                                                    overheads.of(ck[0], leave_out=ck, config=ck))
-                        if point in own else None)
+            replayed = prediction.replay_own_times(graphs.get(ck, point[3]), own.get(point, []), warmup, source,
+                                                   overhead)
             rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,
                          "error": step / meas - 1,

@@ -186,9 +186,11 @@ def main(args):
         if target is source:
             counts |= {key[3] for key in measured if key[3] <= target.cores}
         counts = sorted(counts)
+    stats = prediction.trace_stats(directory, meta.warmup)
     if target is not source:
-        warn_source_spread(prediction.trace_stats(directory, meta.warmup), directory)
-    frame, validation, overheads = prediction.predict(directory, meta, source, target, counts, args.build_dir)
+        warn_source_spread(stats, directory)
+    frame, validation, overheads = prediction.predict(directory, meta, source, target, counts, args.build_dir,
+                                                      stats=stats)
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "prediction.csv", frame)

@@ -51,11 +51,11 @@ def paths(directory, run):
     return {ext: Path(f"{base}.{ext}") for ext in ("sh", "out", "err", "exit", *PROBE_FILES)}
 
 
-def probe_lines(study, p, when):
-    """The batch script's lines that probe the threads (`when`: before or after)."""
+def probe_line(study, p, when):
+    """The batch script's line that probes the threads (`when`: before or after)."""
     argv = " ".join(shlex.quote(a) for a in ceilings.peak_beside_argv(common.bench_dir(study)))
     q = {ext: shlex.quote(str(p[f"{when}.{ext}"])) for ext in ("json", "err", "status")}
-    return [f"{argv} > {q['json']} 2> {q['err']}; echo $? > {q['status']}"]
+    return f"{argv} > {q['json']} 2> {q['err']}; echo $? > {q['status']}"
 
 
 def probes_of(study, run, directory):
@@ -107,13 +107,13 @@ def batch_script(study, run, binary, root, trace, options):
         "# the OpenMP environment a local sweep gives this point",
         *exports, *unsets,
         f"cd {shlex.quote(str(root))}",
-        *(["# [analysis] peak_beside: the threads' peak FLOP/s right before the run", *probe_lines(study, p, "before")]
+        *(["# [analysis] peak_beside: the threads' peak FLOP/s right before the run", probe_line(study, p, "before")]
           if probe else []),
         "start=$(date +%s.%N)",
         " ".join(shlex.quote(str(c)) for c in cmd),
         "status=$?",
         "end=$(date +%s.%N)",
-        *(["# and right after it, before .exit says the job is done", *probe_lines(study, p, "after")]
+        *(["# and right after it, before .exit says the job is done", probe_line(study, p, "after")]
           if probe else []),
         f"echo \"$status $start $end\" > {shlex.quote(str(p['exit']))}.tmp && "
         f"mv {shlex.quote(str(p['exit']))}.tmp {shlex.quote(str(p['exit']))}",

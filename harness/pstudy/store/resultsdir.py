@@ -272,6 +272,13 @@ class ResultsDir:
                 found.append((path, *parsed))
         return found
 
+    def traces_by_point(self):
+        """{point key: [its runs' trace files]} (traces())."""
+        out = {}
+        for path, key, _rep in self.traces():
+            out.setdefault(key, []).append(path)
+        return out
+
 
 # ---------------------------------------------------------------------------------------------
 # meta.json
