@@ -1,7 +1,7 @@
 // The schedule of one training step as a variant runs it, written out for a
 // simulator (`--describe-graph FILE`): the chunk tasks, the rule that orders
 // them, and their FLOPs and compulsory bytes (traffic.h). The format is
-// documented in README.md ("Task graph export") and read by
+// documented in docs/variants.md ("Task graph export") and read by
 // harness/pstudy/taskgraph.py.
 //
 // Two kinds of schedule cover every variant:

@@ -98,7 +98,7 @@ REPEATED = [(0, 0, 0, 0), (1, 1, 0, 0), (2, 4, 0, 0), (1, 5, 0, 0), (1, 5, 16, 3
 
 def within(chunkings, case_args):
     """The chunkings with BATCH_SUBSIZE and k cut to the case's B and T (larger ones are refused as
-    bad input: README, options), duplicates dropped, in order: one chunk of the whole dimension."""
+    bad input: docs/variants.md, "Options"), duplicates dropped, in order: one chunk of the whole dimension."""
     B = int(case_args[case_args.index("-B") + 1]) if "-B" in case_args else 4
     T = int(case_args[case_args.index("-T") + 1]) if "-T" in case_args else 64
     out = []

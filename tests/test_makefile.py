@@ -1,4 +1,4 @@
-"""The Makefile's default goal builds what the README says `make` builds: every variant of
+"""The Makefile's default goal builds what docs/index.md ("Make targets") says `make` builds: every variant of
 variants/LIST for every compiler and kernel set, and the ceiling benchmarks. Checked with dry runs
 (`make -n`), so nothing is built."""
 

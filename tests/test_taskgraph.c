@@ -287,7 +287,7 @@ static void check(const char *config_name, int B, int T, int threads, int batch_
 }
 
 // P threads, with the knobs of `given` fixed: what it must hold, and for d12
-// at 2 threads what it picks. Prints the choice (the README quotes it).
+// at 2 threads what it picks. Prints the choice (docs/variants.md quotes it).
 static void check_auto(const char *config_name, int B, int T, int threads, Chunking given) {
     char what[160], err[256];
     snprintf(what, sizeof(what), "auto %s B=%d T=%d P=%d given (%d, %d, %d, %d, %d)", config_name, B, T, threads,

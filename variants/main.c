@@ -278,7 +278,7 @@ static uint64_t fnv1a(const void *data, size_t n) {
 }
 
 // Before any collective work: every rank has checked its own options and inputs, and now all
-// of them compare what must match (README: MPI, "Ranks that disagree"). A rank that failed got
+// of them compare what must match (docs/mpi.md, "Ranks that disagree"). A rank that failed got
 // here through die(), with its line instead of these settings.
 static void agree(const Options *o, const Run *run) {
     DistSetting s[DIST_MAX_SETTINGS];

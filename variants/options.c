@@ -327,7 +327,7 @@ void options_usage(FILE *out, const char *program, int distributed) {
             "  --json               one JSON object per line on stdout\n"
             "  --trace FILE         write per-kernel timing records (CSV)\n"
             "  --describe-graph FILE write the chunk tasks of one step, their order and dependencies,\n"
-            "                       FLOPs and bytes as JSON (README: task graph export) instead of training\n"
+            "                       FLOPs and bytes as JSON (docs/variants.md) instead of training\n"
             "  --describe           print each operation of the step with its FLOPs and compulsory\n"
             "                       bytes (one JSON object per line) instead of training\n"
             "  --verify FILE        check logits, loss and gradients against an llm.c debug state,\n"

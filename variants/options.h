@@ -29,7 +29,7 @@ typedef struct {
     ExecOptions exec; // with the distributed variants' --executor and --update
 } Options;
 
-// The documented limits of the numeric options (README: options).
+// The documented limits of the numeric options (docs/variants.md, "Options").
 #define OPTION_MAX_B (1 << 20)
 #define OPTION_MAX_T (1 << 20)
 #define OPTION_MAX_STEPS (1 << 24)

@@ -7,7 +7,7 @@
 // rest is the argument vector, arguments separated by NUL bytes (at most 64).
 // Invariants: no crash or sanitizer report; a refusal is one printable line;
 // an accepted vector's values are within the documented limits (options.h,
-// README: options), and a run the model check accepts fits the model.
+// docs/variants.md, "Options"), and a run the model check accepts fits the model.
 #include <ctype.h>
 #include <math.h>
 #include <stdint.h>

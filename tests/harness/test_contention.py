@@ -1,5 +1,6 @@
 """The contention model (pstudy.analyse.contention) on hand-made machines with known answers, in the
-replay (pstudy.analyse.simulate), and held to the 16-vCPU loan's forkjoin speedups in README.md."""
+replay (pstudy.analyse.simulate), and held to forkjoin's measured speedups on a 16-vCPU VM
+(machines/xeon-amx-vm16.toml; its traces were not kept)."""
 
 import dataclasses
 import subprocess
@@ -104,7 +105,7 @@ def test_replay_with_hardware_threads_sharing_a_core():
 
 
 # ---------------------------------------------------------------------------------------------
-# The 16-vCPU loan (README.md, "Past this machine: 16 cores"): forkjoin's speedup over its own
+# The 16-vCPU VM (machines/xeon-amx-vm16.toml): forkjoin's speedup over its own
 # 1-thread step on d12, B=4, T=64, measured 1.95x at 2 threads, 3.8x at 4, 4.9x at 8 and 7.1-7.4x
 # at 15-16 (the midpoint is the target here).
 #
@@ -115,7 +116,7 @@ def test_replay_with_hardware_threads_sharing_a_core():
 #    inferred from the peak curve, see the file);
 #  - each chunk's 1-thread time is its roofline time on that machine, max(FLOPs / (e x peak),
 #    bytes / one thread's STREAM bandwidth), with the one efficiency e fitted so that a 1-thread step's
-#    chunks add up to 2.67 s, forkjoin's measured summed chunk time at 1 thread (README). Nothing of
+#    chunks add up to 2.67 s, forkjoin's measured summed chunk time at 1 thread. Nothing of
 #    the multi-thread measurements goes in.
 LOAN_SPEEDUP = {2: 1.95, 4: 3.8, 8: 4.9, 16: 7.25}
 LOAN_ONE_THREAD_CHUNKS_S = 2.67
@@ -160,8 +161,8 @@ def test_loan_forkjoin_speedups(tmp_path):
     # 2 and 4 threads: two threads of forkjoin's kernels fit on one core's FMA units
     for p in (2, 4):
         assert abs(errors[p]) <= TARGET, f"{p} threads: {100 * errors[p]:+.1f}%"
-    # 8 and 16 threads: held to the target too, and known to miss it (README, "The contention
-    # model", "Checked on 16 cores"): strict, so that the day the model reaches it, this says so
+    # 8 and 16 threads: held to the target too, and known to miss it (docs/prediction.md, "The contention
+    # model"): strict, so that the day the model reaches it, this says so
     bad = {p: errors[p] for p in (8, 16) if abs(errors[p]) > TARGET}
     if bad:
         pytest.xfail("8 and 16 threads beyond 10%: " + ", ".join(f"{p}: {100 * v:+.0f}%" for p, v in bad.items()))

@@ -52,7 +52,7 @@ def _summary_points(summary):
 
 
 def test_forkjoins_load_balance_on_the_loan_is_one_slow_thread():
-    # README, "Past this machine": at 8 threads one thread of forkjoin's took 1.26x the others' time
+    # docs/traces.md, "Thread speeds": at 8 threads one thread of forkjoin's took 1.26x the others' time
     # on equal chunks, and the barriers waited for it: the threads' mean over the slowest, what an
     # even schedule's barriers leave, is 0.809 where the load balance is 0.806. At 16 threads one at
     # 1.18x accounts for 0.87 of the 0.84.
@@ -135,7 +135,7 @@ def test_second_loan_is_whole_small_and_probed():
     assert len(peaks) == runs["threads"].sum() == 156 and (peaks["gflops"] > 0).all()
     assert len(pd.read_csv(STUDY_B / "thread_peaks.csv")) == 156
     # what the probes saw: the 1-thread runs that give the chunk times at 105-161 GFLOP/s, a spread
-    # no machine file holds (README, "Past this machine")
+    # no machine file holds (docs/prediction.md, "Thread speeds beside the runs")
     one = runs[runs["threads"] == 1]["peak_beside_gflops"]
     assert one.min() == pytest.approx(105.193) and one.max() == pytest.approx(161.189)
 

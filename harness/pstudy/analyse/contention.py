@@ -1,5 +1,5 @@
 """The node's shared resources in the replay (pstudy.analyse.simulate): what slows a task down
-because of what runs beside it. harness/README.md ("The contention model") states the equations
+because of what runs beside it. docs/prediction.md ("The contention model") states the equations
 with their anchors; in short, for the tasks running at one instant on n busy simulated threads
 placed on m distinct cores:
 

@@ -74,7 +74,7 @@ NOTE = ("Per point: the mean over its traced runs with a 95% percentile-bootstra
         "resampled 2000 times; never outside the runs' range). Parallel "
         "efficiency = load balance x communication efficiency = OMP serialization x OMP load "
         "balance x OMP scheduling efficiency; global = parallel x computation scalability. "
-        "Definitions: harness/README.md, section Efficiency factors.")
+        "Definitions: docs/traces.md, section POP efficiency factors.")
 RUN_COLUMNS = ["runtime_s", "steps", "useful_sum_s", "useful_max_s", "serialization_s", "imbalance_s",
                "scheduling_s", "slowest_thread", "slowest_thread_time"]
 # Chunks shorter than this are left out of the thread speeds: the clock reads, the runtime's own

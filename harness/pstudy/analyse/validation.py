@@ -6,7 +6,7 @@ within 10% at more threads (a multi-core study, docs/studies/<date>-<machine>/, 
 is held to 5% as well: MULTICORE_MEAN);
 the 1-thread step beside bench/thief within 10% at every duty cycle; gpt2-mpi at 1 and 2 local ranks
 within 10% (pstudy.analyse.distributed, the node executor's 1-thread traces of the same study). The thief is the contention
-model's background stream of duty x B(1) (harness/README.md, "The contention model"); runs in the
+model's background stream of duty x B(1) (docs/prediction.md, "The contention model"); runs in the
 thief's cache mode are left out (the model has no cache to steal from).
 
 Where the recording keeps the runs' traces (results/, the committed loans), each point is also

@@ -406,7 +406,7 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
 
 
 def measure_reread(build_dir, env):
-    """bench/reread's figure at one thread (README: "Re-read rate"), or {"available": False,
+    """bench/reread's figure at one thread (docs/roofline.md, "Ceilings"), or {"available": False,
     "reason": ...} where it is not built or gave no figure: machine.toml then has no reread_GBs and
     predict charges re-read bytes at one core's STREAM bandwidth, as before the benchmark existed."""
     binary = Path(build_dir) / "reread"

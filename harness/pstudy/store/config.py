@@ -2,7 +2,7 @@
 
 Every problem is a StudyError naming the file and the key ("configs/x.toml: sweep.threads: ...");
 unknown tables and keys are errors too, so that a typo never silently falls back to a default.
-The schema below is the single source of truth; harness/README.md describes it for people.
+The schema below is the single source of truth; docs/running.md describes it for people.
 """
 
 import hashlib

@@ -1,6 +1,6 @@
 """Machine descriptions for `predict`: machines/*.toml, read and written here.
 
-Keys (README.md, "Predicting other core counts", lists them with units):
+Keys (docs/prediction.md, "Machine files", lists them with units):
     name                   a short name (figures, the output directory's name)
     measured               true when the figures were measured on the machine (perfstudy ceilings),
                            false when they come from public figures

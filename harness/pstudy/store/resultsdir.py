@@ -16,7 +16,7 @@ Layout of results/<date>-<commit>-<config>[-N]/:
                         (the checked graph in arrays, pstudy.taskgraph's cache)
     predict-MACHINE/    `predict` output for a machine description: prediction.csv, validation.csv,
                         figures (pstudy.simulate)
-    steps.csv       one row per step of every successful run (warm-up steps flagged, see README)
+    steps.csv       one row per step of every successful run (warm-up steps flagged; docs/results.md)
     runs.csv        one row per run, failed ones included
     failures.csv    the failed runs with their errors
     summary.csv     one row per point: medians, CIs, speedups, efficiencies (a cache: `report`

@@ -1,5 +1,5 @@
 """The task graph of one training step as a variant schedules it: the reading side of a binary's
-`--describe-graph FILE` (core/schedule.c writes it; README.md, "Task graph export", documents it).
+`--describe-graph FILE` (core/schedule.c writes it; docs/variants.md, "Task graph export", documents it).
 This module owns the format on the Python side; nothing else parses the file.
 
 Format "gpt2-perfstudy-graph", one JSON object with
