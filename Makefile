@@ -17,7 +17,9 @@ SEQUENTIAL_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "se
 # node-level executors (the threads and chunked variants), compiled again with their entry
 # points prefixed by their name: forkjoin_executor_create, ...
 DISTRIBUTED_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "distributed" {print $$1}')
-NODE_VARIANTS        := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "threads" || $$2 == "chunked" {print $$1}')
+# variants on a task runtime of their own ("Task runtimes", below)
+RUNTIME_VARIANTS     := nosv starpu
+NODE_VARIANTS        := $(filter-out $(RUNTIME_VARIANTS),$(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "threads" || $$2 == "chunked" {print $$1}'))
 NODE_EXECUTORS       := $(foreach v,$(NODE_VARIANTS),INNER($(v)))
 node_rename = $(foreach f,executor_create executor_info executor_train executor_destroy executor_schedule EXECUTOR_NAME EXECUTOR_WHOLE_LOOP EXECUTOR_PACKS_WEIGHTS Executor,-D$(f)=$(1)_$(f))
 # Debian's Open MPI wrapper; OMPI_CC picks the compiler under it
@@ -25,7 +27,7 @@ MPICC     ?= mpicc
 PYTHON    := $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
 
 # the target of the variants' and ceiling benchmarks' builds: this machine's CPU, unless a build is
-# made for another (bench/loan.sh --prepare: MARCH=-march=x86-64-v4 for a machine with no compiler)
+# made for another (MARCH=-march=x86-64-v4: binaries for a machine of that class that has no compiler)
 MARCH         ?= -march=native
 CFLAGS_COMMON := -std=c11 -O3 $(MARCH) -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -g
 LDLIBS        := -lm -ldl
@@ -59,7 +61,7 @@ build/$(1)/$(3)/obj/main-omp.o: variants/main.c $(HEADERS) | build/$(1)/$(3)/obj
 build/$(1)/$(3)/obj/main-seq.o: variants/main.c $(HEADERS) | build/$(1)/$(3)/obj
 	$(1) $(4) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 build/$(1)/$(3)/obj/exec-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
-	$(1) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+	$(1) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' $$(RUNTIME_CFLAGS_$$*) -c $$< -o $$@
 build/$(1)/$(3)/obj/front-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
 	$(1) $(4) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 build/$(1)/$(3)/obj/main-mpi.o: variants/main.c $(HEADERS) | build/$(1)/$(3)/obj
@@ -75,7 +77,7 @@ $(patsubst %,build/$(1)/$(3)/gpt2-%,$(DISTRIBUTED_VARIANTS)): build/$(1)/$(3)/gp
 $(patsubst %,build/$(1)/$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-seq.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(1) $(4) $$^ -o $$@ $(LDLIBS)
 build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-omp.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
-	$(1) $(4) -fopenmp $$^ -o $$@ $(LDLIBS)
+	$(1) $(4) -fopenmp $$(filter %.o,$$^) -o $$@ $$(RUNTIME_LDLIBS_$$*) $(LDLIBS)
 endef
 $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k),$(k),$(CFLAGS_COMMON)))))
 
@@ -92,7 +94,7 @@ $(patsubst %,build/$(1)/$(2)-$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2
 	$(1) $(CFLAGS_COMMON) -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
 build/$(1)/$(2)-$(3)/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
 	@mkdir -p $$(@D)
-	$(1) $(CFLAGS_COMMON) -fopenmp -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
+	$(1) $(CFLAGS_COMMON) -fopenmp -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' $$(RUNTIME_CFLAGS_$$*) variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $$(RUNTIME_LDLIBS_$$*) $(LDLIBS) -l$(3)
 endef
 $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(foreach b,likwid papi,$(eval $(call COUNTERS_TREE,$(c),$(k),$(b))))))
 .PHONY: counters
@@ -129,6 +131,53 @@ $(REPLAY_LIB): harness/replay/replay.c
 
 deps:
 	@scripts/install-deps.sh
+
+# Task runtimes (RUNTIME_VARIANTS, above). A variant named after a runtime here runs its chunk tasks on that runtime: it is
+# compiled with RUNTIME_CFLAGS_<name>, linked with RUNTIME_LDLIBS_<name>, built after what
+# RUNTIME_DEPS_<name> lists, and is not one of the MPI variant's node-level executors (which
+# are OpenMP programs inside each process).
+#   nosv    nOS-V, vendored in third_party/nos-v (third_party/README.md): built here, out of the
+#           source tree, into build/nosv/install (its default configuration file beside it), and
+#           rebuilt only when a file of its sources changes. A shared library found through the
+#           binary's run path, relative to the binary first: nOS-V interposes pthread_create and
+#           the affinity calls, and refuses to start unless it comes before libc in the program's
+#           library list, which a library linked into the executable itself does not
+#   starpu  StarPU 1.3, Debian's libstarpu-dev: its headers only; the variant opens the library
+#           at run time, so that a machine without it gets a one-line error, not the loader's
+NOSV_BUILD := build/nosv
+NOSV_LIB   := $(NOSV_BUILD)/install/lib/libnosv.so
+RUNTIME_CFLAGS_nosv := -I$(NOSV_BUILD)/install/include
+RUNTIME_LDLIBS_nosv  = -L$(NOSV_BUILD)/install/lib -lnosv -Wl,-rpath,'$$ORIGIN/../../nosv/install/lib' \
+                       -Wl,-rpath,'$$ORIGIN/../nosv/install/lib' -Wl,-rpath,$(abspath $(NOSV_BUILD))/install/lib
+RUNTIME_DEPS_nosv   := $(NOSV_LIB)
+RUNTIME_CFLAGS_starpu = $(shell pkg-config --cflags starpu-1.3 2>/dev/null || echo -I/usr/include/starpu/1.3)
+RUNTIME_LDLIBS_starpu :=
+RUNTIME_DEPS_starpu   :=
+# every build of such a variant: the compiled trees, the counters and sanitizer builds
+RUNTIME_TREES := $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(foreach t,$(k) $(k)-avx2 $(k)-likwid $(k)-papi,build/$(c)/$(t))))
+$(foreach v,$(RUNTIME_VARIANTS),$(eval $(patsubst %,%/obj/exec-$(v).o,$(RUNTIME_TREES)) $(patsubst %,%/gpt2-$(v),$(RUNTIME_TREES)) build/asan/gpt2-$(v): $(RUNTIME_DEPS_$(v))))
+NOSV_SOURCES := $(shell find third_party/nos-v -type f 2>/dev/null)
+# autoreconf writes into the tree it runs in: a copy of the sources, under build/
+$(NOSV_LIB): $(NOSV_SOURCES)
+	@rm -rf $(NOSV_BUILD) && mkdir -p $(NOSV_BUILD)/obj
+	cp -a third_party/nos-v $(NOSV_BUILD)/src
+	cd $(NOSV_BUILD)/src && autoreconf -fi > ../autoreconf.log 2>&1 || { tail -20 ../autoreconf.log >&2; exit 1; }
+	cd $(NOSV_BUILD)/obj && ../src/configure --prefix=$(abspath $(NOSV_BUILD))/install --enable-shared --disable-static \
+	    --without-papi --without-ovni CC=gcc CFLAGS=-O2 > ../configure.log 2>&1 || { tail -20 ../configure.log >&2; exit 1; }
+	$(MAKE) -C $(NOSV_BUILD)/obj install > $(NOSV_BUILD)/make.log 2>&1 || { tail -20 $(NOSV_BUILD)/make.log >&2; exit 1; }
+	@touch $@
+
+# the per-task overhead of each runtime (bench/runtime_overhead.py drives it): one build per
+# compiler, whose OpenMP runtime it measures beside the others
+RUNTIME_OVERHEAD := $(patsubst %,build/bench/runtime_overhead-%,$(COMPILERS))
+build/bench/runtime_overhead-%: bench/runtime_overhead.c bench/bench_cli.h $(NOSV_LIB)
+	@mkdir -p $(@D)
+	$* -std=c11 -O2 -fopenmp -Wall -Wextra $(RUNTIME_CFLAGS_nosv) $(RUNTIME_CFLAGS_starpu) -o $@ $< \
+	    $(RUNTIME_LDLIBS_nosv) -lstarpu-1.3 -lm
+.PHONY: bench-runtimes
+bench-runtimes: deps
+	@$(MAKE) --no-print-directory $(RUNTIME_OVERHEAD)
+	$(PYTHON) bench/runtime_overhead.py
 
 # the builds that test and run need, on every CPU. test also builds up front what its tests would
 # build one after the other (they share a lock: two makes of one target would write the same files),
@@ -203,7 +252,7 @@ bench-harness: deps
 	$(PYTHON) bench/harness_scaling.py
 	$(PYTHON) bench/replay.py
 # records what predict is validated against (a quiet machine, the whole of it; tens of minutes)
-PREDICT_RECORDING ?= docs/studies/predict-$(shell hostname -s)
+PREDICT_RECORDING ?= docs/studies/$(shell date +%Y-%m-%d)-$(shell hostname -s)
 bench-predict: deps
 	@$(MAKE) --no-print-directory build
 	$(PYTHON) bench/predict_validation.py record --out $(PREDICT_RECORDING)
@@ -218,6 +267,22 @@ print-variants:
 clean:
 	rm -rf build
 
+# a source archive of the committed tree for a machine without git: git archive writes the commit
+# into harness/pstudy/COMMIT (.gitattributes), which meta.json then names (git.source "export")
+DIST ?= build/gpt2-perfstudy-$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown).tar.gz
+.PHONY: dist
+dist:
+	@mkdir -p $(dir $(DIST))
+	git archive --format=tar.gz --prefix=gpt2-perfstudy/ -o $(DIST) HEAD
+	@echo "$(DIST)"
+
+# the study's answer from the committed studies: docs/answer.md (the table the README quotes) and
+# docs/answer.png (the speedup figure)
+ANSWER_STUDIES := docs/studies/2026-11-27-xeon-emr-vm16-c docs/studies/2026-11-27-xeon-emr-vm16-pairs16
+.PHONY: answer
+answer: deps
+	harness/perfstudy answer $(ANSWER_STUDIES) --out docs
+
 # AddressSanitizer + UndefinedBehaviorSanitizer builds of every variant but the
 # distributed ones (gcc), used by the tests on tiny runs.
 ASAN_FLAGS := -std=c11 -O1 -g -march=native -ffp-contract=off -fno-omit-frame-pointer -fsanitize=address,undefined -Wall -Wextra
@@ -228,7 +293,7 @@ $(patsubst %,build/asan/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/asan/gpt2-%: varia
 	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' variants/main.c $(FRONT_SRC) variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
 build/asan/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
 	@mkdir -p build/asan
-	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' variants/main.c $(FRONT_SRC) variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
+	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' $(RUNTIME_CFLAGS_$*) variants/main.c $(FRONT_SRC) variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(RUNTIME_LDLIBS_$*) $(LDLIBS)
 
 # libFuzzer targets for the readers and the command line (tests/fuzz/fuzz_*.c), clang with ASan and
 # UBSan (any UB report aborts). `make fuzz FUZZ_SECONDS=N` runs each for N
