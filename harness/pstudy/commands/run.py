@@ -1,5 +1,6 @@
 """run a sweep from a TOML config: every point a separate process, results in results/."""
 
+import contextlib
 import os
 import random
 import socket
@@ -48,24 +49,39 @@ def main(args):
         return print_schedule(study)
     binaries = check_inputs(study, sweep.schedule(study, seed=0))
     git = provenance.git_state(str(REPO_ROOT))
-    if git.get("problem"):
+    if git.get("problem") and git["source"] == "unknown":
         say(f"warning: the code's commit is unknown (git: {git['problem']}); the directory is named "
             "'nogit' and an interrupted sweep is resumed only while the config is unchanged")
-    path, resumed = resultsdir.find_or_create(common.results_root(args.results_root), study, git, fresh=args.fresh)
-    directory = resultsdir.ResultsDir(path)
-    with common.owning(directory.lock, str(directory), wait=args.wait):
-        meta, order, done = schedule(directory, resumed, study, git, binaries, args.retry_failed)
-        journal = resultsdir.Journal(directory)
-        progress = common.Progress(len(order), done)
-        common.end_like_ctrl_c()
+    with contextlib.ExitStack() as held:
+        # from schedule() on, meta.json says "running": a signal is held until the try below,
+        # whose every exit gives the directory its final status
+        early, deferral = common.signals_deferred(reraise=False), contextlib.ExitStack()
+
+        def start(directory, resumed):
+            complete_before = resumed and resultsdir.read_meta(directory).status == "complete"
+            deferral.enter_context(early)
+            return complete_before, schedule(directory, resumed, study, git, binaries, args.retry_failed)
         try:
+            directory, resumed, (complete_before, (meta, order, done)) = claim(args, study, git, held, start)
+            journal = resultsdir.Journal(directory)
+            progress = common.Progress(len(order), done)
+        except BaseException:
+            deferral.close()
+            raise
+        try:
+            deferral.close()
+            common.end_like_ctrl_c()
+            if early.caught:
+                raise KeyboardInterrupt
             make_runs(directory, study, order, done, binaries, journal, progress, meta, args)
             progress.close()
             # inside the interrupt handling: a Ctrl-C while the ceilings are measured still tabulates
             # every run measured, and the status says interrupted
             gather_evidence(study, directory, binaries, meta)
         except KeyboardInterrupt:
-            stop(directory, meta, journal, progress, "interrupted")
+            # a complete sweep run again (nothing left to run) is still complete when interrupted
+            whole = complete_before and len(resultsdir.completed_runs(directory)) >= len(order)
+            stop(directory, meta, journal, progress, "complete" if whole else "interrupted")
             say(f"interrupted; the runs finished so far are in {directory}; run the same command again to resume"
                 + (" (submitted jobs stay with Slurm and are collected then)" if args.slurm else ""))
             return 130
@@ -82,6 +98,29 @@ def main(args):
             raise
         n_failed = results(directory, study, meta, journal)
     return summary(directory, meta, n_failed, args)
+
+
+def claim(args, study, git, held, start):
+    """The sweep's directory, found or made, and held (its lock entered in `held`), then
+    start(directory, resumed): (directory, resumed, what start returned). Finding, making and
+    start (which writes meta.json) are done under the results root's own lock, so that a second
+    `run` of the config started at once finds that directory (and says it is in use) instead of
+    passing it by for having no meta.json yet."""
+    root = common.results_root(args.results_root)
+    root.mkdir(parents=True, exist_ok=True)
+    with common.owning(root / resultsdir.LOCK, f"{root} (a results directory being made there)", wait=True):
+        path, resumed = resultsdir.find_or_create(root, study, git, fresh=args.fresh)
+        directory = resultsdir.ResultsDir(path)
+        try:
+            held.enter_context(common.owning(directory.lock, str(directory), wait=False))
+        except StudyError:
+            if not args.wait:
+                raise
+        else:
+            return directory, resumed, start(directory, resumed)
+    # --wait: the root is let go while waiting for the sweep that holds the directory
+    held.enter_context(common.owning(directory.lock, str(directory), wait=True))
+    return directory, resumed, start(directory, resumed)
 
 
 def load_config(args):
@@ -228,9 +267,10 @@ def export_traces(directory, warmup):
 def results(directory, study, meta, journal):
     """Step 4: the tables (steps, runs, failures, summary) and the final meta.json; returns the
     number of failed runs."""
-    resultsdir.release_space(directory)
-    journal.append("end")
-    return tables.tabulate(directory, meta, "complete", common.now())
+    with common.signals_deferred():  # a Ctrl-C now waits for the status "complete", then ends the command
+        resultsdir.release_space(directory)
+        journal.append("end")
+        return tables.tabulate(directory, meta, "complete", common.now())
 
 
 def summary(directory, meta, n_failed, args):
@@ -286,9 +326,10 @@ def summary_text(directory):
 def stop(directory, meta, journal, progress, status, **fields):
     """An interrupted sweep: the tables of what was measured, and the status that says so."""
     progress.close()
-    resultsdir.release_space(directory)
-    journal.append(status, **fields)
-    tables.tabulate(directory, meta, status, common.now())
+    with common.signals_deferred():  # a second Ctrl-C waits for the status, then ends the command
+        resultsdir.release_space(directory)
+        journal.append(status, **fields)
+        tables.tabulate(directory, meta, status, common.now())
 
 
 def record_failure(directory, meta, err):

@@ -18,8 +18,31 @@ def sh(cmd, cwd=None, timeout=20):
     return done.stdout if done.returncode == 0 else None
 
 
+# written by `git archive` (.gitattributes: export-subst), so that a tree exported without .git
+# (make dist, or a copy of one) still names its commit; in a checkout it holds the placeholder
+EXPORTED_COMMIT = os.path.join("harness", "pstudy", "COMMIT")
+
+
+def exported_commit(root):
+    """The full commit hash `git archive` wrote into EXPORTED_COMMIT, or None (a checkout's
+    placeholder, a missing or damaged file)."""
+    try:
+        with open(os.path.join(root, EXPORTED_COMMIT), encoding="ascii") as f:
+            text = f.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if len(text) == 40 and all(c in "0123456789abcdef" for c in text) else None
+
+
 def git_state(root):
-    """commit (short), full hash, dirty flag and a digest of the uncommitted changes."""
+    """commit (short), full hash, dirty flag, a digest of the uncommitted changes, and `source`: where
+    the commit came from ("git": the checkout; "export": the file `git archive` wrote into an exported
+    tree, whose changes since cannot be seen, so dirty is unknown; "unknown": neither)."""
+    exported = exported_commit(root)
+    if exported and not os.path.exists(os.path.join(root, ".git")):
+        # a tree exported without .git: its .git cannot be stale, and there is nothing to diff against
+        return {"commit": exported[:7], "commit_full": exported, "dirty": None, "changes_digest": None,
+                "source": "export"}
     try:
         done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=20)
         full = done.stdout if done.returncode == 0 else None
@@ -29,14 +52,17 @@ def git_state(root):
     if full is None:
         # "problem" says why (not a checkout, git missing, "detected dubious ownership"...): run
         # warns with it, since a directory without its commit is never resumed by commit
+        if exported:
+            return {"commit": exported[:7], "commit_full": exported, "dirty": None, "changes_digest": None,
+                    "source": "export", "problem": problem}
         return {"commit": "nogit", "commit_full": None, "dirty": None, "changes_digest": None,
-                "problem": problem}
+                "source": "unknown", "problem": problem}
     status = sh(["git", "status", "--porcelain"], cwd=root) or ""
     diff = sh(["git", "diff", "HEAD"], cwd=root) or ""
     dirty = bool(status.strip())
     digest = hashlib.sha256((status + diff).encode()).hexdigest()[:16] if dirty else None
     return {"commit": full.strip()[:7], "commit_full": full.strip(), "dirty": dirty,
-            "changes_digest": digest}
+            "changes_digest": digest, "source": "git"}
 
 
 def cpu():
