@@ -157,14 +157,16 @@ RUNTIME_DEPS_starpu   :=
 RUNTIME_TREES := $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(foreach t,$(k) $(k)-avx2 $(k)-likwid $(k)-papi,build/$(c)/$(t))))
 $(foreach v,$(RUNTIME_VARIANTS),$(eval $(patsubst %,%/obj/exec-$(v).o,$(RUNTIME_TREES)) $(patsubst %,%/gpt2-$(v),$(RUNTIME_TREES)) build/asan/gpt2-$(v): $(RUNTIME_DEPS_$(v))))
 NOSV_SOURCES := $(shell find third_party/nos-v -type f 2>/dev/null)
-# autoreconf writes into the tree it runs in: a copy of the sources, under build/
+# autoreconf writes into the tree it runs in: a copy of the sources, under build/. nOS-V's own
+# make is not $(MAKE), which `make -n` would run, in a tree configure has not made
 $(NOSV_LIB): $(NOSV_SOURCES)
 	@rm -rf $(NOSV_BUILD) && mkdir -p $(NOSV_BUILD)/obj
 	cp -a third_party/nos-v $(NOSV_BUILD)/src
 	cd $(NOSV_BUILD)/src && autoreconf -fi > ../autoreconf.log 2>&1 || { tail -20 ../autoreconf.log >&2; exit 1; }
 	cd $(NOSV_BUILD)/obj && ../src/configure --prefix=$(abspath $(NOSV_BUILD))/install --enable-shared --disable-static \
 	    --without-papi --without-ovni CC=gcc CFLAGS=-O2 > ../configure.log 2>&1 || { tail -20 ../configure.log >&2; exit 1; }
-	$(MAKE) -C $(NOSV_BUILD)/obj install > $(NOSV_BUILD)/make.log 2>&1 || { tail -20 $(NOSV_BUILD)/make.log >&2; exit 1; }
+	env -u MAKEFLAGS -u MFLAGS make -C $(NOSV_BUILD)/obj -j$(BUILD_JOBS) install > $(NOSV_BUILD)/make.log 2>&1 || \
+	    { tail -20 $(NOSV_BUILD)/make.log >&2; exit 1; }
 	@touch $@
 
 # the per-task overhead of each runtime (bench/runtime_overhead.py drives it): one build per

@@ -13,7 +13,7 @@ reported. Prints the ratios the targets are stated in:
 
 The task variants are held to these with the chunking they choose for the thread count
 themselves (no chunk option given: "auto", core/taskgraph.c choose_granularity), the targets of
-issue 33: with enough tiles for every thread, no barrier between operations or iterations and
+with enough tiles for every thread, no barrier between operations or iterations and
 no pass that packs the weights where one row chunk holds every row (variants/main.c), a task
 variant should lose nothing to fork-join at 1 thread and win from 2. The reference study's
 chunkings (BATCH_SUBSIZE=1, k=T; tasks also BATCH_SUBSIZE=B) are measured beside them, their

@@ -22,10 +22,10 @@ SERIAL_FILES = {
 # session fixtures (a finished sweep, a build) are made once; the tests of these files share none
 # and are handed out one by one, so that neither process is left with a whole long file at the end.
 # test_units.py's fixture is an incremental make (a no-op once built), and its two portable GEMM tests
-# take 25 s each; the benchmark and loan files have no fixtures at all (2026-11-27: together 3 minutes
+# take 25 s each; the benchmark and study files have no fixtures at all (together 3 minutes
 # of one process, and make test at 10:07 with them grouped)
 EACH_TEST_ALONE = {"test_correctness.py", "test_regression.py", "test_mpi.py", "test_units.py",
-                   "test_bench_kernels.py", "test_bench_verdict.py", "test_loan.py"}
+                   "test_bench_kernels.py", "test_bench_verdict.py", "test_studies.py"}
 # the files that take longest, handed out first (a process asks for more work as it runs out):
 # a long one started last would finish alone
 LONGEST_FIRST = ["test_correctness.py", "test_regression.py", "test_faults.py", "test_mpi.py", "test_units.py",

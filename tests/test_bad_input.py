@@ -140,7 +140,7 @@ def test_bad_chunking(variant, option, value):
                                                  ("--tile-sequences", "3", "larger than the batch of 2"),
                                                  ("--tiles-per-product", "17", "more than the widest product")])
 def test_chunks_larger_than_the_batch_are_refused(variant, option, value, needle):
-    """Issue 36: the harness refused these while the binaries cut them down silently; both refuse
+    """the harness refused these while the binaries cut them down silently; both refuse
     them now, so that the chunk sizes a run reports are the ones it was given."""
     check_error(run([binary(variant), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", option, value]),
                 option, needle)
@@ -155,7 +155,7 @@ def test_tile_columns_and_tiles_per_product_together_are_refused(variant):
 
 @pytest.mark.parametrize("value", [" 3", "3 ", "\t3", "3\n", ""])
 def test_white_space_around_a_number_is_refused_alike(value):
-    """Issue 36: " 3" was accepted (strtoll skips leading blanks) while "3 " was not."""
+    """" 3" was accepted (strtoll skips leading blanks) while "3 " was not."""
     check_error(run([binary("forkjoin"), "--config", "tiny", "--threads", value]), "--threads", "not an integer")
     check_error(run([binary("seq"), "--config", "tiny", "--lr", value.replace("3", "0.1")]), "--lr")
 
@@ -163,7 +163,7 @@ def test_white_space_around_a_number_is_refused_alike(value):
 @pytest.mark.parametrize("args", [["--steps", "1", "--steps", "2"], ["-B", "2", "-B2"], ["--json", "--json"],
                                   ["--threads=2", "--thr", "3"], ["--config", "d6"]])
 def test_a_repeated_option_is_refused(args):
-    """Issue 36: a repeated option silently kept its last value."""
+    """a repeated option silently kept its last value."""
     check_error(run([binary("seq"), "--config", "tiny", "-T", "8"] + args), "given more than once")
 
 

@@ -1,4 +1,4 @@
-"""Issue 23: crafted headers whose sizes overflow. A generator builds
+"""crafted headers whose sizes overflow. A generator builds
 checkpoint, debug-state and token-file headers that overflow each size
 product, among them checkpoints that passed the old size check (the int
 products 3*C and 4*C wrapped, and the parameter count wrapped to what a 1 KB

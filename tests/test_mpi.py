@@ -121,7 +121,7 @@ def test_mpi_bad_input_is_one_line_exit_2(args, expect):
 
 
 # ----------------------------------------------------------------------------
-# issue 36: ranks agree before any collective work; a failure on one rank ends the whole job
+# ranks agree before any collective work; a failure on one rank ends the whole job
 
 AGREE_TIMEOUT = 20  # every case below must end within this many seconds
 BASE = ["--config", "tiny", "-B", "3", "-T", "8", "--steps", "3", "--threads", "1"]
@@ -203,7 +203,7 @@ def without_repeats(args):
 @pytest.mark.parametrize("case", ["missing file", "unreadable file", "token file too short", "model", "B", "T",
                                   "data", "update mode"])
 def test_one_rank_bad_or_disagreeing_ends_the_job_with_one_line(tmp_path, ranks, update, case):
-    """Before issue 36, a bad input on one rank hung the job (rank 0 waited in reduce_scatter for a
+    """Before ranks agreed first, a bad input on one rank hung the job (rank 0 waited in reduce_scatter for a
     rank that had left), and ranks given different B, T or update modes trained on inconsistent
     work and exited 0. Now every rank checks, then all agree: one line from rank 0 naming the
     rank, exit 2, within seconds."""
@@ -318,7 +318,7 @@ def test_a_rank_killed_mid_step_ends_the_job(ranks, update):
 
 
 def test_describe_graph_is_refused_before_the_info_line(tmp_path):
-    """Issue 36: gpt2-mpi --describe-graph printed its info line, then refused."""
+    """gpt2-mpi --describe-graph printed its info line, then refused."""
     r = run([binary("mpi"), "--config", "tiny", "-T", "8", "--json", "--describe-graph", tmp_path / "g.json"])
     assert r.returncode == 2 and r.stdout == ""
     [line] = r.stderr.strip().splitlines()

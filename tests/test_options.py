@@ -48,7 +48,7 @@ def test_chunked_in_info():
 
 
 def test_diverged_training_writes_valid_json():
-    """Issue 36: --json wrote `"loss": -nan` (invalid JSON) when training diverged; a loss that is
+    """--json wrote `"loss": -nan` (invalid JSON) when training diverged; a loss that is
     not a finite number is null."""
     r = run([binary("seq"), "--config", "tiny", "-T", "16", "--steps", "4", "--lr", "1e30", "--json"])
     assert r.returncode == 0, r.stderr

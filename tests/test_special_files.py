@@ -1,4 +1,4 @@
-"""Issue 21: paths that are not regular files are refused at once (no hang on
+"""paths that are not regular files are refused at once (no hang on
 a FIFO), --save is checked before the first step, and a checkpoint is written
 atomically (a killed save never leaves a partial file under the final name)."""
 import os
@@ -155,7 +155,7 @@ def test_killed_save_never_leaves_a_partial_file(tmp_path):
 
 @pytest.mark.parametrize("option", ["--save", "--trace", "--describe-graph"])
 def test_one_rule_for_every_output(tmp_path, option):
-    """Issue 36: --trace and --describe-graph took any character device while --save took none.
+    """--trace and --describe-graph took any character device while --save took none.
     Every output now takes a regular file, existing or new, or /dev/null (discarded), and refuses
     any other device before the run."""
     base = [binary("forkjoin"), "--model", MODEL, "-B", "1", "-T", "4", "--steps", "1"]

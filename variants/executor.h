@@ -48,6 +48,10 @@ typedef struct {
     int chunking_chosen;                           // CHOSEN_* bits (taskgraph.h): the knobs the executor chose
     long chunks_per_step;                          // kernel calls (tasks) in one step
     long edges_per_step;                           // dependency edges (taskiter; else 0)
+    // An executor on a task runtime of its own (nosv, starpu): members of a JSON object saying
+    // which runtime and how it placed its workers ("\"name\": \"nosv\", \"cpus\": [0, 1]"), for
+    // the info line; empty for the OpenMP executors, whose placement the front reads itself.
+    char runtime_json[512];
 } ExecutorInfo;
 
 typedef struct Executor Executor;

@@ -363,6 +363,7 @@ static void print_info(const Options *o, const Run *run) {
                "\"omp_runtime\": \"%s\", ",
                EXECUTOR_NAME, COMPILER_NAME, KERNELS_NAME, info->threads, openmp_runtime());
         print_placement_json(stdout, info->threads);
+        if (info->runtime_json[0]) printf(", \"runtime\": {%s}", info->runtime_json);
 #ifdef DISTRIBUTED
         // where each rank ran: its host, its sequences of the batch, the CPUs of its threads
         char *fragment = NULL, host[256] = "";

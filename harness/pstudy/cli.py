@@ -17,7 +17,7 @@ from pstudy.errors import StudyError, os_error_message
 # name on the command line -> module in pstudy/
 SUBCOMMANDS = {name: f"pstudy.commands.{name}" for name in
                ("run", "report", "list", "trace", "ceilings", "roofline", "predict", "compare", "regress",
-                "history", "sensitivity", "cachesim")}
+                "history", "sensitivity", "cachesim", "study", "answer")}
 
 USAGE = """usage: perfstudy SUBCOMMAND [options]   (perfstudy SUBCOMMAND --help for its options)
 
@@ -44,15 +44,15 @@ def main(argv):
         sys.stderr.write(f"perfstudy: unknown subcommand '{name}' (known: {', '.join(SUBCOMMANDS)})\n")
         return 2
     try:
-        module = importlib.import_module(SUBCOMMANDS[name])
-    except StudyError as err:  # the variant registry is read on import
-        sys.stderr.write(f"perfstudy {name}: {err}\n")
-        return 2
-    summary = (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else None
-    parser = argparse.ArgumentParser(prog=f"perfstudy {name}", description=summary)
-    module.add_arguments(parser)
-    args = parser.parse_args(argv[1:])
-    try:
+        try:
+            module = importlib.import_module(SUBCOMMANDS[name])
+        except StudyError as err:  # the variant registry is read on import
+            sys.stderr.write(f"perfstudy {name}: {err}\n")
+            return 2
+        summary = (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else None
+        parser = argparse.ArgumentParser(prog=f"perfstudy {name}", description=summary)
+        module.add_arguments(parser)
+        args = parser.parse_args(argv[1:])
         return module.main(args)
     except StudyError as err:
         sys.stderr.write(f"perfstudy {name}: {err}\n")

@@ -95,11 +95,52 @@ def owning(lock_path, what, wait=False, command="run"):
         f.close()
 
 
+def held(lock_path):
+    """Whether a process holds the lock at `lock_path` now (owning's), asked without taking it
+    for more than an instant and without creating the file."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
 # ---------------------------------------------------------------------------------------------
 # interrupts
 
 def interrupt(signum, frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+class signals_deferred:
+    """A block that SIGINT, SIGTERM and SIGHUP do not cut short: a signal that arrives is held and,
+    at the end of the block, raised as KeyboardInterrupt (`reraise`), or left in `caught` for the
+    caller. For what must be written whole: a directory's tables and the meta.json that gives its
+    status, which a second Ctrl-C or a `timeout` once left at "running"."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self, reraise=True):
+        self.reraise, self.caught, self.saved = reraise, [], {}
+
+    def __enter__(self):
+        def hold(signum, frame):
+            self.caught.append(signum)
+        self.saved = {sig: signal.signal(sig, hold) for sig in self.SIGNALS}
+        return self
+
+    def __exit__(self, kind, value, tb):
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+        if kind is None and self.caught and self.reraise:
+            raise KeyboardInterrupt(signal.Signals(self.caught[0]).name)
+        return False
 
 
 def end_like_ctrl_c():

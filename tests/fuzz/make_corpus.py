@@ -49,7 +49,7 @@ def checkpoints(rng):
     out["wrong-version.bin"] = header(20240326, 2) + valid[1024:]
     out["nh-not-dividing-c.bin"] = checkpoint_header(**dict(TINY, NH=3)) + valid[1024:]
     out["vp-below-v.bin"] = checkpoint_header(**dict(TINY, Vp=4)) + valid[1024:]
-    # issue 23: C = 2^29, maxT near 2^31: the int products 4*C wrapped and the
+    # C = 2^29, maxT near 2^31: the int products 4*C wrapped and the
     # parameter count came out as 0, matching a header-only file
     out["issue23-wrap.bin"] = checkpoint_header(maxT=2**31 - 7 - 32, V=32, Vp=32, L=1, NH=1, C=2**29)
     out["c-at-int-max.bin"] = checkpoint_header(**dict(TINY, C=2**31 - 1, NH=1)) + valid[1024:]

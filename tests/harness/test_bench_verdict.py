@@ -94,7 +94,7 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
     assert bench.main(["--from", str(first)]) == 0
     printed = capsys.readouterr().out
     assert printed == (first / "summary.txt").read_text()
-    # the task variants held to issue 33's targets with their own chunking, a verdict each
+    # the task variants held to their targets with their own chunking, a verdict each
     assert "taskiter(auto) / forkjoin at 1 thread, loses at most 1%:" in printed
     assert "taskiter(auto) / forkjoin at 2 threads, faster:" in printed
     assert "tasks(auto) / forkjoin at 2 threads, loses nothing:" in printed and "-> " in printed

@@ -105,28 +105,32 @@ def test_replay_with_hardware_threads_sharing_a_core():
 
 
 # ---------------------------------------------------------------------------------------------
-# The 16-vCPU VM (machines/xeon-amx-vm16.toml): forkjoin's speedup over its own
-# 1-thread step on d12, B=4, T=64, measured 1.95x at 2 threads, 3.8x at 4, 4.9x at 8 and 7.1-7.4x
-# at 15-16 (the midpoint is the target here).
+# A shared 16-vCPU VM (docs/studies/2026-11-27-xeon-emr-vm16): forkjoin's speedup over its own
+# 1-thread step on d12, B=4, T=64, read from the study's points.csv.
 #
-# How the inputs were obtained. The loan's traces were not kept, so:
+# How the inputs were obtained (the recording keeps no multi-thread chunk times of forkjoin):
 #  - the task graphs are forkjoin's own (`gpt2-forkjoin --config d12 -B 4 -T 64 --threads P
 #    --describe-graph`, this build);
-#  - the machine is machines/xeon-amx-vm16.toml (the ceilings measured on the loan; its topology
-#    inferred from the peak curve, see the file);
+#  - the machine is the study's machine.toml (its ceilings as measured beside the sweep);
 #  - each chunk's 1-thread time is its roofline time on that machine, max(FLOPs / (e x peak),
-#    bytes / one thread's STREAM bandwidth), with the one efficiency e fitted so that a 1-thread step's
-#    chunks add up to 2.67 s, forkjoin's measured summed chunk time at 1 thread. Nothing of
-#    the multi-thread measurements goes in.
-LOAN_SPEEDUP = {2: 1.95, 4: 3.8, 8: 4.9, 16: 7.25}
-LOAN_ONE_THREAD_CHUNKS_S = 2.67
+#    bytes / one thread's STREAM bandwidth), with the one efficiency e fitted so that a 1-thread
+#    step's chunks add up to forkjoin's summed 1-thread chunk medians (the study's chunks.csv.gz).
+#    Nothing of the multi-thread measurements goes in.
+STUDY16 = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16"
 TARGET = 0.10
+THREADS16 = (2, 4, 8, 16)
 
 
-def loan_predictions(tmp_path):
-    m = machines.load("xeon-amx-vm16")
+def study16_predictions(tmp_path):
+    import pandas as pd
+    points = pd.read_csv(STUDY16 / "points.csv")
+    fj = points[points["variant"] == "forkjoin"].set_index("threads")["measured_step_s"]
+    measured = {p: float(fj[1] / fj[p]) for p in THREADS16}
+    chunks = pd.read_csv(STUDY16 / "chunks.csv.gz")
+    one_thread_chunks = float(chunks[chunks["variant"] == "forkjoin"]["seconds"].sum())
+    m = machines.load(str(STUDY16 / "machine.toml"))
     graphs = {}
-    for p in (1, *LOAN_SPEEDUP):
+    for p in (1, *THREADS16):
         path = tmp_path / f"forkjoin-{p}.json"
         subprocess.run([FORKJOIN, "--config", "d12", "-B", "4", "-T", "64", "--threads", str(p),
                         "--describe-graph", path], check=True, capture_output=True, timeout=120)
@@ -139,7 +143,7 @@ def loan_predictions(tmp_path):
     lo, hi = 0.01, 1.0
     for _ in range(60):  # bisection: the summed time falls as e grows
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if sum(durations(graphs[1], mid)) > LOAN_ONE_THREAD_CHUNKS_S else (lo, mid)
+        lo, hi = (mid, hi) if sum(durations(graphs[1], mid)) > one_thread_chunks else (lo, mid)
     e = 0.5 * (lo + hi)
     steps = {}
     for p, g in graphs.items():
@@ -147,22 +151,31 @@ def loan_predictions(tmp_path):
         work = simulate.Work(d, [min(b, bw1 * x) for b, x in zip(g.bytes, d)],
                              prediction.compute_demands(g.flops, d, m))
         steps[p] = simulate.step_time(g, work, m, p, node=contention.Node(m, p))[0]
-    return e, {p: steps[1] / steps[p] for p in LOAN_SPEEDUP}
+    return e, measured, {p: steps[1] / steps[p] for p in THREADS16}
 
 
-@pytest.mark.skipif(not FORKJOIN.exists(), reason="build/gcc/fast/gpt2-forkjoin not built")
-def test_loan_forkjoin_speedups(tmp_path):
-    e, predicted = loan_predictions(tmp_path)
-    errors = {p: predicted[p] / LOAN_SPEEDUP[p] - 1 for p in LOAN_SPEEDUP}
-    print(f"\n16-vCPU loan, forkjoin d12 (fitted efficiency e = {e:.3f}):")
-    for p in LOAN_SPEEDUP:
-        print(f"  {p:>2} threads: measured {LOAN_SPEEDUP[p]:.2f}x  predicted {predicted[p]:.2f}x  "
-              f"error {100 * errors[p]:+.1f}%")
-    # 2 and 4 threads: two threads of forkjoin's kernels fit on one core's FMA units
-    for p in (2, 4):
-        assert abs(errors[p]) <= TARGET, f"{p} threads: {100 * errors[p]:+.1f}%"
-    # 8 and 16 threads: held to the target too, and known to miss it (docs/prediction.md, "The contention
-    # model"): strict, so that the day the model reaches it, this says so
-    bad = {p: errors[p] for p in (8, 16) if abs(errors[p]) > TARGET}
-    if bad:
-        pytest.xfail("8 and 16 threads beyond 10%: " + ", ".join(f"{p}: {100 * v:+.0f}%" for p, v in bad.items()))
+@pytest.fixture(scope="module")
+def study16(tmp_path_factory):
+    if not FORKJOIN.exists():
+        pytest.skip("build/gcc/fast/gpt2-forkjoin not built")
+    e, measured, predicted = study16_predictions(tmp_path_factory.mktemp("study16"))
+    print(f"\nshared 16-vCPU VM, forkjoin d12 (fitted efficiency e = {e:.3f}):")
+    for p in THREADS16:
+        print(f"  {p:>2} threads: measured {measured[p]:.2f}x  predicted {predicted[p]:.2f}x  "
+              f"error {100 * (predicted[p] / measured[p] - 1):+.1f}%")
+    return measured, predicted
+
+
+# Known misses, strict: the day the model reaches the target there, the test fails and the entry goes.
+# The host gave this sweep's 4- and 16-thread runs less than the ceilings' peak curve says (the
+# study's README: 8 to 16 cores' worth at 16 threads from run to run), which no machine file holds.
+MISSES16 = {4: "predicted 3.59x against 2.81x measured (+27.6%)",
+            16: "predicted 7.43x against 5.23x measured (+42.2%)"}
+
+
+@pytest.mark.parametrize("threads", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=MISSES16[p]))
+                                     if p in MISSES16 else p for p in THREADS16])
+def test_forkjoin_speedups_on_the_shared_16_vcpu_vm(study16, threads):
+    measured, predicted = study16
+    error = predicted[threads] / measured[threads] - 1
+    assert abs(error) <= TARGET, f"{threads} threads: {100 * error:+.1f}%"

@@ -1,4 +1,4 @@
-"""Issue 36, the harness at its edges: a results directory where every run failed still reports,
+"""the harness at its edges: a results directory where every run failed still reports,
 a damaged history is one line, the binaries are asked for their limits, a non-finite timeout is
 refused, a diverged run is recorded as such, a distributed point whose ranks disagree is recorded
 as failed while the sweep goes on, regress refuses an empty --base and names a compiler's error,

@@ -230,7 +230,7 @@ LOAN_CEILINGS = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16" / "ceilin
 
 
 def test_ceilings_from_another_boot_of_the_machine_are_named(sweep, tmp_path):
-    # a lent VM keeps its name from one start to the next while its vCPUs may be placed anew:
+    # a VM keeps its name from one start to the next while its vCPUs may be placed anew:
     # ceilings measured at another start calibrate a machine the runs may not have had
     directory, _, _ = sweep
     copy = tmp_path / directory.name

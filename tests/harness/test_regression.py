@@ -409,7 +409,7 @@ threads = {threads}
 # Runs the wrapped command with eight times the batch (-B 2 -> -B 16): eight times the work in every
 # step, a slowdown that other load on the machine cannot take away (it slows both sides alike, and
 # the sides' runs alternate), where a busy loop competing for a CPU gave a ratio that other load
-# did change (issue 36: it failed under a shared machine's load).
+# did change (it failed under a shared machine's load).
 OCTUPLE_BATCH = """#!/bin/sh
 for a in "$@"; do
     shift
@@ -451,7 +451,7 @@ def test_regress_real_binaries_doing_eight_times_the_work_is_flagged(study):
     """The candidate's runs train on eight times the batch: a real slowdown of the real binaries
     (several times: the step's fixed costs do not grow), which regress must confirm whatever else
     the machine runs. It replaces a busy loop on the last CPU during the candidate's runs, whose
-    effect depended on the machine's other load (issue 36: it failed once beside other work, and
+    effect depended on the machine's other load (it failed once beside other work, and
     1 of 10 runs beside a nice 19 busy loop on the other CPU). Smaller effects were not enough on
     the shared machine (load average 6 to 8 on its 2 cores): twice the batch gave 1.6 times, with
     an interval from 1.05 to 2.1, and the confirmation missed it; four times the batch failed 1 of

@@ -82,7 +82,7 @@ def test_report_on_a_non_results_directory_exits_2(study):
 def test_list_shows_past_results(study, finished):
     done = study.perfstudy("list")
     assert done.returncode == 0, done.stderr
-    assert finished.name in done.stdout and "complete" in done.stdout and "22 ok, 0 failed / 22" in done.stdout
+    assert finished.name in done.stdout and "complete" in done.stdout and "22/22 done" in done.stdout
 
 
 def test_report_never_shows_a_cached_summary(study, finished):
@@ -155,7 +155,7 @@ def test_a_results_directory_from_before_tile_sequences_still_reports(study, fin
     done = study.perfstudy("report", finished, "--no-chart", "--formats", "png")
     assert done.returncode == 0, done.stderr
     assert "complete, 22 of 22 runs ok" in done.stdout
-    assert "taskiter    2 bs=4 k=64 tc=auto ti=auto 2/2" in done.stdout and "ts=" not in done.stdout
+    assert "taskiter    2 bs=4 k=64 2/2" in done.stdout and "ts=" not in done.stdout
     summary = tables.read_summary(finished)
     assert len(summary) == 11 and summary["tile_sequences"].isna().all()
     assert summary["step_median_s"].notna().all() and summary["speedup_vs_self1"].notna().all()
@@ -175,7 +175,7 @@ def test_a_results_directory_from_before_tiles_per_product_still_reports(study, 
     done = study.perfstudy("report", finished, "--no-chart", "--no-figures")
     assert done.returncode == 0, done.stderr
     assert "complete, 22 of 22 runs ok" in done.stdout
-    assert "bs=4 k=64 tc=auto ti=auto ts=auto" in done.stdout and "tp=" not in done.stdout
+    assert "bs=4 k=64 " in done.stdout and "tp=" not in done.stdout and "=auto" not in done.stdout
     summary = tables.read_summary(finished)
     assert len(summary) == 11 and summary["tiles_per_product"].isna().all()
     assert summary["tile_sequences"].notna().any()

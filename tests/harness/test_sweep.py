@@ -44,7 +44,7 @@ def test_tile_widths_and_auto_are_point_keys():
     auto = sweep.Point("taskiter", "gcc", "fast", 2, vocabulary.AUTO, 64, None, vocabulary.AUTO, 64, vocabulary.AUTO,
                        vocabulary.AUTO)
     assert resultsdir.run_stem(auto, 0) == "taskiter_gcc_fast_t2_bsauto_k64_tcauto_ti64_tsauto_tpauto_r0"
-    assert vocabulary.point_label(auto) == "taskiter gcc/fast t=2 bs=auto k=64 tc=auto ti=64 ts=auto tp=auto"
+    assert vocabulary.point_label(auto) == "taskiter gcc/fast t=2 bs=auto k=64 ti=64"
     for p in pts:
         assert resultsdir.parse_run_stem(resultsdir.run_stem(p, 3)) == (tuple(p), 3)
     # a stem from before the tile keys still reads
@@ -67,13 +67,13 @@ def test_tile_sequences_is_a_point_key_after_the_others():
     assert vocabulary.POINT_KEYS[7:10] == ["tile_columns", "tile_in_channels", "tile_sequences"]
     two = pts[1]
     assert resultsdir.run_stem(two, 0) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_ts2_tpauto_r0"
-    assert two.label() == "taskiter gcc/fast t=2 bs=1 k=64 tc=auto ti=auto ts=2 tp=auto"
+    assert two.label() == "taskiter gcc/fast t=2 bs=1 k=64 ts=2"
     assert resultsdir.run_stem(pts[0], 0) == "seq_gcc_fast_t1_bsNA_kNA_r0"
     # a stem from before the key (the tile widths, no _ts) reads with it None, and names the same file
     old = resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_r1")
     assert old == (("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, None, None), 1)
     assert resultsdir.run_stem(old[0], 1) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_r1"
-    assert vocabulary.point_label(old[0]) == "taskiter gcc/fast t=2 bs=1 k=64 tc=auto ti=auto"
+    assert vocabulary.point_label(old[0]) == "taskiter gcc/fast t=2 bs=1 k=64"
     assert resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsNA_r0")[0][9] is None
 
 
@@ -92,7 +92,7 @@ def test_tiles_per_product_is_a_point_key_after_the_others():
     assert vocabulary.POINT_KEYS[7:] == ["tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product"]
     four = pts[2]
     assert resultsdir.run_stem(four, 0) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_ts4_tp4_r0"
-    assert four.label() == "taskiter gcc/fast t=2 bs=1 k=64 tc=auto ti=auto ts=4 tp=4"
+    assert four.label() == "taskiter gcc/fast t=2 bs=1 k=64 ts=4 tp=4"
     assert resultsdir.parse_run_stem(resultsdir.run_stem(four, 1)) == (tuple(four), 1)
     # a stem from before the key (no _tp) reads with it None and names the same file
     old = resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_r0")

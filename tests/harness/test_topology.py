@@ -143,7 +143,7 @@ def test_bad_machine_file_exits_2(tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
-# The 16-vCPU loan's ceilings (machines/xeon-amx-vm16.toml's comment: best ISA per thread count).
+# The 16-vCPU VM's ceilings (machines/xeon-amx-vm16.toml's comment: best ISA per thread count).
 VM16_PEAK = {1: 147.918, 2: 146.8, 4: 369.0, 8: 596.0, 16: 1197.0}
 
 
@@ -160,7 +160,7 @@ def ceilings_data(peaks, topology=None, cpus=None):
 
 
 def test_peak_of_threads_sharing_fma_units_is_flagged():
-    # the loan's 2-thread figure: no gain over one thread, though the OS gave it two vCPUs
+    # that VM's 2-thread figure: no gain over one thread, though the OS gave it two vCPUs
     warnings = ce.placement_warnings(ceilings_data(VM16_PEAK))
     # 2, 8 and 16 threads at half one thread's rate each: pairs of vCPUs on one core's FMA units
     assert [w.split(" of ")[0] for w in warnings] == ["peak at 2 threads is 0.50", "peak at 8 threads is 0.50",

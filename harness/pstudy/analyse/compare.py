@@ -438,8 +438,7 @@ def comparable(base_meta, cand_meta, base_dir, cand_dir):
     """Both sweeps must have measured the same workload with the same placement."""
     for table, keys in (("model", ("config", "checkpoint", "data", "B", "T")),
                         ("placement", ("proc_bind", "places"))):
-        b = (base_meta.get("config") or {}).get(table) or {}
-        c = (cand_meta.get("config") or {}).get(table) or {}
+        b, c = base_meta.table("config", table), cand_meta.table("config", table)
         for key in keys:
             if b.get(key) != c.get(key):
                 raise StudyError(f"{cand_dir}: {table}.{key} is {c.get(key)!r} but {b.get(key)!r} in {base_dir}: "

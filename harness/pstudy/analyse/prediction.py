@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pstudy.store import resultsdir, taskgraph, vocabulary
+from pstudy.store import resultsdir, taskgraph, traceformats, vocabulary
 from pstudy.analyse import contention, simulate
 from pstudy.store import topology
 from pstudy.errors import StudyError
@@ -99,18 +99,10 @@ class TraceStats:
 def _kept_records(path, warmup):
     """A --trace file's records after the warm-up iterations (col0, col1 = 0 in a trace from before
     tiles) and their durations; StudyError naming the file where it is unreadable or not a trace."""
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(path)
-    except (OSError, ValueError, EOFError) as err:
-        raise StudyError(f"{path}: unreadable trace: {err}") from None
-    need = ["iteration", "op", "b0", "b1", "x0", "x1", "start_s", "end_s"]
+    # the reader report uses: a time that is not a finite non-negative number is refused here too
+    frame = traceformats.read_chunks(path, ("iteration", "op", "b0", "b1", "x0", "x1", "start_s", "end_s"))
     if "col0" not in frame.columns:  # a trace from before tiles: no chunk cuts columns
         frame = frame.assign(col0=0, col1=0)
-    missing = [c for c in need if c not in frame.columns]
-    if missing:
-        raise StudyError(f"{path}: not a --trace file (missing columns {', '.join(missing)})")
     frame = frame[frame["iteration"] >= warmup]
     if frame.empty:
         raise StudyError(f"{path}: no records after the {warmup} warm-up iteration(s)")
@@ -680,23 +672,42 @@ def predict_measured(graphs, medians, ck, point, source, overhead, noise, thread
 
 def replay_own_times(graph, traces, warmup, machine, overhead=0.0):
     """The step replayed with every task at the time it took in the run itself, or None where
-    `traces` (the --trace files of the runs of `graph`'s point) is empty: per kept iteration of each
-    trace, the graph replayed with that iteration's chunk times and `overhead` seconds a task; the
-    median over the iterations. The chunk times already hold whatever slowed them (the host, a
+    `traces` (the --trace files of the runs of `graph`'s point) is empty: replay_own_frames of each
+    trace's records after the warm-up."""
+    runs = []
+    for path in traces:
+        frame, dur = _kept_records(path, warmup)
+        runs.append((str(path), frame.assign(d=dur)))
+    return replay_own_frames(graph, runs, machine, overhead)
+
+
+def own_frames(traces, warmup):
+    """[(trace name, frame of iteration, op, b0, b1, x0, x1, col0, col1 and d, its duration)] of
+    --trace files, after the warm-up: what a recording keeps of them (own_chunks.csv.xz)."""
+    runs = []
+    for path in traces:
+        frame, dur = _kept_records(path, warmup)
+        runs.append((Path(path).name.split(".")[0],
+                     frame[["iteration", "op", "b0", "b1", "x0", "x1", "col0", "col1"]].assign(d=dur)))
+    return runs
+
+
+def replay_own_frames(graph, runs, machine, overhead=0.0):
+    """Per kept iteration of each run ((name, frame) as own_frames gives them), the graph replayed
+    with that iteration's chunk times and `overhead` seconds a task; the median over the iterations,
+    or None where there is no run. The chunk times already hold whatever slowed them (the host, a
     sibling thread, the memory interface, another core's cache), so nothing is shared in the replay:
     what is left between it and the measured step is the schedule model's own error (dependencies,
     barriers, the runtime's cost a task), apart from the speed model's. A task without a record in
     an iteration takes its share of its operation's recorded time (source_durations)."""
     steps = []
-    for path in traces:
-        frame, dur = _kept_records(path, warmup)
-        frame = frame.assign(d=dur)
+    for name, frame in runs:
         for _, it in frame.groupby("iteration"):
             times = {}
             for row, d in zip(it[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False), it["d"]):
                 key = taskgraph.chunk_key(*row)
                 times[key] = times.get(key, 0.0) + float(d)
-            durations = source_durations(graph, times, str(path), machine)
+            durations = source_durations(graph, times, name, machine)
             work = with_overhead(simulate.Work(durations, [0.0] * graph.n_tasks), overhead)
             try:
                 step, _ = simulate.step_time(graph, work, machine, graph.threads, ITERATIONS, None)
@@ -713,7 +724,7 @@ def source_spread(stats, peaks):
     """Lines saying how far apart the host was while the 1-thread runs that give the chunk times ran
     (empty where within SOURCE_SPREAD or unknown). A prediction for another machine takes each
     configuration's chunk times from its own 1-thread run, so a host that was slower during one of
-    them (a VM's: on the 16-vCPU loans of 2026-11-27, seq's run 25% slower than forkjoin's, the
+    them (a shared VM's: in docs/studies/2026-11-27-xeon-emr-vm16-c, seq's run 25% slower than forkjoin's, the
     same kernels) shows as that configuration being slower everywhere. Told two ways: the probes
     beside those runs (`thread_peaks_of`, thread 0; a run's mean of its two probes), and, with or
     without probes, the busy time of the sequential variant's run against forkjoin's, the same work."""

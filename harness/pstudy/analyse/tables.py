@@ -40,8 +40,7 @@ def read_summary(directory):
     """The per-point summary, recomputed from steps.csv (and runs.csv, for the run counts): the
     tidy data is the source of truth, and a summary.csv cached by an older harness is never shown."""
     directory = resultsdir.ResultsDir(directory)
-    steps = resultsdir.read_steps(directory)
-    if not directory.runs_csv.exists():
-        return stats.summarise(steps)
-    return stats.point_summary(steps, resultsdir.read_csv(directory.runs_csv, resultsdir.KEYS + ["repetition", "status"],
-                                                          what="not a runs table"))
+    if not directory.steps_csv.exists():
+        resultsdir.read_steps(directory)  # the error that says no results were written yet
+    runs = resultsdir.read_runs(directory)
+    return stats.point_summary(resultsdir.read_steps(directory, runs), runs)

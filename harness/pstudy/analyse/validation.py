@@ -1,7 +1,7 @@
 """`predict` against recorded measurements (store/validationdata.py): per point, the predicted and
 the measured step time and the error, with the target each is held to.
 
-Targets (issue 34): every variant at 1 and 2 threads within 5% of its measured median step time, and
+Targets: every variant at 1 and 2 threads within 5% of its measured median step time, and
 within 10% at more threads (a multi-core study, docs/studies/<date>-<machine>/, whose mean |error|
 is held to 5% as well: MULTICORE_MEAN);
 the 1-thread step beside bench/thief within 10% at every duty cycle; gpt2-mpi at 1 and 2 local ranks
@@ -9,7 +9,7 @@ within 10% (pstudy.analyse.distributed, the node executor's 1-thread traces of t
 model's background stream of duty x B(1) (docs/prediction.md, "The contention model"); runs in the
 thief's cache mode are left out (the model has no cache to steal from).
 
-Where the recording keeps the runs' traces (results/, the committed loans), each point is also
+Where the recording keeps the runs' own chunk times (own_chunks.csv.xz) or their traces, each point is also
 replayed with its run's own chunk times: the measured step against the schedule model alone, which
 tells a miss of the speed model (how fast a chunk runs beside the others) from one of the schedule
 (dependencies, barriers, the runtime's cost a task).
@@ -24,16 +24,16 @@ import shutil
 from pstudy.analyse import distributed, prediction
 from pstudy.errors import StudyError
 from pstudy.measure import ceilings as ceilingsmod
-from pstudy.store import machinefiles, resultsdir, taskgraph, validationdata, vocabulary
+from pstudy.store import machinefiles, resultsdir, taskgraph, traceformats, validationdata, vocabulary
 
 TARGET_SWEEP = 0.05
 TARGET_MULTICORE = 0.10   # a sweep point at more than 2 threads
 MULTICORE_MEAN = 0.05     # the mean |error| over a multi-core study's points
 TARGET_THIEF = 0.10
 TARGET_MPI = 0.10
-# each run replayed with its own chunk times (prediction.replay_own_times), on the committed loans
-# whose results are kept: the schedule model alone, held to the 1- and 2-thread target at every point
-# and to 1% on the mean (on the three 16-vCPU loans of 2026-11-27 that kept their traces: 0.43-0.49%, at most 4.1%)
+# each run replayed with its own chunk times (prediction.replay_own_frames), on the recordings that
+# keep them: the schedule model alone, held to the 1- and 2-thread target at every point
+# and to 1% on the mean
 TARGET_SCHEDULE = 0.05
 SCHEDULE_MEAN = 0.01
 THIEF_MODE = "dram"
@@ -65,12 +65,7 @@ class RecordedGraphs:
 def traced_step_s(path, warmup):
     """Median over the kept iterations of a --trace file of each iteration's span (first start to
     last end)."""
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(path, usecols=["iteration", "start_s", "end_s"])
-    except (OSError, ValueError) as err:
-        raise StudyError(f"{path}: unreadable trace: {err}") from None
+    frame = traceformats.read_chunks(path, ("iteration", "start_s", "end_s"))
     frame = frame[frame["iteration"] >= warmup]
     if frame.empty:
         raise StudyError(f"{path}: no records after the {warmup} warm-up iteration(s)")
@@ -100,7 +95,7 @@ def pack(studies, out, command, notes=()):
     """Writes the recording of `studies` ({name: results directory}) into `out`; returns its path."""
     import pandas as pd
 
-    points, chunks, thief, runtime, jitter, meta_studies, peaks = [], [], [], [], [], [], []
+    points, chunks, thief, runtime, jitter, meta_studies, peaks, own = [], [], [], [], [], [], [], []
     machine_written = False
     for study, directory in studies.items():
         meta = resultsdir.read_meta(directory)
@@ -153,6 +148,12 @@ def pack(studies, out, command, notes=()):
                               "threads": int(r.threads), "mode": r.mode, "duty": float(r.duty),
                               "repetition": int(r.repetition), "stolen_GBs": float(r.stolen_GBs or 0.0),
                               "step_s": traced_step_s(sens / r.trace, meta.warmup)})
+        # every traced run's chunks, so that the recording replays each run alone without its traces
+        for point, traces in resultsdir.ResultsDir(directory).traces_by_point().items():
+            keys = dict(zip(vocabulary.POINT_KEYS, point))
+            for run, frame in prediction.own_frames(traces, meta.warmup):
+                ns = (frame["d"] * 1e9).round().astype("int64")
+                own.append(frame.drop(columns=["d"]).assign(ns=ns, run=run, study=study, **keys))
         probes = resultsdir.thread_peaks(directory)  # `[analysis] peak_beside`: empty without it
         peaks += [{"study": study, **r} for r in probes.to_dict("records")]
         if not machine_written and resultsdir.ResultsDir(directory).ceilings.is_file():
@@ -182,7 +183,8 @@ def pack(studies, out, command, notes=()):
                          pd.DataFrame(thief, columns=validationdata.THIEF_COLUMNS),
                          pd.DataFrame(runtime, columns=validationdata.RUNTIME_COLUMNS),
                          pd.DataFrame(jitter, columns=validationdata.NOISE_COLUMNS),
-                         pd.DataFrame(peaks, columns=validationdata.THREAD_PEAK_COLUMNS))
+                         pd.DataFrame(peaks, columns=validationdata.THREAD_PEAK_COLUMNS),
+                         pd.concat(own)[validationdata.OWN_CHUNK_COLUMNS] if own else None)
     return out
 
 
@@ -200,10 +202,13 @@ def validate(recording, machine=None):
         # the chunks' noise is the recording machine's: held to another machine, none
         noise = recording.noise(study) if machine is None else {}
         peaks = prediction.thread_peaks_of(recording.thread_peaks(study)) if machine is None else {}
-        # the runs' own traces, where the recording keeps its results (the committed loans)
-        kept = recording.results_of(study) if machine is None else None
-        own = resultsdir.ResultsDir(kept).traces_by_point() if kept is not None else {}
-        warmup = resultsdir.read_meta(kept).warmup if kept is not None else 0
+        # each run's own chunk times: packed in the recording, or the traces of the results it keeps
+        own = recording.own_chunks(study) if machine is None else None
+        kept = recording.results_of(study) if machine is None and own is None else None
+        if kept is not None:
+            warmup = resultsdir.read_meta(kept).warmup
+            own = {point: prediction.own_frames(traces, warmup)
+                   for point, traces in resultsdir.ResultsDir(kept).traces_by_point().items()}
         for point in sorted(measured, key=vocabulary.point_sort_key):
             ck = prediction.config_key(point)
             if vocabulary.is_distributed(point[0]) or ck not in medians:
@@ -213,8 +218,8 @@ def validate(recording, machine=None):
             step, step_beside = prediction.predict_measured(graphs, medians, ck, point, source, overhead,
                                                             noise.get(ck), peaks)
             meas = measured[point]
-            replayed = prediction.replay_own_times(graphs.get(ck, point[3]), own.get(point, []), warmup, source,
-                                                   overhead)
+            replayed = prediction.replay_own_frames(graphs.get(ck, point[3]), (own or {}).get(point, []), source,
+                                                    overhead)
             rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,
                          "error": step / meas - 1,

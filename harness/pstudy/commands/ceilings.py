@@ -23,6 +23,9 @@ def add_arguments(parser):
                         "default: machine.toml beside --out)")
 
 
+MACHINE_TOML = "machine.toml"  # written beside ceilings.json, in a results directory too
+
+
 def parse_counts(text, cpus):
     """Thread counts from "1,2", "1..max", "4..16": sorted, each in 1..cpus."""
     counts = set()
@@ -44,6 +47,10 @@ def parse_counts(text, cpus):
 
 def main(args):
     counts = parse_counts(args.threads, os.cpu_count() or 1)
+    owned = (resultsdir.CEILINGS, MACHINE_TOML)
+    args.out = str(resultsdir.output_file(args.out, "--out", owned=owned))
+    machine_out = resultsdir.output_file(args.machine_out or Path(args.out).with_name(MACHINE_TOML), "--machine-out",
+                                         owned=owned)
     try:
         data = ceilings.measure_ceilings(args.build_dir, counts, args.out, proc_bind=args.proc_bind,
                                          places=args.places, likwid_bench=False if args.no_likwid_bench else None)
@@ -70,7 +77,6 @@ def main(args):
               "bytes at one core's STREAM bandwidth")
     print(f"values used: the {ceilings.STATISTIC}; physical bounds from {data['per_threads'][0]['clock_bound']['source']}")
     print(f"wrote {args.out}")
-    machine_out = Path(args.machine_out) if args.machine_out else Path(args.out).with_name("machine.toml")
     name = socket.gethostname().split(".")[0] or "this-machine"
     machine = machinefiles.from_ceilings(data, name, cores=os.cpu_count())
     resultsdir.atomic_write(machine_out, machinefiles.to_toml(machine))

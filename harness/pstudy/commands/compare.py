@@ -27,6 +27,11 @@ def main(args):
 
     phases = cmp.check_test_options(args)
     base_dir, cand_dir = resultsdir.locate(args.base), resultsdir.locate(args.candidate)
+    if base_dir == cand_dir:
+        raise StudyError(f"{base_dir}: given as both base and candidate; a directory compared with itself "
+                         "tests nothing")
+    csv = resultsdir.output_file(args.csv if args.csv else common.results_root() / "compare" /
+                                 f"{base_dir.name}--{cand_dir.name}.csv", "--csv")
     base_meta, cand_meta = resultsdir.read_meta(base_dir), resultsdir.read_meta(cand_dir)
     cmp.comparable(base_meta, cand_meta, base_dir, cand_dir)
     base = cmp.samples(resultsdir.read_steps(base_dir), args.unit, phases)
@@ -62,7 +67,6 @@ def main(args):
     with pd.option_context("display.width", 250):
         out.write(cmp.format_table(table, args.confidence) + "\n")
     regressed = table[table["status"] == "REGRESSED"]
-    csv = Path(args.csv) if args.csv else common.results_root() / "compare" / f"{base_dir.name}--{cand_dir.name}.csv"
     csv.parent.mkdir(parents=True, exist_ok=True)
     table.insert(len(cmp.KEYS) + 1, "unit", args.unit)
     resultsdir.write_csv(csv, table)

@@ -22,10 +22,16 @@ def main(args):
             try:
                 meta = resultsdir.read_meta(d)
                 commit = (meta.commit or "?") + ("+dirty" if meta.dirty else "")
-                runs = (f"{meta.get('runs_ok', 0)} ok, {meta.get('runs_failed', 0)} failed / "
-                        f"{meta.get('runs_total', '?')}")
+                # progress from the journal, which a sweep appends to as each run ends: meta.json's
+                # counts are written only when it stops
+                done, failed = resultsdir.progress(d)
+                total = meta.get("runs_total")
+                runs = f"{done}/{total if isinstance(total, int) else '?'} done" + (f", {failed} failed" if failed else "")
+                status = meta.status or "?"
+                if status == "running" and not common.held(resultsdir.ResultsDir(d).lock):
+                    status = "stopped (no process is running it; run it again to resume)"
                 rows.append((d.name, str(meta.get("started") or "?")[:16], commit,
-                             meta.run_settings.get("name", "?"), meta.status or "?", runs))
+                             meta.run_settings.get("name", "?"), status, runs))
             except StudyError:
                 rows.append((d.name, "?", "?", "?", "unreadable meta.json", ""))
     if not rows:

@@ -160,6 +160,8 @@ def main_best(args, directory, meta, source, target):
 
 def main(args):
     directory = resultsdir.locate(args.results_dir)
+    if args.out:  # checked before the work, which may take minutes
+        resultsdir.output_dir(args.out, "--out")
     meta = resultsdir.read_meta(directory)
     source = source_machine(directory, args, meta)
     target = machinefiles.load(args.machine) if args.machine else source

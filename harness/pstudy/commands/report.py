@@ -102,7 +102,7 @@ def write_trace_figures(directory, meta, summary, outdir):
 
     result = {"points": None, "figures": [], "timelines": [], "missing": ""}
     runs_path = directory / resultsdir.RUNS_CSV
-    ok = efficiency.ok_runs(resultsdir.read_csv(runs_path, ["status"])) if runs_path.exists() else None
+    ok = efficiency.ok_runs(resultsdir.read_runs(directory)) if runs_path.exists() else None
     run_table, points = efficiency.directory_factors(directory, meta.warmup, ok)
     if not len(points):
         result["missing"] = "No traces: efficiency factors and timelines need runs made with [analysis] trace = true."
@@ -142,7 +142,7 @@ def write_page(directory, meta, summary, outdir, traced, roof, why):
     points = traced["points"]
     fastest = findings.fastest(summary)
     bounds = {(b["variant"], b["threads"]): b for b in findings.bounds(roof)}
-    runs = resultsdir.read_csv(directory.runs_csv) if directory.runs_csv.exists() else None
+    runs = resultsdir.read_runs(directory) if directory.runs_csv.exists() else None
     losing = {(f["threads"], f["build"]): f for f in findings.losing_factor(points, fastest, runs)}
     found = []
     for f in fastest:

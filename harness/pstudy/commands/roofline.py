@@ -3,6 +3,7 @@
 import re
 from pathlib import Path
 
+from pstudy.store import resultsdir
 from pstudy.analyse import roofline
 from pstudy.errors import StudyError
 
@@ -25,7 +26,7 @@ def main(args):
             if not m or int(m.group(2)) < 1:
                 raise StudyError(f"--at: expected VARIANT:THREADS like forkjoin:2, got {item!r}")
             at.append((m.group(1), int(m.group(2))))
-    out = Path(args.out) if args.out else Path(args.results_dir) / "roofline"
+    out = resultsdir.output_dir(args.out, "--out") if args.out else Path(args.results_dir) / "roofline"
     try:
         summary = roofline.analyse(args.results_dir, out, at=at, compiler=args.compiler, kernels=args.kernels)
     except roofline.RooflineError as err:

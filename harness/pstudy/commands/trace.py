@@ -38,7 +38,7 @@ def main(args):
             raise StudyError(f"{directory}: no successful run has a trace")
     problems = []
     for fmt in formats:
-        outdir = Path(args.out) if args.out else resultsdir.ResultsDir(directory).exports(fmt)
+        outdir = resultsdir.output_dir(args.out, "--out") if args.out else resultsdir.ResultsDir(directory).exports(fmt)
         paths, found = traceformats.export_checked(available, chosen, fmt, outdir, node=socket.gethostname() or "node")
         problems += found
         for path in paths:

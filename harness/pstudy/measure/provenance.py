@@ -156,7 +156,7 @@ BOOT_ID = "/proc/sys/kernel/random/boot_id"
 
 
 def boot_id(path=BOOT_ID):
-    """The running kernel's boot identity (Linux; None elsewhere). A lent VM keeps its hostname from
+    """The running kernel's boot identity (Linux; None elsewhere). A VM keeps its hostname from
     one start to the next while the host may place its vCPUs differently each time: two records with
     different boot ids were not measured on the same instance of the machine."""
     try:

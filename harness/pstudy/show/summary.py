@@ -132,7 +132,7 @@ def text(directory, meta, summary, chart=None, roofline=(), points=None, details
     elif roofline_why:
         out += [f"what bounds each variant: not known ({roofline_why})"]
     runs_csv = resultsdir.ResultsDir(directory).runs_csv
-    losing = findings.losing_factor(points, fastest, resultsdir.read_csv(runs_csv) if runs_csv.exists() else None)
+    losing = findings.losing_factor(points, fastest, resultsdir.read_runs(directory) if runs_csv.exists() else None)
     if losing:
         out += ["where the parallel time goes:"] + factor_lines(losing)
     probes = findings.probes_text(resultsdir.thread_peaks(directory))  # `[analysis] peak_beside`

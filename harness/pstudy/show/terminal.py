@@ -113,11 +113,15 @@ def gnuplot_chart(summary, width=100, height=28):
             blocks.append(f"$d{i} << EOD\n{data}\nEOD")
             plots.append(f"$d{i} title {gp_quote(name)} with linespoints")
         max_t = int(build["threads"].max())
+        # the key below the plot, two entries a row, so that it covers no curve: inside, a long list
+        # of labels sits on the lines it names. The chart grows by the key's rows.
+        rows_of_key = (len(plots) + 1) // 2
         script = "\n".join([
-            f"set terminal dumb size {width},{height} nofeed",
+            f"set terminal dumb size {width},{height + rows_of_key + 1} nofeed",
             "set title " + gp_quote(f"step speedup, {compiler}/{kernels}: base {base}; ratios of medians"),
             "set xlabel 'threads'", "set ylabel 'speedup'", f"set xrange [0.8:{max_t + 0.2}]",
-            "set key left top", "set xtics 1", *blocks, "plot " + ", ".join(plots)])
+            "set key below left Left reverse maxcols 2 width 2", "set xtics 1", *blocks,
+            "plot " + ", ".join(plots)])
         try:
             done = subprocess.run([exe], input=script, capture_output=True, text=True, timeout=20)
         except (OSError, subprocess.TimeoutExpired) as err:

@@ -189,11 +189,17 @@ def read_toml(path, what):
     """(text, parsed table) of a TOML file; StudyError naming the file when it is missing ("no such
     WHAT"), unreadable or not TOML. Configs and machine files are read through it."""
     try:
-        text = Path(path).read_text()
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise StudyError(f"{path}: no such {what}") from None
     except OSError as err:
         raise StudyError(f"{path}: cannot read the {what}: {err.strerror}") from None
+    try:
+        text = data.decode("utf-8")  # TOML is UTF-8, whatever the locale says
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        raise StudyError(f"{path}: line {line}: not UTF-8 (byte 0x{data[err.start]:02x}); TOML files are UTF-8") \
+            from None
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

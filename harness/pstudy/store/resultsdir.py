@@ -47,6 +47,7 @@ says so; anything else is redone on resume.
 import datetime
 import gzip
 import json
+import lzma
 import math
 import os
 import re
@@ -265,10 +266,14 @@ class ResultsDir:
         found = []
         if tdir.is_dir():
             for path in sorted([*tdir.glob("*.csv"), *tdir.glob("*.csv.gz")]):
-                parsed = parse_run_stem(path.name[:-len(".csv.gz")] if path.name.endswith(".gz") else path.stem)
+                stem = path.name[:-len(".csv.gz")] if path.name.endswith(".gz") else path.stem
+                parsed = parse_run_stem(stem)
                 if parsed is None:
                     raise StudyError(f"{path}: name does not follow "
                                      "<variant>_<compiler>_<kernels>_t<threads>_bs<bs>_k<k>_r<rep>.csv")
+                if path.name.endswith(".gz") and (tdir / f"{stem}.csv").exists():
+                    raise StudyError(f"{path}: the run's trace is also {tdir / (stem + '.csv')}; one run's trace "
+                                     "read twice would be counted twice (keep one)")
                 found.append((path, *parsed))
         return found
 
@@ -342,6 +347,10 @@ class Meta(dict):
         if not isinstance(value, dict):
             raise StudyError(f"{self.path}: {'.'.join(keys)}: expected a table, got {value!r}")
         return value
+
+    def table(self, *keys):
+        """The table at a key path ({} where absent); StudyError naming the file where it is not one."""
+        return self._table(*keys)
 
     @property
     def schema(self):
@@ -431,8 +440,10 @@ def atomic_savefig(fig, path, **options):
 
 def atomic_output(path, write):
     """Call write(tmp) on a temporary name beside `path`, then rename it to `path`; on any failure
-    (an interrupt included) the temporary file is removed and `path` is untouched."""
-    path = Path(path)
+    (an interrupt included) the temporary file is removed and `path` is untouched. A symlink at
+    `path` is written through (its target replaced, the link kept); StudyError when what is there
+    is not a regular file (a device, a FIFO, a directory): renaming over it would replace it."""
+    path = regular_target(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.close(fd)
@@ -445,15 +456,85 @@ def atomic_output(path, write):
         raise
 
 
+def regular_target(path, option=None):
+    """The file a write to `path` lands in: `path`, or the end of its symlinks (written through,
+    never replaced). StudyError when something other than a regular file is there."""
+    path = Path(path)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    if target.exists() and not target.is_file():
+        kind = ("a directory" if target.is_dir() else "a FIFO" if target.is_fifo() else
+                "a device" if target.is_char_device() or target.is_block_device() else
+                "a socket" if target.is_socket() else "not a regular file")
+        shown = f"{path} (-> {target})" if target != path else str(path)
+        raise StudyError(f"{option + ': ' if option else ''}{shown}: {kind}; the harness writes only regular files")
+    return target
+
+
+def results_directory_of(path):
+    """The results directory (a directory with a meta.json) that `path` is in or is, else None."""
+    path = Path(os.path.realpath(path))
+    for p in (path, *path.parents):
+        if (p / META).is_file():
+            return p
+    return None
+
+
+def output_file(path, option, owned=()):
+    """A file the user named for the harness to write (compare --csv, ceilings --out, ...), checked
+    before any work: a regular file, new or existing (a symlink is written through), never one in a
+    results directory, whose files are its sweep's, unless its name is one of `owned` (the names the
+    harness itself keeps there). Returns the path to write, its symlinks resolved; StudyError
+    naming the option and the path otherwise."""
+    target = regular_target(path, option)
+    if target.parent.exists() and not target.parent.is_dir():
+        raise StudyError(f"{option}: {path}: {target.parent} is not a directory")
+    inside = results_directory_of(target.parent) if target.parent.exists() else None
+    if inside is not None and not (target.parent == inside and target.name in owned):
+        raise StudyError(f"{option}: {path}: inside the results directory {inside}, whose files are its sweep's; "
+                         "write it elsewhere")
+    return target
+
+
+# the subdirectories of a results directory that hold its measurements: never an output directory
+MEASURED_DIRS = (RUNS_DIR, TRACES_DIR, OPS_DIR, COUNTERS_DIR, GRAPHS_DIR)
+
+
+def output_dir(path, option):
+    """A directory the user named for the harness to write its files in (predict --out, roofline
+    --out, trace --out): a directory, new or existing, but not a results directory itself nor one
+    of its measurement folders (runs/, traces/, ...), where a written file could replace a measured
+    one. Each file written in it is still checked by atomic_output. Returns the path."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise StudyError(f"{option}: {path}: not a directory")
+    real = Path(os.path.realpath(path))
+    inside = results_directory_of(real if real.exists() else real.parent)
+    if inside is not None:
+        parts = real.relative_to(inside).parts
+        if not parts or parts[0] in MEASURED_DIRS or parts[0].startswith("."):
+            raise StudyError(f"{option}: {path}: {'is' if not parts else 'inside'} the results directory {inside}"
+                             + (f"'s {parts[0]}/" if parts else "") + ", whose files are its sweep's; give another directory")
+    return path
+
+
 def write_json(path, obj):
     atomic_write(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
 
 
 def write_csv(path, frame):
-    """frame as CSV (NA for missing values); gzipped where the name ends in .gz, with no time stamp in
-    the header, so that the same table makes the same bytes (a committed recording's diff stays empty)."""
+    """frame as CSV (NA for missing values); compressed where the name ends in .gz (with no time stamp
+    in the header) or .xz, so that the same table makes the same bytes (a committed recording's diff
+    stays empty)."""
     text = frame.to_csv(index=False, na_rep="NA")
-    atomic_write(path, gzip.compress(text.encode(), compresslevel=9, mtime=0) if str(path).endswith(".gz") else text)
+    atomic_write(path, compressed(path, text.encode()) if str(path).endswith((".gz", ".xz")) else text)
+
+
+def compressed(path, data):
+    """`data` compressed as `path`'s suffix says: .xz (a committed recording's largest tables: a
+    third smaller than gzip) or .gz, with nothing in either that changes from one write to the next."""
+    if str(path).endswith(".xz"):
+        return lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)
+    return gzip.compress(data, compresslevel=9, mtime=0)
 
 
 def reserve_space(directory):
@@ -586,18 +667,31 @@ class Journal:
             os.fsync(f.fileno())
 
     def events(self):
-        """The journal's records; a torn last line (the process died mid-write) is ignored."""
+        """The journal's records; a line that is not one (torn when the process died mid-write, or
+        damaged: not UTF-8, not a JSON object) is ignored, and a run it recorded is redone."""
         out = []
         try:
-            with open(self.path) as f:
+            with open(self.path, "rb") as f:
                 for line in f:
                     try:
-                        out.append(json.loads(line))
-                    except ValueError:
+                        event = json.loads(line.decode("utf-8"))
+                    except ValueError:  # UnicodeDecodeError included
                         continue
+                    if isinstance(event, dict):
+                        out.append(event)
         except FileNotFoundError:
             pass
         return out
+
+
+def progress(directory):
+    """(runs done, of them failed) as the journal has them now, read only (a sweep may be
+    writing the directory)."""
+    last = {}
+    for event in Journal(directory).events():
+        if event.get("event") == "run" and isinstance(event.get("run_id"), str):
+            last[event["run_id"]] = event.get("status")
+    return len(last), sum(1 for s in last.values() if s != "ok")
 
 
 def completed_runs(directory, retry_failed=False):
@@ -610,6 +704,8 @@ def completed_runs(directory, retry_failed=False):
         if event.get("event") != "run":
             continue
         run_id = event.get("run_id")
+        if not isinstance(run_id, str):
+            continue
         record = load_run(directory, run_id)
         if record is None or record.get("status") != event.get("status"):
             continue
@@ -619,12 +715,26 @@ def completed_runs(directory, retry_failed=False):
     return done
 
 
-def load_run(directory, run_id):
+def load_run(directory, run_id, strict=False):
+    """A run's record, or None where it is absent or damaged (not a JSON object with the run's id
+    and a status): a resumed sweep redoes that run. With `strict`, StudyError naming the file
+    where a record is there but damaged."""
+    path = ResultsDir(directory).runs_dir / f"{run_id}.json"
     try:
-        with open(ResultsDir(directory).runs_dir / f"{run_id}.json") as f:
-            return json.load(f)
-    except (OSError, ValueError, TypeError):
+        with open(path, "rb") as f:
+            record = json.loads(f.read().decode("utf-8"))
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError, TypeError) as err:
+        if strict:
+            raise StudyError(f"{path}: unreadable run record: {err}") from None
+        return None
+    if not isinstance(record, dict) or record.get("run_id") != run_id or record.get("status") not in RUN_STATUSES \
+            or not isinstance(record.get("steps") or [], list):
+        if strict:
+            raise StudyError(f"{path}: not a run record (a JSON object with run_id {run_id!r}, a status and steps)")
+        return None
+    return record
 
 
 def save_run(directory, run, order, outcome, command, peak_beside=None, peak_after=None):
@@ -700,8 +810,8 @@ def records(directory):
     """All journalled run records (the latest per run_id)."""
     out = {}
     for event in Journal(directory).events():
-        if event.get("event") == "run":
-            record = load_run(directory, event.get("run_id"))
+        if event.get("event") == "run" and isinstance(event.get("run_id"), str):
+            record = load_run(directory, event.get("run_id"), strict=True)
             if record is not None:
                 out[record["run_id"]] = record
     return list(out.values())
@@ -749,7 +859,7 @@ def read_csv(path, columns=(), what="", absent=None):
         frame = pd.read_csv(path, na_values=["NA"], keep_default_na=False)
     except FileNotFoundError:
         raise StudyError(absent or f"{path}: no such file") from None
-    except (OSError, ValueError, EOFError) as err:  # EOFError: a truncated .gz
+    except (OSError, ValueError, EOFError, lzma.LZMAError) as err:  # EOFError: a truncated .gz
         raise StudyError(f"{path}: unreadable: {err}") from None
     # a key or step field newer than the file: NA, as for a variant without it
     for col in vocabulary.OPTIONAL_KEYS + vocabulary.DISTRIBUTED_STEP_FIELDS:
@@ -771,15 +881,137 @@ def read_csv(path, columns=(), what="", absent=None):
     return frame
 
 
-def read_steps(directory):
-    """steps.csv of a results directory, with the key columns typed and every time checked: a
-    finite, non-negative number (the step's own time positive), else StudyError naming the file,
-    the row and the column."""
+# a run's status in runs.csv and its record (pstudy.measure.runner's outcomes)
+RUN_STATUSES = ("ok", "crashed", "timeout", "garbage", "mismatch", "cancelled")
+_NAME = re.compile(r"[a-z][a-z0-9]*")
+_WARMUP = {"true": True, "1": True, "false": False, "0": False}
+
+
+def _shown(raw):
+    return "(empty)" if raw is None or (isinstance(raw, float) and math.isnan(raw)) or str(raw) == "" else str(raw)
+
+
+def _cell_error(path, i, column, raw, what):
+    """StudyError for the cell at row index i (rows numbered as an editor numbers lines)."""
+    return StudyError(f"{path}: row {i + 2}, column {column}: {_shown(raw)} {what}")
+
+
+def _check_whole(path):
+    """StudyError when a table the harness wrote ends mid-row: it writes every row with its newline
+    and renames the file into place, so a last line without one is a file cut short."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data and not data.endswith(b"\n"):
+        line = data.count(b"\n") + 1
+        raise StudyError(f"{path}: row {line}: cut short (the file ends mid-row)")
+
+
+def check_point_keys(frame, path, extra_integers=(), repetition=False, unique=None):
+    """The point keys of a table (any table with point columns: runs.csv, steps.csv, a validation
+    recording's points.csv), checked and typed in place: names where names belong, whole numbers in
+    range where counts belong (and `extra_integers`, (column, least value) pairs; the repetition
+    too, with `repetition`); with `unique` (more columns), one row per point and those columns.
+    StudyError naming the file, the row and the column otherwise."""
+    _check_keys(frame, path, extra_integers=(("repetition", 0),) * repetition + tuple(extra_integers),
+                with_repetition=False)
+    if unique is not None:
+        _check_unique(frame, path, KEYS + list(unique), "the same point")
+
+
+def _check_keys(frame, path, extra_integers=(), with_repetition=True):
+    """The point keys (and `extra_integers`, (column, least value) pairs) of a table, checked and
+    typed in place: names where names belong, whole numbers in range where counts belong."""
+    import numpy as np
+    import pandas as pd
+
+    for col in ("variant", "compiler", "kernels"):
+        good = frame[col].map(lambda v: isinstance(v, str) and _NAME.fullmatch(v) is not None)
+        if not good.all():
+            i = int(np.flatnonzero(~good.to_numpy())[0])
+            raise _cell_error(path, i, col, frame[col].iloc[i], "is not a name")
+    integers = [("threads", 1, False), *((("repetition", 0, False),) if with_repetition else ()),
+                *((c, low, False) for c, low in extra_integers),
+                *((c, 1 if c == "ranks" else 0, True) for c in vocabulary.OPTIONAL_KEYS)]
+    for col, low, optional in integers:
+        raw = frame[col]
+        numbers = pd.to_numeric(raw.astype(object).where(raw.notna(), None), errors="coerce").astype(float)
+        missing = numbers.isna().to_numpy()
+        bad = (missing & raw.notna().to_numpy()) | (~missing & ((numbers < low) | (numbers != numbers.round())).to_numpy())
+        if not optional:
+            bad |= missing
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise _cell_error(path, i, col, raw.iloc[i], f"is not {'an integer' if low < 1 else 'a positive integer'}"
+                              + (f" >= {low}" if low > 1 else "") + (" or NA" if optional else ""))
+        frame[col] = numbers.astype("Int64") if optional else numbers.astype(int)
+
+
+def _check_unique(frame, path, columns, what):
+    dup = frame.duplicated(columns, keep=False).to_numpy()
+    if dup.any():
+        import numpy as np
+
+        first, second = (int(i) for i in np.flatnonzero(dup)[:2])
+        raise StudyError(f"{path}: row {second + 2}: {what} already in row {first + 2}; a duplicated row "
+                         "would be counted twice")
+
+
+def read_runs(directory, absent=None):
+    """runs.csv of a results directory, checked: its point keys, one row per run (point and
+    repetition), each status one a run can have. StudyError naming the file, the row and the
+    column otherwise; `absent` is the message when there is no runs.csv."""
+    path = ResultsDir(directory).runs_csv
+    if not path.exists():
+        raise StudyError(absent or f"{path}: missing (every results directory lists its runs there)")
+    _check_whole(path)
+    runs = read_csv(path, KEYS + ["repetition", "status"], what="not a runs table")
+    _check_keys(runs, path)
+    bad = ~runs["status"].isin(RUN_STATUSES)
+    if bad.any():
+        i = int(bad.to_numpy().nonzero()[0][0])
+        raise _cell_error(path, i, "status", runs["status"].iloc[i], f"is not a run status ({', '.join(RUN_STATUSES)})")
+    _check_unique(runs, path, KEYS + ["repetition"], "the same run (point and repetition)")
+    return runs
+
+
+def read_steps(directory, runs=None):
+    """steps.csv of a results directory, with the key columns typed and every value checked: names
+    and counts in range, warmup true or false, every time a finite, non-negative number (the step's
+    own time positive), one row per (run, step), and each run one that runs.csv lists as ok (`runs`:
+    runs.csv as read_runs gave it, else it is read here). StudyError naming the file, the row and
+    the column otherwise."""
+    import numpy as np
+    import pandas as pd
+
     path = ResultsDir(directory).steps_csv
     steps = read_csv(path, STEP_COLUMNS, absent=f"{directory}: no steps.csv (the sweep wrote no results yet)")
-    steps["warmup"] = steps["warmup"].astype(str).str.lower().isin(["true", "1"])
+    _check_whole(path)
+    _check_keys(steps, path, extra_integers=(("step", 0),))
+    warmup = steps["warmup"].astype(str).str.lower().map(_WARMUP)
+    if warmup.isna().any():
+        i = int(np.flatnonzero(warmup.isna().to_numpy())[0])
+        raise _cell_error(path, i, "warmup", steps["warmup"].iloc[i], "is neither true nor false")
+    steps["warmup"] = warmup.astype(bool)
     for column in ("forward_s", "backward_s", "update_s", "step_s"):
         steps[column] = checked_times(steps[column], path, column, positive=column == "step_s")
+    for column in ("loss", *vocabulary.DISTRIBUTED_STEP_FIELDS):
+        numbers = pd.to_numeric(steps[column], errors="coerce")
+        bad = (numbers.isna() & steps[column].notna()).to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise _cell_error(path, i, column, steps[column].iloc[i], "is not a number")
+        steps[column] = numbers.astype(float)
+    _check_unique(steps, path, KEYS + ["repetition", "step"], "the same step of the same run")
+    runs = read_runs(directory, absent=f"{ResultsDir(directory).runs_csv}: missing, and steps.csv's runs are "
+                     "listed there (a damaged directory)") if runs is None else runs
+    ok = runs[runs["status"] == "ok"][KEYS + ["repetition"]].astype(str).agg("|".join, axis=1)
+    mine = steps[KEYS + ["repetition"]].astype(str).agg("|".join, axis=1)
+    unlisted = ~mine.isin(set(ok))
+    if unlisted.any():
+        i = int(np.flatnonzero(unlisted.to_numpy())[0])
+        r = steps.iloc[i]
+        raise StudyError(f"{path}: row {i + 2}: run {run_stem(vocabulary.point_key(r), int(r['repetition']))} "
+                         f"is not in {ResultsDir(directory).runs_csv} as a run that succeeded")
     return steps
 
 

@@ -89,7 +89,7 @@ def chunk_value(value):
 def repetitions_of(study, point):
     """Runs of `point`: `[run] one_thread_repetitions` for a 1-thread point where set, else
     `repetitions`. The 1-thread runs are the chunk times `predict` replays at every thread count,
-    so on a host whose speed moves from run to run (the lent VMs) they are the ones worth repeating."""
+    so on a host whose speed moves from run to run (a shared VM) they are the ones worth repeating."""
     one = study.run.get("one_thread_repetitions")
     return one if one is not None and point.threads == 1 else study.run["repetitions"]
 

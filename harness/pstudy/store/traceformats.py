@@ -43,6 +43,7 @@ import datetime
 import json
 import math
 import re
+import zlib
 from pathlib import Path
 
 from pstudy.store import vocabulary
@@ -69,14 +70,15 @@ def read_chunks(path, columns=CHUNK_COLUMNS):
     """The per-chunk CSV at `path` as a DataFrame sorted by (thread, start_s) when it has a thread
     column; StudyError naming the file and the problem (absent, unreadable, a missing column, no
     records, a non-numeric or negative time, a record that ends before it starts)."""
+    import numpy as np
     import pandas as pd
 
     try:
         chunks = pd.read_csv(path, keep_default_na=False, na_values=[""])
     except FileNotFoundError:
         raise StudyError(f"{path}: not found") from None
-    except (OSError, ValueError, UnicodeDecodeError) as err:
-        raise StudyError(f"{path}: not a trace CSV: {str(err).splitlines()[0]}") from None
+    except (OSError, ValueError, EOFError, zlib.error) as err:  # EOFError, zlib.error: a damaged .gz
+        raise StudyError(f"{path}: not a trace CSV: {(str(err).splitlines() or [type(err).__name__])[0]}") from None
     missing = [c for c in columns if c not in chunks.columns]
     if missing:
         raise StudyError(f"{path}: missing column(s) {', '.join(missing)} (expected --trace output)")
@@ -84,7 +86,7 @@ def read_chunks(path, columns=CHUNK_COLUMNS):
         raise StudyError(f"{path}: no records")
     for col in [c for c in columns if c in INTEGER_COLUMNS or c in ("start_s", "end_s")]:
         numbers = pd.to_numeric(chunks[col], errors="coerce")
-        bad = numbers.isna() | ~numbers.map(math.isfinite)
+        bad = numbers.isna() | ~np.isfinite(numbers.astype(float))
         if bad.any():
             i = int(bad.to_numpy().nonzero()[0][0])
             raise StudyError(f"{path}: row {i + 2}, column {col}: {chunks[col].iloc[i]!r} is not a number")

@@ -12,18 +12,23 @@ Layout, schema "pstudy-validation/1":
                     gpt2-mpi's points only, tile_columns, tile_in_channels, tile_sequences),
                     measured_step_s (median of the measured steps, every repetition pooled), steps
                     (how many)
-  chunks.csv.gz     (chunks.csv, plain, before 2026-11-27's twelfth session) study, variant,
+  chunks.csv.gz     (chunks.csv, plain, in older recordings) study, variant,
                     compiler, kernels, the chunk keys (batch_subsize, k, tile_columns,
                     tile_in_channels, tile_sequences), op, b0, b1, x0, x1, col0, col1, seconds: each
                     chunk's median time in the 1-thread traces (warm-up left out)
   runtime.csv       (since 2026-11-26) the chunk keys' configuration, busy_scale, seconds_per_task
                     (prediction.trace_stats)
-  noise.csv.gz      (noise.csv, plain, before the twelfth session of 2026-11-27; none before 2026-11-26)
+  noise.csv.gz      (noise.csv, plain, in older recordings; none in the oldest)
                     per static configuration and operation label, each 1-thread chunk time's relative
                     deviation from its chunk's mean
   A recording made before a point key existed reads with the key NA.
-  graphs/<study>__<point stem>[_B<batch>].json.gz   the task graphs predict replayed (--describe-graph;
-                    _B: at a rank's share of the batch, for gpt2-mpi's points)
+  graphs/<study>__<point stem>[_B<batch>].json.xz   the task graphs predict replayed (--describe-graph;
+                    _B: at a rank's share of the batch, for gpt2-mpi's points); .json.gz in older
+                    recordings
+  own_chunks.csv.xz (where the packed results had traces) study, the point keys, run (the trace's
+                    name), iteration, op, b0, b1, x0, x1, col0, col1, ns: every chunk of every kept
+                    iteration of every traced run, its duration in nanoseconds: what each run is
+                    replayed with alone (prediction.replay_own_frames), the schedule model's check
   validation.json's studies[].distributed (studies with gpt2-mpi points): executor, num_parameters,
                     comm_message_bytes, scaling, update
   thief.csv         study, variant, compiler, kernels, threads, mode, duty, repetition, stolen_GBs,
@@ -38,6 +43,7 @@ Layout, schema "pstudy-validation/1":
 
 import gzip
 import json
+import lzma
 import math
 from pathlib import Path
 
@@ -46,13 +52,13 @@ from pstudy.store import resultsdir, taskgraph, vocabulary
 
 SCHEMA = "pstudy-validation/1"
 META, MACHINE, CEILINGS = "validation.json", "machine.toml", "ceilings.json"
-# the two tables with a row per chunk are gzipped (since 2026-11-27's twelfth session: the committed
-# recordings were half the tree the device tool must send, at most 64 MiB with the carried builds);
+# the two tables with a row per chunk are gzipped (a committed recording stays small);
 # a recording made before has them plain, and table() finds either
 POINTS, CHUNKS, THIEF, GRAPHS = "points.csv", "chunks.csv.gz", "thief.csv", "graphs"
 RUNTIME = "runtime.csv"  # since 2026-11-26: recordings made before have none
 NOISE = "noise.csv.gz"  # likewise
-THREAD_PEAKS = "thread_peaks.csv"  # since 2026-11-27, only where the sweep probed its runs
+THREAD_PEAKS = "thread_peaks.csv"  # only where the sweep probed its runs
+OWN_CHUNKS = "own_chunks.csv.xz"  # only where the packed results had traces of every point
 CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", *vocabulary.CHUNK_KEYS]
 POINT_COLUMNS = ["study", *vocabulary.POINT_KEYS, "measured_step_s", "steps"]
 CHUNK_COLUMNS = CONFIG_COLUMNS + ["op", "b0", "b1", "x0", "x1", "col0", "col1", "seconds"]
@@ -64,33 +70,40 @@ RUNTIME_COLUMNS = CONFIG_COLUMNS + ["busy_scale", "seconds_per_task"]
 NOISE_COLUMNS = CONFIG_COLUMNS + ["label", "deviation"]
 THREAD_PEAK_COLUMNS = ["study", *vocabulary.POINT_KEYS, "repetition", "when", "thread", "gflops"]
 PROBE_TIMES = tuple(when for when, _ in resultsdir.PROBES)  # thread_peaks.csv's `when`, as the results have it
+OWN_CHUNK_COLUMNS = ["study", *vocabulary.POINT_KEYS, "run", "iteration", "op", "b0", "b1", "x0", "x1", "col0", "col1",
+                     "ns"]
 THIEF_COLUMNS = ["study", "variant", "compiler", "kernels", "threads", "mode", "duty", "repetition", "stolen_GBs",
                  "step_s"]
 
 
 def graph_file(directory, study, point, batch=None):
-    return Path(directory) / GRAPHS / (f"{study}__{resultsdir.point_stem(point)}"
-                                       + ("" if batch is None else f"_B{batch}") + ".json.gz")
+    """The graph's path as written now (.json.xz), or as an older recording has it (.json.gz) where
+    only that exists."""
+    stem = Path(directory) / GRAPHS / (f"{study}__{resultsdir.point_stem(point)}"
+                                       + ("" if batch is None else f"_B{batch}"))
+    path = stem.with_name(stem.name + ".json.xz")
+    older = stem.with_name(stem.name + ".json.gz")
+    return older if not path.exists() and older.exists() else path
 
 
 def write_graph(directory, study, point, source_path, batch=None):
-    """Copies a --describe-graph file into the recording, gzipped."""
+    """Copies a --describe-graph file into the recording, compressed."""
     path = graph_file(directory, study, point, batch)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wt") as f:
-        f.write(Path(source_path).read_text())
+    resultsdir.atomic_write(path, resultsdir.compressed(path, Path(source_path).read_bytes()))
     return path
 
 
 def read_graph(directory, study, point, batch=None):
     """The taskgraph.Graph recorded for `point` of `study`; StudyError when it is not there."""
     path = graph_file(directory, study, point, batch)
+    opener = lzma.open if path.name.endswith(".xz") else gzip.open
     try:
-        with gzip.open(path, "rt") as f:
+        with opener(path, "rt") as f:
             doc = json.load(f)
     except FileNotFoundError:
         raise StudyError(f"{path}: missing (the recording lacks this point's task graph)") from None
-    except (OSError, EOFError, json.JSONDecodeError) as err:
+    except (OSError, EOFError, lzma.LZMAError, json.JSONDecodeError, UnicodeDecodeError) as err:
         raise StudyError(f"{path}: unreadable: {err}") from None
     return taskgraph.parse(doc, str(path))
 
@@ -104,9 +117,9 @@ def table(directory, name):
     return path
 
 
-def write(directory, meta, points, chunks, thief, runtime, noise, thread_peaks=None):
+def write(directory, meta, points, chunks, thief, runtime, noise, thread_peaks=None, own_chunks=None):
     """Writes validation.json and the five tables (pandas frames with the columns above), and
-    thread_peaks.csv where it has rows."""
+    thread_peaks.csv and own_chunks.csv.xz where they have rows."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     resultsdir.write_json(directory / META, {"schema": SCHEMA, **meta})
@@ -117,6 +130,8 @@ def write(directory, meta, points, chunks, thief, runtime, noise, thread_peaks=N
     resultsdir.write_csv(directory / NOISE, noise[NOISE_COLUMNS])
     if thread_peaks is not None and len(thread_peaks):
         resultsdir.write_csv(directory / THREAD_PEAKS, thread_peaks[THREAD_PEAK_COLUMNS])
+    if own_chunks is not None and len(own_chunks):
+        resultsdir.write_csv(directory / OWN_CHUNKS, own_chunks[OWN_CHUNK_COLUMNS])
 
 
 def _none(v):
@@ -154,6 +169,7 @@ class Recording:
         if not isinstance(self.meta, dict) or self.meta.get("schema") != SCHEMA:
             raise StudyError(f"{path}: schema: expected {SCHEMA!r}")
         self.points = resultsdir.read_csv(self.directory / POINTS, POINT_COLUMNS, "validation points")
+        resultsdir.check_point_keys(self.points, self.directory / POINTS, unique=["study"])
         self.chunks = resultsdir.read_csv(table(self.directory, CHUNKS), CHUNK_COLUMNS, "validation chunk times")
         self.thief = resultsdir.read_csv(self.directory / THIEF, THIEF_COLUMNS, "validation thief runs")
         self.runtime = (resultsdir.read_csv(self.directory / RUNTIME, RUNTIME_COLUMNS, "validation runtime costs")
@@ -247,9 +263,28 @@ class Recording:
             return resultsdir.thread_peaks_frame([])
         return self.peaks[self.peaks["study"] == study]
 
+    def own_chunks(self, study):
+        """{point key: [(run, frame of iteration, op, b0, b1, x0, x1, col0, col1 and d, seconds)]}: every
+        traced run's kept chunks (prediction.replay_own_frames' input), read from own_chunks.csv.xz;
+        None where the recording has no such table."""
+        path = self.directory / OWN_CHUNKS
+        if not path.exists():
+            return None
+        if not hasattr(self, "_own"):
+            frame = resultsdir.read_csv(path, OWN_CHUNK_COLUMNS, "validation own chunk times")
+            frame["d"] = _checked_numbers(frame, "ns", path, lambda v: v < 0, "a duration (a count of ns >= 0)") * 1e-9
+            self._own = frame
+        out = {}
+        rows = self._own[self._own["study"] == study]
+        for keys, runs in rows.groupby(list(vocabulary.POINT_KEYS), dropna=False, sort=False):
+            point = tuple(keys[:3]) + tuple(_none(v) for v in keys[3:])
+            out[point] = [(str(run), frame.drop(columns=["run"]).reset_index(drop=True))
+                          for run, frame in runs.groupby("run", sort=True)]
+        return out
+
     def results_of(self, study):
         """The results directory a study was packed from, where the recording keeps it (results/<its
-        name>, as the committed loans do, with their traces), or where validation.json names it and
+        name>, with their traces), or where validation.json names it and
         it still exists; None otherwise (the 2-vCPU recordings keep the packed tables only)."""
         named = self.study_meta(study).get("results")
         if not named:

@@ -31,7 +31,7 @@ FORKJOIN = "forkjoin"
 
 # variants that run the whole training loop as one task graph, so that iterations overlap: their
 # timelines show two iterations
-OVERLAPPING_ITERATIONS = ("taskiter",)
+OVERLAPPING_ITERATIONS = ("taskiter", "nosv")
 
 COMPILERS = ("gcc", "clang")
 KERNEL_SETS = ("fast", "reference")
@@ -166,20 +166,21 @@ def chunk_values(key):
 
 
 def chunking_label(bs, k, tile_columns=None, tile_in_channels=None, tile_sequences=None, tiles_per_product=None):
-    """'bs=1 k=64', with the tile keys where the point has them: 'bs=1 k=64 tc=384 ti=auto ts=4 tp=2'
-    (tc: output columns per tile, ti: input channels per weight-gradient tile, ts: sequences per row
-    chunk of the products, tp: tiles each product is cut into); NA counts as absent."""
+    """'bs=1 k=64', with the tile keys the point sets: 'bs=1 k=64 tc=384 ts=4 tp=2' (tc: output columns
+    per tile, ti: input channels per weight-gradient tile, ts: sequences per row chunk of the
+    products, tp: tiles each product is cut into). A tile key left to the automatic choice (auto) or
+    NA is left out: every chunked point has four, and four autos on every line hide the keys that
+    were set."""
     text = f"bs={chunk_text(bs)} k={chunk_text(k)}"
     for name, value in (("tc", tile_columns), ("ti", tile_in_channels), ("ts", tile_sequences),
                         ("tp", tiles_per_product)):
-        if not _is_na(value):
+        if not _is_na(value) and value != AUTO:
             text += f" {name}={chunk_text(value)}"
     return text
 
 
 def point_label(key):
-    """'taskiter gcc/fast t=2 bs=1 k=64 tc=auto ti=auto ts=auto tp=auto', 'mpi gcc/fast r=2 t=1' for a
-    point key (or a Point)."""
+    """'taskiter gcc/fast t=2 bs=1 k=64', 'mpi gcc/fast r=2 t=1' for a point key (or a Point)."""
     variant, compiler, kernels, threads, bs = tuple(key)[:5]
     ranks = key[6] if len(key) > 6 else None
     text = f"{variant} {compiler}/{kernels}" + (f" r={ranks}" if ranks is not None else "") + f" t={threads}"

@@ -1,0 +1,369 @@
+"""Damaged inputs, hostile output paths and signals at awkward moments: each gives one line and
+exit status 2 (or works), and leaves what the command was pointed at as it was."""
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PERFSTUDY = REPO / "harness" / "perfstudy"
+BUILD = REPO / "build" / "gcc" / "fast"
+sys.path.insert(0, str(REPO / "harness"))
+
+from pstudy import common  # noqa: E402
+from pstudy.store import vocabulary  # noqa: E402
+
+REAL_VARIANTS = [v for v in ("seq", "forkjoin", "taskiter") if (BUILD / f"gpt2-{v}").exists()]
+CEILINGS = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16" / "ceilings.json"
+
+
+def snapshot(directory):
+    """{relative path: bytes} of every file under `directory`, and the kinds of what is not a file."""
+    out = {}
+    for p in sorted(Path(directory).rglob("*")):
+        rel = str(p.relative_to(directory))
+        out[rel] = p.read_bytes() if p.is_file() and not p.is_symlink() else ("dir" if p.is_dir() else "other")
+    return out
+
+
+def refused(proc, *needles, notes=()):
+    """Exit status 2 and one line on stderr containing each needle, no traceback (after lines that
+    start with one of `notes`: what a command says of a part it skips)."""
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = [line for line in proc.stderr.splitlines(True) if not line.startswith(tuple(notes) or "\0")]
+    assert len(lines) == 1 and lines[0].endswith("\n"), proc.stderr
+    for needle in needles:
+        assert str(needle) in proc.stderr, (needle, proc.stderr)
+    return proc.stderr
+
+
+@pytest.fixture
+def sweep(study, finished_sweeps):
+    """A private copy of a finished sweep of the fake variants (two repetitions, every variant), with
+    ceilings, so that predict and roofline get as far as its tables and traces."""
+    directory = study.copy_of(finished_sweeps.get())
+    if CEILINGS.exists():
+        shutil.copy(CEILINGS, directory / "ceilings.json")
+    return directory
+
+
+@pytest.fixture
+def other(study, finished_sweeps):
+    return study.copy_of(finished_sweeps.get(tag="other"), name="other")
+
+
+# ---------------------------------------------------------------------------------------------
+# the output rule
+
+def test_compare_refuses_to_write_its_table_over_a_results_file(study, sweep, other):
+    before = snapshot(sweep)
+    refused(study.perfstudy("compare", sweep, other, "--unit", "step", "--csv", sweep / "steps.csv"),
+            "--csv", sweep / "steps.csv", "inside the results directory")
+    assert snapshot(sweep) == before
+    assert study.perfstudy("report", sweep, "--no-figures", "--no-chart").returncode == 0
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_an_output_that_is_not_a_regular_file_is_refused(study, sweep, other, tmp_path, kind):
+    target = tmp_path / "out.csv"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "directory":
+        target.mkdir()
+    else:
+        target = Path("/dev/null")
+    refused(study.perfstudy("compare", sweep, other, "--unit", "step", "--csv", target), "--csv", str(target))
+    if kind == "fifo":
+        assert target.is_fifo()
+    elif kind == "directory":
+        assert target.is_dir() and not any(target.iterdir())
+    else:
+        assert target.is_char_device()
+
+
+def test_a_symlink_output_is_written_through_not_replaced(study, sweep, other, tmp_path):
+    target, link = tmp_path / "table.csv", tmp_path / "link.csv"
+    target.write_text("old\n")
+    link.symlink_to(target)
+    done = study.perfstudy("compare", sweep, other, "--unit", "step", "--csv", link)
+    assert done.returncode in (0, 1), done.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text().startswith("variant,")
+
+
+def test_a_symlink_into_a_results_directory_is_refused(study, sweep, other, tmp_path):
+    link = tmp_path / "link.csv"
+    link.symlink_to(sweep / "runs.csv")
+    before = snapshot(sweep)
+    refused(study.perfstudy("compare", sweep, other, "--unit", "step", "--csv", link), "inside the results directory")
+    assert snapshot(sweep) == before and link.is_symlink()
+
+
+@pytest.mark.parametrize("command", [["trace"], ["roofline"], ["predict"]])
+@pytest.mark.parametrize("where", ["", "traces", "runs"])
+def test_output_directories_never_land_on_measurements(study, sweep, command, where):
+    before = snapshot(sweep)
+    refused(study.perfstudy(*command, sweep, "--out", sweep / where if where else sweep), "--out")
+    assert snapshot(sweep) == before
+
+
+def test_ceilings_refuses_its_output_before_measuring(study, sweep):
+    before = snapshot(sweep)
+    refused(study.perfstudy("ceilings", "--build-dir", study.tmp / "none", "--out", sweep / "steps.csv"),
+            "--out", "inside the results directory")
+    refused(study.perfstudy("ceilings", "--build-dir", study.tmp / "none", "--out", "/dev/null"), "--out", "a device")
+    assert snapshot(sweep) == before
+
+
+def test_compare_refuses_a_directory_given_twice(study, sweep):
+    refused(study.perfstudy("compare", sweep, sweep, "--unit", "step"), "both base and candidate")
+
+
+# ---------------------------------------------------------------------------------------------
+# damaged results: one line naming the file, and nothing changed
+
+def sub(path, old, new):
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+def cut_runs(d):
+    text = (d / "runs.csv").read_text()
+    (d / "runs.csv").write_text(text[:-40])
+
+
+def unlisted_point(d):
+    lines = (d / "runs.csv").read_text().splitlines(True)
+    (d / "runs.csv").write_text("".join(line for line in lines if not line.startswith("seq,")))
+
+
+def duplicated_run(d):
+    lines = (d / "runs.csv").read_text().splitlines(True)
+    (d / "runs.csv").write_text("".join(lines + [lines[1]]))
+
+
+def model_a_string(d):
+    meta = json.loads((d / "meta.json").read_text())
+    meta["config"]["model"] = "tiny"
+    (d / "meta.json").write_text(json.dumps(meta))
+
+
+def record_a_list(d):
+    sorted((d / "runs").glob("*.json"))[0].write_text("[]")
+
+
+DAMAGE = {
+    "steps-threads-word": (lambda d: sub(d / "steps.csv", "\nforkjoin,gcc,fast,1,", "\nforkjoin,gcc,fast,abc,"),
+                           "steps.csv: row 2, column threads: abc"),
+    "runs-threads-word": (lambda d: sub(d / "runs.csv", "\nforkjoin,gcc,fast,1,", "\nforkjoin,gcc,fast,abc,"),
+                          "runs.csv: row", "column threads: abc"),
+    "step-of-an-unlisted-run": (unlisted_point, "steps.csv: row", "seq_gcc_fast_t1_bsNA_kNA_r", "runs.csv"),
+    "runs-missing": (lambda d: (d / "runs.csv").unlink(), "runs.csv: missing"),
+    "runs-cut-mid-row": (cut_runs, "runs.csv: row", "cut short"),
+    "runs-duplicated-row": (duplicated_run, "runs.csv: row", "already in row 2"),
+    "warmup-maybe": (lambda d: sub(d / "steps.csv", ",True,", ",maybe,"), "steps.csv: row", "column warmup: maybe"),
+    "status-weird": (lambda d: sub(d / "runs.csv", ",ok,", ",weird,"), "runs.csv: row", "column status: weird"),
+    "negative-step": (lambda d: sub(d / "steps.csv", ",1,False,", ",-1,False,"), "steps.csv: row", "column step"),
+}
+
+
+# every damage in report; the other readers of the tables on the damages they once let through
+CASES = ([("report", damage) for damage in sorted(DAMAGE)]
+         + [(command, damage) for command in ("trace", "compare", "predict")
+            for damage in ("steps-threads-word", "runs-threads-word", "step-of-an-unlisted-run", "runs-cut-mid-row")]
+         + [("compare", "warmup-maybe"), ("compare", "runs-missing")])
+
+
+@pytest.mark.parametrize("command,damage", CASES)
+def test_damaged_tables_are_one_line(study, sweep, other, command, damage):
+    make, *needles = DAMAGE[damage]
+    make(sweep)
+    before = snapshot(sweep)
+    args = {"report": ["report", sweep, "--no-chart"], "trace": ["trace", sweep],
+            "compare": ["compare", sweep, other, "--unit", "step"], "predict": ["predict", sweep]}[command]
+    refused(study.perfstudy(*args), *needles)
+    assert snapshot(sweep) == before
+
+
+def test_meta_with_a_model_that_is_not_a_table_is_one_line_in_compare(study, sweep, other):
+    model_a_string(sweep)
+    refused(study.perfstudy("compare", sweep, other, "--unit", "step"), "meta.json: config.model")
+
+
+def test_a_run_record_that_is_not_an_object_is_one_line(study, sweep):
+    record_a_list(sweep)
+    before = snapshot(sweep)
+    refused(study.perfstudy("report", sweep, "--no-chart"), "runs/", "not a run record")
+    assert snapshot(sweep) == before
+
+
+def gzip_traces(d, cut=False, keep=False):
+    for p in sorted((d / "traces").glob("*.csv")):
+        data = gzip.compress(p.read_bytes())
+        Path(f"{p}.gz").write_bytes(data[:len(data) // 2] if cut else data)
+        if not keep:
+            p.unlink()
+
+
+@pytest.mark.parametrize("command", ["report", "trace", "roofline"])
+def test_a_truncated_gzipped_trace_is_one_line(study, sweep, command):
+    gzip_traces(sweep, cut=True)
+    before = snapshot(sweep)
+    refused(study.perfstudy(command, sweep, *(["--no-chart"] if command == "report" else [])),
+            ".csv.gz", "not a trace CSV", notes=["perfstudy report: roofline skipped: "])
+    assert snapshot(sweep) == before
+
+
+@pytest.mark.parametrize("command", ["report", "trace", "roofline", "predict"])
+def test_a_trace_present_twice_is_refused_not_counted_twice(study, sweep, command):
+    gzip_traces(sweep, keep=True)
+    before = snapshot(sweep)
+    refused(study.perfstudy(command, sweep, *(["--no-chart"] if command == "report" else [])),
+            ".csv.gz", "counted twice", notes=["perfstudy report: roofline skipped: "])
+    assert snapshot(sweep) == before
+
+
+@pytest.mark.parametrize("line", [b"null\n", b"\xff\xfe not utf-8\n", b"[1, 2]\n"])
+def test_a_damaged_journal_line_is_passed_over_on_resume(study, sweep, line):
+    cfg = study.config()
+    with open(sweep / "journal.jsonl", "ab") as f:
+        f.write(line)
+    done = study.perfstudy("run", cfg, "--no-summary")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert json.loads((sweep / "meta.json").read_text())["status"] == "complete"
+
+
+def test_non_utf8_config_and_machine_files_are_one_line(study, sweep, tmp_path):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_bytes(b'[model]\nconfig = "tiny\xff"\n')
+    refused(study.perfstudy("run", cfg), "bad.toml: line 2: not UTF-8")
+    machine = tmp_path / "machine.toml"
+    machine.write_bytes(b'name = "x\xfe"\n')
+    refused(study.perfstudy("predict", sweep, "--machine", machine), "machine.toml: line 1: not UTF-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# status that tells the truth
+
+def test_signals_are_held_while_a_status_is_written():
+    with pytest.raises(KeyboardInterrupt):
+        with common.signals_deferred() as held:
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            assert held.caught == [signal.SIGTERM, signal.SIGINT]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_complete_sweep_interrupted_when_run_again_stays_complete(study, finished_sweeps):
+    directory = study.copy_of(finished_sweeps.get())
+    cfg = study.config()
+    proc = subprocess.Popen([str(PERFSTUDY), "run", cfg, "--no-summary"], stderr=subprocess.PIPE, text=True,
+                            env=study.env(), cwd=study.tmp)
+    for line in proc.stderr:
+        if "resuming" in line:
+            break
+    for _ in range(3):
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    proc.communicate(timeout=60)
+    assert json.loads((directory / "meta.json").read_text())["status"] == "complete"
+    listing = study.perfstudy("list").stdout
+    assert "complete" in listing and "running" not in listing
+
+
+def test_three_runs_of_one_config_at_once_make_one_directory(study):
+    cfg = study.config(repetitions=1, steps=2, variants='["seq", "forkjoin"]')
+    procs = [subprocess.Popen([str(PERFSTUDY), "run", cfg, "--no-summary"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=study.env(), cwd=study.tmp) for _ in range(3)]
+    results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+    assert len(study.result_dirs()) == 1, results
+    assert sorted(rc for rc, _ in results) == [0, 2, 2], results
+    assert sum("in use" in err for _, err in results) == 2
+
+
+def test_list_shows_runs_done_over_runs_planned_and_a_stopped_sweep(study, sweep):
+    meta = json.loads((sweep / "meta.json").read_text())
+    meta["status"] = "running"  # as a sweep killed with SIGKILL leaves it
+    (sweep / "meta.json").write_text(json.dumps(meta))
+    lines = study.perfstudy("list").stdout.splitlines()
+    [row] = [line for line in lines if sweep.name in line]
+    assert f"{meta['runs_total']}/{meta['runs_total']} done" in row and "stopped" in row
+
+
+@pytest.mark.parametrize("command", [["report", "latest"], ["run", "quick"]])
+def test_ctrl_c_at_start_up_is_no_traceback(study, command):
+    for delay in (0.05, 0.1, 0.2, 0.3):
+        proc = subprocess.Popen([str(PERFSTUDY), *command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, env=study.env(), cwd=study.tmp)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert "Traceback" not in err, (delay, err)
+
+
+# ---------------------------------------------------------------------------------------------
+# predict on a real sweep: trace times it would once accept
+
+@pytest.fixture(scope="module")
+def real_sweep(tmp_path_factory):
+    if not REAL_VARIANTS:
+        pytest.skip("no built binaries (make)")
+    tmp = tmp_path_factory.mktemp("real")
+    cfg = tmp / "tiny.toml"
+    cfg.write_text(f"""
+[model]
+config = "tiny"
+B = 4
+T = 64
+[run]
+steps = 3
+warmup = 1
+repetitions = 1
+timeout_s = 60
+[sweep]
+variants = {json.dumps(REAL_VARIANTS)}
+compilers = ["gcc"]
+kernels = ["fast"]
+threads = [1, 2]
+batch_subsize = [2]
+token_chunk = [32]
+[analysis]
+trace = true
+ceilings = false
+roofline = false
+""")
+    proc = subprocess.run([str(PERFSTUDY), "run", cfg, "--results-root", tmp / "results", "--no-summary"],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    machine = tmp / "here.toml"
+    machine.write_text('name = "here"\nmeasured = false\ncores = 16\npeak_gflops_per_core = 20\n'
+                       'bandwidth_cores = [1, 4, 16]\nbandwidth_GBs = [10, 30, 40]\n')
+    return Path(proc.stdout.strip().splitlines()[-1]), machine
+
+
+@pytest.mark.parametrize("value", ["nan", "-0.5"])
+def test_predict_refuses_trace_times_report_refuses(real_sweep, tmp_path, value):
+    source, machine = real_sweep
+    d = Path(shutil.copytree(source, tmp_path / source.name))
+    trace = sorted((d / "traces").glob("seq_*_t1_*.csv"))[0]
+    lines = trace.read_text().splitlines(True)
+    fields = lines[3].rstrip("\n").split(",")
+    fields[lines[0].strip().split(",").index("end_s")] = value
+    lines[3] = ",".join(fields) + "\n"
+    trace.write_text("".join(lines))
+    before = snapshot(d)
+    proc = subprocess.run([str(PERFSTUDY), "predict", d, "--source-machine", machine, "--machine", machine],
+                          capture_output=True, text=True, timeout=300)
+    refused(proc, trace.name, "row 4, column end_s")
+    assert snapshot(d) == before

@@ -1,0 +1,308 @@
+// nosv: taskiter's recorded graph replayed on nOS-V, BSC's tasking runtime
+// under OmpSs-2, instead of on a scheduler of the variant's own. The chunk
+// tasks and their dependencies (within an iteration and into the next) come
+// from core/taskgraph.c once, as for taskiter; every chunk of an iteration is
+// a nOS-V task, and there is no barrier between phases or iterations.
+//
+// nOS-V tracks no dependencies: a task is submitted when its predecessors are
+// done. A task that finishes counts its successors' predecessors down and
+// submits those it made ready, the first of them with NOSV_SUBMIT_IMMEDIATE,
+// so that it runs next on the same CPU without going through the scheduler
+// (OmpSs-2's immediate-successor policy), the others through nOS-V's
+// scheduler. nOS-V's CPU manager runs one worker per CPU of its binding and
+// places them itself; the info line records where.
+//
+// Counters and tasks live in two slots, used by even and odd iterations, as
+// in taskiter: a task of iteration i+2 is released only after the same task
+// of iteration i completed (the graph orders every task's instances through
+// the iteration in between), so each slot's nOS-V task is created once and
+// resubmitted, and nothing is allocated per iteration. The release happens in
+// the completed callback, after nOS-V has reset the task for resubmission.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <nosv.h>
+#include <nosv/hwinfo.h>
+#include <omp.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "../core/schedule.h"
+#include "../core/taskgraph.h"
+#include "executor.h"
+
+const char *const EXECUTOR_NAME = "nosv";
+const int EXECUTOR_WHOLE_LOOP = 1;
+const int EXECUTOR_PACKS_WEIGHTS = 1; // row chunks share one packing of each weight
+
+// Per-worker, per-iteration phase spans (earliest start, latest end).
+typedef struct {
+    double start[NUM_PHASES], end[NUM_PHASES];
+} PhaseSpan;
+
+typedef struct Executor Executor;
+
+// What a nOS-V task carries: which chunk task, in which slot, and the
+// iteration it runs for (set before each submission).
+typedef struct {
+    Executor *ex;
+    int task, iteration;
+} Instance;
+
+struct Executor {
+    StepDescription *step;
+    TaskGraph graph;
+    int threads;        // the thread count the graph is chunked for
+    int workers;        // nOS-V's CPUs: the threads, or every CPU of the process where it has fewer
+    int *counters[2];   // predecessors still to finish, per task, per slot
+    int *armed;         // counter value a task starts an iteration with (beyond the first)
+    nosv_task_type_t type;
+    nosv_task_t *tasks[2]; // one nOS-V task per chunk task and slot
+    int initialised;    // nosv_init succeeded: nosv_shutdown is owed
+    // the run in progress (executor_train)
+    float *losses;
+    Trace *trace;
+    int first, last;
+    long remaining;     // task instances still to complete
+    PhaseSpan *spans;   // spans[worker * n + (iteration - first)]
+    sem_t done;         // posted when the last instance completes
+    char placement[384];
+};
+
+static Instance *instance_of(nosv_task_t task) { return nosv_get_task_metadata(task); }
+
+static void run_task(nosv_task_t task) {
+    Instance *in = instance_of(task);
+    Executor *ex = in->ex;
+    const StepDescription *s = ex->step;
+    const ChunkTask *t = &ex->graph.tasks[in->task];
+    int me = nosv_get_current_logical_cpu();
+    double t0 = now_seconds();
+    run_chunk(s, t->op, t->range, in->iteration, ex->losses, ex->trace, me);
+    double t1 = now_seconds();
+    Phase phase = s->ops[t->op].phase;
+    PhaseSpan *span = &ex->spans[(size_t)me * (ex->last - ex->first) + (in->iteration - ex->first)];
+    if (t0 < span->start[phase]) span->start[phase] = t0;
+    if (t1 > span->end[phase]) span->end[phase] = t1;
+}
+
+// Counts one predecessor of (iteration, task) down; when it became ready,
+// re-arms its slot for iteration + 2 and submits it (the first one a
+// finished task readies as its immediate successor).
+static void release(Executor *ex, int iteration, int task, int *readied) {
+    int slot = iteration & 1;
+    int *counter = &ex->counters[slot][task];
+    if (__atomic_sub_fetch(counter, 1, __ATOMIC_ACQ_REL) != 0) return;
+    __atomic_store_n(counter, ex->armed[task], __ATOMIC_RELAXED);
+    nosv_task_t next = ex->tasks[slot][task];
+    instance_of(next)->iteration = iteration;
+    nosv_submit(next, (*readied)++ == 0 ? NOSV_SUBMIT_IMMEDIATE : NOSV_SUBMIT_NONE);
+}
+
+static void task_completed(nosv_task_t task) {
+    Instance *in = instance_of(task);
+    Executor *ex = in->ex;
+    const TaskGraph *g = &ex->graph;
+    int t = in->task, iteration = in->iteration, readied = 0;
+    for (int k = g->succ_first[t]; k < g->succ_first[t + 1]; k++) release(ex, iteration, g->succ[k], &readied);
+    if (iteration + 1 < ex->last)
+        for (int k = g->next_succ_first[t]; k < g->next_succ_first[t + 1]; k++)
+            release(ex, iteration + 1, g->next_succ[k], &readied);
+    if (__atomic_sub_fetch(&ex->remaining, 1, __ATOMIC_ACQ_REL) == 0) sem_post(&ex->done);
+}
+
+// nOS-V's CPU manager takes the CPUs of the thread that initialises it
+// (binding "inherit"): the first `threads` CPUs this thread may run on, or all
+// of them where there are fewer. The calling thread's own mask is restored.
+static int start_runtime(Executor *ex, char *err, size_t err_len) {
+    cpu_set_t mine, bound;
+    if (sched_getaffinity(0, sizeof(mine), &mine) != 0) {
+        snprintf(err, err_len, "nosv: cannot read this thread's CPU affinity");
+        return -1;
+    }
+    CPU_ZERO(&bound);
+    int taken = 0;
+    for (int c = 0; c < CPU_SETSIZE && taken < ex->threads; c++)
+        if (CPU_ISSET(c, &mine)) {
+            CPU_SET(c, &bound);
+            taken++;
+        }
+    int restrict_mask = taken < CPU_COUNT(&mine);
+    if (restrict_mask && sched_setaffinity(0, sizeof(bound), &bound) != 0) {
+        snprintf(err, err_len, "nosv: cannot bind to %d CPUs", taken);
+        return -1;
+    }
+    // nOS-V reads its configuration file from where it was installed, an
+    // absolute path in the build tree; the copy beside the library this
+    // process loaded still holds where that tree has moved
+    Dl_info lib;
+    char config[4096];
+    if (!getenv("NOSV_CONFIG") && dladdr((void *)nosv_init, &lib) && lib.dli_fname &&
+        (size_t)snprintf(config, sizeof(config), "%s", lib.dli_fname) < sizeof(config)) {
+        char *slash = strrchr(config, '/');
+        if (slash && (size_t)(slash - config) + sizeof("/../share/nosv.toml") <= sizeof(config)) {
+            strcpy(slash, "/../share/nosv.toml");
+            if (access(config, R_OK) == 0) setenv("NOSV_CONFIG", config, 0);
+        }
+    }
+    int rc = nosv_init();
+    if (restrict_mask) sched_setaffinity(0, sizeof(mine), &mine);
+    if (rc != 0) {
+        snprintf(err, err_len, "nosv: nosv_init failed: %s", nosv_get_error_string(rc));
+        return -1;
+    }
+    ex->initialised = 1;
+    ex->workers = nosv_get_num_cpus();
+    // the system ids of nOS-V's CPUs, in its logical order (a worker's index in the trace)
+    int *cpus = nosv_get_available_domains(NOSV_TOPO_LEVEL_CPU);
+    size_t used = snprintf(ex->placement, sizeof(ex->placement),
+                           "\"name\": \"nosv\", \"version\": \"4.1.0\", \"workers\": %d, \"immediate_successor\": true, "
+                           "\"cpus\": [", ex->workers);
+    for (int w = 0; cpus && w < ex->workers && used < sizeof(ex->placement) - 16; w++)
+        used += snprintf(ex->placement + used, sizeof(ex->placement) - used, "%s%d", w ? ", " : "", cpus[w]);
+    snprintf(ex->placement + used, sizeof(ex->placement) - used, "]");
+    free(cpus);
+    rc = nosv_type_init(&ex->type, run_task, NULL, task_completed, "chunk", NULL, NULL, NOSV_TYPE_INIT_NONE);
+    if (rc != 0) {
+        snprintf(err, err_len, "nosv: nosv_type_init failed: %s", nosv_get_error_string(rc));
+        return -1;
+    }
+    return 0;
+}
+
+Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err) {
+    Executor *ex = calloc(1, sizeof(*ex));
+    if (!ex) {
+        snprintf(err->message, sizeof(err->message), "out of memory creating the executor");
+        return NULL;
+    }
+    ex->step = step;
+    ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
+    if (sem_init(&ex->done, 0, 0) != 0) {
+        snprintf(err->message, sizeof(err->message), "nosv: cannot create a semaphore");
+        free(ex);
+        return NULL;
+    }
+    Chunking requested = exec_chunking(options);
+    if (taskgraph_for_executor(&ex->graph, step, &requested, ex->threads, 1, err->message, sizeof(err->message)) != 0 ||
+        start_runtime(ex, err->message, sizeof(err->message)) != 0) {
+        executor_destroy(ex);
+        return NULL;
+    }
+    int n = ex->graph.n_tasks;
+    ex->counters[0] = malloc(n * sizeof(int));
+    ex->counters[1] = malloc(n * sizeof(int));
+    ex->armed = malloc(n * sizeof(int));
+    ex->tasks[0] = calloc(n, sizeof(nosv_task_t));
+    ex->tasks[1] = calloc(n, sizeof(nosv_task_t));
+    if (!ex->counters[0] || !ex->counters[1] || !ex->armed || !ex->tasks[0] || !ex->tasks[1]) goto oom;
+    for (int t = 0; t < n; t++) ex->armed[t] = ex->graph.n_pred[t] + ex->graph.n_next_pred[t];
+    for (int slot = 0; slot < 2; slot++)
+        for (int t = 0; t < n; t++) {
+            if (nosv_create(&ex->tasks[slot][t], ex->type, sizeof(Instance), NOSV_CREATE_NONE) != 0) goto oom;
+            *instance_of(ex->tasks[slot][t]) = (Instance){ex, t, -1};
+        }
+    return ex;
+oom:
+    snprintf(err->message, sizeof(err->message), "out of memory creating the nOS-V tasks");
+    executor_destroy(ex);
+    return NULL;
+}
+
+void executor_info(const Executor *ex, ExecutorInfo *info) {
+    const Chunking *c = &ex->graph.chunking;
+    *info = (ExecutorInfo){.threads = ex->threads, .batch_subsize = c->batch_subsize,
+                           .token_chunk = c->token_chunk, .channel_chunk = c->channel_chunk,
+                           .tile_columns = c->tile_columns, .tile_in_channels = c->tile_in_channels,
+                           .tiles_per_product = c->tiles_per_product,
+                           .tile_sequences = c->tile_sequences,
+                           .chunking_chosen = c->chosen,
+                           .chunks_per_step = ex->graph.n_tasks, .edges_per_step = ex->graph.n_edges + ex->graph.n_next_edges};
+    snprintf(info->runtime_json, sizeof(info->runtime_json), "%s", ex->placement);
+}
+
+void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {
+    const TaskGraph *g = &ex->graph;
+    int n_tasks = g->n_tasks;
+    ex->losses = losses;
+    ex->trace = trace;
+    ex->first = first;
+    ex->last = first + n;
+    ex->remaining = (long)n * n_tasks;
+    // spans are indexed by nOS-V's logical CPU, below its CPU count
+    ex->spans = malloc((size_t)ex->workers * n * sizeof(PhaseSpan));
+    double *iteration_end = calloc(n, sizeof(double));
+    if (!ex->spans || !iteration_end) {
+        fprintf(stderr, "gpt2-nosv: out of memory for per-iteration timings\n");
+        exit(2);
+    }
+    for (long i = 0; i < (long)ex->workers * n; i++)
+        for (int p = 0; p < NUM_PHASES; p++) {
+            ex->spans[i].start[p] = 1e300;
+            ex->spans[i].end[p] = -1e300;
+        }
+    // the first iteration of this run has no predecessors in a previous one
+    for (int t = 0; t < n_tasks; t++) {
+        ex->counters[first & 1][t] = g->n_pred[t];
+        ex->counters[(first + 1) & 1][t] = ex->armed[t];
+    }
+    double start_time = now_seconds();
+    for (int t = 0; t < n_tasks; t++)
+        if (g->n_pred[t] == 0) {
+            ex->counters[first & 1][t] = ex->armed[t];
+            nosv_task_t task = ex->tasks[first & 1][t];
+            instance_of(task)->iteration = first;
+            nosv_submit(task, NOSV_SUBMIT_NONE);
+        }
+    while (sem_wait(&ex->done) != 0) continue; // EINTR
+
+    // As in taskiter: a phase's time is the span from its first task's start
+    // to its last task's end, a step's the interval between the completions
+    // of consecutive iterations.
+    for (int i = 0; i < n; i++) {
+        StepReport *report = &reports[i];
+        *report = (StepReport){0};
+        double end = start_time;
+        for (int p = 0; p < NUM_PHASES; p++) {
+            double lo = 1e300, hi = -1e300;
+            for (int w = 0; w < ex->workers; w++) {
+                const PhaseSpan *span = &ex->spans[(size_t)w * n + i];
+                if (span->start[p] < lo) lo = span->start[p];
+                if (span->end[p] > hi) hi = span->end[p];
+            }
+            report->phase_s[p] = hi > lo ? hi - lo : 0.0;
+            if (hi > end) end = hi;
+        }
+        iteration_end[i] = end;
+        report->step_s = end - (i == 0 ? start_time : iteration_end[i - 1]);
+        report->loss = losses[first + i];
+    }
+    free(ex->spans);
+    ex->spans = NULL;
+    free(iteration_end);
+}
+
+// The graph the loop replays: no wait between phases or iterations.
+int executor_schedule(Executor *ex, Schedule *out, char *err, size_t err_len) {
+    (void)err, (void)err_len;
+    *out = (Schedule){SCHEDULE_DATAFLOW, ex->threads, 0, 0, 0, NULL, &ex->graph};
+    return 0;
+}
+
+void executor_destroy(Executor *ex) {
+    if (!ex) return;
+    for (int slot = 0; slot < 2; slot++) {
+        for (int t = 0; ex->tasks[slot] && t < ex->graph.n_tasks && ex->tasks[slot][t]; t++)
+            nosv_destroy(ex->tasks[slot][t], NOSV_DESTROY_NONE);
+        free(ex->tasks[slot]);
+    }
+    if (ex->type) nosv_type_destroy(ex->type, NOSV_TYPE_DESTROY_NONE);
+    if (ex->initialised) nosv_shutdown();
+    taskgraph_free(&ex->graph);
+    free(ex->counters[0]);
+    free(ex->counters[1]);
+    free(ex->armed);
+    sem_destroy(&ex->done);
+    free(ex);
+}
