@@ -721,8 +721,8 @@ void taskgraph_free(TaskGraph *g) {
     memset(g, 0, sizeof(*g));
 }
 
-int taskgraph_for_executor(TaskGraph *g, const StepDescription *step, const Chunking *requested, int threads,
-                           int analyse, char *err, size_t err_len) {
+int taskgraph_check_chunking(const StepDescription *step, const Chunking *requested, int threads, Chunking *resolved,
+                             char *err, size_t err_len) {
     Chunking chunking = *requested;
     if (chunking_resolve(&chunking, step, threads, err, err_len) != 0) return -1;
     long long tasks = count_tasks(step, &chunking);
@@ -730,6 +730,14 @@ int taskgraph_for_executor(TaskGraph *g, const StepDescription *step, const Chun
         snprintf(err, err_len, "%lld tasks per step exceed the limit %d: use larger chunks", tasks, TASKGRAPH_MAX_TASKS);
         return -1;
     }
+    if (resolved) *resolved = chunking;
+    return 0;
+}
+
+int taskgraph_for_executor(TaskGraph *g, const StepDescription *step, const Chunking *requested, int threads,
+                           int analyse, char *err, size_t err_len) {
+    Chunking chunking;
+    if (taskgraph_check_chunking(step, requested, threads, &chunking, err, err_len) != 0) return -1;
     if (taskgraph_build(g, step, &chunking) != 0 || (analyse && taskgraph_analyse(g) != 0)) {
         snprintf(err, err_len, "out of memory building the task graph");
         return -1;

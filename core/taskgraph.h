@@ -133,6 +133,11 @@ int taskgraph_phase_end(const TaskGraph *g, const StepDescription *step, int beg
 // What a chunked executor starts with: the chunking resolved from its options
 // (`requested`, 0: chosen for `threads` threads), the tasks built, and, with
 // `analyse`, their dependency graph. Returns 0, or -1 with a message in err.
+// What taskgraph_for_executor refuses, without building anything: the chunking resolved for
+// `threads` (into *resolved, when not NULL) and its task count against TASKGRAPH_MAX_TASKS; -1 with
+// the reason in err otherwise. For --check, which must refuse what a run would.
+int taskgraph_check_chunking(const StepDescription *step, const Chunking *requested, int threads, Chunking *resolved,
+                             char *err, size_t err_len);
 int taskgraph_for_executor(TaskGraph *g, const StepDescription *step, const Chunking *requested, int threads,
                            int analyse, char *err, size_t err_len);
 

@@ -308,6 +308,7 @@ static void agree(const Options *o, const Run *run) {
     SETTING("--lr", "%.9g", o->lr);
     SETTING("--wd", "%.9g", o->weight_decay);
     SETTING("--update", "%s", o->exec.sharded_update ? "sharded" : "replicated");
+    SETTING("--collective", "%s", o->exec.direct_collective ? "direct" : "ring");
     SETTING("what to run", "%s", o->check ? "--check" : o->data_order ? "--data-order" : o->graph_path ?
             "--describe-graph" : o->describe ? "--describe" : "training");
     // the ones that add collective steps (the info line's placement, the trace's gathering)
@@ -376,10 +377,11 @@ static void print_info(const Options *o, const Run *run) {
         print_placement_json(f, info->threads);
         fprintf(f, "}");
         fclose(f);
-        printf(", \"ranks\": %d, \"executor\": \"%s\", \"update\": \"%s\", \"comm_bytes_per_step\": %lld, "
-               "\"comm_message_bytes\": %lld, ",
+        printf(", \"ranks\": %d, \"executor\": \"%s\", \"update\": \"%s\", \"collective\": \"%s\", "
+               "\"comm_bytes_per_step\": %lld, \"comm_message_bytes\": %lld, ",
                dist_ranks(), o->exec.executor ? o->exec.executor : "forkjoin",
-               o->exec.sharded_update ? "sharded" : "replicated", dist_comm_bytes_per_step(run->ex),
+               o->exec.sharded_update ? "sharded" : "replicated", o->exec.direct_collective ? "direct" : "ring",
+               dist_comm_bytes_per_step(run->ex),
                dist_comm_message_bytes());
         dist_placement_json(stdout, fragment);
         free(fragment);
@@ -451,7 +453,10 @@ static int step_packs_weights(const Options *o, Run *run, int executor_packs) {
 }
 
 // The step as data, the executor that runs it, and the info line.
-static void describe_step(const Options *o, Run *run) {
+// The step's description and the executor that runs it: where the executor refuses the options
+// (a chunking whose tasks exceed the limit), die with its message. With `check_only` (--check),
+// the description and what a task-graph executor would refuse, without building its graph.
+static void make_executor(const Options *o, Run *run, int check_only) {
     Error err = {{0}};
     run->adamw = (AdamWSettings){o->lr, 0.9f, 0.999f, 1e-8f, o->weight_decay};
 #ifdef DISTRIBUTED
@@ -462,8 +467,24 @@ static void describe_step(const Options *o, Run *run) {
     int pack_weights = step_packs_weights(o, run, executor_packs);
     if (step_describe(&run->step, &run->model, run->adamw, &run->batches, pack_weights) != 0)
         die("out of memory describing the step");
+    if (check_only) {
+        // the executors that pack weights once per row chunk are the task-graph ones
+        Chunking requested = exec_chunking(&o->exec);
+        int threads = o->exec.threads;
+#ifdef _OPENMP
+        if (threads <= 0) threads = omp_get_max_threads();
+#endif
+        if (executor_packs && taskgraph_check_chunking(&run->step, &requested, threads, NULL, err.message,
+                                                       sizeof(err.message)) != 0)
+            die("%s", err.message);
+        return;
+    }
     run->ex = executor_create(&run->step, &o->exec, &err);
     if (!run->ex) die("%s", err.message);
+}
+
+static void describe_step(const Options *o, Run *run) {
+    make_executor(o, run, 0);
     executor_info(run->ex, &run->info);
     if (o->graph_path) { // a variant that cannot describe its schedule says so before anything is printed
         char why[256];
@@ -616,7 +637,14 @@ int main(int argc, char **argv) {
 #ifdef DISTRIBUTED
     agree(&o, &run);
 #endif
-    if (o.check) leave(report(&o, &run));
+    if (o.check) {
+        // every refusal a run would make, its executor's included, on the model's shapes: the
+        // parameters are allocated, not initialised (untouched pages cost nothing)
+        char alloc_err[256];
+        if (gpt2_allocate(&run.model, run.b1 - run.b0, o.T, alloc_err, sizeof(alloc_err)) != 0) die("%s", alloc_err);
+        make_executor(&o, &run, 1);
+        leave(report(&o, &run));
+    }
     if (o.data_order) {
         print_data_order(&o, &run);
         leave(report(&o, &run));
