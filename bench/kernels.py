@@ -53,6 +53,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
+from pstudy import errors  # noqa: E402
+
+errors.require_modules("bench/kernels.py")  # before minutes of measuring
 from pstudy.store import config as configmod  # noqa: E402
 from pstudy import errors  # noqa: E402
 from pstudy.store import resultsdir, vocabulary  # noqa: E402

@@ -36,6 +36,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
+from pstudy import errors  # noqa: E402
+
+errors.require_modules("bench/predict_validation.py")  # before minutes of measuring
 
 from pstudy import errors  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402

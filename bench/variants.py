@@ -78,6 +78,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
+from pstudy import errors  # noqa: E402
+
+errors.require_modules("bench/variants.py")  # before minutes of measuring
 from pstudy.store import config as configmod  # noqa: E402
 from pstudy import errors  # noqa: E402
 from pstudy.store import resultsdir, sweep, traceformats, vocabulary  # noqa: E402
@@ -539,6 +542,13 @@ def load_pooled(directories):
     are left out of a pooled report."""
     import pandas as pd
 
+    seen = {}
+    for d in directories:
+        real = os.path.realpath(d)
+        if real in seen:
+            raise StudyError(f"{d}: given twice (as {seen[real]} too); its runs pooled twice would narrow the "
+                             "interval with no new measurement")
+        seen[real] = d
     loaded = [load(d) for d in directories]
     if len(loaded) == 1:
         return loaded[0]

@@ -367,3 +367,144 @@ def test_predict_refuses_trace_times_report_refuses(real_sweep, tmp_path, value)
                           capture_output=True, text=True, timeout=300)
     refused(proc, trace.name, "row 4, column end_s")
     assert snapshot(d) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# roofline analyses only what the results hold
+
+@pytest.mark.parametrize("options,needle", [(["--at", "nosuchvariant:2"], "--at nosuchvariant:2"),
+                                            (["--at", "forkjoin:64"], "--at forkjoin:64"),
+                                            (["--compiler", "clang", "--kernels", "reference"],
+                                             "no traced run of clang/reference")])
+def test_roofline_refuses_what_the_results_do_not_hold(real_sweep, tmp_path, options, needle):
+    source, _ = real_sweep
+    if not CEILINGS.exists():
+        pytest.skip("no ceilings.json to analyse with")
+    d = Path(shutil.copytree(source, tmp_path / source.name))
+    shutil.copy(CEILINGS, d / "ceilings.json")
+    before = snapshot(d)
+    proc = subprocess.run([str(PERFSTUDY), "roofline", d, *options], capture_output=True, text=True, timeout=300)
+    refused(proc, needle)
+    assert snapshot(d) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# bounded distributed predictions
+
+def test_default_distributed_layouts_stop_at_the_rank_limit():
+    from pstudy.analyse import distributed
+    from pstudy.store import machinefiles
+
+    mn5 = machinefiles.load("mn5-gpp")
+    layouts, left_out = distributed.layouts_for(mn5)
+    assert max(lay.ranks for lay in layouts) <= distributed.MAX_RANKS
+    assert [lay.nodes for lay in layouts] == [1, 2, 4, 8, 16, 32, 64] and left_out == [128, 256]
+
+
+@pytest.mark.parametrize("options,needle", [(["--ranks", "1000"], "--ranks 1000: over the limit of 128 ranks"),
+                                            (["--nodes", "128"], "--nodes 128: 256 ranks"),
+                                            (["--ranks", "120", "--ranks-per-node", "120"], "more than the 112 cores")])
+def test_distributed_layouts_over_the_limit_are_refused_at_once(real_sweep, options, needle):
+    source, machine = real_sweep
+    if not (BUILD / "gpt2-mpi").exists():
+        pytest.skip("no gpt2-mpi")
+    start = time.monotonic()
+    proc = subprocess.run([str(PERFSTUDY), "predict", source, "--source-machine", machine, "--machine", "mn5-gpp",
+                           "--distributed", *options], capture_output=True, text=True, timeout=300)
+    refused(proc, needle)
+    assert time.monotonic() - start < 20
+
+
+def test_distributed_prediction_says_each_layout_as_it_goes(real_sweep, tmp_path):
+    from pstudy.analyse import network
+
+    source, machine = real_sweep
+    if not (BUILD / "gpt2-mpi").exists() or not network.available()[0]:
+        pytest.skip("no gpt2-mpi or no SimGrid")
+    proc = subprocess.run([str(PERFSTUDY), "predict", source, "--source-machine", machine, "--machine", "mn5-gpp",
+                           "--distributed", "--scaling", "weak", "--nodes", "1,2", "--out", tmp_path / "out"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "layout 1/2: 1 node(s), 2 ranks" in proc.stderr and "layout 2/2: 2 node(s), 4 ranks" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# MPI points with more ranks x threads than this machine has CPUs
+
+def test_an_oversubscribed_mpi_point_gets_a_binding_that_starts_and_a_refusal_says_why():
+    from types import SimpleNamespace
+
+    from pstudy.measure import runner
+
+    if shutil.which("mpirun") is None:
+        pytest.skip("no mpirun")
+    study = SimpleNamespace(launcher={"kind": "local", "command": None, "args": []})
+    cpus = os.cpu_count() or 1
+    point = SimpleNamespace(ranks=2, threads=cpus)
+    prefix = runner.launcher_prefix(study, point)
+    assert "--oversubscribe" in prefix and "core:overload-allowed" in prefix
+    assert subprocess.run([*prefix, "true"], capture_output=True, timeout=60).returncode == 0
+    refused_launch = [c if c != "core:overload-allowed" else "core" for c in prefix if c != "--oversubscribe"]
+    assert subprocess.run([*refused_launch, "true"], capture_output=True, timeout=60).returncode != 0
+    message = runner.launcher_message([c for c in refused_launch if c != "-q"] + ["true"], dict(os.environ))
+    assert message and "\n" not in message and "---" not in message
+    within = runner.launcher_prefix(study, SimpleNamespace(ranks=1, threads=1))
+    assert "--oversubscribe" not in within and within[within.index("--bind-to") + 1] == "core"
+
+
+# ---------------------------------------------------------------------------------------------
+# --best ranks only on task times from traces of the same operations
+
+class _Graph:
+    def __init__(self, labels):
+        self.ops = [{"label": label} for label in labels]
+
+
+class _Graphs:
+    """graphs.get(ck, P) of prediction.Graphs from a table: {(ck, P): operation labels}."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def get(self, ck, P):
+        return _Graph(self.table[(ck, P)])
+
+
+def test_times_of_other_operations_are_told_apart():
+    from pstudy.analyse import prediction
+
+    auto = ("taskiter", "gcc", "fast") + (0,) * len(vocabulary.CHUNK_KEYS)
+    whole = ["matmul", "attention"]
+    packed = ["pack", "matmul", "attention"]
+    medians = {auto: {}}
+    # the automatic chunking packs at 4 threads and not at 1, and nothing traced packs
+    graphs = _Graphs({(auto, 1): whole, (auto, 4): packed})
+    assert prediction.reference_match(medians, auto, graphs, 1) == (auto, True)
+    assert prediction.reference_match(medians, auto, graphs, 4) == (auto, False)
+    assert prediction.reference_config(medians, auto, graphs, 4) == auto  # predict's replay keeps its fallback
+
+
+def test_best_lists_borrowed_candidates_as_not_ranked_unless_allowed(real_sweep, monkeypatch):
+    from pstudy.analyse import advice, prediction
+    from pstudy.store import machinefiles, resultsdir
+
+    source, machine_file = real_sweep
+    if "taskiter" not in REAL_VARIANTS:
+        pytest.skip("no gpt2-taskiter")
+    meta = resultsdir.read_meta(source)
+    machine = machinefiles.load(machine_file)
+    medians = prediction.trace_stats(source, meta.warmup).medians
+    graphs = prediction.Graphs(source, meta, None)
+    real = prediction.reference_match
+
+    def borrowed_for_taskiter(medians, ck, graphs, P=1):
+        ref, same = real(medians, ck, graphs, P)
+        return (ref, False) if ck[0] == "taskiter" and ref is not None else (ref, same)
+    monkeypatch.setattr(prediction, "reference_match", borrowed_for_taskiter)
+    frame, notes = advice.best(graphs, medians, meta, machine, machine, [2], mpi=False)
+    assert "taskiter" not in set(frame["variant"]) and not frame["borrowed"].any()
+    assert any(n.startswith("not ranked: taskiter") and "--allow-borrowed" in n for n in notes), notes
+    frame, _ = advice.best(graphs, medians, meta, machine, machine, [2], mpi=False, allow_borrowed=True)
+    taskiter = frame[frame["variant"] == "taskiter"]
+    assert len(taskiter) and taskiter["borrowed"].all() and not frame[frame["variant"] != "taskiter"]["borrowed"].any()
+    assert all(advice.label(r).startswith("[borrowed times]") for _, r in taskiter.iterrows())

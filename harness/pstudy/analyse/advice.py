@@ -96,13 +96,18 @@ def candidates(medians, B, T):
     return out
 
 
-def predict_candidate(graphs, medians, ck, P, source, target, overhead=0.0, noise=None):
-    """(step seconds, Outcome, cores) of config key `ck` at P threads, each task `overhead` seconds
-    longer (its variant's runtime cost, prediction.runtime_overheads), a static schedule's barriers
-    charged `noise` (prediction.barrier_jitter; only on the machine it was measured on)."""
-    ref = prediction.reference_config(medians, ck, graphs, P)
+def predict_candidate(graphs, medians, ck, P, source, target, overhead=0.0, noise=None, allow_borrowed=False):
+    """(step seconds, Outcome, cores, borrowed) of config key `ck` at P threads, each task `overhead`
+    seconds longer (its variant's runtime cost, prediction.runtime_overheads), a static schedule's
+    barriers charged `noise` (prediction.barrier_jitter; only on the machine it was measured on).
+    None where no trace gives its task times; NOT_RANKED where only traces of other operations do
+    (borrowed times: a ranking on them once put fork-join first where taskiter was 1.29x faster),
+    unless `allow_borrowed`."""
+    ref, same = prediction.reference_match(medians, ck, graphs, P)
     if ref is None:
         return None
+    if not same and not allow_borrowed:
+        return NOT_RANKED
     graph = graphs.get(ck, P)
     work = prediction.replay_work(graphs, medians, ck, P, source, target, ref, overhead)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else P
@@ -111,35 +116,38 @@ def predict_candidate(graphs, medians, ck, P, source, target, overhead=0.0, nois
                                            contention.Node(target, cores))
     except RuntimeError as err:
         raise StudyError(f"{graph.path}: {err}") from None
-    return step + prediction.barrier_jitter(graph, work, noise), outcome, cores
+    return step + prediction.barrier_jitter(graph, work, noise), outcome, cores, not same
 
 
-def _evaluate(graphs, medians, source, target, ck, counts, overheads, noise):
-    """[(P, row or None)] of one candidate at every P of `counts`."""
+NOT_RANKED = "not ranked"
+
+
+def _evaluate(graphs, medians, source, target, ck, counts, overheads, noise, allow_borrowed=False):
+    """[(P, row, None or NOT_RANKED)] of one candidate at every P of `counts`."""
     out = []
     for P in counts:
         if vocabulary.is_sequential(ck[0]) and P != 1:
             continue
         result = predict_candidate(graphs, medians, ck, P, source, target, overheads.of(ck[0], config=ck),
-                                   noise.get(ck))
-        if result is None:
-            out.append((P, None))
+                                   noise.get(ck), allow_borrowed)
+        if result is None or result == NOT_RANKED:
+            out.append((P, result))
             continue
-        step, outcome, cores = result
+        step, outcome, cores, borrowed = result
         bound, losses = classify(outcome, cores)
         out.append((P, {"threads": P, "variant": ck[0], "compiler": ck[1], "kernels": ck[2],
                         **prediction.chunk_columns(ck), "ranks": None, "threads_per_rank": None,
                         "predicted_step_s": step, "work_s": outcome.nominal / outcome.steps,
-                        "bound": bound, **{f"loss_{b.replace(' ', '_')}": v for b, v in losses.items()}}))
+                        "borrowed": borrowed, "bound": bound, **{f"loss_{b.replace(' ', '_')}": v for b, v in losses.items()}}))
     return out
 
 
 _WORKER = {}
 
 
-def _worker_init(directory, meta, build_dir, medians, source, target, overheads, noise):
+def _worker_init(directory, meta, build_dir, medians, source, target, overheads, noise, allow_borrowed):
     _WORKER.update(graphs=prediction.Graphs(directory, meta, build_dir), medians=medians, source=source,
-                   target=target, overheads=overheads, noise=noise)
+                   target=target, overheads=overheads, noise=noise, allow_borrowed=allow_borrowed)
 
 
 def _describe_job(job):
@@ -149,17 +157,21 @@ def _describe_job(job):
 def _worker_job(job):
     ck, counts = job
     w = _WORKER
-    return _evaluate(w["graphs"], w["medians"], w["source"], w["target"], ck, counts, w["overheads"], w["noise"])
+    return _evaluate(w["graphs"], w["medians"], w["source"], w["target"], ck, counts, w["overheads"], w["noise"],
+                     w["allow_borrowed"])
 
 
 def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None, jobs=1, overheads=None,
-         noise=None):
+         noise=None, allow_borrowed=False):
     """(ranking, notes): one row per (P, candidate) with its rank at that P (1 = fastest), the
     predicted step time and, for every candidate, what bounds it; notes say what was left out.
     jobs > 1: the candidates' replays in that many processes (graphs described first, here), the
     same result as one. `overheads`: the runtime's cost per task (prediction.RuntimeOverheads;
     none by default); `noise`: {config key: the chunks' noise} for the static schedules' barriers
-    (prediction.barrier_jitter; give it only where the target is the machine it was measured on)."""
+    (prediction.barrier_jitter; give it only where the target is the machine it was measured on).
+    A candidate whose task times would come from traces of other operations is not ranked (a note
+    names it and the sweep that would rank it) unless `allow_borrowed`, which ranks it with
+    borrowed = True."""
     import pandas as pd
 
     overheads = overheads or prediction.RuntimeOverheads({})
@@ -187,16 +199,19 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(min(jobs, len(work)), _worker_init,
                       (graphs.directory, graphs.meta, str(graphs.build), medians, source, target,
-                       overheads, noise)) as pool:
+                       overheads, noise, allow_borrowed)) as pool:
             pool.map(_describe_job, list(missing.values()), chunksize=1)
             results = pool.map(_worker_job, work, chunksize=1)
     else:
-        results = [_evaluate(graphs, medians, source, target, ck, ps, overheads, noise) for ck, ps in work]
+        results = [_evaluate(graphs, medians, source, target, ck, ps, overheads, noise, allow_borrowed)
+                   for ck, ps in work]
     by_p = {P: [] for P in counts}
-    skipped = set()
+    skipped, unranked = set(), {}
     for (ck, _), res in zip(work, results):
         for P, row in res:
-            if row is None:
+            if row == NOT_RANKED:
+                unranked.setdefault(ck, []).append(P)
+            elif row is None:
                 skipped.add(ck[0])
             else:
                 by_p[P].append(row)
@@ -216,9 +231,15 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
         rows += at
     for v in sorted(skipped):
         notes.append(f"{v}: no traced configuration with the same operations to take task times from")
+    for ck, ps in unranked.items():
+        chunking = vocabulary.chunking_label(*ck[3:]) if vocabulary.is_chunked(ck[0]) else ""
+        notes.append(f"not ranked: {ck[0]} {ck[1]}/{ck[2]}{' ' + chunking if chunking else ''} at P = "
+                     f"{', '.join(map(str, ps))}: no 1-thread trace of the same operations (to rank it, sweep "
+                     f"{ck[0]} at threads 1 and {max(ps)} with this chunking and [analysis] trace = true; "
+                     "--allow-borrowed ranks it on other operations' times, marked)")
     frame = pd.DataFrame(rows, columns=["threads", "rank", "variant", "compiler", "kernels", *vocabulary.CHUNK_KEYS,
                                         "ranks", "threads_per_rank", "predicted_step_s", "work_s", "extra_work",
-                                        "bound",
+                                        "borrowed", "bound",
                                         "loss_load_balance", "loss_dependencies", "loss_bandwidth",
                                         "loss_compute"])
     for col in (*vocabulary.CHUNK_KEYS, "ranks", "threads_per_rank"):
@@ -274,7 +295,7 @@ def mpi_rows(graphs, medians, meta, source, target, P, notes, overheads):
         comm = r["reduce_scatter_s"] + r["all_gather_s"]
         out.append({"threads": P, "variant": mpi_variant, "compiler": ck[1], "kernels": ck[2], "batch_subsize": None,
                     "k": None, "ranks": lay.ranks, "threads_per_rank": lay.threads,
-                    "predicted_step_s": r["predicted_step_s"],
+                    "predicted_step_s": r["predicted_step_s"], "borrowed": False,
                     # communication waits on the messages' order and the links: dependencies and bandwidth
                     "bound": "dependencies" if comm >= LOSS_THRESHOLD * r["predicted_step_s"] else "compute",
                     "loss_load_balance": 0.0, "loss_dependencies": comm / r["predicted_step_s"],
@@ -305,7 +326,7 @@ def _work_text(row):
 
 
 def label(row):
-    text = f"{row['variant']} {row['compiler']}/{row['kernels']}"
+    text = ("[borrowed times] " if row.get("borrowed") is True else "") + f"{row['variant']} {row['compiler']}/{row['kernels']}"
     if str(row["batch_subsize"]) not in ("<NA>", "None", "nan"):
         text += " " + vocabulary.chunking_label(*(row.get(c) for c in vocabulary.CHUNK_KEYS))
     if str(row["ranks"]) not in ("<NA>", "None", "nan"):

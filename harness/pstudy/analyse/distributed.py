@@ -216,12 +216,56 @@ def measured(directory):
     return out
 
 
+# The most ranks one layout may have: the SimGrid replay of a layout's collectives takes time that
+# grows faster than its ranks (on a 2-vCPU VM: 10 s at 128 ranks, 45 s at 256, over 100 s at 512),
+# and a prediction that runs for minutes with no output reads as a hang.
+MAX_RANKS = 128
+
+
+def layouts_for(target, nodes=None, ranks=None, threads=None, ranks_per_node=None, update="sharded"):
+    """(layouts, what the default left out): `ranks` on one node, else `nodes` x the ranks per
+    node (default: the powers of two the machine has, up to MAX_RANKS ranks); StudyError, before
+    any work, for a layout over MAX_RANKS ranks or more ranks on one node than it has cores."""
+    net = target.network
+    left_out = []
+    if ranks:
+        rpn = ranks_per_node or (net.ranks_per_node if net else max(ranks))
+        for r in ranks:
+            if r > MAX_RANKS:
+                raise StudyError(f"--ranks {r}: over the limit of {MAX_RANKS} ranks a prediction replays")
+            if min(r, rpn) > target.cores:
+                raise StudyError(f"--ranks {r}: {min(r, rpn)} ranks on a node, more than the {target.cores} cores "
+                                 f"of a node of {target.name}")
+        layouts_rt = [(r, threads or max(1, target.cores // min(r, rpn))) for r in ranks]
+    else:
+        rpn = ranks_per_node or (net.ranks_per_node if net else 1)
+        if nodes:
+            for n in nodes:
+                if n * rpn > MAX_RANKS:
+                    raise StudyError(f"--nodes {n}: {n * rpn} ranks ({rpn} a node), over the limit of {MAX_RANKS} "
+                                     "ranks a prediction replays")
+            counts = nodes
+        else:
+            possible = [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256) if n <= (net.nodes if net else 1)]
+            counts = [n for n in possible if n * rpn <= MAX_RANKS]
+            left_out = [n for n in possible if n * rpn > MAX_RANKS]
+        layouts_rt = [(n * rpn, threads or max(1, target.cores // rpn)) for n in counts]
+    return [Layout(r, t, min(rpn, r), update) for r, t in layouts_rt], left_out
+
+
 def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, ranks_per_node=None,
-        update="sharded", executor=None, scaling=None, build_dir=None, validate=True):
+        update="sharded", executor=None, scaling=None, build_dir=None, validate=True, progress=None):
     """(predictions, validation) as pandas frames for gpt2-mpi on `target` (see the module comment).
-    Layouts: `ranks` (local: one node) or `nodes` x the ranks per node; `threads` per rank."""
+    Layouts: `ranks` (local: one node) or `nodes` x the ranks per node; `threads` per rank.
+    `progress(text)`, when given, hears of each layout as it is predicted."""
+    import time
+
     import pandas as pd
 
+    layouts, left_out = layouts_for(target, nodes, ranks, threads, ranks_per_node, update)
+    if left_out and progress:
+        progress(f"note: {', '.join(map(str, left_out))} nodes left out of the default layouts: over the limit of "
+                 f"{MAX_RANKS} ranks a prediction replays")
     stats = prediction.trace_stats(directory, meta.warmup)
     medians = stats.medians
     executor = executor or vocabulary.FORKJOIN
@@ -242,23 +286,18 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
                          "(rebuild it)")
     B = int(meta.model.get("B", 4))
     scaling = scaling or meta.sweep.get("scaling") or "strong"
-    net = target.network
-    if ranks:
-        rpn = ranks_per_node or (net.ranks_per_node if net else max(ranks))
-        layouts_rt = [(r, threads or max(1, target.cores // min(r, rpn))) for r in ranks]
-    else:
-        rpn = ranks_per_node or (net.ranks_per_node if net else 1)
-        counts = nodes or [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256) if n <= (net.nodes if net else 1)]
-        layouts_rt = [(n * rpn, threads or max(1, target.cores // rpn)) for n in counts]
-    layouts = [Layout(r, t, min(rpn, r), update) for r, t in layouts_rt]
     for lay in layouts:
         if lay.ranks > (B * lay.ranks if scaling == "weak" else B):
             raise StudyError(f"{lay.ranks} ranks: more than the {B} sequences of the batch (strong scaling; "
                              "--scaling weak gives each rank the traced batch)")
     batches = [B * lay.ranks if scaling == "weak" else B for lay in layouts]
     rows = []
-    for batch, r in zip(batches, predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, source,
-                                         target, overhead)):
+    for i, (lay, batch) in enumerate(zip(layouts, batches)):
+        started = time.monotonic()
+        [r] = predict(graphs, medians, ck, [lay], [batch], parameters, message_bytes, source, target, overhead)
+        if progress:
+            progress(f"layout {i + 1}/{len(layouts)}: {lay.nodes} node(s), {lay.ranks} ranks x {lay.threads} threads: "
+                     f"{r['predicted_step_s']:.4f} s a step ({time.monotonic() - started:.1f} s to predict)")
         rows.append({"executor": executor, "compiler": ck[1], "kernels": ck[2], **prediction.chunk_columns(ck),
                      "scaling": scaling, "global_batch": batch, **r, "machine": target.name,
                      "label": "predicted"})

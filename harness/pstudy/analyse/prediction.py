@@ -331,7 +331,15 @@ def scaled_work(graph, traced, medians, source, target, where, update_share=1.0,
 
 
 def reference_config(medians, ck, graphs, P=1):
-    """The traced config whose 1-thread times `ck`'s graph at P threads replays: ck itself where its
+    """reference_match's config."""
+    return reference_match(medians, ck, graphs, P)[0]
+
+
+def reference_match(medians, ck, graphs, P=1):
+    """(reference_config, whether its traced operations are those of ck's graph at P): False where the
+    times are borrowed (ck's own traces of other operations); (None, False) where there is none.
+
+    The traced config whose 1-thread times `ck`'s graph at P threads replays: ck itself where its
     graph at P has the operations of its traced graph, else a traced config of the same variant
     (else of the same kind, chunked or not) that has them; ck itself where none has (its pack
     operations then take their bytes at one core's bandwidth). None when ck has no trace and no
@@ -340,13 +348,13 @@ def reference_config(medians, ck, graphs, P=1):
     product's time beside a pass of its own.)"""
     want = [o["label"] for o in graphs.get(ck, P).ops]
     if ck in medians and [o["label"] for o in graphs.get(ck, 1).ops] == want:
-        return ck
+        return ck, True
     same_kind = [r for r in sorted(medians, key=lambda r: vocabulary.point_sort_key((0, *r)))
                  if r[1:3] == ck[1:3] and vocabulary.is_chunked(r[0]) == vocabulary.is_chunked(ck[0])]
     for r in sorted(same_kind, key=lambda r: r[0] != ck[0]):
         if [o["label"] for o in graphs.get(r, 1).ops] == want:
-            return r
-    return ck if ck in medians else None
+            return r, True
+    return (ck, False) if ck in medians else (None, False)
 
 
 def _work(graph, d_src, moved, source, target, reread=None):

@@ -396,9 +396,12 @@ def _config_label(key):
     return label
 
 
-def _pick(configs, variant, threads, compiler, kernels):
-    """The configuration to analyse at `threads`: the preferred variant if present, else any, fastest first."""
+def _pick(configs, variant, threads, compiler, kernels, exact=False):
+    """The configuration to analyse at `threads`: the preferred variant if present, else any, fastest
+    first; with `exact` (a user's --at), that variant of that build or None."""
     at = [key for key in configs if key[3] == threads and key[1] == compiler and key[2] == kernels]
+    if exact:
+        return min((key for key in at if key[0] == variant), key=lambda key: configs[key]["step_s"], default=None)
     if not at:
         at = [key for key in configs if key[3] == threads]
     preferred = [key for key in at if key[0] == variant] or at
@@ -445,19 +448,31 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
         configs[key] = {"per_op": table, "step_s": step_s, "samples": samples, "reps": len(rs)}
 
     thread_counts = sorted({key[3] for key in configs})
+    traces_dir = results_dir / resultsdir.TRACES_DIR
+    builds = sorted({f"{key[1]}/{key[2]}" for key in configs})
+    if configs and f"{compiler}/{kernels}" not in builds:  # never another build's analysis under this name
+        raise RooflineError(f"{traces_dir}: no traced run of {compiler}/{kernels} (traced: {', '.join(builds)})")
+    exact = at is not None
     if at is None:
         at = [(vocabulary.BASELINE, 1)] if 1 in thread_counts else []
         if not at or thread_counts[-1] != 1:
             at.append((vocabulary.FORKJOIN, thread_counts[-1]))
+    picked = []
+    for variant, threads in at:  # every configuration found before anything is written
+        key = _pick(configs, variant, threads, compiler, kernels, exact=exact)
+        if key is None and exact:
+            traced = sorted({f"{k[0]}:{k[3]}" for k in configs if k[1] == compiler and k[2] == kernels})
+            raise RooflineError(f"{traces_dir}: --at {variant}:{threads}: no traced run of {variant} at {threads} "
+                                f"threads with {compiler}/{kernels} (traced: {', '.join(traced)})")
+        if key is None:
+            raise RooflineError(f"{traces_dir}: no run at {threads} threads "
+                                f"(thread counts present: {', '.join(map(str, thread_counts))})")
+        picked.append((key, threads))
     out_dir.mkdir(parents=True, exist_ok=True)
 
     summary = {"results_dir": str(results_dir), "warmup_skipped": warmup, "rule": STEP_RULE,
                "time": TIME_NOTE, "analyses": [], "thread_counts": thread_counts}
-    for variant, threads in at:
-        key = _pick(configs, variant, threads, compiler, kernels)
-        if key is None:
-            raise RooflineError(f"{results_dir / resultsdir.TRACES_DIR}: no run at {threads} threads "
-                                f"(thread counts present: {', '.join(map(str, thread_counts))})")
+    for key, threads in picked:
         try:
             roof = roofs(ceil_mod.ceiling_for(ceilings, threads))
         except ceil_mod.CeilingsError as err:

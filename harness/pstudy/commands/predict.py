@@ -4,6 +4,7 @@ import os
 import sys
 from pathlib import Path
 
+from pstudy import common
 from pstudy.store import machinefiles, resultsdir, vocabulary
 from pstudy.measure import ceilings
 from pstudy.analyse import advice, distributed, findings, prediction, replay
@@ -25,6 +26,10 @@ def add_arguments(parser):
                         "gpt2-mpi's ranks x threads on one node) by predicted step time at each P and say what "
                         "bounds the best one")
     parser.add_argument("--no-mpi", action="store_true", help="with --best: leave gpt2-mpi's layouts out")
+    parser.add_argument("--allow-borrowed", action="store_true",
+                        help="with --best: rank too the configurations whose task times would come from traces of "
+                             "other operations (marked borrowed in best.csv and on the terminal); by default they "
+                             "are listed as not ranked, with the sweep that would rank them")
     parser.add_argument("--jobs", type=int, help="with --best: replays in this many processes (default: this "
                         "machine's CPUs; the result does not depend on it)")
     dist = parser.add_argument_group("distributed (gpt2-mpi: R ranks x T threads across nodes)")
@@ -87,7 +92,7 @@ def main_distributed(args, directory, meta, source, target):
             raise StudyError(f"{option}: expected a positive integer, got {value}")
     frame, validation = distributed.run(directory, meta, source, target, nodes, ranks, args.threads_per_rank,
                                         args.ranks_per_node, args.update, args.executor, args.scaling,
-                                        args.build_dir)
+                                        args.build_dir, progress=lambda text: common.say("predict", text))
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "distributed.csv", frame)
@@ -145,7 +150,8 @@ def main_best(args, directory, meta, source, target):
     overheads = prediction.runtime_overheads(graphs, medians, prediction.measured_points(directory), source,
                                              stats.costs)
     frame, notes = advice.best(graphs, medians, meta, source, target, counts, mpi=not args.no_mpi, jobs=jobs,
-                               overheads=overheads, noise=stats.noise if target is source else None)
+                               overheads=overheads, noise=stats.noise if target is source else None,
+                               allow_borrowed=args.allow_borrowed)
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "best.csv", frame)

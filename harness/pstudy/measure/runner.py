@@ -152,6 +152,8 @@ def check_launcher(study):
 def launcher_prefix(study, point):
     """What starts a distributed point's ranks, each with `threads` cores:
     local  mpirun -q -np R --map-by slot:PE=T --bind-to core [--allow-run-as-root]
+           (R x T over this machine's CPUs: --oversubscribe --bind-to core:overload-allowed, the binding
+           Open MPI accepts then; plain core binding refuses to start every such run)
     slurm  srun -n R -c T --cpu-bind=cores --mpi=pmix   (Open MPI's ranks find each other through PMIx)
     then [launcher] args. Empty for a point that is not distributed."""
     if getattr(point, "ranks", None) is None:
@@ -161,7 +163,9 @@ def launcher_prefix(study, point):
         cmd = [program, "-n", ranks, "-c", threads, "--cpu-bind=cores", "--mpi=pmix"]
     else:
         # -q: a failing rank's own one line, without mpirun's banner; root needs its consent
-        cmd = [program, "-q", "-np", ranks, "--map-by", f"slot:PE={threads}", "--bind-to", "core"]
+        over = point.ranks * point.threads > (os.cpu_count() or 1)
+        cmd = [program, "-q", "-np", ranks, "--map-by", f"slot:PE={threads}"] + \
+            (["--oversubscribe", "--bind-to", "core:overload-allowed"] if over else ["--bind-to", "core"])
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-run-as-root")
     return cmd + list(study.launcher["args"])
@@ -243,7 +247,32 @@ def execute(study, point, binary, root, trace=None, prefix=()):
         kill_group(proc, grace=0.0)
         proc.wait()
         raise
-    return outcome_of(proc.returncode, out, err, time.monotonic() - start, study, point)
+    outcome = outcome_of(proc.returncode, out, err, time.monotonic() - start, study, point)
+    if outcome.status == CRASHED and not outcome.stderr_tail and "-q" in cmd[:2] and point_is_launched(point):
+        message = launcher_message([c for c in cmd if c != "-q"], environment(study, point))
+        if message:
+            outcome.error += f": {message}"
+            outcome.stderr_tail = [message]
+    return outcome
+
+
+def point_is_launched(point):
+    return getattr(point, "ranks", None) is not None
+
+
+def launcher_message(cmd, env, timeout=60):
+    """What the launcher says when it refuses to start a run: mpirun -q prints nothing then, so the
+    same command is started again without -q (a refused launch ends at once) and its message, its
+    banner of dashes left out, is returned on one line; "" when it says nothing or starts the run."""
+    try:
+        done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                              env=env, timeout=timeout, start_new_session=True)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    words = " ".join(line.strip() for line in done.stderr.decode("utf-8", errors="replace").splitlines()
+                     if line.strip() and set(line.strip()) != {"-"}).split()
+    text = " ".join(words)
+    return text if len(text) <= 400 else text[:397] + "..."
 
 
 def outcome_of(returncode, out, err, wall, study, point):

@@ -1004,9 +1004,10 @@ def read_steps(directory, runs=None):
     _check_unique(steps, path, KEYS + ["repetition", "step"], "the same step of the same run")
     runs = read_runs(directory, absent=f"{ResultsDir(directory).runs_csv}: missing, and steps.csv's runs are "
                      "listed there (a damaged directory)") if runs is None else runs
-    ok = runs[runs["status"] == "ok"][KEYS + ["repetition"]].astype(str).agg("|".join, axis=1)
-    mine = steps[KEYS + ["repetition"]].astype(str).agg("|".join, axis=1)
-    unlisted = ~mine.isin(set(ok))
+    def run_keys(frame):
+        return pd.Series(["|".join(map(str, row)) for row in frame[KEYS + ["repetition"]].itertuples(index=False)],
+                         index=frame.index, dtype=object)
+    unlisted = ~run_keys(steps).isin(set(run_keys(runs[runs["status"] == "ok"])))
     if unlisted.any():
         i = int(np.flatnonzero(unlisted.to_numpy())[0])
         r = steps.iloc[i]
