@@ -508,3 +508,41 @@ def test_best_lists_borrowed_candidates_as_not_ranked_unless_allowed(real_sweep,
     taskiter = frame[frame["variant"] == "taskiter"]
     assert len(taskiter) and taskiter["borrowed"].all() and not frame[frame["variant"] != "taskiter"]["borrowed"].any()
     assert all(advice.label(r).startswith("[borrowed times]") for _, r in taskiter.iterrows())
+
+
+# ---------------------------------------------------------------------------------------------
+# the benchmark scripts
+
+RECORDING = REPO / "docs" / "studies" / "2026-11-26-xeon-2vcpu"
+
+
+@pytest.mark.parametrize("damage,needle", [(lambda t: t.replace(",fast,1,", ",fast,abc,", 1), "row 2, column threads"),
+                                          (lambda t: t + t.splitlines(True)[1], "counted twice")])
+def test_a_damaged_validation_recording_is_one_line(tmp_path, damage, needle):
+    if not (RECORDING / "points.csv").exists():
+        pytest.skip("no recording")
+    copy = Path(shutil.copytree(RECORDING, tmp_path / "rec"))
+    points = copy / "points.csv"
+    points.write_text(damage(points.read_text()))
+    before = snapshot(copy)
+    proc = subprocess.run([sys.executable, REPO / "bench" / "predict_validation.py", "check", copy],
+                          capture_output=True, text=True, timeout=300)
+    refused(proc, "points.csv", needle)
+    assert snapshot(copy) == before
+
+
+def test_bench_variants_refuses_one_directory_pooled_twice(tmp_path):
+    proc = subprocess.run([sys.executable, REPO / "bench" / "variants.py", "--from", tmp_path, f"{tmp_path}/"],
+                          capture_output=True, text=True, timeout=120)
+    refused(proc, "given twice")
+
+
+def test_bench_scripts_refuse_a_python_without_their_libraries_at_once(tmp_path):
+    venv = tmp_path / "venv"
+    made = subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], capture_output=True, timeout=120)
+    if made.returncode != 0:
+        pytest.skip("no venv module")
+    for script in ("variants.py", "kernels.py", "predict_validation.py"):
+        proc = subprocess.run([venv / "bin" / "python3", REPO / "bench" / script, "--help"], capture_output=True,
+                              text=True, timeout=60)
+        refused(proc, f"bench/{script}", "cannot import pandas")
