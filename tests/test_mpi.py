@@ -81,6 +81,33 @@ def test_mpi_is_seq_up_to_rounding_and_bit_identical_across_executors_threads_re
 
 
 @pytest.mark.serial
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_ring_and_direct_collectives_at_1_2_3_ranks_every_executor(tmp_path, ranks):
+    """The ring (default) at 1, 2 and 3 ranks with every node executor: within 1e-5 of seq, bit for
+    bit across executors, threads and a repeat (its summation order depends on the rank count
+    only); the direct collective within 1e-6 of it (the same bits up to 2 ranks, a different order
+    at 3)."""
+    seq_losses, seq_params = losses_and_params(tmp_path, "seq", ["-B", 3], ranks=0)
+    results = {}
+    for executor, threads in (("forkjoin", 1), ("forkjoin", 2), ("tasks", 2), ("taskiter", 2)):
+        tag = f"ring-{executor}-{threads}"
+        results[tag] = losses_and_params(tmp_path, tag, ["-B", 3, "--collective", "ring", "--executor", executor,
+                                                         "--threads", threads], ranks)
+    results["repeat"] = losses_and_params(tmp_path, "repeat", ["-B", 3, "--threads", 1], ranks)
+    losses, params = results["ring-forkjoin-1"]
+    assert max(abs(a - b) for a, b in zip(losses, seq_losses)) < 1e-5
+    if ranks == 1:
+        assert (losses, params) == (seq_losses, seq_params)
+    for tag, other in results.items():
+        assert other == (losses, params), tag
+    direct_losses, direct_params = losses_and_params(tmp_path, "direct", ["-B", 3, "--collective", "direct",
+                                                                          "--threads", 1], ranks)
+    assert max(abs(a - b) for a, b in zip(losses, direct_losses)) < 1e-6
+    if ranks <= 2:
+        assert (direct_losses, direct_params) == (losses, params)
+
+
+@pytest.mark.serial
 def test_mpi_trace_records_communication(tmp_path):
     trace = tmp_path / "trace.csv"
     r = mpirun(2, [binary("mpi"), "--config", "tiny", "-B", "2", "-T", "16", "--steps", "2", "--json",
@@ -111,6 +138,7 @@ def test_mpi_one_rank_without_mpirun_is_seq(tmp_path):
 @pytest.mark.parametrize("args,expect", [
     (["-B", "1"], "-B: a batch of 1 sequences cannot be split over 2 ranks"),
     (["--update", "mirrored"], "--update: 'mirrored' is neither replicated nor sharded"),
+    (["--collective", "tree"], "--collective: 'tree' is neither ring nor direct"),
     (["--executor", "seq"], "--executor: unknown executor 'seq' (known: forkjoin, tasks, taskiter)"),
 ])
 def test_mpi_bad_input_is_one_line_exit_2(args, expect):
@@ -224,6 +252,7 @@ def test_one_rank_bad_or_disagreeing_ends_the_job_with_one_line(tmp_path, ranks,
     (["--steps", "2"], ["--steps", "2 there, 3 on rank 0"]),
     (["--seed", "5"], ["--seed"]), (["--lr", "0.5"], ["--lr"]), (["--frobnicate"], ["unknown option"]),
     (["--json"], ["--json"]), (["--check"], ["what to run", "--check"]),
+    (["--collective", "direct"], ["--collective", "direct there, ring on rank 0"]),
 ])
 def test_other_settings_that_must_match(extra, words):
     r = mpmd([[binary("mpi")] + BASE, [binary("mpi")] + without_repeats(BASE + extra)])

@@ -17,17 +17,38 @@
 // description itself stays the same on every rank, so that one rank can write
 // every rank's trace records against it.
 //
+// The collectives (--collective):
+//   ring    (default) the ranks form a ring, r sending to r+1 and receiving
+//           from r-1. Reduce-scatter: R-1 steps; at step s rank r sends its
+//           partial sum of shard r-s-1 (mod R) to r+1 and receives that of
+//           shard r-s-2 from r-1, adding its own share; after the last step
+//           it holds shard r whole. All-gather: R-1 steps; at step s rank r
+//           sends shard r-s to r+1 and receives shard r-s-1. Every rank sends
+//           (R-1)/R of the buffer and every link carries the same at the same
+//           time: the bandwidth bound of Thakur, Rabenseifner and Gropp (2005),
+//           the algorithm MPICH takes for long messages.
+//   direct  every rank sends each shard straight to its owner, which receives
+//           rank 0's block, then rank 1's, ... : the same bytes, but the
+//           receivers pull from one sender at a time, so the time grows with R
+//           on a network (kept to show the difference).
+//
 // Determinism: every reduction is driven by point-to-point messages in a
 // fixed order, never by a library collective whose algorithm (and so whose
-// summation order) the library picks. Element i of shard q is
-//   w_0 * g_0[i] + w_1 * g_1[i] + ... + w_{R-1} * g_{R-1}[i]
-// summed left to right in rank order on rank q, with w_r = B_r / B, the rank's
-// share of the batch: each g_r is the gradient of rank r's mean loss, so the
+// summation order) the library picks. With w_r = B_r / B, the rank's share of
+// the batch (each g_r is the gradient of rank r's mean loss, so the weighted
 // sum is the gradient of the mean loss over the whole batch, as one process
-// computes it, up to float rounding. The order depends on R only: a run is
-// bit-identical to a repeat with the same rank count whatever the executor and
-// the threads per rank (within a rank every executor is bit-identical to seq).
-// The all-gathers only copy.
+// computes it, up to float rounding), element i of shard q is
+//   ring:   w_{q+1} g_{q+1}[i] + w_{q+2} g_{q+2}[i] + ... + w_q g_q[i]
+//           summed left to right from rank q+1 around the ring (mod R) to q
+//   direct: w_0 g_0[i] + w_1 g_1[i] + ... + w_{R-1} g_{R-1}[i]
+//           summed left to right in rank order on rank q
+// (each partial sum travels as a float, so where it is added does not
+// matter). The order depends on R and the collective only: a run is
+// bit-identical to a repeat with the same rank count whatever the executor
+// and the threads per rank (within a rank every executor is bit-identical to
+// seq); at R <= 2 the two collectives give the same bits. The all-gathers
+// only copy. The losses: every rank sends its mean loss to every other, which
+// sum them in rank order.
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <stdlib.h>
@@ -212,6 +233,7 @@ struct Executor {
     const Inner *inner;
     void *compute_ex, *update_ex;
     int sharded;
+    int direct;                 // --collective direct
     int rank, ranks;
     float *weights;             // (R) B_r / B
     size_t *shard;              // (R + 1) shard q is parameter elements [shard[q], shard[q+1])
@@ -296,6 +318,7 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     ex->step = step;
     ex->inner = inner;
     ex->sharded = options->sharded_update;
+    ex->direct = options->direct_collective;
     ex->rank = world_rank;
     ex->ranks = world_size;
     const GPT2 *model = step->model;
@@ -350,10 +373,14 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
         executor_destroy(ex);
         return NULL;
     }
-    // floats sent per step: every other shard's gradients, then this shard
-    // (parameters or reduced gradients) to every other rank
-    size_t mine = ex->shard[ex->rank + 1] - ex->shard[ex->rank];
-    ex->bytes_per_step = (long long)((model->num_parameters - mine) + mine * (size_t)(R - 1)) * (long long)sizeof(float)
+    // floats sent per step. direct: every other shard's gradients, then this shard (parameters or
+    // reduced gradients) to every other rank. ring: every shard but this rank's in the reduce-scatter,
+    // every shard but the next rank's in the all-gather.
+    size_t n = model->num_parameters, mine = ex->shard[ex->rank + 1] - ex->shard[ex->rank];
+    int next = (ex->rank + 1) % R;
+    size_t sent = ex->direct ? (n - mine) + mine * (size_t)(R - 1)
+                             : R == 1 ? 0 : (n - mine) + (n - (ex->shard[next + 1] - ex->shard[next]));
+    ex->bytes_per_step = (long long)sent * (long long)sizeof(float)
                          + (long long)(R - 1) * (long long)sizeof(float); // the losses
     return ex;
 oom:
@@ -374,11 +401,8 @@ void executor_info(const Executor *ex, ExecutorInfo *info) {
 // ----------------------------------------------------------------------------
 // communication: point-to-point, in a fixed order
 
-// Averages the ranks' gradients into this rank's shard of grads (the other
-// shards keep this rank's own gradients), and the ranks' mean losses into
-// *loss. Blocks of shard q go from every rank to rank q, which sums them in
-// rank order (the module comment).
-static void reduce_scatter(Executor *ex, float *grads, float *loss) {
+// The ranks' mean losses into *loss: every rank's to every other, summed in rank order.
+static void reduce_losses(Executor *ex, float *loss) {
     int R = ex->ranks, me = ex->rank, n_req = 0;
     float losses[R > 0 ? R : 1];
     losses[me] = *loss;
@@ -386,14 +410,31 @@ static void reduce_scatter(Executor *ex, float *grads, float *loss) {
         if (q == me) continue;
         MPI_Isend(loss, 1, MPI_FLOAT, q, TAG_LOSS, MPI_COMM_WORLD, &ex->requests[n_req++]);
         MPI_Irecv(&losses[q], 1, MPI_FLOAT, q, TAG_LOSS, MPI_COMM_WORLD, &ex->requests[n_req++]);
-        for (size_t at = ex->shard[q]; at < ex->shard[q + 1]; at += BLOCK_FLOATS) {
-            size_t count = ex->shard[q + 1] - at < BLOCK_FLOATS ? ex->shard[q + 1] - at : BLOCK_FLOATS;
-            MPI_Isend(grads + at, (int)count, MPI_FLOAT, q, TAG_REDUCE, MPI_COMM_WORLD, &ex->requests[n_req++]);
-        }
     }
+    MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
+    float sum = 0.0f;
+    for (int q = 0; q < R; q++) sum += ex->weights[q] * losses[q];
+    *loss = sum;
+}
+
+static size_t block_count(size_t at, size_t end) { return end - at < BLOCK_FLOATS ? end - at : BLOCK_FLOATS; }
+
+// Posts sends of floats [lo, hi) of buf to rank `to`, block by block, into ex->requests from *n_req.
+static void send_blocks(Executor *ex, const float *buf, size_t lo, size_t hi, int to, int tag, int *n_req) {
+    for (size_t at = lo; at < hi; at += BLOCK_FLOATS)
+        MPI_Isend(buf + at, (int)block_count(at, hi), MPI_FLOAT, to, tag, MPI_COMM_WORLD, &ex->requests[(*n_req)++]);
+}
+
+// direct: averages the ranks' gradients into this rank's shard of grads (the
+// other shards keep this rank's own gradients). Blocks of shard q go from
+// every rank to rank q, which sums them in rank order (the module comment).
+static void reduce_scatter_direct(Executor *ex, float *grads) {
+    int R = ex->ranks, me = ex->rank, n_req = 0;
+    for (int q = 0; q < R; q++)
+        if (q != me) send_blocks(ex, grads, ex->shard[q], ex->shard[q + 1], q, TAG_REDUCE, &n_req);
     // messages from one rank with one tag arrive in the order sent: block after block
     for (size_t at = ex->shard[me]; at < ex->shard[me + 1]; at += BLOCK_FLOATS) {
-        size_t count = ex->shard[me + 1] - at < BLOCK_FLOATS ? ex->shard[me + 1] - at : BLOCK_FLOATS;
+        size_t count = block_count(at, ex->shard[me + 1]);
         for (int q = 0; q < R; q++) {
             const float *g = grads + at;
             if (q != me) {
@@ -410,26 +451,80 @@ static void reduce_scatter(Executor *ex, float *grads, float *loss) {
         memcpy(grads + at, ex->acc, count * sizeof(float));
     }
     MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
-    float sum = 0.0f;
-    for (int q = 0; q < R; q++) sum += ex->weights[q] * losses[q];
-    *loss = sum;
 }
 
-// Every rank's shard of buf to every other rank, in place.
-static void all_gather(Executor *ex, float *buf) {
-    int R = ex->ranks, me = ex->rank, n_req = 0;
-    for (int q = 0; q < R; q++) {
-        if (q == me) continue;
-        for (size_t at = ex->shard[me]; at < ex->shard[me + 1]; at += BLOCK_FLOATS) {
-            size_t count = ex->shard[me + 1] - at < BLOCK_FLOATS ? ex->shard[me + 1] - at : BLOCK_FLOATS;
-            MPI_Isend(buf + at, (int)count, MPI_FLOAT, q, TAG_GATHER, MPI_COMM_WORLD, &ex->requests[n_req++]);
-        }
-        for (size_t at = ex->shard[q]; at < ex->shard[q + 1]; at += BLOCK_FLOATS) {
-            size_t count = ex->shard[q + 1] - at < BLOCK_FLOATS ? ex->shard[q + 1] - at : BLOCK_FLOATS;
-            MPI_Irecv(buf + at, (int)count, MPI_FLOAT, q, TAG_GATHER, MPI_COMM_WORLD, &ex->requests[n_req++]);
-        }
+// ring: averages the ranks' gradients into this rank's shard of grads; the
+// other shards end up holding partial sums. Step s sends the partial sum of
+// shard me-s-1 (at step 0 the raw gradients: the receiver weighs them) while
+// receiving that of shard me-s-2, block by block into two alternating
+// buffers, and adds this rank's weighted share in place: the shard being sent
+// is never the one being written.
+static void reduce_scatter_ring(Executor *ex, float *grads) {
+    int R = ex->ranks, me = ex->rank, next = (me + 1) % R, prev = (me + R - 1) % R;
+    float w_me = ex->weights[me], w_prev = ex->weights[prev];
+    if (R == 1) {
+        for (size_t i = ex->shard[0]; i < ex->shard[1]; i++) grads[i] = w_me * grads[i];
+        return;
     }
-    MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
+    float *buf[2] = {ex->recv, ex->acc};
+    for (int s = 0; s < R - 1; s++) {
+        int send_q = ((me - s - 1) % R + R) % R, recv_q = ((me - s - 2) % R + R) % R, n_req = 0;
+        size_t lo = ex->shard[recv_q], hi = ex->shard[recv_q + 1];
+        MPI_Request pending[2];
+        if (lo < hi)
+            MPI_Irecv(buf[0], (int)block_count(lo, hi), MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD, &pending[0]);
+        send_blocks(ex, grads, ex->shard[send_q], ex->shard[send_q + 1], next, TAG_REDUCE, &n_req);
+        int b = 0;
+        for (size_t at = lo; at < hi; at += BLOCK_FLOATS, b ^= 1) {
+            size_t count = block_count(at, hi);
+            if (at + count < hi) // the next block lands in the other buffer while this one is added
+                MPI_Irecv(buf[b ^ 1], (int)block_count(at + count, hi), MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD,
+                          &pending[b ^ 1]);
+            MPI_Wait(&pending[b], MPI_STATUS_IGNORE);
+            const float *in = buf[b];
+            float *g = grads + at;
+            if (s == 0)
+                for (size_t i = 0; i < count; i++) g[i] = w_prev * in[i] + w_me * g[i];
+            else
+                for (size_t i = 0; i < count; i++) g[i] = in[i] + w_me * g[i];
+        }
+        MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
+    }
+}
+
+// Averages the ranks' gradients into this rank's shard of grads and their mean losses into *loss.
+static void reduce_scatter(Executor *ex, float *grads, float *loss) {
+    reduce_losses(ex, loss);
+    if (ex->direct) reduce_scatter_direct(ex, grads);
+    else reduce_scatter_ring(ex, grads);
+}
+
+// Every rank's shard of buf to every other rank, in place. direct: every
+// shard to every rank at once; ring: R-1 steps around the ring, each
+// receiving straight into buf the shard the next step forwards.
+static void all_gather(Executor *ex, float *buf) {
+    int R = ex->ranks, me = ex->rank;
+    if (ex->direct) {
+        int n_req = 0;
+        for (int q = 0; q < R; q++) {
+            if (q == me) continue;
+            send_blocks(ex, buf, ex->shard[me], ex->shard[me + 1], q, TAG_GATHER, &n_req);
+            for (size_t at = ex->shard[q]; at < ex->shard[q + 1]; at += BLOCK_FLOATS)
+                MPI_Irecv(buf + at, (int)block_count(at, ex->shard[q + 1]), MPI_FLOAT, q, TAG_GATHER,
+                          MPI_COMM_WORLD, &ex->requests[n_req++]);
+        }
+        MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
+        return;
+    }
+    int next = (me + 1) % R, prev = (me + R - 1) % R;
+    for (int s = 0; s < R - 1; s++) {
+        int send_q = ((me - s) % R + R) % R, recv_q = ((me - s - 1) % R + R) % R, n_req = 0;
+        for (size_t at = ex->shard[recv_q]; at < ex->shard[recv_q + 1]; at += BLOCK_FLOATS)
+            MPI_Irecv(buf + at, (int)block_count(at, ex->shard[recv_q + 1]), MPI_FLOAT, prev, TAG_GATHER,
+                      MPI_COMM_WORLD, &ex->requests[n_req++]);
+        send_blocks(ex, buf, ex->shard[send_q], ex->shard[send_q + 1], next, TAG_GATHER, &n_req);
+        MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
+    }
 }
 
 // A trace record of a communication operation, as run_chunk makes for kernels.
@@ -438,7 +533,8 @@ static void trace_comm(Trace *trace, int iteration, int op, double start, double
     size_t slot = __atomic_fetch_add(&trace->count, 1, __ATOMIC_RELAXED);
     if (slot < trace->capacity)
         trace->records[slot] =
-            (TraceRecord){iteration, op, 0, (Range){0, 1, 0, 1, 0, 0}, start - trace->origin, end - trace->origin};
+            (TraceRecord){iteration, op, 0, (Range){0, 1, 0, 1, 0, 0}, start - trace->origin, end - trace->origin,
+                          -1.0}; // no CPU time: a wait for messages, not a kernel
 }
 
 void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {

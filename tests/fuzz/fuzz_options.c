@@ -39,7 +39,7 @@ static void check_accepted(const Options *o, int distributed) {
     if (o->verify_path && (o->data_path || o->B_given || o->T_given)) abort();
     if ((o->expect_losses_path && !o->verify_path) || ((o->shuffle || o->data_order) && !o->data_path)) abort();
     if (o->graph_path && !o->describe) abort();
-    if (!distributed && (o->exec.executor || !o->exec.sharded_update)) abort();
+    if (!distributed && (o->exec.executor || !o->exec.sharded_update || o->exec.direct_collective)) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
