@@ -1,6 +1,7 @@
-// Per-chunk timing records: which operation, which range, which thread, when.
-// Executors run every chunk through run_chunk; with tracing off it costs one
-// branch, with tracing on two clock reads and one atomic increment.
+// Per-chunk timing records: which operation, which range, which thread, when,
+// and how much of that time the thread was on a CPU. Executors run every chunk
+// through run_chunk; with tracing off it costs one branch, with tracing on four
+// clock reads (wall and thread CPU time at both ends) and one atomic increment.
 #ifndef TRACE_H
 #define TRACE_H
 
@@ -13,6 +14,11 @@ typedef struct {
     int iteration, op, thread;
     Range range;
     double start, end; // seconds since the trace's origin
+    // The thread's CPU seconds during the chunk (CLOCK_THREAD_CPUTIME_ID): less
+    // than end - start where the thread was descheduled (a neighbour, the
+    // hypervisor), which wall time alone cannot tell from slow code. Negative:
+    // not measured (a record that is not a kernel's, or no thread clock).
+    double cpu;
 } TraceRecord;
 
 typedef struct {
@@ -26,6 +32,8 @@ typedef struct {
 } Trace;
 
 double now_seconds(void);
+// The calling thread's CPU time in seconds; -1 where the clock is unavailable.
+double thread_cpu_seconds(void);
 // Reserves room for `capacity` records (0: tracing off). Returns 0 or -1.
 int trace_init(Trace *trace, size_t capacity);
 void trace_free(Trace *trace);

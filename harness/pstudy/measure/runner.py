@@ -35,6 +35,11 @@ class Outcome:
     info: dict = field(default_factory=dict)
     steps: list = field(default_factory=list)   # dicts: step, loss, forward_s, ..., warmup
     stderr_tail: list = field(default_factory=list)
+    # what disturbed the run from outside it (None: not known): the host's steal time over the
+    # run, all CPUs together (/proc/stat), and the process's involuntary context switches, all
+    # its threads (the rusage os.wait4 gives for the child)
+    steal_s: Optional[float] = None
+    involuntary_switches: Optional[int] = None
 
 
 def binary_path(study, point, root, build_dir=None):
@@ -224,15 +229,47 @@ def environment(study, point):
     return env
 
 
+def host_steal_seconds(path="/proc/stat"):
+    """The host's steal time so far, all CPUs together, in seconds (the `cpu` line's eighth value,
+    in USER_HZ ticks: time a hypervisor gave this VM's vCPUs to someone else); None where the file
+    or the field is not there (not Linux, or a kernel without it)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                fields = line.split()
+                if fields and fields[0] == "cpu":
+                    return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else None
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+class _Process(subprocess.Popen):
+    """Popen that keeps the child's resource usage (os.wait4) when it reaps it: its involuntary
+    context switches tell a run descheduled by a neighbour from a slow one. Popen reaps through
+    _try_wait, which this replaces with the same call plus the usage; where Popen reaps otherwise
+    (poll) the usage stays None."""
+    rusage = None
+
+    def _try_wait(self, wait_flags):
+        try:
+            pid, status, usage = os.wait4(self.pid, wait_flags)
+        except ChildProcessError:
+            return self.pid, 0  # as Popen: reaped elsewhere
+        if pid == self.pid:
+            self.rusage = usage
+        return pid, status
+
+
 def execute(study, point, binary, root, trace=None, prefix=()):
     """Run one process for `point`; never raises for a misbehaving binary (KeyboardInterrupt passes)."""
     cmd = command(study, point, binary, root, trace, prefix)
     timeout = study.run["timeout_s"]
-    start = time.monotonic()
+    start, steal = time.monotonic(), host_steal_seconds()
     try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, env=environment(study, point),
-                                start_new_session=True)  # own process group: a timeout kills it all
+        proc = _Process(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        stdin=subprocess.DEVNULL, env=environment(study, point),
+                        start_new_session=True)  # own process group: a timeout kills it all
     except OSError as err:
         return Outcome(CRASHED, f"cannot start {binary}: {err.strerror}")
     try:
@@ -248,6 +285,9 @@ def execute(study, point, binary, root, trace=None, prefix=()):
         proc.wait()
         raise
     outcome = outcome_of(proc.returncode, out, err, time.monotonic() - start, study, point)
+    after = host_steal_seconds()
+    outcome.steal_s = None if steal is None or after is None else round(max(0.0, after - steal), 6)
+    outcome.involuntary_switches = None if proc.rusage is None else int(proc.rusage.ru_nivcsw)
     if outcome.status == CRASHED and not outcome.stderr_tail and "-q" in cmd[:2] and point_is_launched(point):
         message = launcher_message([c for c in cmd if c != "-q"], environment(study, point))
         if message:

@@ -403,7 +403,8 @@ STEP_COLUMNS = KEYS + ["repetition", "step", "warmup", "forward_s", "backward_s"
 RUN_COLUMNS = KEYS + ["repetition", "order", "status", "error", "exit_code", "wall_s", "omp_runtime",
                       "proc_bind", "places", "tasks_per_step", "num_parameters",
                       "peak_beside_gflops", "peak_beside_slowest_thread", "peak_beside_slowest_time",
-                      "peak_after_gflops", "peak_after_slowest_thread", "peak_after_slowest_time"]
+                      "peak_after_gflops", "peak_after_slowest_thread", "peak_after_slowest_time",
+                      "steal_s", "involuntary_switches"]
 # thread_peaks.csv: the probes beside each run, one row per thread and probe (`[analysis] peak_beside`):
 # `when` is "before" (right before the run) or "after" (right after it; records made before
 # commit 14e033d have none)
@@ -746,6 +747,9 @@ def save_run(directory, run, order, outcome, command, peak_beside=None, peak_aft
               "error": outcome.error, "exit_code": outcome.exit_code, "wall_s": round(outcome.wall_s, 6),
               "command": command, "info": outcome.info, "steps": outcome.steps,
               "stderr_tail": outcome.stderr_tail}
+    for key in ("steal_s", "involuntary_switches"):  # what disturbed it, where known
+        if getattr(outcome, key, None) is not None:
+            record[key] = getattr(outcome, key)
     if peak_beside is not None:
         record["peak_beside"] = peak_beside
     if peak_after is not None:
@@ -829,7 +833,8 @@ def tables(directory):
                          **{c: info.get(c) for c in ("omp_runtime", "proc_bind", "places",
                                                      "tasks_per_step", "num_parameters")},
                          **peak_beside_summary(r.get("peak_beside")),
-                         **peak_beside_summary(r.get("peak_after"), "peak_after")})
+                         **peak_beside_summary(r.get("peak_after"), "peak_after"),
+                         **{c: r.get(c) for c in ("steal_s", "involuntary_switches")}})
         if r["status"] == "ok":
             for s in r["steps"]:
                 # r.get: a record written before a point key existed has none (NA, as in runs.csv)
@@ -840,7 +845,7 @@ def tables(directory):
         for col in vocabulary.OPTIONAL_KEYS:
             frame[col] = frame[col].astype("Int64")
     for col in ("exit_code", "tasks_per_step", "num_parameters", "peak_beside_slowest_thread",
-                "peak_after_slowest_thread"):
+                "peak_after_slowest_thread", "involuntary_switches"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").round().astype("Int64")
     steps = steps.sort_values(KEYS + ["repetition", "step"], na_position="first").reset_index(drop=True)
     runs = runs.sort_values(["order"]).reset_index(drop=True)

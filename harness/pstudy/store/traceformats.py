@@ -5,7 +5,10 @@ Per-chunk CSV (core/trace.c, `--trace FILE`): one row per chunk, in the order th
 claiming a slot (not sorted), columns
     iteration,op,kernel,layer,phase,label,b0,b1,x0,x1,thread,start_s,end_s
 times in seconds from the trace's origin (set when training starts), thread = the executor's
-thread number (0-based).
+thread number (0-based); then col0,col1 (a tile's columns; absent in traces from before tiles) and
+cpu_s (the thread's CPU seconds in the chunk, CLOCK_THREAD_CPUTIME_ID; NA where not measured;
+absent in traces from before it): read_chunks checks it where it is there, and a reader that needs
+it asks with cpu_times().
 
 Paraver (BSC; the format paraver-kernel's trace header and body parsers read, and Extrae and ovni
 write), three files with one stem:
@@ -52,6 +55,10 @@ from pstudy.errors import StudyError
 CHUNK_COLUMNS = ("iteration", "op", "kernel", "layer", "phase", "label", "b0", "b1", "x0", "x1",
                  "thread", "start_s", "end_s")
 INTEGER_COLUMNS = ("iteration", "op", "layer", "b0", "b1", "x0", "x1", "thread")
+CPU_COLUMN = "cpu_s"  # optional: the chunk's CPU seconds (core/trace.c)
+# A chunk's CPU time is read inside its wall interval, so it can exceed it only by the clocks'
+# resolution; more than this is a damaged file, not a measurement.
+CPU_OVER_WALL_S = 1e-4
 STEP_PHASES = tuple(p for p in vocabulary.PHASES if p != "step")  # forward, backward, update
 
 STATE_IDLE, STATE_RUNNING = 0, 1
@@ -99,6 +106,8 @@ def read_chunks(path, columns=CHUNK_COLUMNS):
         bad = chunks["end_s"] < chunks["start_s"]
         if bad.any():
             raise StudyError(f"{path}: row {int(bad.to_numpy().nonzero()[0][0]) + 2}: a record ends before it starts")
+    if CPU_COLUMN in chunks.columns:
+        chunks[CPU_COLUMN] = _checked_cpu(chunks, path)
     if "thread" in chunks.columns:
         if (chunks["thread"] < 0).any():
             raise StudyError(f"{path}: column thread: negative thread number")
@@ -108,6 +117,42 @@ def read_chunks(path, columns=CHUNK_COLUMNS):
         if unknown:
             raise StudyError(f"{path}: column phase: unknown phase {unknown[0]!r} (known: {', '.join(STEP_PHASES)})")
     return chunks
+
+
+def _checked_cpu(chunks, path):
+    """The cpu_s column as floats, NA ("NA" or empty) kept as NaN; StudyError naming the file, row and
+    column at the first value that is not a finite number >= 0, or that exceeds its chunk's wall time
+    by more than CPU_OVER_WALL_S."""
+    import numpy as np
+    import pandas as pd
+
+    raw = chunks[CPU_COLUMN]
+    missing = raw.isna() | raw.astype(str).str.strip().isin(["NA", ""])
+    numbers = pd.to_numeric(raw.where(~missing), errors="coerce").astype(float)
+    bad = (~missing & (numbers.isna() | ~np.isfinite(numbers) | (numbers < 0))).to_numpy()
+    if bad.any():
+        i = int(bad.nonzero()[0][0])
+        raise StudyError(f"{path}: row {i + 2}, column {CPU_COLUMN}: {raw.iloc[i]!r} is not a CPU time "
+                         "(a finite number of seconds >= 0, or NA)")
+    if all(c in chunks.columns and pd.api.types.is_numeric_dtype(chunks[c]) for c in ("start_s", "end_s")):
+        over = (numbers > chunks["end_s"] - chunks["start_s"] + CPU_OVER_WALL_S).to_numpy()
+        if over.any():
+            i = int(over.nonzero()[0][0])
+            raise StudyError(f"{path}: row {i + 2}, column {CPU_COLUMN}: {numbers.iloc[i]:.9f} s of CPU time in a "
+                             f"chunk of {chunks['end_s'].iloc[i] - chunks['start_s'].iloc[i]:.9f} s of wall time")
+    return numbers
+
+
+def cpu_times(chunks, path):
+    """The chunks' CPU seconds (a float Series), or StudyError naming the file where the trace has
+    none: recorded before cpu_s existed, or a record without one (NA)."""
+    if CPU_COLUMN not in chunks.columns:
+        raise StudyError(f"{path}: no {CPU_COLUMN} column (a trace recorded before CPU times); "
+                         "predict it without --dedicated, or trace the runs again")
+    if chunks[CPU_COLUMN].isna().any():
+        i = int(chunks[CPU_COLUMN].isna().to_numpy().nonzero()[0][0])
+        raise StudyError(f"{path}: record {i + 1} (sorted by thread and start) has no {CPU_COLUMN}")
+    return chunks[CPU_COLUMN]
 
 
 def merged_intervals(intervals):
