@@ -51,6 +51,7 @@
 // sum them in rank order.
 #define _GNU_SOURCE
 #include <mpi.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -220,6 +221,12 @@ enum { TAG_REDUCE = 1, TAG_GATHER, TAG_LOSS, TAG_TEXT, TAG_TRACE };
 // messages carry at most this many floats, so that the reduction needs two
 // blocks of scratch memory instead of a shard's worth, and counts fit an int
 #define BLOCK_FLOATS ((size_t)1 << 20)
+// the ring's reduce-scatter cuts each shard into at least this many messages,
+// so that receiving, adding and forwarding overlap (a shard of one message
+// would be received whole, then added, then sent: three times the time)
+#define RING_DEPTH 8
+// blocks of at least this many floats are added by the rank's threads
+#define PARALLEL_ADD ((size_t)1 << 16)
 
 struct Executor {
     StepDescription *step;      // the whole step: forward, backward, AdamW (this rank's shard), comm
@@ -234,6 +241,8 @@ struct Executor {
     void *compute_ex, *update_ex;
     int sharded;
     int direct;                 // --collective direct
+    size_t ring_block;          // floats a message of the ring's reduce-scatter carries at most
+    int threads;                // the rank's threads, for the reduction's adds
     int rank, ranks;
     float *weights;             // (R) B_r / B
     size_t *shard;              // (R + 1) shard q is parameter elements [shard[q], shard[q+1])
@@ -319,6 +328,7 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     ex->inner = inner;
     ex->sharded = options->sharded_update;
     ex->direct = options->direct_collective;
+    ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
     ex->rank = world_rank;
     ex->ranks = world_size;
     const GPT2 *model = step->model;
@@ -328,8 +338,9 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     size_t scratch = blocks_of(model->num_parameters) > 1 ? BLOCK_FLOATS : model->num_parameters;
     ex->acc = malloc(scratch * sizeof(float));
     ex->recv = malloc(scratch * sizeof(float));
-    // at most: a send and a receive of every block of every shard, and the losses
-    ex->requests = malloc((2 * (blocks_of(model->num_parameters) + R) + 2 * R) * sizeof(MPI_Request));
+    // at most: a send and a receive of every block of every shard, and the losses; the ring's sends
+    ex->requests = malloc((2 * (blocks_of(model->num_parameters) + R) + 2 * R + (size_t)RING_DEPTH * R + R) *
+                          sizeof(MPI_Request));
     if (!ex->weights || !ex->shard || !ex->acc || !ex->recv || !ex->requests) goto oom;
     int B = global_B > 0 ? global_B : step->B;
     for (int q = 0; q < R; q++) {
@@ -338,6 +349,13 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
         ex->weights[q] = (float)(b1 - b0) / (float)B;
     }
     shard_boundaries(model, R, ex->shard);
+    // the same on every rank: the receiver cuts a shard where its sender does
+    size_t widest = 0;
+    for (int q = 0; q < R; q++)
+        if (ex->shard[q + 1] - ex->shard[q] > widest) widest = ex->shard[q + 1] - ex->shard[q];
+    ex->ring_block = (widest + RING_DEPTH - 1) / RING_DEPTH;
+    if (ex->ring_block > BLOCK_FLOATS) ex->ring_block = BLOCK_FLOATS;
+    if (ex->ring_block < 1) ex->ring_block = 1;
 
     // the update's operations follow every forward and backward one (step.c: describe_update comes last)
     int first_update = step->n_ops;
@@ -454,42 +472,56 @@ static void reduce_scatter_direct(Executor *ex, float *grads) {
 }
 
 // ring: averages the ranks' gradients into this rank's shard of grads; the
-// other shards end up holding partial sums. Step s sends the partial sum of
-// shard me-s-1 (at step 0 the raw gradients: the receiver weighs them) while
-// receiving that of shard me-s-2, block by block into two alternating
-// buffers, and adds this rank's weighted share in place: the shard being sent
-// is never the one being written.
+// other shards end up holding partial sums. Step s receives the partial sum of
+// shard me-s-2 from the previous rank block by block (the next block's
+// receive posted before this one is added: two buffers) and adds this rank's
+// weighted gradients in place; that shard is the one step s+1 forwards, so
+// each block goes on to the next rank as soon as it is added: the steps
+// pipeline, and the link never waits for a whole shard's adds. Step 0 sends
+// the raw gradients of shard me-1 (the receiver weighs them). A block being
+// sent is never written again.
 static void reduce_scatter_ring(Executor *ex, float *grads) {
-    int R = ex->ranks, me = ex->rank, next = (me + 1) % R, prev = (me + R - 1) % R;
+    int R = ex->ranks, me = ex->rank, next = (me + 1) % R, prev = (me + R - 1) % R, n_req = 0;
     float w_me = ex->weights[me], w_prev = ex->weights[prev];
     if (R == 1) {
         for (size_t i = ex->shard[0]; i < ex->shard[1]; i++) grads[i] = w_me * grads[i];
         return;
     }
+    size_t block = ex->ring_block;
+    int first = (me + R - 1) % R;
+    for (size_t at = ex->shard[first]; at < ex->shard[first + 1]; at += block)
+        MPI_Isend(grads + at, (int)(ex->shard[first + 1] - at < block ? ex->shard[first + 1] - at : block), MPI_FLOAT,
+                  next, TAG_REDUCE, MPI_COMM_WORLD, &ex->requests[n_req++]);
     float *buf[2] = {ex->recv, ex->acc};
     for (int s = 0; s < R - 1; s++) {
-        int send_q = ((me - s - 1) % R + R) % R, recv_q = ((me - s - 2) % R + R) % R, n_req = 0;
+        int recv_q = ((me - s - 2) % R + R) % R;
         size_t lo = ex->shard[recv_q], hi = ex->shard[recv_q + 1];
         MPI_Request pending[2];
         if (lo < hi)
-            MPI_Irecv(buf[0], (int)block_count(lo, hi), MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD, &pending[0]);
-        send_blocks(ex, grads, ex->shard[send_q], ex->shard[send_q + 1], next, TAG_REDUCE, &n_req);
+            MPI_Irecv(buf[0], (int)(hi - lo < block ? hi - lo : block), MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD,
+                      &pending[0]);
         int b = 0;
-        for (size_t at = lo; at < hi; at += BLOCK_FLOATS, b ^= 1) {
-            size_t count = block_count(at, hi);
-            if (at + count < hi) // the next block lands in the other buffer while this one is added
-                MPI_Irecv(buf[b ^ 1], (int)block_count(at + count, hi), MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD,
-                          &pending[b ^ 1]);
+        for (size_t at = lo; at < hi; at += block, b ^= 1) {
+            size_t count = hi - at < block ? hi - at : block, after = at + count;
+            if (after < hi)
+                MPI_Irecv(buf[b ^ 1], (int)(hi - after < block ? hi - after : block), MPI_FLOAT, prev, TAG_REDUCE,
+                          MPI_COMM_WORLD, &pending[b ^ 1]);
             MPI_Wait(&pending[b], MPI_STATUS_IGNORE);
             const float *in = buf[b];
             float *g = grads + at;
-            if (s == 0)
+            // elementwise: the rank's threads change no sum's order
+            if (s == 0) {
+#pragma omp parallel for schedule(static) num_threads(ex->threads) if (count >= PARALLEL_ADD)
                 for (size_t i = 0; i < count; i++) g[i] = w_prev * in[i] + w_me * g[i];
-            else
+            } else {
+#pragma omp parallel for schedule(static) num_threads(ex->threads) if (count >= PARALLEL_ADD)
                 for (size_t i = 0; i < count; i++) g[i] = in[i] + w_me * g[i];
+            }
+            if (s + 1 < R - 1)
+                MPI_Isend(g, (int)count, MPI_FLOAT, next, TAG_REDUCE, MPI_COMM_WORLD, &ex->requests[n_req++]);
         }
-        MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
     }
+    MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
 }
 
 // Averages the ranks' gradients into this rank's shard of grads and their mean losses into *loss.
