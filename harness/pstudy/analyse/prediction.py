@@ -82,11 +82,14 @@ class TraceStats:
         over the iteration's chunks, its median over the iterations after the warm-up that have a
         next one. Configurations with fewer than two such iterations get none;
     noise: {operation label: sorted relative deviations of its chunks' times from their means}
-        (barrier_jitter)."""
+        (barrier_jitter);
+    iterations: [({chunk key: seconds}, busy seconds)] per kept iteration of each 1-thread run:
+        what the prediction intervals resample (bootstrap_medians)."""
     raw: dict
     scales: dict
     costs: dict
     noise: dict
+    iterations: dict = None
 
     @property
     def medians(self):
@@ -96,9 +99,28 @@ class TraceStats:
                 for ck, per in self.raw.items()}
 
 
-def _kept_records(path, warmup):
+WALL, CPU = "wall", "cpu"  # the clocks a replay takes its chunk times from (`clock`)
+DISTURBED_CHUNK = 0.05  # a chunk whose wall time exceeds its time on the CPU by more than this was descheduled
+DISTURBED_RUN = 0.01  # a run that lost this share of its chunks' wall time off the CPU is reported
+
+
+def dedicated_durations(frame, wall, path):
+    """Per record, the time its chunk would have taken on a CPU of its own: its CPU time (cpu_s)
+    plus the clocks' own cost inside its wall interval, never more than its wall time, as Dimemas
+    replays a process's CPU bursts rather than its elapsed time. The thread CPU clock is a system
+    call read between the two wall-clock reads, so even an undisturbed chunk's wall time exceeds its
+    CPU time by about one such call; that part is the run's 10th percentile of wall - cpu over its
+    records (most chunks of a run are not descheduled). StudyError naming the file where the trace
+    has no CPU times."""
+    cpu = traceformats.cpu_times(frame, path)
+    gap = (wall - cpu).clip(lower=0.0)
+    return (cpu + float(gap.quantile(0.1))).where(lambda d: d < wall, wall)
+
+
+def _kept_records(path, warmup, clock=WALL):
     """A --trace file's records after the warm-up iterations (col0, col1 = 0 in a trace from before
-    tiles) and their durations; StudyError naming the file where it is unreadable or not a trace."""
+    tiles) and their durations (their wall times, or with `clock` CPU their dedicated_durations);
+    StudyError naming the file where it is unreadable or not a trace."""
     # the reader report uses: a time that is not a finite non-negative number is refused here too
     frame = traceformats.read_chunks(path, ("iteration", "op", "b0", "b1", "x0", "x1", "start_s", "end_s"))
     if "col0" not in frame.columns:  # a trace from before tiles: no chunk cuts columns
@@ -109,29 +131,41 @@ def _kept_records(path, warmup):
     dur = frame["end_s"] - frame["start_s"]
     if not (dur >= 0).all():
         raise StudyError(f"{path}: a record ends before it starts")
+    if clock == CPU:
+        frame = frame.assign(wall=dur)
+        dur = dedicated_durations(frame, dur, path)
     return frame, dur
 
 
-def trace_stats(directory, warmup):
-    """TraceStats of the 1-thread traces of a results directory."""
-    samples, busy, gaps, labels = {}, {}, {}, {}
+def trace_stats(directory, warmup, clock=WALL):
+    """TraceStats of the 1-thread traces of a results directory, each chunk at its wall time or, with
+    `clock` CPU, at its dedicated_durations (the runtime cost per task is measured on the wall clock
+    either way: what happens between chunks has no CPU time of its own in the trace)."""
+    samples, busy, gaps, labels, iterations = {}, {}, {}, {}, {}
     for path, key, _rep in resultsdir.ResultsDir(directory).traces():
         if key[3] != 1 or vocabulary.is_distributed(key[0]):  # one process's graph only
             continue
-        frame, dur = _kept_records(path, warmup)
+        frame, dur = _kept_records(path, warmup, clock)
+        wall = frame["wall"] if clock == CPU else dur
         ck = config_key(key)
         if "label" in frame.columns:
             labels.setdefault(ck, {}).update(zip(frame["op"], frame["label"]))
         per = samples.setdefault(ck, {})
-        for row, d in zip(frame[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False), dur):
-            per.setdefault(taskgraph.chunk_key(*row), []).append(float(d))
-        its = frame.assign(d=dur).groupby("iteration").agg(start=("start_s", "min"), busy=("d", "sum"),
-                                                            n=("d", "size"))
+        per_iteration = {}
+        for row, it, d in zip(frame[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False),
+                              frame["iteration"], dur):
+            chunk = taskgraph.chunk_key(*row)
+            per.setdefault(chunk, []).append(float(d))
+            one = per_iteration.setdefault(int(it), {})
+            one[chunk] = one.get(chunk, 0.0) + float(d)
+        its = frame.assign(d=dur, w=wall).groupby("iteration").agg(start=("start_s", "min"), busy=("d", "sum"),
+                                                                    wall=("w", "sum"), n=("d", "size"))
         busy.setdefault(ck, []).extend(float(b) for b in its["busy"])
+        iterations.setdefault(ck, []).extend((per_iteration[int(i)], float(its.at[i, "busy"])) for i in its.index)
         index = its.index.tolist()
         for i, j in zip(index, index[1:]):
             if j == i + 1:
-                gaps.setdefault(ck, []).append(float(its.at[j, "start"] - its.at[i, "start"] - its.at[i, "busy"])
+                gaps.setdefault(ck, []).append(float(its.at[j, "start"] - its.at[i, "start"] - its.at[i, "wall"])
                                                / int(its.at[i, "n"]))
     medians = {ck: {chunk: _median(v) for chunk, v in chunks.items()} for ck, chunks in samples.items()}
     scales = {}
@@ -150,7 +184,110 @@ def trace_stats(directory, warmup):
                 label = labels.get(ck, {}).get(chunk[0], str(chunk[0]))
                 by_op.setdefault(label, []).extend(v / mean - 1.0 for v in values)
         noise[ck] = {label: sorted(v) for label, v in by_op.items()}
-    return TraceStats(medians, scales, costs, noise)
+    return TraceStats(medians, scales, costs, noise, iterations)
+
+
+INTERVAL = 0.90  # the prediction intervals' coverage
+REPLICATES = 40  # bootstrap replicates of each interval
+
+
+def bootstrap_medians(stats, replicates=REPLICATES):
+    """[{config key: {chunk key: seconds}}]: `replicates` sets of the durations the replay runs, each
+    from the kept iterations of each configuration's 1-thread runs drawn again with replacement (the
+    same number of them), medians and scale recomputed as trace_stats computes them: how far the
+    durations move with the iterations that happened to be measured. Seeded by the configuration,
+    so that the same traces give the same intervals whatever else is predicted. A configuration with
+    one kept iteration (or none in `stats.iterations`) keeps its durations in every replicate."""
+    import random
+    import zlib
+
+    out = [dict() for _ in range(replicates)]
+    for ck, per in stats.medians.items():
+        its = (stats.iterations or {}).get(ck) or []
+        rng = random.Random(zlib.crc32(repr(ck).encode()))
+        for b in range(replicates):
+            if len(its) < 2:
+                out[b][ck] = per
+                continue
+            draw = [its[rng.randrange(len(its))] for _ in its]
+            samples = {}
+            for chunks, _busy in draw:
+                for chunk, d in chunks.items():
+                    samples.setdefault(chunk, []).append(d)
+            medians = {chunk: _median(v) for chunk, v in samples.items()}
+            total = sum(medians.values())
+            scale = _median([busy for _, busy in draw]) / total if total > 0 else 1.0
+            out[b][ck] = {chunk: medians.get(chunk, d) * scale for chunk, d in per.items()}
+    return out
+
+
+def percentile(values, q):
+    """The q-quantile (0..1) of `values`, linear between order statistics."""
+    v = sorted(values)
+    if not v:
+        return math.nan
+    x = q * (len(v) - 1)
+    i = int(math.floor(x))
+    return v[i] if i + 1 >= len(v) else v[i] + (x - i) * (v[i + 1] - v[i])
+
+
+def interval(step, replicate_steps):
+    """(low, high): the INTERVAL quantiles of the replicates' steps, widened to hold `step` (the
+    replicates' medians scatter around the full sample's)."""
+    if not replicate_steps:
+        return step, step
+    tail = (1 - INTERVAL) / 2
+    return min(step, percentile(replicate_steps, tail)), max(step, percentile(replicate_steps, 1 - tail))
+
+
+def predicted_interval(graphs, draws, ck, threads, source, target, step, **kw):
+    """(low, high) of the step `step` of config key `ck` at `threads`: predict_point (its keyword
+    arguments `kw`) with each of the bootstrap replicates `draws` (bootstrap_medians), interval()."""
+    return interval(step, [predict_point(graphs, m, ck, threads, source, target, **kw)[0] for m in draws])
+
+
+def iterations_of(runs):
+    """TraceStats.iterations' entries [({chunk key: seconds}, busy seconds)] of kept runs ((name,
+    frame of iteration, op, b0, b1, x0, x1, col0, col1 and d), as own_frames gives them): what a
+    recording that keeps each run's chunk times gives the prediction intervals."""
+    out = []
+    for _name, frame in runs:
+        for _, it in frame.groupby("iteration"):
+            per = {}
+            for row, d in zip(it[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False), it["d"]):
+                key = taskgraph.chunk_key(*row)
+                per[key] = per.get(key, 0.0) + float(d)
+            out.append((per, float(it["d"].sum())))
+    return out
+
+
+def disturbance(directory, warmup):
+    """One row per traced run with CPU times: how much of its chunks' wall time was not on the CPU
+    (wall - dedicated_durations, over the wall time), how many chunks lost more than DISTURBED_CHUNK
+    of theirs, and where the most was lost (the operation label and the thread). Runs traced
+    without CPU times are left out; a damaged cpu_s column is a StudyError."""
+    rows = []
+    for path, key, rep_ in resultsdir.ResultsDir(directory).traces():
+        frame = traceformats.read_chunks(path, ("iteration", "op", "thread", "start_s", "end_s"))
+        if traceformats.CPU_COLUMN not in frame.columns:
+            continue
+        frame = frame[frame["iteration"] >= warmup]
+        if frame.empty or frame[traceformats.CPU_COLUMN].isna().all():
+            continue
+        if vocabulary.is_distributed(key[0]):  # its communication records have no CPU time
+            frame = frame[frame[traceformats.CPU_COLUMN].notna()]
+        wall = frame["end_s"] - frame["start_s"]
+        lost = (wall - dedicated_durations(frame, wall, path)).clip(lower=0.0)
+        total = float(wall.sum())
+        by_label = lost.groupby(frame["label"] if "label" in frame.columns else frame["op"]).sum()
+        by_thread = lost.groupby(frame["thread"]).sum()
+        rows.append({"point": key, "repetition": rep_, "share": float(lost.sum()) / total if total > 0 else 0.0,
+                     "lost_s": float(lost.sum()),
+                     "chunks": int((lost > DISTURBED_CHUNK * wall).sum()), "of": int(len(frame)),
+                     "where": str(by_label.idxmax()) if len(by_label) and by_label.max() > 0 else "",
+                     "thread": int(by_thread.idxmax()) if len(by_thread) and by_thread.max() > 0 else -1,
+                     "thread_share": float(by_thread.max()) / float(lost.sum()) if lost.sum() > 0 else 0.0})
+    return rows
 
 
 def expected_max_deviation(deviations, n):
@@ -678,13 +815,14 @@ def predict_measured(graphs, medians, ck, point, source, overhead, noise, thread
     return step, step_beside
 
 
-def replay_own_times(graph, traces, warmup, machine, overhead=0.0):
-    """The step replayed with every task at the time it took in the run itself, or None where
+def replay_own_times(graph, traces, warmup, machine, overhead=0.0, clock=WALL):
+    """The step replayed with every task at the time it took in the run itself (with `clock` CPU, at
+    its dedicated_durations: the run as it would have gone without being descheduled), or None where
     `traces` (the --trace files of the runs of `graph`'s point) is empty: replay_own_frames of each
     trace's records after the warm-up."""
     runs = []
     for path in traces:
-        frame, dur = _kept_records(path, warmup)
+        frame, dur = _kept_records(path, warmup, clock)
         runs.append((str(path), frame.assign(d=dur)))
     return replay_own_frames(graph, runs, machine, overhead)
 
@@ -791,7 +929,8 @@ def slowest_threads(directory):
             if r["slowest_thread_time"] == r["slowest_thread_time"]}
 
 
-def predict(directory, meta, source, target, threads, build_dir=None, progress=None, stats=None):
+def predict(directory, meta, source, target, threads, build_dir=None, progress=None, stats=None, clock=WALL,
+            against=None, replicates=REPLICATES):
     """(predictions, validation, RuntimeOverheads): the first two as pandas frames.
 
     predictions: one row per (variant, compiler, kernels, chunking, P) of `threads` (P=1 alone for
@@ -804,10 +943,19 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     peak_beside`), the prediction with the machine as those probes found it (speeds_beside) and its
     error; NaN elsewhere; and the point's runs replayed with their own chunk times (replay_own_times:
     the schedule model alone) and its error, where the point was traced. `stats`: the directory's
-    trace_stats where the caller has them already."""
+    trace_stats where the caller has them already (of `clock`).
+
+    `clock` CPU: every chunk time (the 1-thread sources and the own-times replays) is its
+    dedicated_durations, the machine without what descheduled the runs. `against`: another results
+    directory whose measured points the validation compares with (the same machine, quiet), matched
+    by point key; the probes beside the runs are then not used. Every predicted step has an
+    INTERVAL interval (predicted_low, predicted_high) from `replicates` bootstrap replicates of the
+    source iterations (bootstrap_medians; NaN with 0 replicates). The validation's frame carries
+    `attrs["unmatched"]`: one line per point of `against` without a source here, and per point
+    measured here that `against` lacks."""
     import pandas as pd
 
-    stats = stats or trace_stats(directory, meta.warmup)
+    stats = stats or trace_stats(directory, meta.warmup, clock)
     medians = stats.medians
     if not medians:
         raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
@@ -815,6 +963,12 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     measured = measured_points(directory)
     graphs = Graphs(directory, meta, build_dir)
     overheads = runtime_overheads(graphs, medians, measured, source, stats.costs)
+    draws = bootstrap_medians(stats, replicates) if replicates else []
+
+    def bounds(ck, p, step, **kw):
+        if not draws:
+            return math.nan, math.nan
+        return predicted_interval(graphs, draws, ck, p, source, target, step, **kw)
     order = sorted(medians, key=lambda ck: (vocabulary.variant_order(ck[0]),
                                             vocabulary.point_sort_key((0, *ck))))
     rows = []
@@ -822,34 +976,46 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         counts = [1] if vocabulary.is_sequential(ck[0]) else sorted(set(threads) | {1})
         base = None
         for p in counts:
-            step, pop = predict_point(graphs, medians, ck, p, source, target, overhead=overheads.of(ck[0], config=ck),
-                                      noise=stats.noise.get(ck) if target is source else None)
+            kw = {"overhead": overheads.of(ck[0], config=ck), "noise": stats.noise.get(ck) if target is source else None}
+            step, pop = predict_point(graphs, medians, ck, p, source, target, **kw)
+            low, high = bounds(ck, p, step, **kw)
             if progress:
                 progress(ck, p, step)
             base = step if p == 1 else base
             meas = measured.get(config_point(ck, p)) if target is source else None
             rows.append({"variant": ck[0], "compiler": ck[1], "kernels": ck[2], "threads": p, **chunk_columns(ck),
-                         "predicted_step_s": step,
+                         "predicted_step_s": step, "predicted_low": low, "predicted_high": high,
                          "predicted_speedup": base / step, "predicted_efficiency": base / step / p,
                          **{f"predicted_{name}": v for name, v in pop.items()},
                          "measured_step_s": meas, "runtime_overhead_s": overheads.of(ck[0], config=ck),
                          "machine": target.name})
-    validation = []
-    slow = slowest_threads(directory)
-    peaks = thread_peaks_of(resultsdir.thread_peaks(directory))  # `[analysis] peak_beside`, else empty
+    validation, unmatched = [], []
+    checked = measured if against is None else measured_points(against)
+    slow = slowest_threads(directory if against is None else against)
+    # `[analysis] peak_beside`, else empty; not across directories (the probes are of other runs)
+    peaks = thread_peaks_of(resultsdir.thread_peaks(directory)) if against is None else {}
     own = resultsdir.ResultsDir(directory).traces_by_point()
-    for point in sorted(measured, key=vocabulary.point_sort_key):
+    if against is not None:
+        unmatched += [f"{vocabulary.point_label(point)}: measured in {Path(against).name}, no 1-thread trace of its "
+                      f"configuration in {Path(directory).name}" for point in sorted(checked, key=vocabulary.point_sort_key)
+                      if config_key(point) not in medians]
+        unmatched += [f"{vocabulary.point_label(point)}: measured in {Path(directory).name}, not in {Path(against).name}"
+                      for point in sorted(measured, key=vocabulary.point_sort_key) if point not in checked]
+    for point in sorted(checked, key=vocabulary.point_sort_key):
         ck = config_key(point)
         if ck not in medians:
             continue
         overhead = overheads.of(ck[0], leave_out=ck, config=ck)
         step, step_beside = predict_measured(graphs, medians, ck, point, source, overhead, stats.noise.get(ck), peaks)
+        low, high = bounds(ck, point[3], step, overhead=overhead, noise=stats.noise.get(ck))
         step_beside = math.nan if step_beside is None else step_beside
-        replayed = replay_own_times(graphs.get(ck, point[3]), own.get(point, []), meta.warmup, source, overhead)
+        replayed = replay_own_times(graphs.get(ck, point[3]), own.get(point, []), meta.warmup, source, overhead,
+                                    clock)
         replayed = math.nan if replayed is None else replayed
-        meas = measured[point]
+        meas = checked[point]
         validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
                            "predicted_step_s": step, "error": (step - meas) / meas,
+                           "predicted_low": low, "predicted_high": high,
                            "slowest_thread_time": slow.get(point, math.nan),
                            "predicted_beside_s": step_beside, "error_beside": (step_beside - meas) / meas,
                            "replayed_own_s": replayed, "error_own": (replayed - meas) / meas})
@@ -857,12 +1023,26 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     for col in vocabulary.CHUNK_KEYS:
         frame[col] = frame[col].astype("Int64")
     vframe = pd.DataFrame(validation, columns=vocabulary.POINT_KEYS + ["measured_step_s", "predicted_step_s",
-                                                                        "error", "slowest_thread_time",
+                                                                        "error", "predicted_low", "predicted_high",
+                                                                        "slowest_thread_time",
                                                                         "predicted_beside_s", "error_beside",
                                                                         "replayed_own_s", "error_own"])
     for col in vocabulary.CHUNK_KEYS:
         vframe[col] = vframe[col].astype("Int64")
+    vframe.attrs["unmatched"] = unmatched
     return frame, vframe, overheads
+
+
+def coverage(validation):
+    """(share of the measured points inside [predicted_low, predicted_high], median relative width
+    (high - low) / predicted, points) of a validation frame; None where it has no interval."""
+    v = validation.dropna(subset=["predicted_low", "predicted_high", "measured_step_s"]) \
+        if "predicted_low" in validation.columns else validation.iloc[0:0]
+    if not len(v):
+        return None
+    inside = (v["measured_step_s"] >= v["predicted_low"]) & (v["measured_step_s"] <= v["predicted_high"])
+    width = ((v["predicted_high"] - v["predicted_low"]) / v["predicted_step_s"]).tolist()
+    return float(inside.mean()), _median(width), len(v)
 
 
 def series_label(row):

@@ -40,7 +40,7 @@ THIEF_MODE = "dram"
 NO_THIEF = "none"
 COLUMNS = ["kind", "study", "variant", "compiler", "kernels", "threads", *vocabulary.CHUNK_KEYS, "mode", "duty",
            "measured_step_s", "predicted_step_s", "error", "target", "predicted_beside_s", "error_beside",
-           "replayed_own_s", "error_own"]
+           "replayed_own_s", "error_own", "predicted_low", "predicted_high"]
 
 
 class RecordedGraphs:
@@ -188,8 +188,11 @@ def pack(studies, out, command, notes=()):
     return out
 
 
-def validate(recording, machine=None):
-    """Per recorded point: predicted and measured step time, error, target (a pandas frame, COLUMNS)."""
+def validate(recording, machine=None, intervals=False):
+    """Per recorded point: predicted and measured step time, error, target (a pandas frame, COLUMNS).
+    With `intervals`, each sweep point's prediction interval (predicted_low, predicted_high:
+    prediction.bootstrap_medians over the kept iterations of the 1-thread runs, where the recording
+    keeps each run's chunk times; NA elsewhere)."""
     import pandas as pd
 
     source = machine or machinefiles.load(recording.directory / validationdata.MACHINE)
@@ -209,6 +212,13 @@ def validate(recording, machine=None):
             warmup = resultsdir.read_meta(kept).warmup
             own = {point: prediction.own_frames(traces, warmup)
                    for point, traces in resultsdir.ResultsDir(kept).traces_by_point().items()}
+        draws = []
+        if intervals and own:
+            its = {}
+            for point, runs in own.items():
+                if point[3] == 1 and not vocabulary.is_distributed(point[0]):
+                    its.setdefault(prediction.config_key(point), []).extend(prediction.iterations_of(runs))
+            draws = prediction.bootstrap_medians(prediction.TraceStats(medians, {}, {}, {}, its))
         for point in sorted(measured, key=vocabulary.point_sort_key):
             ck = prediction.config_key(point)
             if vocabulary.is_distributed(point[0]) or ck not in medians:
@@ -220,7 +230,10 @@ def validate(recording, machine=None):
             meas = measured[point]
             replayed = prediction.replay_own_frames(graphs.get(ck, point[3]), (own or {}).get(point, []), source,
                                                     overhead)
+            low, high = prediction.predicted_interval(graphs, draws, ck, point[3], source, source, step,
+                                                      overhead=overhead, noise=noise.get(ck)) if draws else (None, None)
             rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
+                         "predicted_low": low, "predicted_high": high,
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,
                          "error": step / meas - 1,
                          "target": TARGET_SWEEP if point[3] <= 2 else TARGET_MULTICORE,

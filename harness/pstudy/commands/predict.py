@@ -32,6 +32,14 @@ def add_arguments(parser):
                              "are listed as not ranked, with the sweep that would rank them")
     parser.add_argument("--jobs", type=int, help="with --best: replays in this many processes (default: this "
                         "machine's CPUs; the result does not depend on it)")
+    parser.add_argument("--dedicated", action="store_true", help="replay each chunk at its CPU time (the traces' "
+                        "cpu_s) instead of its wall time: the machine without what descheduled the runs (a "
+                        "neighbour, the hypervisor); says how disturbed each run was")
+    parser.add_argument("--replicates", type=int, default=prediction.REPLICATES, help="bootstrap replicates of "
+                        f"each prediction's {100 * prediction.INTERVAL:.0f}% interval (default "
+                        f"{prediction.REPLICATES}; each is a replay: 0 for no intervals)")
+    parser.add_argument("--against", metavar="QUIET", help="validate against the measured points of another results "
+                        "directory (matched by variant, build, threads and chunking) instead of this one's")
     dist = parser.add_argument_group("distributed (gpt2-mpi: R ranks x T threads across nodes)")
     dist.add_argument("--distributed", action="store_true", help="predict gpt2-mpi instead: compute from the node "
                       "model, communication replayed on SimGrid over the machine's [network]")
@@ -173,6 +181,11 @@ def main(args):
     target = machinefiles.load(args.machine) if args.machine else source
     if args.distributed and args.best:
         raise StudyError("--best and --distributed: give one (--best ranks gpt2-mpi's layouts on one node too)")
+    if (args.dedicated or args.against) and (args.best or args.distributed):
+        raise StudyError("--dedicated and --against predict the measured configurations: not with --best or --distributed")
+    against = resultsdir.locate(args.against) if args.against else None
+    if against is not None and args.machine:
+        raise StudyError("--against validates on the measured machine: not with --machine")
     for line in prediction.stale_graphs(directory):
         sys.stderr.write(f"perfstudy predict: warning: {line}\n")
     if replay.library() is None:
@@ -194,18 +207,25 @@ def main(args):
         if target is source:
             counts |= {key[3] for key in measured if key[3] <= target.cores}
         counts = sorted(counts)
-    stats = prediction.trace_stats(directory, meta.warmup)
+    clock = prediction.CPU if args.dedicated else prediction.WALL
+    stats = prediction.trace_stats(directory, meta.warmup, clock)
     if target is not source:
         warn_source_spread(stats, directory)
+    if args.replicates < 0:
+        raise StudyError(f"--replicates: expected 0 or a positive integer, got {args.replicates}")
     frame, validation, overheads = prediction.predict(directory, meta, source, target, counts, args.build_dir,
-                                                      stats=stats)
+                                                      stats=stats, clock=clock, against=against,
+                                                      replicates=args.replicates)
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "prediction.csv", frame)
     resultsdir.write_csv(out / "validation.csv", validation)
     written = prediction.figures(frame, measured if target is source else {}, out, target.name)
     print(f"PREDICTED on {target.name} ({'measured' if target.measured else 'public figures, not measured'}; "
-          f"{target.cores} cores), from the 1-thread traces of {directory.name}")
+          f"{target.cores} cores), from the 1-thread traces of {directory.name}"
+          + (", each chunk at its CPU time (dedicated)" if args.dedicated else ""))
+    if args.dedicated:
+        print_disturbance(directory, meta.warmup)
     print(f"{'configuration':<28} {'P':>4} {'step_s':>10} {'speedup':>8} {'eff':>6} {'LB':>5} {'comm':>5} "
           f"{'compsc':>6}")
     for _, r in frame.iterrows():
@@ -214,11 +234,13 @@ def main(args):
               f"{r['predicted_load_balance']:>5.2f} {r['predicted_communication_eff']:>5.2f} "
               f"{r['predicted_computation_scalability']:>6.2f}")
     print(overheads.line())
-    print("validation (on the machine the results were measured on): prediction error per measured point")
+    print("validation (on the machine the results were measured on): prediction error per measured point"
+          + (f", against the measured points of {against.name}" if against is not None else ""))
     for _, r in validation.iterrows():
         print(f"  {prediction.series_label(r) + ' ' + r['compiler'] + '/' + r['kernels']:<28} t={r['threads']:<3} "
-              f"measured {r['measured_step_s']:.5f} s  predicted {r['predicted_step_s']:.5f} s  "
-              f"error {100 * r['error']:+.1f}%" +
+              f"measured {r['measured_step_s']:.5f} s  predicted {r['predicted_step_s']:.5f} s " +
+              ("" if r["predicted_low"] != r["predicted_low"] else
+               f"[{r['predicted_low']:.5f}, {r['predicted_high']:.5f}] ") + f" error {100 * r['error']:+.1f}%" +
               ("" if r["slowest_thread_time"] != r["slowest_thread_time"] else
                f"  (slowest thread {r['slowest_thread_time']:.2f}x the others on equal work)") +
               ("" if r["error_beside"] != r["error_beside"] else
@@ -228,6 +250,11 @@ def main(args):
     if len(validation):
         worst = validation["error"].abs().max()
         print(f"  largest error {100 * worst:.1f}% over {len(validation)} measured points")
+        cover = prediction.coverage(validation)
+        if cover is not None:
+            print(f"  {100 * prediction.INTERVAL:.0f}% intervals (bootstrap over the source iterations) hold "
+                  f"{100 * cover[0]:.0f}% of the {cover[2]} measured points; median width {100 * cover[1]:.1f}% of the "
+                  "predicted step")
         probed = validation["error_beside"].dropna()
         if len(probed):
             print(f"  with the machine as the probes beside the runs found it ([analysis] peak_beside): mean "
@@ -245,5 +272,25 @@ def main(args):
             print(f"  the probes right before and right after a run differed by {100 * median:.1f}% at the median "
                   f"run, {100 * largest:.0f}% at most ({vocabulary.point_label(point)}, repetition {repetition}): "
                   "the machine a run had moved that much while it ran")
+    for line in validation.attrs.get("unmatched", []):
+        print(f"  not matched: {line}")
     print(f"wrote {out}/prediction.csv, validation.csv, " + ", ".join(p.name for p in written))
     return 0
+
+
+def print_disturbance(directory, warmup):
+    """How much of each traced run's chunk time was not on the CPU (prediction.disturbance), the
+    runs that lost more than prediction.DISTURBED_RUN one line each with where."""
+    rows = prediction.disturbance(directory, warmup)
+    if not rows:
+        return
+    shares = sorted(r["share"] for r in rows)
+    disturbed = [r for r in rows if r["share"] > prediction.DISTURBED_RUN]
+    print(f"disturbance: the runs' chunks were off the CPU for {100 * shares[len(shares) // 2]:.1f}% of their wall time "
+          f"at the median run, {100 * shares[-1]:.1f}% at most; {len(disturbed)} of {len(rows)} traced runs lost more "
+          f"than {100 * prediction.DISTURBED_RUN:.0f}%")
+    for r in sorted(disturbed, key=lambda r: -r["share"]):
+        print(f"  {vocabulary.point_label(r['point'])} repetition {r['repetition']}: {100 * r['share']:.1f}% "
+              f"({r['lost_s']:.4f} s; {r['chunks']} of {r['of']} chunks lost more than "
+              f"{100 * prediction.DISTURBED_CHUNK:.0f}%), most in {r['where']}, thread {r['thread']} "
+              f"({100 * r['thread_share']:.0f}% of it)")
