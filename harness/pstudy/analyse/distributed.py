@@ -16,9 +16,20 @@ update's times times the shard's share of the parameters when sharded. The R / r
 of a node share it: each rank sees the node's curves at (ranks per node x its threads) busy threads,
 divided among the ranks.
 
-communication: pstudy.analyse.network replays the messages the variant sends on SimGrid, over the
-target's [network] (a machine without one is a single node: its ranks talk through shared memory at
+communication: pstudy.analyse.network replays the messages the variant sends on SimGrid under its
+--collective (ring, the default, or direct), over the target's [network] (a machine without one is a single node: its ranks talk through shared memory at
 half one thread's STREAM bandwidth, one copy through the memory interface, and 1 us latency; say so).
+
+The bandwidth bound of a reduce-scatter (or an all-gather) of the gradients' 4 N bytes, whatever
+the algorithm: each rank sends and receives (R-1)/R of them through its own link (the network
+section's intra bandwidth), and each node's link carries (nodes-1)/nodes of them at least (the
+contributions of the other nodes to the node's shards). So
+
+  bound = max((R-1)/R 4N / intra_bandwidth, (nodes-1)/nodes 4N / bandwidth)
+
+Efficiency: against one rank of the layout (the same threads and share of its node) alone, without
+communication and with the whole update, on the batch of one rank (weak scaling: the per-rank batch)
+or the whole batch (strong): weak T_1 / T_R, strong T_1 / (R T_R).
 """
 
 import dataclasses
@@ -108,6 +119,7 @@ class Layout:
     threads: int
     ranks_per_node: int
     update: str = "sharded"
+    collective: str = "ring"
 
     @property
     def nodes(self):
@@ -147,10 +159,20 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
     return compute, update
 
 
+def bandwidth_bound(net, ranks, nodes, parameters):
+    """Seconds a reduce-scatter (or all-gather) of the gradients takes at least (the module comment)."""
+    data = 4.0 * parameters
+    bound = (ranks - 1) / ranks * data / net.intra_bandwidth_Bs
+    if nodes > 1:
+        bound = max(bound, (nodes - 1) / nodes * data / net.bandwidth_Bs)
+    return bound
+
+
 def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, source, target, overhead=0.0):
     """One dict per layout (global batch `batches[i]`): compute_s, reduce_scatter_s, all_gather_s,
-    update_s, step_s. Every layout's messages in one SimGrid replay. `overhead`: seconds per task of
-    the node executor's runtime (prediction.runtime_overheads)."""
+    update_s, step_s, the reduce-scatter's bandwidth bound. Every layout's messages in one SimGrid
+    replay. `overhead`: seconds per task of the node executor's runtime
+    (prediction.runtime_overheads)."""
     net = target.network or local_network(target)
     parts, specs = [], []
     for lay, batch in zip(layouts, batches):
@@ -160,13 +182,14 @@ def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, so
             raise StudyError(f"{target.path or target.name}: network.nodes: {lay.nodes} nodes asked, "
                              f"the machine has {net.nodes}")
         compute, update = compute_parts(graphs, medians, ck, lay, batch, parameters, source, target, overhead)
-        reduce_Bs = rank_view(target, lay.ranks_per_node).bandwidth(1)
+        # the ring's adds run on the rank's threads, direct's on its main thread
+        view = rank_view(target, lay.ranks_per_node)
+        reduce_Bs = view.bandwidth(min(lay.threads, view.cores) if lay.collective == "ring" else 1)
         parts.append((compute, update))
         if lay.ranks > 1:
-            specs.append(network.spec(lay.ranks, lay.ranks_per_node, parameters, message_bytes, net, reduce_Bs,
-                                      "reduce_scatter"))
-            specs.append(network.spec(lay.ranks, lay.ranks_per_node, parameters, message_bytes, net, reduce_Bs,
-                                      "all_gather"))
+            for what in network.COLLECTIVES:
+                specs.append(network.spec(lay.ranks, lay.ranks_per_node, parameters, message_bytes, net, reduce_Bs,
+                                          what, lay.collective))
     times = network.replay(specs) if specs else []
     out, i = [], 0
     for lay, (compute, update) in zip(layouts, parts):
@@ -176,7 +199,9 @@ def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, so
             i += 2
         step = compute + rs + ag + update
         out.append({"ranks": lay.ranks, "threads": lay.threads, "ranks_per_node": lay.ranks_per_node,
-                    "nodes": lay.nodes, "update": lay.update, "compute_s": compute, "reduce_scatter_s": rs,
+                    "nodes": lay.nodes, "update": lay.update, "collective": lay.collective, "compute_s": compute,
+                    "reduce_scatter_s": rs, "reduce_scatter_bound_s":
+                        bandwidth_bound(net, lay.ranks, lay.nodes, parameters) if lay.ranks > 1 else 0.0,
                     "all_gather_s": ag, "update_s": update, "predicted_step_s": step,
                     "network": "measured" if net.measured else "not measured"})
     return out
@@ -254,15 +279,23 @@ def layouts_for(target, nodes=None, ranks=None, threads=None, ranks_per_node=Non
 
 
 def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, ranks_per_node=None,
-        update="sharded", executor=None, scaling=None, build_dir=None, validate=True, progress=None):
+        update="sharded", executor=None, scaling=None, build_dir=None, validate=True, progress=None,
+        collective="ring", batch=None):
     """(predictions, validation) as pandas frames for gpt2-mpi on `target` (see the module comment).
     Layouts: `ranks` (local: one node) or `nodes` x the ranks per node; `threads` per rank.
-    `progress(text)`, when given, hears of each layout as it is predicted."""
+    `progress(text)`, when given, hears of each layout as it is predicted. `collective`: the binary's
+    --collective; `batch`: the batch instead of the results' (weak scaling: a rank's; strong: the
+    whole)."""
     import time
 
     import pandas as pd
 
+    if collective not in network.ALGORITHMS:
+        raise StudyError(f"--collective: expected one of {', '.join(network.ALGORITHMS)}, got {collective!r}")
+    if batch is not None and batch < 1:
+        raise StudyError(f"--batch: expected a positive integer, got {batch}")
     layouts, left_out = layouts_for(target, nodes, ranks, threads, ranks_per_node, update)
+    layouts = [dataclasses.replace(lay, collective=collective) for lay in layouts]
     if left_out and progress:
         progress(f"note: {', '.join(map(str, left_out))} nodes left out of the default layouts: over the limit of "
                  f"{MAX_RANKS} ranks a prediction replays")
@@ -284,17 +317,25 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     if message_bytes <= 0:
         raise StudyError(f"{graphs.binary(mpi_variant, ck[1], ck[2])}: its info line has no comm_message_bytes "
                          "(rebuild it)")
-    B = int(meta.model.get("B", 4))
+    B = int(batch or meta.model.get("B", 4))
     scaling = scaling or meta.sweep.get("scaling") or "strong"
     for lay in layouts:
         if lay.ranks > (B * lay.ranks if scaling == "weak" else B):
             raise StudyError(f"{lay.ranks} ranks: more than the {B} sequences of the batch (strong scaling; "
                              "--scaling weak gives each rank the traced batch)")
     batches = [B * lay.ranks if scaling == "weak" else B for lay in layouts]
-    rows = []
+    rows, reference = [], {}
     for i, (lay, batch) in enumerate(zip(layouts, batches)):
         started = time.monotonic()
         [r] = predict(graphs, medians, ck, [lay], [batch], parameters, message_bytes, source, target, overhead)
+        one = batch // lay.ranks if scaling == "weak" else batch
+        key = (one, lay.threads, lay.ranks_per_node)
+        if key not in reference:  # one rank as the layout's, alone: no communication, the whole update
+            c1, u1 = compute_parts(graphs, medians, ck, Layout(1, lay.threads, lay.ranks_per_node, lay.update), one,
+                                   parameters, source, target, overhead)
+            reference[key] = c1 + u1
+        r["reference_step_s"] = reference[key]
+        r["efficiency"] = reference[key] / (r["predicted_step_s"] * (1 if scaling == "weak" else lay.ranks))
         if progress:
             progress(f"layout {i + 1}/{len(layouts)}: {lay.nodes} node(s), {lay.ranks} ranks x {lay.threads} threads: "
                      f"{r['predicted_step_s']:.4f} s a step ({time.monotonic() - started:.1f} s to predict)")
@@ -304,7 +345,7 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     validation = []
     points = sorted(measured(directory).items()) if validate and target is source else []
     if points:
-        lays = [Layout(R, T, R, update) for (R, T), _ in points]
+        lays = [Layout(R, T, R, update, collective) for (R, T), _ in points]
         batches = [B * R if scaling == "weak" else B for (R, _), _ in points]
         for ((R, T), meas), r in zip(points, predict(graphs, medians, ck, lays, batches, parameters, message_bytes,
                                                      source, source, overhead)):
@@ -334,7 +375,9 @@ def figure(frame, path, machine_name):
     ax.set_xlabel("nodes" if frame["nodes"].nunique() > 1 else "ranks")
     ax.set_ylabel("seconds per step")
     net = frame["network"].iloc[0] if len(frame) else ""
-    ax.set_title(f"PREDICTED gpt2-mpi step on {machine_name} (network {net}; SimGrid replay)")
+    coll = frame["collective"].iloc[0] if len(frame) and "collective" in frame else "ring"
+    ax.set_title(f"PREDICTED gpt2-mpi step on {machine_name} ({coll} collectives; network {net}; SimGrid replay)",
+                 fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     resultsdir.atomic_savefig(fig, path, dpi=110)

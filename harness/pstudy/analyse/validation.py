@@ -88,7 +88,8 @@ def distributed_facts(graphs, medians, point, meta):
     params = int(distributed.binary_facts(graphs, ck[0], ck[1], ck[2])["num_parameters"])
     return {"config_key": ck, "executor": executor, "num_parameters": params,
             "comm_message_bytes": int(facts.get("comm_message_bytes") or 0),
-            "scaling": meta.sweep.get("scaling") or "strong", "update": "sharded"}
+            "scaling": meta.sweep.get("scaling") or "strong", "update": "sharded",
+            "collective": facts.get("collective", "direct")}
 
 
 def pack(studies, out, command, notes=()):
@@ -248,7 +249,9 @@ def validate(recording, machine=None, intervals=False):
                                  "but no distributed facts")
             ck = prediction.recorded_config_key(dist["config_key"])
             B = int((recording.study_meta(study).get("model") or {}).get("B", 4))
-            lays = [distributed.Layout(p[6], p[3], p[6], dist["update"]) for p in mpi_points]
+            # a recording from before the ring measured the direct collective
+            lays = [distributed.Layout(p[6], p[3], p[6], dist["update"], dist.get("collective", "direct"))
+                    for p in mpi_points]
             batches = [B * p[6] if dist["scaling"] == "weak" else B for p in mpi_points]
             results = distributed.predict(graphs, medians, ck, lays, batches, dist["num_parameters"],
                                           dist["comm_message_bytes"], source, source,

@@ -49,6 +49,10 @@ def add_arguments(parser):
     dist.add_argument("--threads-per-rank", type=int, help="default: the node's cores / ranks per node")
     dist.add_argument("--update", default="sharded", help="sharded (default, the binary's) or replicated")
     dist.add_argument("--executor", help="node-level executor inside each rank (default forkjoin)")
+    dist.add_argument("--collective", default="ring", help="ring (default, the binary's) or direct: the binary's "
+                      "--collective, whose messages the replay sends")
+    dist.add_argument("--batch", type=int, help="the batch instead of the results' (weak scaling: a rank's; "
+                      "strong: the whole)")
     dist.add_argument("--scaling", choices=("strong", "weak"), help="strong: the results' batch over the ranks; "
                       "weak: each rank the results' batch (default: the sweep's scaling, else strong)")
 
@@ -100,7 +104,8 @@ def main_distributed(args, directory, meta, source, target):
             raise StudyError(f"{option}: expected a positive integer, got {value}")
     frame, validation = distributed.run(directory, meta, source, target, nodes, ranks, args.threads_per_rank,
                                         args.ranks_per_node, args.update, args.executor, args.scaling,
-                                        args.build_dir, progress=lambda text: common.say("predict", text))
+                                        args.build_dir, progress=lambda text: common.say("predict", text),
+                                        collective=args.collective, batch=args.batch)
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "distributed.csv", frame)
@@ -110,11 +115,11 @@ def main_distributed(args, directory, meta, source, target):
     print(f"PREDICTED gpt2-mpi on {target.name} (node: {'measured' if target.measured else 'public figures, not measured'}; "
           f"network: {'none in the machine file: one node, shared memory, assumed' if net is None else ('measured' if net.measured else 'public figures, not measured')})")
     print(f"{'nodes':>5} {'ranks':>5} {'T':>4} {'batch':>6} {'compute_s':>10} {'reduce_s':>9} {'gather_s':>9} "
-          f"{'update_s':>9} {'step_s':>9}")
+          f"{'update_s':>9} {'step_s':>9} {'effic':>6}")
     for _, r in frame.iterrows():
         print(f"{r['nodes']:>5} {r['ranks']:>5} {r['threads']:>4} {r['global_batch']:>6} {r['compute_s']:>10.4f} "
               f"{r['reduce_scatter_s']:>9.4f} {r['all_gather_s']:>9.4f} {r['update_s']:>9.4f} "
-              f"{r['predicted_step_s']:>9.4f}")
+              f"{r['predicted_step_s']:>9.4f} {100 * r['efficiency']:>5.1f}%")
     if len(validation):
         print("validation (measured gpt2-mpi points of the results, one node):")
         for _, r in validation.iterrows():
