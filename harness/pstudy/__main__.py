@@ -1,4 +1,8 @@
+import signal
 import sys
+
+# harness/perfstudy starts the interpreter with SIGINT ignored (see there): Ctrl-C is Python's again
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 try:
     from pstudy.cli import main

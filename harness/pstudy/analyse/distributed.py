@@ -250,7 +250,7 @@ MAX_RANKS = 128
 def layouts_for(target, nodes=None, ranks=None, threads=None, ranks_per_node=None, update="sharded"):
     """(layouts, what the default left out): `ranks` on one node, else `nodes` x the ranks per
     node (default: the powers of two the machine has, up to MAX_RANKS ranks); StudyError, before
-    any work, for a layout over MAX_RANKS ranks or more ranks on one node than it has cores."""
+    any work, for a layout over MAX_RANKS ranks."""
     net = target.network
     left_out = []
     if ranks:
@@ -258,9 +258,6 @@ def layouts_for(target, nodes=None, ranks=None, threads=None, ranks_per_node=Non
         for r in ranks:
             if r > MAX_RANKS:
                 raise StudyError(f"--ranks {r}: over the limit of {MAX_RANKS} ranks a prediction replays")
-            if min(r, rpn) > target.cores:
-                raise StudyError(f"--ranks {r}: {min(r, rpn)} ranks on a node, more than the {target.cores} cores "
-                                 f"of a node of {target.name}")
         layouts_rt = [(r, threads or max(1, target.cores // min(r, rpn))) for r in ranks]
     else:
         rpn = ranks_per_node or (net.ranks_per_node if net else 1)

@@ -102,11 +102,9 @@ def load_ops(path):
 
 def load_trace(path):
     """A run's per-chunk trace, read by its format's owner (pstudy.traceformats), with the columns
-    the roofline needs."""
-    try:
-        return traceformats.read_chunks(path, TRACE_COLUMNS)
-    except StudyError as err:
-        raise RooflineError(str(err)) from None
+    the roofline needs. A damaged trace is a StudyError, not a RooflineError: `report` skips an
+    analysis the directory has no data for, never one whose data is damaged."""
+    return traceformats.read_chunks(path, TRACE_COLUMNS)
 
 
 def warmup_steps(results_dir):
@@ -124,10 +122,7 @@ def find_traces(results_dir):
     tdir = Path(results_dir) / resultsdir.TRACES_DIR
     if not tdir.is_dir():
         raise RooflineError(f"{tdir}: not found (expected trace CSVs of the runs)")
-    try:
-        found = resultsdir.ResultsDir(results_dir).traces()
-    except StudyError as err:
-        raise RooflineError(str(err)) from None
+    found = resultsdir.ResultsDir(results_dir).traces()  # a trace kept twice: StudyError, as in load_trace
     if not found:
         raise RooflineError(f"{tdir}: no trace CSVs")
     return found
