@@ -37,13 +37,12 @@ from pstudy import errors  # noqa: E402
 errors.require_modules("bench/disturb_validation.py")  # before minutes of measuring
 
 from pstudy.errors import StudyError  # noqa: E402
+from pstudy.store import vocabulary  # noqa: E402
 
 PERFSTUDY = ROOT / "harness" / "perfstudy"
 DISTURB = ROOT / "build" / "bench" / "disturb"
 DEFAULT_CONFIGS = ("default", "predict-d12")
 TARGET = 0.05
-KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "tile_columns", "tile_in_channels",
-        "tile_sequences", "tiles_per_product"]
 
 
 def perfstudy(*args, quiet=False):
@@ -129,8 +128,8 @@ def validation(directory, *options, out):
     import pandas as pd
 
     frame = pd.read_csv(Path(out) / "validation.csv", na_values=["NA"], keep_default_na=False)
-    return {tuple(str(v) for v in row): (m, p) for row, m, p in
-            zip(frame[KEYS].itertuples(index=False), frame["measured_step_s"], frame["predicted_step_s"])}
+    return {vocabulary.point_key(row): (row["measured_step_s"], row["predicted_step_s"])
+            for row in frame.to_dict("records")}
 
 
 def check(out):
@@ -151,29 +150,37 @@ def check(out):
             wall = validation(d, "--against", q, out=d / "predict-against-quiet")
             cpu = validation(d, "--dedicated", "--against", q, out=d / "predict-dedicated-against-quiet")
             own = {k: m for k, (m, _) in validation(d, out=d / "predict-own").items()}  # the disturbed steps
-            for key, (measured, predicted) in sorted(cpu.items()):
+            # the dedicated machine predicted from the quiet runs too: on a machine that is not
+            # quite quiet, the two dedicated predictions agree where the measured steps cannot
+            quiet_cpu = validation(q, "--dedicated", out=q / "predict-dedicated")
+            for key, (measured, predicted) in sorted(cpu.items(), key=lambda kv: vocabulary.point_sort_key(kv[0])):
                 rows.append({"study": study.name, "duty": float(duty), "round": rnd, "point": key,
                              "measured": measured, "quiet": from_quiet.get(key, (None, None))[1],
-                             "wall": wall[key][1], "cpu": predicted, "disturbed": own.get(key)})
+                             "wall": wall[key][1], "cpu": predicted, "disturbed": own.get(key),
+                             "quiet_cpu": quiet_cpu.get(key, (None, None))[1]})
     if not rows:
         raise StudyError(f"{out}: no quiet and disturbed sweeps to compare (run first)")
     print(f"{'study':<14} {'duty':>4} {'point':<36} {'quiet_s':>9} {'from quiet':>10} {'disturbed wall':>14} "
-          f"{'disturbed CPU':>13} {'slowdown':>8}")
+          f"{'disturbed CPU':>13} {'slowdown':>8} {'CPU: disturbed/quiet':>20}")
     for r in rows:
-        label = " ".join(v for v, k in zip(r["point"], KEYS) if v not in ("nan", "<NA>", "None")
-                         and k not in ("compiler", "kernels"))
+        label = vocabulary.point_label(r["point"])
         err = {k: None if r[k] is None else r[k] / r["measured"] - 1 for k in ("quiet", "wall", "cpu")}
         failed |= abs(err["cpu"]) > TARGET
         slowdown = "" if r["disturbed"] is None else f"{r['disturbed'] / r['measured']:.2f}x"
         print(f"{r['study']:<14} {r['duty']:>4g} {label:<36} {r['measured']:>9.5f} "
               + " ".join(f"{'NA' if e is None else f'{100 * e:+.1f}%':>{w}}" for e, w in
                          ((err["quiet"], 10), (err["wall"], 14), (err["cpu"], 13)))
-              + f" {slowdown:>8}")
+              + f" {slowdown:>8} "
+              + ("" if r["quiet_cpu"] is None else f"{100 * (r['cpu'] / r['quiet_cpu'] - 1):+19.1f}%"))
     wall = statistics.fmean(abs(r["wall"] / r["measured"] - 1) for r in rows)
     cpu = statistics.fmean(abs(r["cpu"] / r["measured"] - 1) for r in rows)
     worst = max(abs(r["cpu"] / r["measured"] - 1) for r in rows)
     print(f"mean |error| of the quiet steps predicted from the disturbed runs: wall times {100 * wall:.1f}%, "
           f"CPU times {100 * cpu:.1f}% (largest {100 * worst:.1f}%; target {100 * TARGET:.0f}% at every point)")
+    agree = [abs(r["cpu"] / r["quiet_cpu"] - 1) for r in rows if r["quiet_cpu"]]
+    if agree:
+        print(f"the CPU-time predictions from the disturbed and from the quiet runs differ by {100 * statistics.fmean(agree):.1f}% "
+              f"on the mean, {100 * max(agree):.1f}% at most (both predict the machine undisturbed)")
     sens = {}
     for r in rows:
         if r["disturbed"] is not None:

@@ -182,13 +182,15 @@ def main(args):
     if args.out:  # checked before the work, which may take minutes
         resultsdir.output_dir(args.out, "--out")
     meta = resultsdir.read_meta(directory)
-    source = source_machine(directory, args, meta)
+    against = resultsdir.locate(args.against) if args.against else None
+    # against QUIET: the machine is QUIET's as its ceilings measured it (a disturbance that slowed
+    # DISTURBED's chunks slowed its ceilings too)
+    source = source_machine(against or directory, args, resultsdir.read_meta(against) if against else meta)
     target = machinefiles.load(args.machine) if args.machine else source
     if args.distributed and args.best:
         raise StudyError("--best and --distributed: give one (--best ranks gpt2-mpi's layouts on one node too)")
     if (args.dedicated or args.against) and (args.best or args.distributed):
         raise StudyError("--dedicated and --against predict the measured configurations: not with --best or --distributed")
-    against = resultsdir.locate(args.against) if args.against else None
     if against is not None and args.machine:
         raise StudyError("--against validates on the measured machine: not with --machine")
     for line in prediction.stale_graphs(directory):
