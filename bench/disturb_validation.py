@@ -37,6 +37,7 @@ from pstudy import errors  # noqa: E402
 errors.require_modules("bench/disturb_validation.py")  # before minutes of measuring
 
 from pstudy.errors import StudyError  # noqa: E402
+from pstudy.show import noisefigure  # noqa: E402
 from pstudy.store import vocabulary  # noqa: E402
 
 PERFSTUDY = ROOT / "harness" / "perfstudy"
@@ -138,7 +139,7 @@ def check(out):
     out = Path(out)
     if not out.is_dir():
         raise StudyError(f"{out}: no such directory")
-    rows, failed = [], False
+    rows, failed, noise = [], False, {}
     for study in sorted(p for p in out.iterdir() if p.is_dir()):
         quiet = {p.name.split("-r")[-1]: results_dir(p) for p in study.glob("quiet-r*")}
         for disturbed_root in sorted(study.glob("d*-r*")):
@@ -153,6 +154,18 @@ def check(out):
             # the dedicated machine predicted from the quiet runs too: on a machine that is not
             # quite quiet, the two dedicated predictions agree where the measured steps cannot
             quiet_cpu = validation(q, "--dedicated", out=q / "predict-dedicated")
+            try:
+                corunner = json.loads((d / "disturb.json").read_text())
+            except (OSError, ValueError):
+                corunner = {}
+            for key, step in own.items():  # the sensitivity `report` shows, kept with the quiet results
+                if key in from_quiet:
+                    quiet_step = from_quiet[key][0]
+                    noise.setdefault(q, []).append({
+                        **dict(zip(vocabulary.POINT_KEYS, key)), "duty": float(duty),
+                        "cpus": ",".join(map(str, corunner.get("cpus", []))) or None,
+                        "period_us": corunner.get("period_us"), "quiet_step_s": quiet_step,
+                        "disturbed_step_s": step, "slowdown": step / quiet_step})
             for key, (measured, predicted) in sorted(cpu.items(), key=lambda kv: vocabulary.point_sort_key(kv[0])):
                 rows.append({"study": study.name, "duty": float(duty), "round": rnd, "point": key,
                              "measured": measured, "quiet": from_quiet.get(key, (None, None))[1],
@@ -160,6 +173,8 @@ def check(out):
                              "quiet_cpu": quiet_cpu.get(key, (None, None))[1]})
     if not rows:
         raise StudyError(f"{out}: no quiet and disturbed sweeps to compare (run first)")
+    for q, table in noise.items():
+        print(f"wrote {noisefigure.write(q, table)} (perfstudy report {q} shows it)")
     print(f"{'study':<14} {'duty':>4} {'point':<36} {'quiet_s':>9} {'from quiet':>10} {'disturbed wall':>14} "
           f"{'disturbed CPU':>13} {'slowdown':>8} {'CPU: disturbed/quiet':>20}")
     for r in rows:

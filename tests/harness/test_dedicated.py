@@ -173,3 +173,21 @@ def test_intervals_hold_the_step_and_are_deterministic():
     low, high = prediction.interval(3.0, totals)
     assert low <= 3.0 <= high
     assert prediction.interval(3.0, []) == (3.0, 3.0)
+
+
+def test_noise_sensitivity_table_reads_and_refuses_bad_rows(tmp_path):
+    from pstudy.show import noisefigure
+
+    assert noisefigure.read(tmp_path) is None
+    key = {"variant": "forkjoin", "compiler": "gcc", "kernels": "fast", "threads": 2}
+    rows = [{**key, "duty": d, "cpus": "0", "period_us": 10000, "quiet_step_s": 1.0, "disturbed_step_s": s,
+             "slowdown": s} for d, s in ((0.25, 1.2), (0.5, 1.6))]
+    noisefigure.write(tmp_path, rows)
+    frame = noisefigure.read(tmp_path)
+    assert list(frame["slowdown"]) == [1.2, 1.6]
+    assert "forkjoin" in noisefigure.table_lines(frame)[1] and "1.20x" in noisefigure.table_lines(frame)[1]
+    assert noisefigure.figure(frame, tmp_path).read_bytes()[:4] == b"\x89PNG"
+    rows[1]["slowdown"] = "x"
+    noisefigure.write(tmp_path, rows)
+    with pytest.raises(StudyError, match=r"noise_sensitivity\.csv: row 3, column slowdown"):
+        noisefigure.read(tmp_path)

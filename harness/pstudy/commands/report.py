@@ -8,6 +8,7 @@ from pstudy import common
 from pstudy.store import resultsdir, vocabulary
 from pstudy.analyse import tables
 from pstudy.errors import StudyError
+from pstudy.show import noisefigure
 
 
 def add_arguments(parser):
@@ -72,6 +73,10 @@ def main(args):
     page, points = None, None
     with common.owning(outdir / resultsdir.LOCK, str(outdir), wait=args.wait, command="report"):
         n_figures, roof, why = write_figures(args, directory, meta, summary, formats, outdir)
+        noise = noisefigure.read(directory)  # bench/disturb_validation.py's, where it ran
+        if noise is not None and not args.no_figures:
+            n_figures += 1
+            noisefigure.figure(noise, outdir)
         if n_figures:
             details.append((f"{n_figures} figure files in", str(outdir)))
         for result in roof:
@@ -86,6 +91,8 @@ def main(args):
             page = write_page(directory, meta, summary, outdir, traced, roof, why)
     out.write(summary_text.text(directory, meta, summary, chart, roofline=roof, points=points, details=details,
                                 page=page, roofline_why=why))
+    if noise is not None:
+        out.write("\n".join(noisefigure.table_lines(noise)) + "\n")
     return 0
 
 
