@@ -191,3 +191,25 @@ def test_noise_sensitivity_table_reads_and_refuses_bad_rows(tmp_path):
     noisefigure.write(tmp_path, rows)
     with pytest.raises(StudyError, match=r"noise_sensitivity\.csv: row 3, column slowdown"):
         noisefigure.read(tmp_path)
+
+
+@pytest.mark.skipif(not (REPO / "build" / "bench" / "disturb").exists(), reason="make build/bench/disturb")
+def test_disturb_takes_its_duty_of_the_cpus_and_refuses_bad_input():
+    disturb = REPO / "build" / "bench" / "disturb"
+    done = subprocess.run([str(disturb), "--cpus", "0", "--duty", "0.25", "--period-us", "10000", "--seconds", "0.3"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and done.stderr.strip() == "ready", done.stderr
+    record = json.loads(done.stdout)
+    assert record["cpus"] == [0] and record["duty"] == 0.25 and 0 < record["achieved_duty"] < 0.6
+    for args, what in ((["--duty", "0.5"], "--cpus: required"), (["--cpus", "0", "--duty", "2"], "--duty"),
+                       (["--cpus", "x"], "--cpus"), (["--cpus", "0", "--period-us", "1"], "--period-us")):
+        bad = subprocess.run([str(disturb), *args], capture_output=True, text=True, timeout=30)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and what in bad.stderr, bad.stderr
+
+
+@pytest.mark.skipif(not (REPO / "build" / "bench" / "clockcost").exists(), reason="make build/bench/clockcost")
+def test_clockcost_times_both_clocks():
+    done = subprocess.run([str(REPO / "build" / "bench" / "clockcost"), "--calls", "1000", "--repeats", "3"],
+                          capture_output=True, text=True, timeout=30)
+    record = json.loads(done.stdout)
+    assert record["monotonic_ns"] > 0 and record["thread_cputime_ns"] > 0
