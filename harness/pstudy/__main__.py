@@ -1,13 +1,12 @@
 import signal
 import sys
 
-# harness/perfstudy starts the interpreter with SIGINT ignored (see there): Ctrl-C is Python's again
-signal.signal(signal.SIGINT, signal.default_int_handler)
+from pstudy import common
 
-try:
-    from pstudy.cli import main
-except KeyboardInterrupt:  # Ctrl-C while the interpreter imports: no traceback for it
-    sys.stderr.write("\nperfstudy: interrupted\n")
-    sys.exit(130)
+# harness/perfstudy starts the interpreter with SIGINT ignored (see there); Ctrl-C is held while the
+# modules load, and takes effect once they have (cli.main)
+signal.signal(signal.SIGINT, common.hold_interrupt)
+
+from pstudy.cli import main  # noqa: E402  (after the handler)
 
 sys.exit(main(sys.argv[1:]))

@@ -12,6 +12,7 @@ import argparse
 import importlib
 import sys
 
+from pstudy import common
 from pstudy.errors import StudyError, os_error_message
 
 # name on the command line -> module in pstudy/
@@ -53,6 +54,7 @@ def main(argv):
         parser = argparse.ArgumentParser(prog=f"perfstudy {name}", description=summary)
         module.add_arguments(parser)
         args = parser.parse_args(argv[1:])
+        common.take_interrupts()
         return module.main(args)
     except StudyError as err:
         sys.stderr.write(f"perfstudy {name}: {err}\n")
@@ -63,3 +65,6 @@ def main(argv):
     except KeyboardInterrupt:
         sys.stderr.write(f"\nperfstudy {name}: interrupted\n")
         return 130
+    except ImportError as err:
+        sys.stderr.write(f"perfstudy {name}: {sys.executable} cannot import what it needs: {err}\n")
+        return 2

@@ -114,6 +114,22 @@ def held(lock_path):
 # ---------------------------------------------------------------------------------------------
 # interrupts
 
+# the signals held while the modules load (hold_interrupt): a KeyboardInterrupt raised inside an
+# import ends as an ImportError (numpy's) or as the interpreter's own traceback
+SIGNALLED = []
+
+
+def hold_interrupt(signum, frame):
+    SIGNALLED.append(signum)
+
+
+def take_interrupts():
+    """Ctrl-C raises KeyboardInterrupt from here on; one held while the modules loaded does now."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if SIGNALLED:
+        raise KeyboardInterrupt(signal.Signals(SIGNALLED[0]).name)
+
+
 def interrupt(signum, frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
