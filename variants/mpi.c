@@ -25,8 +25,12 @@
 //           it holds shard r whole. All-gather: R-1 steps; at step s rank r
 //           sends shard r-s to r+1 and receives shard r-s-1. Every rank sends
 //           (R-1)/R of the buffer and every link carries the same at the same
-//           time: the bandwidth bound of Thakur, Rabenseifner and Gropp (2005),
-//           the algorithm MPICH takes for long messages.
+//           time: the bandwidth bound of Thakur, Rabenseifner and Gropp (2005).
+//           MPICH takes the ring for long all-gathers and a pairwise exchange
+//           for long reduce-scatters (the same bytes); the ring serves both
+//           here because its partial sums travel in one fixed order around it,
+//           with two blocks of scratch, where a pairwise exchange would hold
+//           every rank's block at once to sum them in a fixed order.
 //   direct  every rank sends each shard straight to its owner, which receives
 //           rank 0's block, then rank 1's, ... : the same bytes, but the
 //           receivers pull from one sender at a time, so the time grows with R
