@@ -36,6 +36,7 @@ def main(args):
     from pstudy.show import terminal
 
     summary = tables.read_summary(directory)
+    resultsdir.records(directory)  # a damaged run record ends the report before anything is drawn
     if summary.empty:
         raise StudyError(f"{directory}: no runs recorded yet")
     out = sys.stdout
