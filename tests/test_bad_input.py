@@ -1,10 +1,16 @@
 """Bad input: one line on stderr naming the problem, exit status 2, nothing on
 stdout, no crash."""
+import shutil
 import struct
+import subprocess
+import sys
 
 import pytest
 
-from variant_helpers import FIXTURES, VARIANTS, binary, run
+from variant_helpers import FIXTURES, ROOT, VARIANTS, binary, registry, run
+
+# the chunked variants, those on a task runtime (nosv, starpu) among them: they share the chunk options
+CHUNKED = [name for name, kind in registry() if kind == "chunked"]
 
 MODEL = FIXTURES / "odd36" / "model.bin"
 STATE = FIXTURES / "odd36" / "state.bin"
@@ -119,7 +125,7 @@ def test_bad_numbers(option, value):
     check_error(run([binary("seq"), "--config", "tiny", option, value]), option)
 
 
-@pytest.mark.parametrize("variant", ["tasks", "taskiter"])
+@pytest.mark.parametrize("variant", CHUNKED)
 @pytest.mark.parametrize("option,value", [("--batch-subsize", "0"), ("--batch-subsize", "-2"),
                                           ("--token-chunk", "0"), ("--token-chunk", "x"),
                                           ("--channel-chunk", "-1"), ("--tile-columns", "0"),
@@ -134,7 +140,7 @@ def test_bad_chunking(variant, option, value):
     check_error(run([binary(variant), "--config", "tiny", option, value]), option)
 
 
-@pytest.mark.parametrize("variant", ["tasks", "taskiter"])
+@pytest.mark.parametrize("variant", CHUNKED)
 @pytest.mark.parametrize("option,value,needle", [("--batch-subsize", "1048576", "larger than the batch of 2"),
                                                  ("--token-chunk", "64", "larger than the sequence length of 8"),
                                                  ("--tile-sequences", "3", "larger than the batch of 2"),
@@ -146,7 +152,7 @@ def test_chunks_larger_than_the_batch_are_refused(variant, option, value, needle
                 option, needle)
 
 
-@pytest.mark.parametrize("variant", ["tasks", "taskiter"])
+@pytest.mark.parametrize("variant", CHUNKED)
 def test_tile_columns_and_tiles_per_product_together_are_refused(variant):
     """Both set the products' tile widths: one of them, not both."""
     check_error(run([binary(variant), "--config", "tiny", "--tile-columns", "32", "--tiles-per-product", "2"]),
@@ -210,3 +216,69 @@ def test_unexpected_argument():
 
 def test_missing_short_option_value():
     check_error(run([binary("seq"), "--config", "tiny", "-T"]), "-T", "missing value")
+
+
+# the runtimes' own bad input: each refused before the runtime starts, one line and exit 2
+TINY_RUN = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--threads", "2"]
+
+
+@pytest.mark.parametrize("value", ["bogus", "DMDA", "", "dmda "])
+def test_an_unknown_starpu_scheduler_is_refused(value):
+    check_error(run([binary("starpu")] + TINY_RUN, env={"STARPU_SCHED": value}),
+                f"STARPU_SCHED: unknown scheduler '{value}'", "eager", "dmda", "modular-*")
+
+
+def test_a_starpu_scheduler_name_is_one_line_whatever_it_holds():
+    check_error(run([binary("starpu")] + TINY_RUN, env={"STARPU_SCHED": "dm\nda"}), "'dm?da'")
+
+
+def fake_starpu(tmp_path, kind):
+    """A directory for LD_LIBRARY_PATH whose libstarpu-1.3 is no library (`empty`) or a library
+    without StarPU's functions (`other`): what the loader finds first."""
+    d = tmp_path / kind
+    d.mkdir()
+    if kind == "empty":
+        for name in ("libstarpu-1.3.so.9", "libstarpu-1.3.so"):
+            (d / name).write_bytes(b"")
+    else:
+        (tmp_path / "other.c").write_text("int not_starpu;\n")
+        built = subprocess.run(["cc", "-shared", "-fPIC", tmp_path / "other.c", "-o", d / "libstarpu-1.3.so.9"],
+                               capture_output=True, text=True)
+        assert built.returncode == 0, built.stderr
+    return d
+
+
+@pytest.mark.parametrize("kind,needles", [("empty", ["starpu: cannot load libstarpu-1.3.so.9", "libstarpu-dev"]),
+                                          ("other", ["has no starpu_conf_init", "StarPU 1.3 expected"])])
+def test_a_missing_or_wrong_starpu_library_is_one_line(tmp_path, kind, needles):
+    """gpt2-starpu opens StarPU at run time: without it, the loader's refusal would be its own
+    message and exit 127."""
+    check_error(run([binary("starpu")] + TINY_RUN, env={"LD_LIBRARY_PATH": fake_starpu(tmp_path, kind)}), *needles)
+
+
+def test_an_unreadable_nosv_config_is_one_line(tmp_path):
+    """nOS-V itself aborts with two lines and a core on a configuration file it cannot open."""
+    check_error(run([binary("nosv")] + TINY_RUN, env={"NOSV_CONFIG": tmp_path / "nope.toml"}),
+                "NOSV_CONFIG: cannot read", "nope.toml", "No such file")
+
+
+def test_the_harness_knows_the_schedulers_starpu_has(tmp_path):
+    """A config's starpu_sched is checked when it is loaded against the harness's list of StarPU's
+    schedulers (vocabulary.STARPU_SCHEDULERS): the list must be the installed library's."""
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "starpu-1.3"], capture_output=True, text=True) \
+        if shutil.which("pkg-config") else None
+    if flags is None or flags.returncode != 0:
+        pytest.skip("StarPU 1.3's development files are not installed (Debian: libstarpu-dev)")
+    (tmp_path / "policies.c").write_text(
+        "#include <starpu.h>\n#include <stdio.h>\n"
+        "int main(void) {\n"
+        "    struct starpu_sched_policy **p = starpu_sched_get_predefined_policies();\n"
+        "    for (int i = 0; p[i]; i++) puts(p[i]->policy_name);\n"
+        "    return 0;\n}\n")
+    built = subprocess.run(["cc", tmp_path / "policies.c", "-o", tmp_path / "policies", *flags.stdout.split()],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    names = subprocess.run([tmp_path / "policies"], capture_output=True, text=True, check=True).stdout.split()
+    sys.path.insert(0, str(ROOT / "harness"))
+    from pstudy.store import vocabulary
+    assert sorted(names) == sorted(vocabulary.STARPU_SCHEDULERS)

@@ -20,6 +20,7 @@
 // the completed callback, after nOS-V has reset the task for resubmission.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <nosv.h>
 #include <nosv/hwinfo.h>
 #include <omp.h>
@@ -116,6 +117,13 @@ static void task_completed(nosv_task_t task) {
 // (binding "inherit"): the first `threads` CPUs this thread may run on, or all
 // of them where there are fewer. The calling thread's own mask is restored.
 static int start_runtime(Executor *ex, char *err, size_t err_len) {
+    // nOS-V aborts (two lines and a core) on a configuration file it cannot
+    // open: one it cannot read is refused here instead, as other bad input is
+    const char *given = getenv("NOSV_CONFIG");
+    if (given && access(given, R_OK) != 0) {
+        snprintf(err, err_len, "NOSV_CONFIG: cannot read '%.200s': %s", given, strerror(errno));
+        return -1;
+    }
     cpu_set_t mine, bound;
     if (sched_getaffinity(0, sizeof(mine), &mine) != 0) {
         snprintf(err, err_len, "nosv: cannot read this thread's CPU affinity");

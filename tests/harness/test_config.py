@@ -2,7 +2,7 @@
 
 import pytest
 
-from pstudy.store import config
+from pstudy.store import config, vocabulary
 from pstudy.errors import StudyError
 
 GOOD = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3},
@@ -25,9 +25,17 @@ def test_good_config_gets_defaults():
     s = config.from_dict(GOOD, "configs/x.toml", cpu_count=2)
     assert s.name == "x"
     assert s.run["warmup"] == 1 and s.run["repetitions"] == 3
-    assert s.sweep["variants"] == ["seq", "forkjoin", "tasks", "taskiter"]
+    assert s.sweep["variants"] == ["seq", "forkjoin", "tasks", "taskiter"]  # runtime variants: when named only
     assert s.sweep["token_chunk"] == [64]  # defaults to T
     assert s.counters["backend"] == "none"
+
+
+def test_the_runtime_variants_are_the_ones_the_makefile_builds_on_a_runtime():
+    import re
+    from conftest import REPO
+    listed = re.search(r"^RUNTIME_VARIANTS\s*:=(.*)$", (REPO / "Makefile").read_text(), re.M).group(1).split()
+    assert sorted(vocabulary.RUNTIME_VARIANTS) == sorted(listed)
+    assert set(vocabulary.STARPU_VARIANTS) <= set(listed)
 
 
 @pytest.mark.parametrize("table,key", [("sweep", "thread"), ("model", "batch"), ("run", "step")])
@@ -149,7 +157,7 @@ def test_shipped_configs_are_valid():
     from conftest import REPO
     for name in ("default", "quick", "wiki-124m"):
         s = config.load(REPO / "configs" / f"{name}.toml", cpu_count=4)
-        assert s.sweep["variants"] == ["seq", "forkjoin", "tasks", "taskiter"]
+        assert s.sweep["variants"] == ["seq", "forkjoin", "tasks", "taskiter"]  # runtime variants: when named only
     assert config.load(REPO / "configs" / "wiki-124m.toml", cpu_count=4).sweep["threads"] == [1, 2, 3, 4]
     # every shipped config loads; the 16-core study's thread counts are written out, whatever the machine
     for path in sorted((REPO / "configs").glob("*.toml")):

@@ -124,7 +124,7 @@ def as_before_tile_sequences(directory, keys=(("tile_sequences", "_tsauto"), ("t
         return text
 
     for _, part in keys:
-        for path in sorted(directory.rglob(f"*{part}*")):
+        for path in sorted(directory.rglob(f"*{part}*")) if part else ():  # a key of no part: NA in every name
             path.rename(path.with_name(strip(path.name)))
     journal = directory / "journal.jsonl"
     journal.write_text(strip(journal.read_text()))
@@ -139,7 +139,7 @@ def as_before_tile_sequences(directory, keys=(("tile_sequences", "_tsauto"), ("t
         frame.drop(columns=[key for key, _ in keys], errors="ignore").to_csv(path, index=False, na_rep="NA")
     meta = json.loads((directory / "meta.json").read_text())
     for key, _ in keys:
-        meta["config"]["sweep"].pop(key)
+        meta["config"]["sweep"].pop(key, None)  # a key left to its default is not there
     (directory / "meta.json").write_text(json.dumps(meta))
 
 
@@ -164,13 +164,13 @@ def test_a_results_directory_from_before_tile_sequences_still_reports(study, fin
 
 
 def test_a_results_directory_from_before_tiles_per_product_still_reports(study, finished):
-    """Its stems end _tsauto with no _tp part and its tables have no tiles_per_product column: every
-    point reads with that key NA and is labelled without tp."""
+    """Its stems end _tsauto with no _tp part and its tables have no tiles_per_product column (nor
+    starpu_sched, which came later): every point reads with those keys NA and is labelled without tp."""
     import pandas as pd
     from pstudy.analyse import tables
 
-    as_before_tile_sequences(finished, keys=(("tiles_per_product", "_tpauto"),))
-    assert "tiles_per_product" not in pd.read_csv(finished / "steps.csv").columns
+    as_before_tile_sequences(finished, keys=(("tiles_per_product", "_tpauto"), ("starpu_sched", "")))
+    assert not {"tiles_per_product", "starpu_sched"} & set(pd.read_csv(finished / "steps.csv").columns)
     assert (finished / "traces" / "taskiter_gcc_fast_t2_bs4_k64_tcauto_tiauto_tsauto_r0.csv").is_file()
     done = study.perfstudy("report", finished, "--no-chart", "--no-figures")
     assert done.returncode == 0, done.stderr
@@ -178,4 +178,5 @@ def test_a_results_directory_from_before_tiles_per_product_still_reports(study, 
     assert "bs=4 k=64 " in done.stdout and "tp=" not in done.stdout and "=auto" not in done.stdout
     summary = tables.read_summary(finished)
     assert len(summary) == 11 and summary["tiles_per_product"].isna().all()
+    assert summary["starpu_sched"].isna().all() and "sched=" not in done.stdout
     assert summary["tile_sequences"].notna().any()

@@ -1,6 +1,7 @@
 """Sweeps against the fake variant: results files, failures, timeouts, resume, directory naming."""
 
 import json
+import subprocess
 import re
 import time
 from pathlib import Path
@@ -43,7 +44,7 @@ def test_sweep_writes_tidy_results(study):
     steps = read(d, "steps.csv")
     assert list(steps.columns) == ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks",
                                    "tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product",
-                                   "repetition", "step", "warmup", "forward_s", "backward_s", "update_s", "step_s",
+                                   "starpu_sched", "repetition", "step", "warmup", "forward_s", "backward_s", "update_s", "step_s",
                                    "loss", "comm_s"]
     assert len(steps) == 2 * N_POINTS * (1 + 4)
     assert steps["warmup"].sum() == 2 * N_POINTS  # one warm-up step per run, flagged
@@ -343,3 +344,69 @@ def test_one_thread_points_run_as_often_as_the_config_says(study):
     summary = read(d, "summary.csv")
     assert set(summary.loc[summary["threads"] == 1, "n_runs"]) == {3}
     assert set(summary.loc[summary["threads"] == 2, "n_runs"]) == {1}
+
+
+STARPU_CONFIG = """
+[model]
+config = "tiny"
+B = 2
+T = 16
+
+[run]
+steps = 2
+warmup = 1
+repetitions = 1
+timeout_s = 120
+seed = 7
+
+[sweep]
+variants = ["seq", "starpu"]
+threads = [2]
+batch_subsize = [1]
+token_chunk = [8]
+starpu_sched = ["eager", "dmda"]
+
+[analysis]
+trace = false
+ceilings = false
+roofline = false
+"""
+
+
+def test_a_sweep_over_starpu_schedulers(study):
+    """starpu_sched = ["eager", "dmda"] with the real gpt2-starpu: a point per scheduler, run with
+    STARPU_SCHED set (the binary reports the scheduler it ran, and the harness checks it), named _s<name>
+    and "sched=<name>", a column of steps, runs and summary (NA for seq), and meta.json's config."""
+    real = REPO / "build" / "gcc" / "fast"
+    if not all((real / f"gpt2-{v}").exists() for v in ("seq", "starpu")):
+        pytest.skip("build/gcc/fast/gpt2-seq and gpt2-starpu not built (make)")
+    probe = subprocess.run([str(real / "gpt2-starpu"), "--config", "tiny", "-B", "2", "-T", "16", "--steps", "1",
+                            "--threads", "1"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0 and "cannot load" in probe.stderr:
+        pytest.skip(f"StarPU is not installed: {probe.stderr.strip()}")
+    for v in ("seq", "starpu"):
+        (study.build / "gcc" / "fast" / f"gpt2-{v}").unlink()
+        (study.build / "gcc" / "fast" / f"gpt2-{v}").symlink_to(real / f"gpt2-{v}")
+    done = study.perfstudy("run", study.config(name="sched", text=STARPU_CONFIG), timeout=300, STARPU_SCHED="ws")
+    assert done.returncode == 0, done.stderr
+    [d] = study.result_dirs()
+    runs = read(d, "runs.csv")
+    assert len(runs) == 3 and (runs["status"] == "ok").all(), runs[["variant", "status", "error"]]
+    assert sorted(runs["starpu_sched"].dropna()) == ["dmda", "eager"]
+    assert runs[runs["variant"] == "seq"]["starpu_sched"].isna().all()
+    for sched in ("eager", "dmda"):
+        record = json.loads((d / "runs" / f"starpu_gcc_fast_t2_bs1_k8_tcauto_tiauto_tsauto_tpauto_s{sched}_r0.json")
+                            .read_text())
+        assert record["starpu_sched"] == sched and record["info"]["runtime"]["scheduler"] == sched
+    steps = read(d, "steps.csv")
+    assert set(steps["starpu_sched"].dropna()) == {"eager", "dmda"}
+    # the same graph whatever the scheduler: the same losses as seq, bit for bit
+    last = steps[steps["step"] == steps["step"].max()]
+    assert last["loss"].nunique() == 1
+    summary = read(d, "summary.csv")
+    assert sorted(summary["starpu_sched"].dropna()) == ["dmda", "eager"] and len(summary) == 3
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["config"]["sweep"]["starpu_sched"] == ["eager", "dmda"]
+    shown = study.perfstudy("report", d, "--no-figures", "--no-chart")
+    assert shown.returncode == 0, shown.stderr
+    assert "bs=1 k=8 sched=dmda " in shown.stdout and "bs=1 k=8 sched=eager " in shown.stdout

@@ -6,6 +6,7 @@ import pytest
 
 from pstudy.errors import StudyError
 
+from pstudy.measure import runner
 from pstudy.store import config, resultsdir, sweep, vocabulary
 
 RAW = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3, "repetitions": 3},
@@ -49,7 +50,7 @@ def test_tile_widths_and_auto_are_point_keys():
         assert resultsdir.parse_run_stem(resultsdir.run_stem(p, 3)) == (tuple(p), 3)
     # a stem from before the tile keys still reads
     assert resultsdir.parse_run_stem("tasks_gcc_fast_t2_bs1_k64_r0") == \
-        (("tasks", "gcc", "fast", 2, 1, 64, None, None, None, None, None), 0)
+        (("tasks", "gcc", "fast", 2, 1, 64, None, None, None, None, None, None), 0)
 
 
 def test_tile_sequences_is_a_point_key_after_the_others():
@@ -59,9 +60,9 @@ def test_tile_sequences_is_a_point_key_after_the_others():
     pts = sweep.points(config.from_dict(raw, "x.toml", cpu_count=2))
     auto = vocabulary.AUTO
     assert [tuple(p) for p in pts if p.variant == "taskiter"] == [
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 2, auto),
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, auto),
-        ("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto)]  # the automatic chunking
+        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 2, auto, None),
+        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, auto, None),
+        ("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, None)]  # the automatic chunking
     assert [p.tile_sequences for p in pts if p.variant == "seq"] == [None]
     # the positions of the keys before it keep their meaning
     assert vocabulary.POINT_KEYS[7:10] == ["tile_columns", "tile_in_channels", "tile_sequences"]
@@ -71,7 +72,7 @@ def test_tile_sequences_is_a_point_key_after_the_others():
     assert resultsdir.run_stem(pts[0], 0) == "seq_gcc_fast_t1_bsNA_kNA_r0"
     # a stem from before the key (the tile widths, no _ts) reads with it None, and names the same file
     old = resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_r1")
-    assert old == (("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, None, None), 1)
+    assert old == (("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, None, None, None), 1)
     assert resultsdir.run_stem(old[0], 1) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_r1"
     assert vocabulary.point_label(old[0]) == "taskiter gcc/fast t=2 bs=1 k=64"
     assert resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsNA_r0")[0][9] is None
@@ -84,19 +85,19 @@ def test_tiles_per_product_is_a_point_key_after_the_others():
     pts = sweep.points(config.from_dict(raw, "x.toml", cpu_count=2))
     auto = vocabulary.AUTO
     assert [tuple(p) for p in pts if p.variant == "taskiter"] == [
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, 2),
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, 4),
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, auto),
-        ("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto)]
+        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, 2, None),
+        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, 4, None),
+        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, auto, None),
+        ("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, None)]
     assert [p.tiles_per_product for p in pts if p.variant == "forkjoin"] == [None]
-    assert vocabulary.POINT_KEYS[7:] == ["tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product"]
+    assert vocabulary.POINT_KEYS[7:11] == ["tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product"]
     four = pts[2]
     assert resultsdir.run_stem(four, 0) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_ts4_tp4_r0"
     assert four.label() == "taskiter gcc/fast t=2 bs=1 k=64 ts=4 tp=4"
     assert resultsdir.parse_run_stem(resultsdir.run_stem(four, 1)) == (tuple(four), 1)
     # a stem from before the key (no _tp) reads with it None and names the same file
     old = resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_r0")
-    assert old == (("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, None), 0)
+    assert old == (("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, None, None), 0)
     assert resultsdir.run_stem(old[0], 0) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_r0"
 
 
@@ -113,6 +114,60 @@ def test_tiles_per_product_and_tile_columns_both_given_are_refused():
     raw["sweep"]["tiles_per_product"] = [0]
     with pytest.raises(StudyError, match="sweep.tiles_per_product"):
         config.from_dict(raw, "x.toml", cpu_count=2)
+
+
+def test_starpu_sched_is_a_point_key_of_the_starpu_variant_only(monkeypatch):
+    raw = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3, "repetitions": 1},
+           "sweep": {"variants": ["forkjoin", "taskiter", "starpu"], "threads": [2], "batch_subsize": [1, "auto"],
+                     "token_chunk": [64], "starpu_sched": ["lws", "dmda"]}}
+    study = config.from_dict(raw, "x.toml", cpu_count=2)
+    pts = sweep.points(study)
+    auto = vocabulary.AUTO
+    # every chunking of starpu at each scheduler, in the config's order; the others NA
+    assert [tuple(p) for p in pts if p.variant == "starpu"] == [
+        ("starpu", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, auto, "lws"),
+        ("starpu", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, auto, "dmda"),
+        ("starpu", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, "lws"),
+        ("starpu", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, "dmda")]
+    assert {p.starpu_sched for p in pts if p.variant != "starpu"} == {None}
+    assert vocabulary.POINT_KEYS[-1] == "starpu_sched"  # after the others: their positions keep their meaning
+    dmda = pts[[tuple(p)[-1] for p in pts].index("dmda")]
+    assert resultsdir.run_stem(dmda, 0) == "starpu_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_tpauto_sdmda_r0"
+    assert dmda.label() == "starpu gcc/fast t=2 bs=1 k=64 sched=dmda"
+    for p in pts:
+        assert resultsdir.parse_run_stem(resultsdir.run_stem(p, 2)) == (tuple(p), 2)
+    # names with '-' and '_' read back whole
+    for name in ("modular-heft-prio", "graph_test"):
+        p = dmda._replace(starpu_sched=name)
+        assert resultsdir.parse_run_stem(resultsdir.run_stem(p, 0)) == (tuple(p), 0)
+    # each point runs with its scheduler, and with none inherited where it has none
+    monkeypatch.setenv("STARPU_SCHED", "eager")
+    assert runner.environment(study, dmda)["STARPU_SCHED"] == "dmda"
+    assert "STARPU_SCHED" not in runner.environment(study, dmda._replace(starpu_sched=None))
+    # the info line must name the scheduler asked for
+    assert runner.check_info({"variant": "starpu", "runtime": {"scheduler": "dmda"}}, dmda) == ""
+    assert "runtime.scheduler='lws'" in runner.check_info({"variant": "starpu", "runtime": {"scheduler": "lws"}}, dmda)
+    assert config.from_dict(raw, "x.toml", cpu_count=2).as_dict()["sweep"]["starpu_sched"] == ["lws", "dmda"]
+    # unset: starpu at StarPU's default (NA), and the digest of the config as before the key
+    del raw["sweep"]["starpu_sched"]
+    plain = config.from_dict(raw, "x.toml", cpu_count=2)
+    assert {p.starpu_sched for p in sweep.points(plain)} == {None}
+    assert "starpu_sched" not in plain.as_dict()["sweep"]
+    assert plain.digest() != study.digest()
+
+
+@pytest.mark.parametrize("value,message", [
+    ("bogus", 'unknown StarPU scheduler "bogus" (known: eager, prio,'),
+    (["lws", "lws"], "a value is repeated"),
+    ([], "a StarPU scheduler name"),
+    ([3], "a StarPU scheduler name")])
+def test_starpu_sched_values_are_checked(value, message):
+    raw = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3},
+           "sweep": {"variants": ["starpu"], "starpu_sched": value}}
+    with pytest.raises(StudyError) as err:
+        config.from_dict(raw, "x.toml", cpu_count=2)
+    assert str(err.value).startswith("x.toml: sweep.starpu_sched: ") and message in str(err.value)
+    assert "\n" not in str(err.value)
 
 
 def test_schedule_is_repetition_major_shuffled_and_seeded():

@@ -337,7 +337,7 @@ def compare_samples(base, candidate, threshold=0.05, alpha=0.05, confidence=0.95
     table["alpha"] = alpha
     table["confidence"] = confidence
     for col in vocabulary.OPTIONAL_KEYS:
-        table[col] = table[col].astype("Int64")
+        table[col] = table[col].astype(vocabulary.key_dtype(col))
     return table
 
 

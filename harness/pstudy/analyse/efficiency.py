@@ -273,7 +273,7 @@ def point_factors(runs):
     out = pd.DataFrame(rows)
     for col in vocabulary.OPTIONAL_KEYS:
         if col in out.columns:
-            out[col] = out[col].astype("Int64")
+            out[col] = out[col].astype(vocabulary.key_dtype(col))
     if len(out):
         out["ipc_scalability"] = "needs counters"
         out["instruction_scalability"] = "needs counters"
@@ -321,7 +321,7 @@ def directory_factors(directory, warmup, ok_runs=None):
         return pd.DataFrame(), pd.DataFrame()
     runs = pd.DataFrame(rows)
     for col in [*vocabulary.OPTIONAL_KEYS, "slowest_thread"]:
-        runs[col] = runs[col].astype("Int64")
+        runs[col] = runs[col].astype(vocabulary.key_dtype(col))
     runs = with_scalability(runs)
     return runs, point_factors(runs)
 

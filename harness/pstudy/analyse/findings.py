@@ -62,13 +62,16 @@ def _number(value):
 
 def chunking(row):
     """bs=4 k=64 for a chunked point, with its tile keys where it has them (vocabulary.chunking_label:
-    bs=4 k=64 ts=2), "" otherwise (ranks=R for a distributed one)."""
+    bs=4 k=64 ts=2) and its StarPU scheduler (sched=dmda), "" otherwise (ranks=R for a distributed one)."""
     parts = []
     if _number(row.get("batch_subsize")) == _number(row.get("batch_subsize")):
         parts.append(vocabulary.chunking_label(*(_number(row.get(c)) for c in vocabulary.CHUNK_KEYS)))
     ranks = _number(row.get("ranks"))
     if ranks == ranks:
         parts.append(f"ranks={int(ranks)}")
+    sched = row.get("starpu_sched")
+    if isinstance(sched, str) and sched:
+        parts.append(f"sched={sched}")
     return " ".join(parts)
 
 

@@ -53,8 +53,10 @@ def recorded_config_key(values):
 
 
 def config_point(ck, threads):
-    """The point key of config key `ck` at `threads` threads (not distributed: no ranks)."""
-    return ck[:3] + (threads,) + ck[3:5] + (None,) + ck[5:]
+    """The point key of config key `ck` at `threads` threads (not distributed: no ranks), the keys after
+    the chunk keys (starpu_sched) NA."""
+    key = ck[:3] + (threads,) + ck[3:5] + (None,) + ck[5:]
+    return key + (None,) * (len(vocabulary.POINT_KEYS) - len(key))
 
 
 def chunk_columns(ck):

@@ -73,7 +73,7 @@ def with_optional_keys(frame):
         return frame
     frame = frame.copy()
     for col in missing:
-        frame[col] = pd.Series([pd.NA] * len(frame), index=frame.index, dtype="Int64")
+        frame[col] = pd.Series([pd.NA] * len(frame), index=frame.index, dtype=vocabulary.key_dtype(col))
     return frame
 
 
@@ -98,7 +98,7 @@ def summarise(steps):
     if summary.empty:
         return summary
     for col in vocabulary.OPTIONAL_KEYS:
-        summary[col] = summary[col].astype("Int64")
+        summary[col] = summary[col].astype(vocabulary.key_dtype(col))
     summary["threads"] = summary["threads"].astype(int)
     return add_speedups(summary)
 
@@ -154,7 +154,7 @@ def point_summary(steps, runs):
         n_runs=("status", "size"), n_failed=("_failed", "sum"),
         tasks_per_step=("tasks_per_step", "max")).reset_index()
     for col in vocabulary.OPTIONAL_KEYS:
-        per_point[col] = per_point[col].astype("Int64")
+        per_point[col] = per_point[col].astype(vocabulary.key_dtype(col))
     per_point["threads"] = per_point["threads"].astype(int)
     if summary.empty:
         return per_point

@@ -241,7 +241,7 @@ def compare(results, threshold=THRESHOLD, min_instructions=MIN_INSTRUCTIONS):
                                 if key[3] == 1 or kernel not in (OTHER, TOTAL) else NOT_GATED)})
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
     for col in vocabulary.OPTIONAL_KEYS:
-        table[col] = table[col].astype("Int64")
+        table[col] = table[col].astype(vocabulary.key_dtype(col))
     return table
 
 

@@ -226,6 +226,13 @@ def environment(study, point):
             env[var] = value
         else:
             env.pop(var, None)
+    # the point's StarPU scheduler; without one, StarPU's default, not one inherited from the shell
+    # that would run under a label that does not name it
+    sched = getattr(point, "starpu_sched", None)
+    if sched:
+        env["STARPU_SCHED"] = sched
+    else:
+        env.pop("STARPU_SCHED", None)
     return env
 
 
@@ -427,6 +434,9 @@ def check_info(info, point):
     for key, want in expected.items():
         if info.get(key) is not None and info[key] != want:  # absent or null: not reported
             return f"info line says {key}={info[key]!r} but {want!r} was asked for"
+    sched, runtime = getattr(point, "starpu_sched", None), info.get("runtime")
+    if sched is not None and isinstance(runtime, dict) and runtime.get("scheduler") not in (None, sched):
+        return f"info line says runtime.scheduler={runtime['scheduler']!r} but {sched!r} was asked for"
     return ""
 
 

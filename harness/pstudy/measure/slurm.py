@@ -95,9 +95,10 @@ def batch_script(study, run, binary, root, trace, options):
         header.append(f"#SBATCH --partition={options.partition}")
     if options.account:
         header.append(f"#SBATCH --account={options.account}")
-    exports = [f"export {var}={shlex.quote(env[var])}" for var in ("OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES")
-               if var in env]
-    unsets = [f"unset {var}" for var in ("OMP_PROC_BIND", "OMP_PLACES") if var not in env]
+    # with the point's StarPU scheduler (runner.environment), set or unset as a local sweep has it
+    exports = [f"export {var}={shlex.quote(env[var])}"
+               for var in ("OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "STARPU_SCHED") if var in env]
+    unsets = [f"unset {var}" for var in ("OMP_PROC_BIND", "OMP_PLACES", "STARPU_SCHED") if var not in env]
     cmd = runner.command(study, point, binary, root, trace)
     probe = ceilings.probed(study, point)
     return "\n".join([

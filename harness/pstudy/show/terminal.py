@@ -63,6 +63,9 @@ def table_frame(summary):
             # tiles each product is cut into, in sweeps that have the key
             **({} if "tiles_per_product" not in summary.columns or summary["tiles_per_product"].isna().all() else
                {"tp": "-" if pd.isna(r["tiles_per_product"]) else vocabulary.chunk_text(r["tiles_per_product"])}),
+            # the StarPU scheduler, in sweeps over them
+            **({} if "starpu_sched" not in summary.columns or summary["starpu_sched"].isna().all() else
+               {"sched": "-" if pd.isna(r["starpu_sched"]) else r["starpu_sched"]}),
             "ok/runs": f"{int(r['n_runs']) - int(r['n_failed'])}/{int(r['n_runs'])}",
             "step s [95% CI]": (f"{seconds(r.get('step_median_s'))} [{seconds(r.get('step_ci_low_s'))},"
                                 f"{seconds(r.get('step_ci_high_s'))}]"),

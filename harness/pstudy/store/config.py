@@ -57,8 +57,9 @@ SCHEMA = {
         "max_runs": ("posint", MAX_RUNS),
     },
     "sweep": {
-        # distributed variants need a launcher: swept when named only
-        "variants": ("variants", [v for v in vocabulary.VARIANTS if not vocabulary.is_distributed(v)]),
+        # distributed variants need a launcher, those on a runtime of their own its library: swept when named only
+        "variants": ("variants", [v for v in vocabulary.VARIANTS if not vocabulary.is_distributed(v)
+                                  and v not in vocabulary.RUNTIME_VARIANTS]),
         "compilers": ("compilers", ["gcc"]),
         "kernels": ("kernels", ["fast"]),
         "threads": ("threads", [1]),
@@ -70,6 +71,7 @@ SCHEMA = {
         "tile_sequences": ("chunklist", ["auto"]),    # sequences per row chunk of the products
         "tiles_per_product": ("chunklist", ["auto"]), # tiles each product is cut into (not with tile_columns)
         "ranks": ("posintlist", [1]),         # distributed variants only: processes per run
+        "starpu_sched": ("schedulers", None), # variants on StarPU only: STARPU_SCHED; default: StarPU's own
         "scaling": ("scaling", "strong"),     # distributed: model.B global (strong) or per rank (weak)
     },
     "launcher": {
@@ -124,7 +126,8 @@ class Study:
     model: dict               # config|checkpoint, data, B, T
     run: dict                 # steps, warmup, repetitions, timeout_s, seed, build_dir, binary
     sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk, tile_columns,
-                              # tile_in_channels, tile_sequences, tiles_per_product, ranks, scaling
+                              # tile_in_channels, tile_sequences, tiles_per_product, ranks, scaling,
+                              # starpu_sched
     placement: dict           # proc_bind, places
     counters: dict            # backend
     analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True,
@@ -143,6 +146,8 @@ class Study:
         if not distributed:  # keys that change nothing here are left out: older configs keep their digest
             for key in ("ranks", "scaling"):
                 sweep.pop(key, None)
+        if sweep.get("starpu_sched") is None:  # likewise, where no config names a scheduler
+            sweep.pop("starpu_sched", None)
         out = {"model": self.model, "run": self.run, "sweep": sweep,
                "placement": self.placement, "counters": self.counters, "analysis": self.analysis,
                "sensitivity": self.sensitivity, "cachesim": self.cachesim, "regress": self.regress}
@@ -322,6 +327,17 @@ def check(kind, value, path, name, cpu_count):
         if len(set(items)) != len(items):
             raise StudyError(f"{path}: {name}: a value is repeated in {items}")
         return [v for v in allowed if v in items]  # canonical order
+    if kind == "schedulers":  # StarPU's scheduler names, each once, in the config's order
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(isinstance(v, str) for v in items):
+            raise bad("a StarPU scheduler name (\"eager\", \"lws\", \"dmda\", ...) or a non-empty list of them")
+        for v in items:
+            if v not in vocabulary.STARPU_SCHEDULERS:
+                raise StudyError(f"{path}: {name}: unknown StarPU scheduler \"{v}\" (known: "
+                                 f"{', '.join(vocabulary.STARPU_SCHEDULERS)})")
+        if len(set(items)) != len(items):
+            raise StudyError(f"{path}: {name}: a value is repeated in {items}")
+        return list(items)
     if kind == "dutylist":
         items = value if isinstance(value, list) else [value]
         if not items or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 1

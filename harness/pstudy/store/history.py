@@ -181,7 +181,7 @@ def _append_rows(path, rows, value):
             if text.split("\n", 1)[0].split(",") != COLUMNS:  # an older header: rewrite with every column
                 old = old[COLUMNS].copy()
                 for col in vocabulary.OPTIONAL_KEYS:
-                    old[col] = old[col].astype("Int64")
+                    old[col] = old[col].astype(vocabulary.key_dtype(col))
                 text = old.to_csv(index=False, na_rep="NA")
         for row in rows:
             prev = previous.get(series_key(row))
@@ -189,7 +189,7 @@ def _append_rows(path, rows, value):
                                         else math.nan)
         new = pd.DataFrame(rows, columns=COLUMNS)
         for col in vocabulary.OPTIONAL_KEYS:
-            new[col] = new[col].astype("Int64")
+            new[col] = new[col].astype(vocabulary.key_dtype(col))
         body = new.to_csv(index=False, na_rep="NA", header=not text)
         resultsdir.atomic_write(path, text + body)
 

@@ -35,10 +35,11 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     .lock           held (fcntl.flock) by the process sweeping the directory; names that process
     .reserve        space set aside while a sweep runs, freed to record "failed" when the disk fills
 STEM is a run's file stem, run_stem(point, repetition):
-    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>][_tc<tile_columns>_ti<tile_in_channels>][_ts<tile_sequences>][_tp<tiles_per_product>]_r<repetition>
+    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>][_tc<tile_columns>_ti<tile_in_channels>][_ts<tile_sequences>][_tp<tiles_per_product>][_s<starpu_sched>]_r<repetition>
     (_R<ranks> for distributed variants only, _tc/_ti for chunked points with tile widths, _ts for
-    chunked points with the products' row chunks, _tp for those with the tiles per product: a point
-    from before a key has no part for it; a chunk value the binary chooses, AUTO, is written "auto")
+    chunked points with the products' row chunks, _tp for those with the tiles per product, _s for
+    points with a StarPU scheduler: a point from before a key has no part for it; a chunk value the
+    binary chooses, AUTO, is written "auto")
 Every file is written to a temporary name and renamed into place, so a crash never leaves a half
 file under a real name. A run counts as done only when its runs/STEM.json exists and the journal
 says so; anything else is redone on resume.
@@ -84,16 +85,19 @@ def point_stem(point):
     """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>][_tc<tc>_ti<ti>][_ts<ts>][_tp<tp>]
     of a point (any object with the point's attributes, or a point key tuple); _R only for distributed
     points, _tc and _ti only for points with tile widths, _ts only for points with tile_sequences,
-    _tp only for points with tiles_per_product."""
+    _tp only for points with tiles_per_product, _s<starpu_sched> only for points with a StarPU
+    scheduler."""
     variant, compiler, kernels, threads = tuple(point)[:4]
     ranks = tuple(point)[6] if len(tuple(point)) > 6 else None
     bs, k, tc, ti, ts, tp = vocabulary.chunk_values(point)
+    sched = vocabulary.starpu_sched_of(point)
 
     def text(v):
         return "NA" if v is None else vocabulary.chunk_text(v)
     return (f"{variant}_{compiler}_{kernels}_t{threads}_bs{text(bs)}_k{text(k)}" + ("" if ranks is None else f"_R{ranks}")
             + ("" if tc is None and ti is None else f"_tc{text(tc)}_ti{text(ti)}")
-            + ("" if ts is None else f"_ts{text(ts)}") + ("" if tp is None else f"_tp{text(tp)}"))
+            + ("" if ts is None else f"_ts{text(ts)}") + ("" if tp is None else f"_tp{text(tp)}")
+            + ("" if sched is None else f"_s{sched}"))
 
 
 def run_stem(point, repetition):
@@ -104,7 +108,7 @@ def run_stem(point, repetition):
 RUN_STEM = re.compile(r"(?P<variant>[a-z][a-z0-9]*)_(?P<compiler>[a-z0-9]+)_(?P<kernels>[a-z0-9]+)"
                       r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA|auto)_k(?P<k>\d+|NA|auto)(?:_R(?P<ranks>\d+))?"
                       r"(?:_tc(?P<tc>\d+|NA|auto)_ti(?P<ti>\d+|NA|auto))?(?:_ts(?P<ts>\d+|NA|auto))?"
-                      r"(?:_tp(?P<tp>\d+|NA|auto))?_r(?P<rep>\d+)")
+                      r"(?:_tp(?P<tp>\d+|NA|auto))?(?:_s(?P<sched>[a-z][a-z0-9_-]*))?_r(?P<rep>\d+)")
 
 
 def parse_run_stem(stem):
@@ -117,7 +121,7 @@ def parse_run_stem(stem):
     def value(text):
         return None if text in (None, "NA") else vocabulary.AUTO if text == "auto" else int(text)
     key = (d["variant"], d["compiler"], d["kernels"], int(d["threads"]), value(d["bs"]), value(d["k"]),
-           value(d["ranks"]), value(d["tc"]), value(d["ti"]), value(d["ts"]), value(d["tp"]))
+           value(d["ranks"]), value(d["tc"]), value(d["ti"]), value(d["ts"]), value(d["tp"]), d["sched"])
     return key, int(d["rep"])
 
 
@@ -803,7 +807,7 @@ def thread_peaks_frame(rows):
 
     frame = pd.DataFrame(rows, columns=THREAD_PEAK_COLUMNS)
     for col in vocabulary.OPTIONAL_KEYS:
-        frame[col] = frame[col].astype("Int64")
+        frame[col] = frame[col].astype(vocabulary.key_dtype(col))
     # "after" sorts before "before": the order of PROBES instead
     frame["order"] = frame["when"].map({when: i for i, (when, _) in enumerate(PROBES)})
     return (frame.sort_values(KEYS + ["repetition", "order", "thread"], na_position="first")
@@ -843,7 +847,7 @@ def tables(directory):
     runs = pd.DataFrame(run_rows, columns=RUN_COLUMNS)
     for frame in (steps, runs):
         for col in vocabulary.OPTIONAL_KEYS:
-            frame[col] = frame[col].astype("Int64")
+            frame[col] = frame[col].astype(vocabulary.key_dtype(col))
     for col in ("exit_code", "tasks_per_step", "num_parameters", "peak_beside_slowest_thread",
                 "peak_after_slowest_thread", "involuntary_switches"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").round().astype("Int64")
@@ -876,7 +880,7 @@ def read_csv(path, columns=(), what="", absent=None):
     for col in vocabulary.OPTIONAL_KEYS:
         if col in frame.columns:
             try:
-                frame[col] = frame[col].astype("Int64")
+                frame[col] = frame[col].astype(vocabulary.key_dtype(col))
             except (TypeError, ValueError):  # a damaged row: a word, or nothing, where a count belongs
                 values = pd.to_numeric(frame[col], errors="coerce")
                 bad = frame.index[values.isna() & frame[col].notna()]
@@ -889,6 +893,7 @@ def read_csv(path, columns=(), what="", absent=None):
 # a run's status in runs.csv and its record (pstudy.measure.runner's outcomes)
 RUN_STATUSES = ("ok", "crashed", "timeout", "garbage", "mismatch", "cancelled")
 _NAME = re.compile(r"[a-z][a-z0-9]*")
+_SCHED = re.compile(r"[a-z][a-z0-9_-]*")  # a StarPU scheduler's name: "dmda", "modular-heft", "graph_test"
 _WARMUP = {"true": True, "1": True, "false": False, "0": False}
 
 
@@ -934,9 +939,19 @@ def _check_keys(frame, path, extra_integers=(), with_repetition=True):
         if not good.all():
             i = int(np.flatnonzero(~good.to_numpy())[0])
             raise _cell_error(path, i, col, frame[col].iloc[i], "is not a name")
+    for col in vocabulary.TEXT_KEYS:  # a name or NA (absent: a table from before the key, all NA)
+        if col not in frame.columns:
+            frame[col] = pd.Series([pd.NA] * len(frame), index=frame.index, dtype="string")
+        raw = frame[col].astype(object)
+        good = raw.map(lambda v: _SCHED.fullmatch(v) is not None if isinstance(v, str) else bool(pd.isna(v)))
+        if not good.all():
+            i = int(np.flatnonzero(~good.to_numpy())[0])
+            raise _cell_error(path, i, col, frame[col].iloc[i], "is not a name or NA")
+        frame[col] = frame[col].astype("string")
     integers = [("threads", 1, False), *((("repetition", 0, False),) if with_repetition else ()),
                 *((c, low, False) for c, low in extra_integers),
-                *((c, 1 if c == "ranks" else 0, True) for c in vocabulary.OPTIONAL_KEYS)]
+                *((c, 1 if c == "ranks" else 0, True) for c in vocabulary.OPTIONAL_KEYS
+                  if c not in vocabulary.TEXT_KEYS)]
     for col, low, optional in integers:
         raw = frame[col]
         numbers = pd.to_numeric(raw.astype(object).where(raw.notna(), None), errors="coerce").astype(float)

@@ -4,7 +4,8 @@ A point is one configuration of the program (variant, compiler, kernels, threads
 chunked variants only, batch_subsize, token chunk k, the tile widths tile_columns and
 tile_in_channels, the sequences per row chunk of the products tile_sequences and the tiles each
 product is cut into tiles_per_product, each a number or AUTO, the binary's choice; for the distributed variants only, ranks: MPI processes of `threads`
-threads each). A run is one process measuring one point
+threads each; for the variants on StarPU only, starpu_sched: the scheduler STARPU_SCHED names, None
+where the sweep leaves StarPU its default). A run is one process measuring one point
 once; a sweep makes `repetitions` runs of every point, and `one_thread_repetitions` of each
 1-thread point where the config sets it (repetitions_of).
 
@@ -33,6 +34,7 @@ class Point(NamedTuple):
     tile_in_channels: Optional[int] = None  # chunked variants: input channels per weight-gradient tile
     tile_sequences: Optional[int] = None    # chunked variants: sequences per row chunk of the products
     tiles_per_product: Optional[int] = None  # chunked variants: tiles each product is cut into
+    starpu_sched: Optional[str] = None      # variants on StarPU: STARPU_SCHED; None: StarPU's default
 
     def label(self):
         return vocabulary.point_label(self)
@@ -62,14 +64,15 @@ def points(study):
                         for ranks in sweep["ranks"]:
                             out.append(Point(variant, compiler, kernels, threads, None, None, ranks))
                     elif vocabulary.is_chunked(variant):
-                        for bs in sweep["batch_subsize"]:
+                        for bs, sched in itertools.product(sweep["batch_subsize"], schedulers(sweep, variant)):
                             if bs == "auto":
-                                out.append(automatic_chunking(variant, compiler, kernels, threads))
+                                out.append(automatic_chunking(variant, compiler, kernels, threads)
+                                           ._replace(starpu_sched=sched))
                                 continue
                             for k, *tiles in itertools.product(
                                     *(sweep[key] for key in ("token_chunk",) + vocabulary.TILE_KEYS)):
                                 out.append(Point(variant, compiler, kernels, threads, bs, chunk_value(k), None,
-                                                 *(chunk_value(t) for t in tiles)))
+                                                 *(chunk_value(t) for t in tiles), sched))
                     else:
                         out.append(Point(variant, compiler, kernels, threads, None, None))
     return out
@@ -79,6 +82,14 @@ def automatic_chunking(variant, compiler, kernels, threads):
     """The point of a chunked variant whose every chunk key is left to the binary (AUTO)."""
     auto = vocabulary.AUTO
     return Point(variant, compiler, kernels, threads, auto, auto, None, *(auto,) * len(vocabulary.TILE_KEYS))
+
+
+def schedulers(sweep, variant):
+    """The StarPU schedulers a variant is swept over: the sweep's starpu_sched for a variant on
+    StarPU ([None], StarPU's default, where the config names none), [None] for every other."""
+    if not vocabulary.on_starpu(variant):
+        return [None]
+    return sweep.get("starpu_sched") or [None]
 
 
 def chunk_value(value):

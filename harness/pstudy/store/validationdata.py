@@ -135,7 +135,9 @@ def write(directory, meta, points, chunks, thief, runtime, noise, thread_peaks=N
 
 
 def _none(v):
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) or str(v) == "<NA>" else int(v)
+    if v is None or (isinstance(v, float) and math.isnan(v)) or str(v) == "<NA>":
+        return None
+    return v if isinstance(v, str) else int(v)  # a name (starpu_sched) or a count
 
 
 def _checked_numbers(frame, column, path, wrong, what):

@@ -6,10 +6,12 @@ a point (configs, the sweep, the runner, the statistics, the figures, the benchm
 names from here.
 
 A point is one configuration of a program: (variant, compiler, kernels, threads, batch_subsize,
-k, ranks, tile_columns, tile_in_channels, tile_sequences, tiles_per_product). batch_subsize, k (the
+k, ranks, tile_columns, tile_in_channels, tile_sequences, tiles_per_product, starpu_sched). batch_subsize, k (the
 token chunk), the tile widths, the sequences per row chunk of the products (tile_sequences) and the
 tiles each product is cut into (tiles_per_product) exist for chunked variants only, ranks (MPI processes, `threads` each) for distributed variants only; they are None
-(NA in the CSV files) for the others. A chunk key the binary chooses itself for its thread count
+(NA in the CSV files) for the others. starpu_sched (the StarPU scheduler, STARPU_SCHED) exists for
+the variants that run on StarPU only, and is None there too where a sweep leaves StarPU its default.
+A chunk key the binary chooses itself for its thread count
 (config value "auto") is AUTO, 0, in a point key and "auto" in names.
 """
 
@@ -39,7 +41,7 @@ KERNEL_SETS = ("fast", "reference")
 PHASES = ("step", "forward", "backward", "update")
 # a key added later goes last, so that the positions of the others in a point key keep their meaning
 POINT_KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks", "tile_columns",
-              "tile_in_channels", "tile_sequences", "tiles_per_product"]
+              "tile_in_channels", "tile_sequences", "tiles_per_product", "starpu_sched"]
 INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
                 "tiles_per_product")
 # the chunk keys that cut the transformer blocks' products: absent from points made before each existed
@@ -49,7 +51,25 @@ CHUNK_KEYS = ("batch_subsize", "k") + TILE_KEYS
 CHUNK_POSITIONS = tuple(POINT_KEYS.index(c) for c in CHUNK_KEYS)
 # point keys that only some variants have: NA (pandas Int64) for the others
 OPTIONAL_KEYS = ("batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
-                 "tiles_per_product")
+                 "tiles_per_product", "starpu_sched")
+# optional point keys that hold a name, not a count: pandas "string" (NA where absent), not Int64
+TEXT_KEYS = ("starpu_sched",)
+# the variants on a task runtime of their own (the Makefile's RUNTIME_VARIANTS: nOS-V, StarPU), which a
+# sweep runs only where its config names them, as it does the distributed ones: a config that names
+# no variants sweeps what it swept before they existed (and keeps its digest)
+RUNTIME_VARIANTS = ("nosv", "starpu")
+# the variants that run on StarPU, the only ones a sweep's starpu_sched applies to
+STARPU_VARIANTS = ("starpu",)
+# StarPU 1.3's schedulers (starpu_sched_get_predefined_policies(), the names STARPU_SCHED takes):
+# a config naming another is refused when it is loaded, as gpt2-starpu refuses it at run time.
+# tests/test_bad_input.py checks this list against the installed library's.
+STARPU_SCHEDULERS = ("eager", "prio", "random", "lws", "ws", "dm", "dmda", "dmdap", "dmdar", "dmdas", "dmdasd",
+                     "pheft", "peager", "heteroprio", "graph_test",
+                     "modular-eager", "modular-eager-prefetching", "modular-eager-prio", "modular-gemm",
+                     "modular-prio", "modular-prio-prefetching", "modular-random", "modular-random-prio",
+                     "modular-random-prefetching", "modular-random-prio-prefetching", "modular-prandom",
+                     "modular-prandom-prio", "modular-ws", "modular-heft", "modular-heft-prio", "modular-heft2",
+                     "modular-heteroprio", "modular-heteroprio-heft", "modular-pheft")
 # a chunk key left to the binary's choice for its thread count
 AUTO = 0
 # the binaries' options and info-line keys of the chunk keys, in CHUNK_KEYS' order
@@ -111,6 +131,15 @@ def is_sequential(variant):
 
 def is_distributed(variant):
     return REGISTERED.get(variant) == DISTRIBUTED
+
+
+def on_starpu(variant):
+    return variant in STARPU_VARIANTS
+
+
+def key_dtype(col):
+    """The pandas dtype of an optional point key's column: "string" for a name, else Int64."""
+    return "string" if col in TEXT_KEYS else "Int64"
 
 
 def workers(key):
@@ -180,13 +209,25 @@ def chunking_label(bs, k, tile_columns=None, tile_in_channels=None, tile_sequenc
 
 
 def point_label(key):
-    """'taskiter gcc/fast t=2 bs=1 k=64', 'mpi gcc/fast r=2 t=1' for a point key (or a Point)."""
+    """'taskiter gcc/fast t=2 bs=1 k=64', 'mpi gcc/fast r=2 t=1', 'starpu gcc/fast t=2 bs=1 k=64
+    sched=dmda' for a point key (or a Point)."""
     variant, compiler, kernels, threads, bs = tuple(key)[:5]
     ranks = key[6] if len(key) > 6 else None
+    sched = starpu_sched_of(key)
     text = f"{variant} {compiler}/{kernels}" + (f" r={ranks}" if ranks is not None else "") + f" t={threads}"
     if bs is not None:
         text += " " + chunking_label(*chunk_values(key))
+    if sched is not None:
+        text += f" sched={sched}"
     return text
+
+
+def starpu_sched_of(key):
+    """The StarPU scheduler of a point key or Point; None where it has none (NA, or a key made before
+    starpu_sched existed)."""
+    key = tuple(key)
+    at = POINT_KEYS.index("starpu_sched")
+    return None if at >= len(key) or _is_na(key[at]) else str(key[at])
 
 
 def point_sort_key(key):
