@@ -4,8 +4,8 @@ import itertools
 
 import pytest
 
-from variant_helpers import (COMPILERS, FIXTURES, PARALLEL, ROOT, VARIANTS, binary, fixture_settings, make, run,
-                             step_records)
+from variant_helpers import (COMPILERS, FIXTURES, PARALLEL, ROOT, RUNTIME, VARIANTS, binary, fixture_settings, make,
+                             run, step_records)
 
 FIXTURE_NAMES = ["tiny_prime", "odd36", "heads4", "wide20"]
 
@@ -113,14 +113,36 @@ def within(chunkings, case_args):
 @pytest.mark.parametrize("case,kernels", [("odd36", "fast"), ("tiny", "fast"), ("odd36", "reference")])
 def test_parallel_variants_are_bit_identical_to_seq(case, kernels, tmp_path):
     """Within a kernel set, every variant, compiler, thread count and chunking
-    gives seq's losses and final parameters exactly."""
+    gives seq's losses and final parameters exactly (the variants on a task runtime: below)."""
+    thread_counts = [1, 2, 3, 4] if kernels == "fast" else [1, 3]
+    runs, failures = bit_identity(case, kernels, [v for v in PARALLEL if v not in RUNTIME], COMPILERS, thread_counts,
+                                  tmp_path)
+    assert runs > (150 if kernels == "fast" else 60)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("kernels", ["fast", "reference"])
+@pytest.mark.parametrize("variant", RUNTIME)
+def test_runtime_variants_are_bit_identical_to_seq(variant, kernels, tmp_path):
+    """The variants on a task runtime (nosv: taskiter's graph, starpu: tasks'), every chunking at 1, 2
+    and 3 threads, the races' repetitions included, on one model per kernel set and the gcc build: a
+    run costs about ten times a taskiter run (the runtime's start and stop), and what the runtime
+    orders is the same graph whatever the model, the compiler or a fourth thread."""
+    runs, failures = bit_identity("odd36", kernels, [variant], ["gcc"], [1, 2, 3], tmp_path)
+    assert runs > 80
+    assert not failures, "\n".join(failures)
+
+
+def bit_identity(case, kernels, variants, compilers, thread_counts, tmp_path):
+    """(runs, failures) of `variants` against seq's losses and final parameters after 10 steps, at
+    every compiler, thread count and chunking (forkjoin: its own), several repetitions of the
+    chunkings in REPEATED beyond 1 thread."""
     steps = 10
     expected_losses, expected_params = reference_run(CASES[case], steps, tmp_path, case, kernels)
     failures = []
     runs = 0
-    thread_counts = [1, 2, 3, 4] if kernels == "fast" else [1, 3]
-    for compiler, threads in itertools.product(COMPILERS, thread_counts):
-        for variant in PARALLEL:
+    for compiler, threads in itertools.product(compilers, thread_counts):
+        for variant in variants:
             chunkings = [(0, 0, 0, 0, 0, 0)] if variant == "forkjoin" else within(CHUNKINGS, CASES[case])
             # several repetitions: a race shows up as a difference in one of them
             repetitions = 3 if threads > 1 else 1
@@ -150,8 +172,7 @@ def test_parallel_variants_are_bit_identical_to_seq(case, kernels, tmp_path):
                 elif out.read_bytes() != expected_params:
                     failures.append(f"{label}: parameters differ after {steps} steps")
                 out.unlink()
-    assert runs > (150 if kernels == "fast" else 60)
-    assert not failures, "\n".join(failures)
+    return runs, failures
 
 
 def test_training_lowers_the_loss():

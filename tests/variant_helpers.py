@@ -35,6 +35,18 @@ def registry():
 # another kind (one launched by mpirun, say) has tests of its own
 VARIANTS = [name for name, kind in registry() if kind in ("sequential", "threads", "chunked")]
 PARALLEL = [name for name, kind in registry() if kind in ("threads", "chunked")]
+
+
+def runtime_variants():
+    """The variants on a task runtime of their own (the Makefile's RUNTIME_VARIANTS: nosv, starpu)."""
+    import re
+    found = re.search(r"^RUNTIME_VARIANTS\s*:=(.*)$", (ROOT / "Makefile").read_text(), re.M)
+    return found.group(1).split() if found else []
+
+
+# their runs cost a runtime's start and stop and its workers' wake-ups (about ten times a taskiter
+# run's time on the tiny models): the costliest tests run them on fewer settings
+RUNTIME = runtime_variants()
 COMPILERS = ["gcc", "clang"]
 
 
