@@ -107,9 +107,9 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
     assert products is None and not (first / "products.csv").exists()
     assert "products in the two forms: not measured: gemm_bench times d12's shapes, the config is tiny" in printed
     points = steps[steps.purpose == "point"]
-    # one row per measured step: 13 points (seq; at 1 and 2 threads forkjoin, tasks and taskiter
-    # auto and BATCH_SUBSIZE 1, tasks BATCH_SUBSIZE 2 = B) x 6 repetitions x 1 measured step
-    assert len(points) == 13 * 6 and set(points.repetition) == set(range(6))
+    # one row per measured step: 21 points (seq; at 1 and 2 threads forkjoin, and tasks, taskiter, nosv and starpu
+    # auto and another chunking) x 6 repetitions x 1 measured step
+    assert len(points) == 21 * 6 and set(points.repetition) == set(range(6))
     # every other repetition runs the points in reverse order
     order = [points[points.repetition == r].sort_values("slot").variant.tolist() for r in (0, 1)]
     assert order[0] == order[1][::-1]
@@ -139,8 +139,8 @@ def test_targets_only_repeats_the_compared_points_and_nothing_else(tmp_path, cap
     (out,) = tmp_path.iterdir()
     printed = capsys.readouterr().out
     steps, meta, products, kernels = bench.load(out)
-    # forkjoin, tasks(auto), taskiter(auto) at 1 and 2 threads x 6 repetitions x 1 measured step
-    assert set(steps.purpose) == {"point"} and len(steps) == 6 * 6 and not steps.traced.any()
+    # forkjoin, tasks(auto), taskiter(auto), nosv(auto), starpu(auto) at 1 and 2 threads x 6 repetitions x 1 step
+    assert set(steps.purpose) == {"point"} and len(steps) == 10 * 6 and not steps.traced.any()
     assert set(zip(steps.variant, steps.chunking)) == {("forkjoin", ""), ("tasks", "auto"), ("taskiter", "auto")}
     order = [steps[steps.repetition == r].sort_values("slot").variant.tolist() for r in (0, 1)]
     assert order[0] == order[1][::-1]

@@ -377,7 +377,7 @@ def test_a_recording_replays_its_runs_alone_from_its_own_chunks(packed, tmp_path
     import pandas as pd
     own = pd.read_csv(tmp_path / "own.csv.xz")
     own.loc[3, "ns"] = -5
-    own.to_csv(gone / validationdata.OWN_CHUNKS, index=False)
+    own.to_csv(gone / validationdata.OWN_CHUNKS, index=False, na_rep="NA")
     with pytest.raises(StudyError, match=r"own_chunks.csv.xz: row 5, column ns"):
         validation.validate(validationdata.Recording(gone))
 
@@ -399,7 +399,7 @@ def test_a_recording_without_its_results_has_no_own_replay_and_a_bad_trace_is_na
     trace = next((kept / "results" / directory.name / "traces").glob("taskiter_gcc_fast_t2_*_r0.csv"))
     assert validationdata.Recording(kept).results_of("tiny") == kept / "results" / directory.name
     trace.write_text("iteration,op\n")
-    with pytest.raises(StudyError, match=rf"{trace.name}: not a --trace file"):
+    with pytest.raises(StudyError, match=rf"{trace.name}: missing column"):
         validation.validate(validationdata.Recording(kept))
 
 
