@@ -114,8 +114,9 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
     order = [points[points.repetition == r].sort_values("slot").variant.tolist() for r in (0, 1)]
     assert order[0] == order[1][::-1]
     traced = steps[steps.purpose == "overhead"]
-    # the 2 task points the targets are stated on (auto) x 2 thread counts x 2 rounds x 1 measured step
-    assert len(traced) == 8 and set(traced.chunking) == {"auto"} and traced.busy_s.gt(0).all()
+    # the 4 task points the targets are stated on (tasks, taskiter, nosv, starpu, auto) x 2 thread counts x 2
+    # rounds x 1 measured step
+    assert len(traced) == 16 and set(traced.chunking) == {"auto"} and traced.busy_s.gt(0).all()
     # the breakdown: forkjoin traced once per thread count; per step, the kernels' times add up to the
     # chunks' time of steps.csv
     runs = steps[steps.traced == 1]
@@ -129,7 +130,7 @@ def test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again(
     for t in (1, 2):
         assert f"where the time goes at {t} thread" in printed
     section = printed[printed.index("where the time goes at 1 thread"):].splitlines()
-    assert section[1].split() == ["kernel", "forkjoin", "tasks", "diff", "taskiter", "diff"]
+    assert section[1].split() == ["kernel", "forkjoin", "tasks", "diff", "taskiter", "diff", "nosv", "diff", "starpu", "diff"]
 
 
 def test_targets_only_repeats_the_compared_points_and_nothing_else(tmp_path, capsys):
@@ -141,7 +142,8 @@ def test_targets_only_repeats_the_compared_points_and_nothing_else(tmp_path, cap
     steps, meta, products, kernels = bench.load(out)
     # forkjoin, tasks(auto), taskiter(auto), nosv(auto), starpu(auto) at 1 and 2 threads x 6 repetitions x 1 step
     assert set(steps.purpose) == {"point"} and len(steps) == 10 * 6 and not steps.traced.any()
-    assert set(zip(steps.variant, steps.chunking)) == {("forkjoin", ""), ("tasks", "auto"), ("taskiter", "auto")}
+    assert set(zip(steps.variant, steps.chunking)) == {("forkjoin", ""), ("tasks", "auto"), ("taskiter", "auto"),
+                                                      ("nosv", "auto"), ("starpu", "auto")}
     order = [steps[steps.repetition == r].sort_values("slot").variant.tolist() for r in (0, 1)]
     assert order[0] == order[1][::-1]
     assert meta["args"]["targets_only"] and meta["products"] == "--targets-only" and kernels.empty
