@@ -1,5 +1,6 @@
 """pstudy.roofline on synthetic results directories: classification across the ridge, the
-arithmetic of times, shares and rates, the figures, the counters hook and bad input."""
+arithmetic of times, shares and rates, the figures (pstudy.show.rooflinefigures), the counters
+hook and bad input."""
 
 import json
 import shutil
@@ -10,6 +11,7 @@ import pytest
 
 from pstudy import cli
 from pstudy.analyse import roofline as rl
+from pstudy.show import rooflinefigures
 
 REPO = Path(__file__).resolve().parents[2]
 COUNTERS_DATA = REPO / "tests" / "data" / "counters"
@@ -219,6 +221,7 @@ def test_figures_are_png(tmp_path):
     summary = rl.analyse(d, tmp_path / "out")
     paths = [a["figure"] for a in summary["analyses"]] + [summary["bandwidth_figure"]]
     assert len(paths) == 3
+    assert [str(p) for p in rooflinefigures.draw(summary)] == paths
     for p in paths:
         data = Path(p).read_bytes()
         assert data[:8] == PNG_MAGIC and len(data) > 10_000, p

@@ -353,30 +353,3 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     vframe = pd.DataFrame(validation, columns=["ranks", "threads", "measured_step_s", "predicted_step_s", "error"])
     return frame, vframe
 
-
-def figure(frame, path, machine_name):
-    """Predicted step time and its parts against nodes (or ranks), labelled PREDICTED."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from pstudy.store import resultsdir
-
-    x = frame["nodes"] if frame["nodes"].nunique() > 1 else frame["ranks"]
-    fig, ax = plt.subplots(figsize=(7.5, 5))
-    for col, label in (("predicted_step_s", "step"), ("compute_s", "forward + backward"),
-                       ("reduce_scatter_s", "reduce-scatter"), ("all_gather_s", "all-gather"),
-                       ("update_s", "AdamW")):
-        ax.plot(x, frame[col], marker="o", label=f"{label} (predicted)")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("nodes" if frame["nodes"].nunique() > 1 else "ranks")
-    ax.set_ylabel("seconds per step")
-    net = frame["network"].iloc[0] if len(frame) else ""
-    coll = frame["collective"].iloc[0] if len(frame) and "collective" in frame else "ring"
-    ax.set_title(f"PREDICTED gpt2-mpi step on {machine_name} ({coll} collectives; network {net}; SimGrid replay)",
-                 fontsize=9)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    resultsdir.atomic_savefig(fig, path, dpi=110)
-    plt.close(fig)
-    return path

@@ -61,20 +61,15 @@ the figure and table say which source each kernel's bytes come from.
 """
 
 import json
-import math
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from pstudy.measure import ceilings as ceil_mod  # noqa: E402
-from pstudy.measure import counters as counters_mod  # noqa: E402
-from pstudy.store import opcosts, resultsdir, traceformats, vocabulary  # noqa: E402
-from pstudy.analyse import verdict  # noqa: E402
-from pstudy.errors import StudyError  # noqa: E402
+from pstudy.measure import ceilings as ceil_mod
+from pstudy.measure import counters as counters_mod
+from pstudy.store import opcosts, resultsdir, traceformats, vocabulary
+from pstudy.analyse import verdict
+from pstudy.errors import StudyError
 
 STEP_RULE = "memory bound when memory-bound kernels take more than half of the step time"
 MEMORY_SHARE_THRESHOLD = 0.5
@@ -82,6 +77,7 @@ TIME_NOTE = ("time: median over iterations and repetitions of each op's busy wal
              "intervals)")
 MODEL_NOTE = "traffic model (no hardware counters)"
 BANDWIDTH_KERNELS = 8  # memory-bound kernels drawn against thread count, longest first
+FIGURE_INPUTS = "figure_inputs"  # a summary's key: {"rooflines": [...], "bandwidth": {...} or None}
 
 TRACE_COLUMNS = ("iteration", "op", "kernel", "start_s", "end_s")
 
@@ -284,100 +280,6 @@ def measured_kernel_bytes(results_dir, point, steps_per_run):
     return {k: sum(r[k] for r in per_rep) / len(per_rep) for k in sorted(kernels)}
 
 
-# ---------------------------------------------------------------- figures
-
-def roofline_figure(kernels, roof, title, note, path):
-    fig, ax = plt.subplots(figsize=(8, 6))
-    shown = kernels[(kernels["flops"] > 0) & (kernels["bytes"] > 0) & (kernels["time_s"] > 0)]
-    xs = list(shown["intensity"]) + [roof["ridge"]]
-    x_lo = 10 ** math.floor(math.log10(max(min(xs) / 2, 1e-3)))
-    x_hi = 10 ** math.ceil(math.log10(max(xs) * 2))
-    grid = [x_lo * (x_hi / x_lo) ** (i / 200) for i in range(201)]
-    ax.plot(grid, [min(roof["peak_gflops"], x * roof["triad_GBs"]) for x in grid], color="black", lw=2,
-            label=f"STREAM triad {roof['triad_GBs']:.1f} GB/s, {roof['best_isa']} peak "
-                  f"{roof['peak_gflops']:.0f} GFLOP/s")
-    ax.plot(grid, [min(roof["peak_gflops"], x * roof["copy_GBs"]) for x in grid], color="gray", ls="--", lw=1,
-            label=f"STREAM copy {roof['copy_GBs']:.1f} GB/s")
-    for isa, g in sorted(roof["isa_gflops"].items(), key=lambda kv: -kv[1]):
-        if isa == roof["best_isa"]:
-            continue
-        start = g / roof["triad_GBs"]
-        ax.plot([start, x_hi], [g, g], color="gray", ls=":", lw=1)
-        ax.text(start, g * 1.05, f"{isa} {g:.0f} GFLOP/s", va="bottom", ha="left", fontsize=7, color="gray")
-    ax.axvline(roof["ridge"], color="gray", lw=0.5)
-    ax.text(roof["ridge"], roof["peak_gflops"] * 1.15, f"ridge {roof['ridge']:.1f}", ha="center", fontsize=8)
-    colors = {verdict.MEMORY: "tab:blue", verdict.COMPUTE: "tab:red", verdict.LATENCY: "tab:gray"}
-    color_of = "verdict" if "verdict" in shown.columns else "bound"
-    # Labels are placed greedily, largest share first, at the first vertical offset (in label
-    # heights) whose box does not overlap one already placed; boxes are estimated in decades
-    # from the axes' extent (about 0.027 decades per character across, one line 0.06 down).
-    ys = list(shown["gflops"]) + [roof["peak_gflops"]]
-    y_lo = 10 ** math.floor(math.log10(max(min(ys) / 2, 1e-4)))
-    y_hi = roof["peak_gflops"] * 3
-    x_dec_per_char = 0.027 * math.log10(x_hi / x_lo) / 5
-    y_dec_per_line = 0.065 * math.log10(y_hi / y_lo) / 3.8
-    boxes = []
-    for name, row in shown.sort_values("share", ascending=False).iterrows():
-        size = 30 + 1500 * row["share"]
-        ax.scatter(row["intensity"], row["gflops"], s=size, color=colors[row[color_of]], alpha=0.6,
-                   edgecolors="black", linewidths=0.5)
-        text = f"{name} {row['share']:.0%}"
-        lx, ly = math.log10(row["intensity"]) + 0.03, math.log10(row["gflops"])
-        width = x_dec_per_char * len(text)
-        for step in (0, -1, 1, -2, 2, -3, 3, -4, 4):
-            y0 = ly + step * y_dec_per_line
-            if not any(lx < bx1 and bx0 < lx + width and y0 < by1 and by0 < y0 + y_dec_per_line
-                       for bx0, bx1, by0, by1 in boxes):
-                break
-        boxes.append((lx, lx + width, y0, y0 + y_dec_per_line))
-        ax.annotate(text, (row["intensity"], row["gflops"]), fontsize=7, textcoords="offset points",
-                    xytext=(6, 2 + 9.5 * step))
-    hidden = kernels.index.difference(shown.index)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(x_lo, x_hi)
-    ax.set_ylim(y_lo, y_hi)
-    ax.set_xlabel("arithmetic intensity [FLOP/byte]")
-    ax.set_ylabel("achieved [GFLOP/s]")
-    ax.set_title(title)
-    ax.grid(True, which="both", lw=0.3, alpha=0.5)
-    ax.legend(loc="lower right", fontsize=8)
-    foot = (f"bytes: {note}; point area ~ share of step time; colour: combined verdict (blue memory, red compute, "
-            f"gray latency/in-core: under {verdict.LOW_FRACTION:.0%} of both roofs)")
-    if len(hidden):
-        foot += f"; not drawn (no FLOPs): {', '.join(hidden)}"
-    fig.text(0.01, 0.01, foot + "\n" + TIME_NOTE, fontsize=7, va="bottom")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    resultsdir.atomic_savefig(fig, path, dpi=120)
-    plt.close(fig)
-
-
-def bandwidth_figure(series, ceilings, title, note, path):
-    """series: {kernel: [(threads, GB/s)]}; STREAM triad and copy over the thread counts measured."""
-    fig, ax = plt.subplots(figsize=(7, 5))
-    per = sorted(ceilings["per_threads"], key=lambda e: e["threads"])
-    ax.plot([e["threads"] for e in per], [e["stream_GBs"]["triad"] for e in per], color="black", lw=2,
-            marker="s", label="STREAM triad")
-    ax.plot([e["threads"] for e in per], [e["stream_GBs"]["copy"] for e in per], color="gray", ls="--",
-            marker="s", label="STREAM copy")
-    colors = plt.get_cmap("tab10")
-    for i, (kernel, points) in enumerate(series.items()):
-        points = sorted(points)
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=colors(i % 10), label=kernel)
-    ax.set_xlabel("threads")
-    ax.set_ylabel("achieved bandwidth [GB/s]")
-    counts = sorted({e["threads"] for e in per} | {p[0] for pts in series.values() for p in pts})
-    ax.set_xticks(counts)
-    ax.set_ylim(bottom=0)
-    ax.set_title(title)
-    ax.grid(True, lw=0.3, alpha=0.5)
-    ax.legend(fontsize=7, loc="best")
-    fig.text(0.01, 0.01, f"bytes: {note}\n{TIME_NOTE}", fontsize=7, va="bottom")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    resultsdir.atomic_savefig(fig, path, dpi=120)
-    plt.close(fig)
-
-
 # ---------------------------------------------------------------- the analysis
 
 def _config_label(key):
@@ -417,7 +319,9 @@ def load_evidence(results_dir, compiler, kernels, threads):
 
 
 def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figures=True):
-    """Runs the analysis; writes figures (unless figures=False) and tables under out_dir; returns a summary dict.
+    """Runs the analysis; writes its tables under out_dir; returns a summary dict. With figures, the
+    summary names the figures' paths and holds under FIGURE_INPUTS what pstudy.show.rooflinefigures
+    draws them from; without, no paths and nothing to draw.
 
     at: [(variant, threads)] to analyse; default [(vocabulary.BASELINE, 1), (vocabulary.FORKJOIN,
     largest thread count)]
@@ -467,6 +371,7 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
 
     summary = {"results_dir": str(results_dir), "warmup_skipped": warmup, "rule": STEP_RULE,
                "time": TIME_NOTE, "analyses": [], "thread_counts": thread_counts}
+    inputs = {"rooflines": [], "bandwidth": None}
     for key, threads in picked:
         try:
             roof = roofs(ceil_mod.ceiling_for(ceilings, threads))
@@ -490,10 +395,11 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
         name = f"{key[0]}_t{threads}"
         fig_path = out_dir / f"roofline_{name}.png"
         if figures:
-            roofline_figure(ktab, roof, f"Roofline: {label}, {cfg['reps']} rep(s), "
-                            f"{cfg['samples']} samples per op",
-                            note + (f"; verdict also from: {', '.join(evidence[1:])}" if len(evidence) > 1 else ""),
-                            fig_path)
+            inputs["rooflines"].append({
+                "kernels": ktab, "roof": roof,
+                "title": f"Roofline: {label}, {cfg['reps']} rep(s), {cfg['samples']} samples per op",
+                "note": note + (f"; verdict also from: {', '.join(evidence[1:])}" if len(evidence) > 1 else ""),
+                "path": fig_path})
         ktab_out = ktab.reset_index().rename(columns={"index": "kernel"})
         resultsdir.atomic_write(out_dir / f"roofline_kernels_{name}.csv",
                                 ktab_out.to_csv(index=False, float_format="%.6g"))
@@ -533,8 +439,9 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
                 series.setdefault(kernel, []).append((threads, float(ktab.loc[kernel, "gbs"])))
     bw_path = out_dir / "bandwidth_vs_threads.png"
     if figures:
-        bandwidth_figure(series, ceilings, f"Memory-bound kernels: achieved GB/s ({', '.join(used)})",
-                         summary["analyses"][-1]["bytes_source"], bw_path)
+        inputs["bandwidth"] = {"series": series, "ceilings": ceilings,
+                               "title": f"Memory-bound kernels: achieved GB/s ({', '.join(used)})",
+                               "note": summary["analyses"][-1]["bytes_source"], "path": bw_path}
     summary["bandwidth_figure"] = str(bw_path) if figures else None
     summary["bandwidth_series"] = {k: sorted(v) for k, v in series.items()}
     summary["verdicts"] = [line for a in summary["analyses"] for line in (a["line"], a["combined"]["line"])]
@@ -543,6 +450,7 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
     resultsdir.atomic_write(out_dir / "roofline_verdict.txt", "\n".join(summary["verdicts"]) + "\n\n"
                             + format_kernels(summary) + "\n")
     resultsdir.atomic_write(out_dir / "roofline.json", json.dumps(summary, indent=2, default=float) + "\n")
+    summary[FIGURE_INPUTS] = inputs  # after roofline.json, which cannot hold its DataFrames
     return summary
 
 

@@ -4,6 +4,7 @@ import os
 
 from pstudy import common
 from pstudy.measure import cachesim
+from pstudy.show import cachesimfigure
 from pstudy.store import config as configmod
 from pstudy.store import resultsdir
 from pstudy.common import REPO_ROOT
@@ -26,6 +27,7 @@ def main(args):
     with common.owning(out / resultsdir.LOCK, str(out), command="cachesim"):
         common.end_like_ctrl_c()
         cachesim.run_all(study, directory, REPO_ROOT, say=lambda text: common.say("cachesim", text))
+        cachesimfigure.draw(*cachesim.ratio_tables(directory), out)
     print(cachesim.format_results(directory))
     print(f"wrote {out}")
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pstudy import common
 from pstudy.store import history, vocabulary
+from pstudy.show import historyfigures
 from pstudy.errors import StudyError
 
 
@@ -31,7 +32,7 @@ def main(args):
         raise StudyError(f"{path}: the history has no rows yet")
     outdir = common.plots_root(args.plots_root) / "history"
     outdir.mkdir(parents=True, exist_ok=True)
-    written = history.draw(frame, phases, outdir, formats)
+    written = historyfigures.draw(frame, phases, outdir, formats)
     out = sys.stdout
     out.write(f"{path}: {len(frame)} rows from {frame['session'].nunique()} regress session(s), "
               f"{frame['commit'].nunique()} commit(s)\n")

@@ -8,6 +8,7 @@ from pstudy import common
 from pstudy.store import machinefiles, resultsdir, vocabulary
 from pstudy.measure import ceilings
 from pstudy.analyse import advice, distributed, findings, prediction, replay
+from pstudy.show import predictfigures
 from pstudy.errors import StudyError
 
 
@@ -110,7 +111,7 @@ def main_distributed(args, directory, meta, source, target):
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "distributed.csv", frame)
     resultsdir.write_csv(out / "distributed_validation.csv", validation)
-    fig = distributed.figure(frame, out / "predict_distributed.png", target.name)
+    fig = predictfigures.draw_distributed(frame, out / "predict_distributed.png", target.name)
     net = target.network
     print(f"PREDICTED gpt2-mpi on {target.name} (node: {'measured' if target.measured else 'public figures, not measured'}; "
           f"network: {'none in the machine file: one node, shared memory, assumed' if net is None else ('measured' if net.measured else 'public figures, not measured')})")
@@ -227,7 +228,7 @@ def main(args):
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "prediction.csv", frame)
     resultsdir.write_csv(out / "validation.csv", validation)
-    written = prediction.figures(frame, measured if target is source else {}, out, target.name)
+    written = predictfigures.draw(frame, measured if target is source else {}, out, target.name)
     print(f"PREDICTED on {target.name} ({'measured' if target.measured else 'public figures, not measured'}; "
           f"{target.cores} cores), from the 1-thread traces of {directory.name}"
           + (", each chunk at its CPU time (dedicated)" if args.dedicated else ""))

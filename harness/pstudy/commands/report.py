@@ -263,7 +263,10 @@ def roofline_report(directory, outdir, kernels="fast", compiler="gcc", at=None):
     """The roofline analysis of a results directory (one compiler and kernel set) into outdir:
     (result, None), or (None, why) when the directory lacks what it needs."""
     from pstudy.analyse import roofline
+    from pstudy.show import rooflinefigures
     try:
-        return roofline.analyse(directory, outdir, at=at or None, compiler=compiler, kernels=kernels), None
+        result = roofline.analyse(directory, outdir, at=at or None, compiler=compiler, kernels=kernels)
     except roofline.RooflineError as err:
         return None, f"roofline skipped: {err}"
+    rooflinefigures.draw(result)
+    return result, None

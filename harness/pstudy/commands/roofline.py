@@ -5,6 +5,7 @@ from pathlib import Path
 
 from pstudy.store import resultsdir
 from pstudy.analyse import roofline
+from pstudy.show import rooflinefigures
 from pstudy.errors import StudyError
 
 
@@ -31,6 +32,7 @@ def main(args):
         summary = roofline.analyse(args.results_dir, out, at=at, compiler=args.compiler, kernels=args.kernels)
     except roofline.RooflineError as err:
         raise StudyError(str(err)) from None
+    rooflinefigures.draw(summary)
     print(roofline.format_summary(summary))
     print(f"wrote {out}")
     return 0

@@ -227,12 +227,34 @@ def gather_evidence(study, directory, binaries, meta):
     if study.analysis["trace"]:
         notes.append(export_traces(directory, study.run["warmup"]))
     if study.analysis["sensitivity"]:
-        notes.append(evidence.bandwidth_sensitivity(study, directory, str(REPO_ROOT), meta["seed"]))
+        analysis, note = evidence.bandwidth_sensitivity(study, directory, str(REPO_ROOT), meta["seed"])
+        notes.append(note)
+        if analysis is not None:
+            from pstudy.show import sensitivityfigure
+            notes.append(figure_note("bandwidth sensitivity",
+                                     lambda: sensitivityfigure.draw(analysis, directory.sensitivity)))
     if study.analysis["cachesim"]:
-        notes.append(evidence.cache_simulation(study, directory, str(REPO_ROOT)))
+        note = evidence.cache_simulation(study, directory, str(REPO_ROOT))
+        notes.append(note)
+        if note is None:
+            from pstudy.measure import cachesim
+            from pstudy.show import cachesimfigure
+            notes.append(figure_note("simulated cache traffic",
+                                     lambda: cachesimfigure.draw(*cachesim.ratio_tables(directory),
+                                                                 directory.cachesim)))
     for note in filter(None, notes):
         say(note)
         meta.setdefault("analysis_notes", []).append(note)
+
+
+def figure_note(what, draw):
+    """Calls draw(); None, or a note where it fails, so that a figure the run cannot write leaves
+    the run's tables and meta.json whole, as a measurement it cannot make does."""
+    try:
+        draw()
+    except StudyError as err:
+        return f"{what} figure not drawn: {err}"
+    return None
 
 
 def export_traces(directory, warmup):

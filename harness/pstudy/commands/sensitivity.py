@@ -9,6 +9,7 @@ from pstudy.measure import evidence
 from pstudy.store import config as configmod
 from pstudy.store import resultsdir
 from pstudy.measure import sensitivity
+from pstudy.show import sensitivityfigure
 from pstudy.common import REPO_ROOT
 from pstudy.errors import StudyError
 
@@ -28,7 +29,9 @@ def add_arguments(parser):
 
 def main(args):
     if args.analyse:
-        result = sensitivity.analyse_directory(Path(args.analyse), figures=not args.no_figures)
+        result = sensitivity.analyse_directory(Path(args.analyse))
+        if not args.no_figures:
+            sensitivityfigure.draw(result, resultsdir.ResultsDir(args.analyse).sensitivity)
         print(sensitivity.format_results(result))
         print(f"wrote {resultsdir.ResultsDir(args.analyse).sensitivity}")
         return 0
@@ -56,6 +59,7 @@ def main(args):
                                             study.sensitivity["levels"], study.sensitivity["modes"],
                                             study.sensitivity["repetitions"], seed,
                                             say=lambda text: common.say("sensitivity", text))
+        sensitivityfigure.draw(result, out)
     print(sensitivity.format_results(result))
     print(f"wrote {out}")
     return 0

@@ -28,7 +28,7 @@ Files in a results directory's cachesim/ (resultsdir.cachesim_dir):
   callgrind/<compiler>_<kernels>.out  callgrind's output
   cachesim_<compiler>_<kernels>.csv   per kernel: events per step, simulated bytes, compulsory
                                       bytes, ratio
-  cachesim_ratio.png                  ratio per kernel, one bar per kernel set
+  cachesim_ratio.png                  ratio per kernel, one bar per kernel set (pstudy.show.cachesimfigure)
 """
 
 import dataclasses
@@ -277,12 +277,11 @@ def run_all(study, directory, root, say=print, sysfs=SYSFS):
                 "wall_s": outcome.wall_s, "callgrind": str(cg.relative_to(out))}
             results[(compiler, kernels)] = rows
     resultsdir.write_json(meta_path, meta)
-    figure(directory)
     return results
 
 
 # ---------------------------------------------------------------------------------------------
-# reading back, figure, evidence for the verdict
+# reading back, for the figure and the verdict
 
 def read_meta(directory):
     path = resultsdir.ResultsDir(directory).cachesim / "cachesim.json"
@@ -321,12 +320,9 @@ def kernel_evidence(directory, compiler, kernels):
             for _, r in table.iterrows()}
 
 
-def figure(directory):
-    """cachesim_ratio.png: simulated / compulsory bytes per kernel, one bar per (compiler, kernel set)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def ratio_tables(directory):
+    """({"compiler/kernels": its table}, cachesim.json's record) of every simulation in the
+    directory, what pstudy.show.cachesimfigure draws; ({}, None) where there is none."""
     out = resultsdir.ResultsDir(directory).cachesim
     meta = read_meta(directory)
     tables = {}
@@ -334,29 +330,7 @@ def figure(directory):
         m = re.fullmatch(r"cachesim_([a-z0-9]+)_([a-z0-9]+)\.csv", path.name)
         if m:
             tables[f"{m.group(1)}/{m.group(2)}"] = read_table(directory, m.group(1), m.group(2))
-    if not tables or meta is None:
-        return None
-    kernels = list(dict.fromkeys(k for t in tables.values() for k in t["kernel"]))
-    fig, ax = plt.subplots(figsize=(9, 5))
-    width = 0.8 / len(tables)
-    for i, (name, t) in enumerate(tables.items()):
-        ratio = dict(zip(t["kernel"], t["ratio"]))
-        ax.bar([j + i * width for j in range(len(kernels))], [ratio.get(k, math.nan) for k in kernels], width,
-               label=name)
-    ax.axhline(1.0, color="black", lw=0.8)
-    ax.set_xticks([j + width * (len(tables) - 1) / 2 for j in range(len(kernels))])
-    ax.set_xticklabels(kernels, rotation=60, ha="right", fontsize=7)
-    ax.set_yscale("log")
-    ax.set_ylabel("simulated DRAM bytes / traffic model's compulsory bytes")
-    ax.set_title("Simulated cache traffic against the traffic model (SIMULATED, not measured)")
-    ax.legend(fontsize=8)
-    ax.grid(True, axis="y", lw=0.3, alpha=0.5)
-    fig.text(0.01, 0.01, note(meta) + f"; {meta.get('bytes', '')}", fontsize=6.5, va="bottom", wrap=True)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    path = out / "cachesim_ratio.png"
-    resultsdir.atomic_savefig(fig, path, dpi=120)
-    plt.close(fig)
-    return path
+    return tables, meta
 
 
 def format_results(directory):

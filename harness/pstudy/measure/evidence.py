@@ -158,22 +158,24 @@ def experiment_binaries(study, points, root):
 
 def bandwidth_sensitivity(study, directory, root, seed):
     """The bandwidth-interference experiment (pstudy.sensitivity) into DIRECTORY/sensitivity/, unless
-    its runs.csv is there already; returns None or a note saying why not."""
+    its runs.csv is there already; returns (its analysis, None) where it ran, else (None, None) or
+    (None, a note saying why not)."""
     import os
 
     from pstudy.measure import sensitivity
     if (resultsdir.ResultsDir(directory).sensitivity / "runs.csv").exists():
-        return None
+        return None, None
     try:
         points, _ = sensitivity.experiment_points(study, sorted(os.sched_getaffinity(0)))
         binaries = experiment_binaries(study, points, root)
-        sensitivity.run_experiment(study, directory, binaries, root, common.bench_dir(study, root) / "thief",
-                                   study.sensitivity["levels"], study.sensitivity["modes"],
-                                   study.sensitivity["repetitions"], seed,
-                                   say=lambda text: common.say("run", f"sensitivity {text}"))
+        analysis = sensitivity.run_experiment(study, directory, binaries, root,
+                                              common.bench_dir(study, root) / "thief",
+                                              study.sensitivity["levels"], study.sensitivity["modes"],
+                                              study.sensitivity["repetitions"], seed,
+                                              say=lambda text: common.say("run", f"sensitivity {text}"))
     except StudyError as err:
-        return f"bandwidth sensitivity not measured: {err}"
-    return None
+        return None, f"bandwidth sensitivity not measured: {err}"
+    return analysis, None
 
 
 def cache_simulation(study, directory, root):

@@ -32,7 +32,7 @@ Files, in a results directory's sensitivity/ (resultsdir.sensitivity_dir):
   traces/STEM_MODE_dDUTY.csv  the step's --trace (resultsdir.sensitivity_trace_path)
   slowdowns.csv               point, kernel, mode, duty, stolen_GBs, slowdown, low, high, n
   slopes.csv                  point, kernel, mode, slope_per_GBs, low, high, n
-  sensitivity_STEM.png        slowdown against stolen GB/s per kernel (one per point)
+  sensitivity_STEM.png        slowdown against stolen GB/s per kernel (one per point; pstudy.show.sensitivityfigure)
 """
 
 import json
@@ -63,7 +63,6 @@ RUN_COLUMNS = resultsdir.KEYS + ["repetition", "order", "mode", "duty", "status"
                                  "thief_GBs", "wall_s", "trace"]
 SLOWDOWN_COLUMNS = ["point", "kernel", "mode", "duty", "stolen_GBs", "slowdown", "low", "high", "n"]
 SLOPE_COLUMNS = ["point", "kernel", "mode", "slope_per_GBs", "low", "high", "n"]
-FIGURE_KERNELS = 8
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,9 +295,11 @@ def read_runs(directory):
     return runs
 
 
-def analyse_directory(directory, figures=True):
-    """Reads sensitivity/runs.csv and the traces, writes slowdowns.csv, slopes.csv and a figure per
-    point; returns {"slowdowns": DataFrame, "slopes": DataFrame, "figures": [paths]}."""
+def analyse_directory(directory):
+    """Reads sensitivity/runs.csv and the traces, writes slowdowns.csv and slopes.csv; returns
+    {"slowdowns": DataFrame, "slopes": DataFrame, "meta": sensitivity.json's record,
+    "kernels_by_time": {point: its kernels, the longest in the runs without a thief first}}, what
+    pstudy.show.sensitivityfigure draws."""
     out = resultsdir.ResultsDir(directory).sensitivity
     meta_path = out / "sensitivity.json"
     try:
@@ -322,56 +323,15 @@ def analyse_directory(directory, figures=True):
     slowdowns, slopes = analyse_runs(runs, times)
     resultsdir.write_csv(out / "slowdowns.csv", slowdowns)
     resultsdir.write_csv(out / "slopes.csv", slopes)
-    paths = []
-    if figures:
-        for point in slowdowns["point"].unique():
-            share = {}
-            base = runs[(runs["point"] == point) & (runs["mode"] == NONE) & runs.index.isin(list(times))]
-            for i in base.index:
-                for k, t in times[i].items():
-                    share[k] = share.get(k, 0.0) + t
-            top = sorted(share, key=share.get, reverse=True)[:FIGURE_KERNELS]
-            path = out / f"sensitivity_{point}.png"
-            figure(slowdowns[slowdowns["point"] == point], top, point, meta, path)
-            paths.append(path)
-    return {"slowdowns": slowdowns, "slopes": slopes, "figures": paths}
-
-
-def figure(slowdowns, kernels, point, meta, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 5.5))
-    colors = plt.get_cmap("tab10")
-    for i, k in enumerate(kernels):
-        for mode, ls, marker in (("dram", "-", "o"), ("cache", "--", "^")):
-            d = slowdowns[(slowdowns["kernel"] == k) & (slowdowns["mode"] == mode)].sort_values("duty")
-            if d.empty:
-                continue
-            xs = [0.0] + list(d["stolen_GBs"])
-            ys = [0.0] + [100 * v for v in d["slowdown"]]
-            err_lo = [0.0] + [100 * (v - lo) if lo == lo else 0 for v, lo in zip(d["slowdown"], d["low"])]
-            err_hi = [0.0] + [100 * (hi - v) if hi == hi else 0 for v, hi in zip(d["slowdown"], d["high"])]
-            ax.errorbar(xs, ys, yerr=[err_lo, err_hi], color=colors(i % 10), ls=ls, marker=marker, capsize=2,
-                        label=k if mode == "dram" else None)
-    means = [100 * v for v in slowdowns[slowdowns["kernel"].isin(kernels)]["slowdown"] if v == v]
-    if means:  # the means decide the scale; an interval wider than that is drawn clipped
-        span = max(5.0, max(abs(m) for m in means))
-        ax.set_ylim(-1.5 * span, 1.5 * span)
-    ax.axhline(0, color="black", lw=0.5)
-    ax.set_xlabel("bandwidth taken by the thief [GB/s] (its own measurement)")
-    ax.set_ylabel("kernel slowdown vs no thief [%]")
-    ax.set_title(f"Bandwidth sensitivity: {point}")
-    ax.grid(True, lw=0.3, alpha=0.5)
-    ax.legend(fontsize=7, loc="upper left")
-    place = meta.get("placement", {}).get(point) or {}
-    fig.text(0.01, 0.01, f"solid: DRAM thief (8x LLC), dashed: cache thief (3/4 LLC); step on cpus "
-             f"{place.get('step')}, thief on {place.get('thieves')}; {meta.get('repetitions')} paired repetitions, "
-             f"mean and 95% t-interval (clipped to the means' scale)", fontsize=7, va="bottom")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    resultsdir.atomic_savefig(fig, path, dpi=120)
-    plt.close(fig)
+    longest = {}
+    for point in slowdowns["point"].unique():
+        share = {}
+        base = runs[(runs["point"] == point) & (runs["mode"] == NONE) & runs.index.isin(list(times))]
+        for i in base.index:
+            for k, t in times[i].items():
+                share[k] = share.get(k, 0.0) + t
+        longest[point] = sorted(share, key=share.get, reverse=True)
+    return {"slowdowns": slowdowns, "slopes": slopes, "meta": meta, "kernels_by_time": longest}
 
 
 # ---------------------------------------------------------------------------------------------
