@@ -1,7 +1,7 @@
 """The harness's structure, checked: imports go one way through the folders of pstudy/ (commands,
 then show and analyse, then measure and store, then common and errors) with no cycle, subcommands
-do not import each other, module names do not differ by a letter, and no module but the
-vocabulary spells a variant's name."""
+do not import each other, only show/ imports matplotlib, module names do not differ by a letter,
+and no module but the vocabulary spells a variant's name."""
 
 import ast
 from pathlib import Path
@@ -10,16 +10,25 @@ REPO = Path(__file__).resolve().parents[2]
 PSTUDY = REPO / "harness" / "pstudy"
 
 
-def imported_modules(path):
-    """Every pstudy module a file imports (absolute names), wherever the import statement is."""
+def all_imports(source):
+    """Every module a source text imports (absolute names), wherever the import statement is."""
     out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             out.add(node.module)
             out.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return {m for m in out if m.startswith("pstudy")}
+    return out
+
+
+def imported_modules(path):
+    """Every pstudy module a file imports."""
+    return {m for m in all_imports(path.read_text()) if m.startswith("pstudy")}
+
+
+def imports_matplotlib(source):
+    return any(m == "matplotlib" or m.startswith("matplotlib.") for m in all_imports(source))
 
 
 # A module may import modules of its own folder and of the folders ranked below its own, never
@@ -110,6 +119,22 @@ def test_the_layer_checks_catch_a_violation():
              "pstudy.measure.runner": {"pstudy.store.vocabulary"}, "pstudy.store.vocabulary": set()}
     assert layer_violations(graph) == ["pstudy.store.resultsdir imports pstudy.analyse.stats"]
     assert cycles(graph) == [["pstudy.analyse.stats", "pstudy.store.resultsdir"]]
+
+
+def test_figures_are_drawn_in_show_alone():
+    """Only show/ imports matplotlib: the others compute and store what show/ draws. Naming it in a
+    string (provenance's version report) is not an import."""
+    drawing = [str(path.relative_to(PSTUDY)) for path in sorted(PSTUDY.rglob("*.py"))
+               if PSTUDY / "show" not in path.parents and imports_matplotlib(path.read_text())]
+    assert drawing == []
+
+
+def test_the_matplotlib_check_sees_every_kind_of_import():
+    for source in ("import matplotlib", "import matplotlib.pyplot as plt", "from matplotlib import pyplot",
+                   "from matplotlib.patches import Patch", "def f():\n    import matplotlib\n"):
+        assert imports_matplotlib(source), source
+    for source in ('NAMES = ("pandas", "matplotlib")', "import matplotlibx", "from pstudy import show"):
+        assert not imports_matplotlib(source), source
 
 
 def test_every_module_is_in_a_folder_with_a_one_line_introduction():
