@@ -213,9 +213,10 @@ bench-runtimes: deps
 # the builds that test and run need, on every CPU. test also builds up front what its tests would
 # build one after the other (they share a lock: two makes of one target would write the same files),
 # one worker waiting on the other's make meanwhile: the unit tests, the sanitizer and fuzzing builds,
-# the AVX2 builds the bit-identity and kernel benchmark tests compare
+# the AVX2 builds the bit-identity and kernel benchmark tests compare, the SMPI build the two
+# distributed engines are checked with
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-TEST_BUILDS := build unit-tests asan fuzz-build $(filter build/gcc/fast-avx2/%,$(AVX2_BINARIES))
+TEST_BUILDS := build unit-tests asan fuzz-build smpi $(filter build/gcc/fast-avx2/%,$(AVX2_BINARIES))
 .PHONY: test-build
 test-build: $(TEST_BUILDS)
 
