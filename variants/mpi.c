@@ -265,10 +265,6 @@ struct Executor {
     float *acc, *recv;          // (BLOCK_FLOATS) reduction scratch
     MPI_Request *requests;
     long long bytes_per_step;   // sent by this rank
-#ifdef GPT2_SMPI
-    double smpi_compute_s;      // the simulated time of a step's forward and backward operations
-    double smpi_update_s;       // and of its AdamW operations
-#endif
 };
 
 static size_t blocks_of(size_t n) { return (n + BLOCK_FLOATS - 1) / BLOCK_FLOATS; }
@@ -323,8 +319,11 @@ static void set_error(Error *err, const char *message) {
 }
 
 #ifdef GPT2_SMPI
+// the simulated seconds of a step's forward and backward operations and of its AdamW operations
+static double smpi_compute_s, smpi_update_s;
+
 // Seconds from the environment variable `name` (0 when unset), or -1 with err set. The harness
-// sets them on the smpirun command line: SMPI passes its environment to every rank.
+// sets them in smpirun's environment, which every rank sees.
 static double smpi_seconds(const char *name, Error *err) {
     const char *text = getenv(name);
     if (!text || !*text) return 0.0;
@@ -342,6 +341,12 @@ static double smpi_seconds(const char *name, Error *err) {
 
 int dist_check_executor(const ExecOptions *options, Error *err) {
     const char *name = options->executor ? options->executor : "forkjoin";
+#ifdef GPT2_SMPI
+    // read here, before the ranks agree, so that a bad value is one line and exit status 2
+    if ((smpi_compute_s = smpi_seconds("GPT2_SMPI_COMPUTE_S", err)) < 0 ||
+        (smpi_update_s = smpi_seconds("GPT2_SMPI_UPDATE_S", err)) < 0)
+        return -1;
+#endif
     if (inner_named(name)) return 0;
     int at = snprintf(err->message, sizeof(err->message), "--executor: unknown executor '%s' (known:", name);
     for (int i = 0; i < N_INNERS && at < (int)sizeof(err->message); i++)
@@ -369,13 +374,6 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
     ex->rank = world_rank;
     ex->ranks = world_size;
-#ifdef GPT2_SMPI
-    if ((ex->smpi_compute_s = smpi_seconds("GPT2_SMPI_COMPUTE_S", err)) < 0 ||
-        (ex->smpi_update_s = smpi_seconds("GPT2_SMPI_UPDATE_S", err)) < 0) {
-        executor_destroy(ex);
-        return NULL;
-    }
-#endif
     const GPT2 *model = step->model;
     int R = ex->ranks;
     ex->weights = malloc(R * sizeof(float));
@@ -644,7 +642,7 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
 
 #ifdef GPT2_SMPI
         (void)part;
-        smpi_execute(ex->smpi_compute_s);
+        smpi_execute(smpi_compute_s);
         losses[it] = 0.0f;
         report->phase_s[PHASE_FORWARD] = now_seconds() - step_start;
 #else
@@ -661,7 +659,7 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         report->comm_s += t1 - t0;
 
 #ifdef GPT2_SMPI
-        smpi_execute(ex->smpi_update_s);
+        smpi_execute(smpi_update_s);
         report->phase_s[PHASE_UPDATE] = now_seconds() - t1;
         size_t before = trace && trace->records ? trace->count : 0;
 #else
