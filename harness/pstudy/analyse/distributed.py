@@ -275,17 +275,17 @@ MAX_RANKS = 128
 
 
 def layouts_for(target, nodes=None, ranks=None, threads=None, ranks_per_node=None, update="sharded",
-                limit=MAX_RANKS):
+                limit=MAX_RANKS, what="a prediction replays"):
     """(layouts, what the default left out): `ranks` on one node, else `nodes` x the ranks per
     node (default: the powers of two the machine has, up to `limit` ranks); StudyError, before
-    any work, for a layout over `limit` ranks."""
+    any work, for a layout over `limit` ranks (the ranks `what`)."""
     net = target.network
     left_out = []
     if ranks:
         rpn = ranks_per_node or (net.ranks_per_node if net else max(ranks))
         for r in ranks:
             if r > limit:
-                raise StudyError(f"--ranks {r}: over the limit of {limit} ranks a prediction replays")
+                raise StudyError(f"--ranks {r}: over the limit of {limit} ranks {what}")
         layouts_rt = [(r, threads or max(1, target.cores // min(r, rpn))) for r in ranks]
     else:
         rpn = ranks_per_node or (net.ranks_per_node if net else 1)
@@ -293,7 +293,7 @@ def layouts_for(target, nodes=None, ranks=None, threads=None, ranks_per_node=Non
             for n in nodes:
                 if n * rpn > limit:
                     raise StudyError(f"--nodes {n}: {n * rpn} ranks ({rpn} a node), over the limit of {limit} "
-                                     "ranks a prediction replays")
+                                     f"ranks {what}")
             counts = nodes
         else:
             possible = [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256) if n <= (net.nodes if net else 1)]
@@ -320,12 +320,12 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     if batch is not None and batch < 1:
         raise StudyError(f"--batch: expected a positive integer, got {batch}")
     check_engine(engine)
-    limit = smpi.MAX_RANKS if engine == "smpi" else MAX_RANKS
-    layouts, left_out = layouts_for(target, nodes, ranks, threads, ranks_per_node, update, limit)
+    limit, what = (smpi.MAX_RANKS, "the smpi engine runs") if engine == "smpi" else (MAX_RANKS, "a prediction replays")
+    layouts, left_out = layouts_for(target, nodes, ranks, threads, ranks_per_node, update, limit, what)
     layouts = [dataclasses.replace(lay, collective=collective) for lay in layouts]
     if left_out and progress:
         progress(f"note: {', '.join(map(str, left_out))} nodes left out of the default layouts: over the limit of "
-                 f"{limit} ranks a prediction replays" + (" under SMPI" if engine == "smpi" else ""))
+                 f"{limit} ranks {what}")
     stats = prediction.trace_stats(directory, meta.warmup)
     medians = stats.medians
     executor = executor or vocabulary.FORKJOIN
