@@ -119,6 +119,35 @@ BINARIES := $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(BU
 AVX2_BINARIES := $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(filter-out $(DISTRIBUTED_VARIANTS),$(BUILT_NAMES)),build/$(c)/$(k)-avx2/gpt2-$(v))))
 avx2: $(AVX2_BINARIES) build/bench/gemm_bench-avx2
 
+# gpt2-mpi on a simulated cluster: built with SimGrid's smpicc (Debian's libsimgrid-dev) and run
+# by smpirun, every rank a thread of one process (`perfstudy predict --distributed --engine smpi`,
+# docs/prediction.md). -DGPT2_SMPI stands simulated delays in for each rank's node compute, so the
+# collectives run as the binary sends them on a platform that has the cluster's links. The variants
+# are compiled with smpicc (its header routes their clock, exit and stdio to the simulation); the
+# core with gcc for a shared object, as smpicc links the program, since that header's names clash
+# with the core's: under -DGPT2_SMPI the core reads the simulated clock and shares its large blocks
+# among the ranks itself. Not part of `make`: only that engine needs it.
+#   make smpi   ->  build/smpi/gpt2-mpi
+SMPICC      ?= smpicc
+SMPI_TREE   := build/smpi
+SMPI_CFLAGS := $(CFLAGS_COMMON) -DGPT2_SMPI -DKERNELS_NAME='"fast"'
+.PHONY: smpi
+smpi: $(SMPI_TREE)/gpt2-mpi
+$(SMPI_TREE)/obj:
+	mkdir -p $@
+$(SMPI_TREE)/obj/%.o: core/%.c $(HEADERS) | $(SMPI_TREE)/obj
+	gcc $(SMPI_CFLAGS) -fPIC -c $< -o $@
+$(SMPI_TREE)/obj/front-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
+	$(SMPICC) $(SMPI_CFLAGS) -c $< -o $@
+$(SMPI_TREE)/obj/node-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
+	$(SMPICC) $(SMPI_CFLAGS) -fopenmp $(call node_rename,$*) -c $< -o $@
+$(SMPI_TREE)/obj/main-mpi.o: variants/main.c $(HEADERS) | $(SMPI_TREE)/obj
+	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -DDISTRIBUTED -c $< -o $@
+$(SMPI_TREE)/obj/dist-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
+	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $< -o $@
+$(patsubst %,$(SMPI_TREE)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(SMPI_TREE)/gpt2-%: $(SMPI_TREE)/obj/main-mpi.o $(patsubst variants/%.c,$(SMPI_TREE)/obj/front-%.o,$(FRONT_SRC)) $(SMPI_TREE)/obj/dist-%.o $(patsubst %,$(SMPI_TREE)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,$(SMPI_TREE)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_fast))
+	$(SMPICC) $(SMPI_CFLAGS) -fopenmp $^ -o $@ $(LDLIBS)
+
 # the harness's task-graph replay in C (harness/replay/replay.c; pstudy.analyse.replay loads it):
 # no -march and no contraction, so that its arithmetic is the Python reference's, bit for bit
 REPLAY_LIB := build/harness/libreplay.so
@@ -184,9 +213,10 @@ bench-runtimes: deps
 # the builds that test and run need, on every CPU. test also builds up front what its tests would
 # build one after the other (they share a lock: two makes of one target would write the same files),
 # one worker waiting on the other's make meanwhile: the unit tests, the sanitizer and fuzzing builds,
-# the AVX2 builds the bit-identity and kernel benchmark tests compare
+# the AVX2 builds the bit-identity and kernel benchmark tests compare, the SMPI build the two
+# distributed engines are checked with
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-TEST_BUILDS := build unit-tests asan fuzz-build $(filter build/gcc/fast-avx2/%,$(AVX2_BINARIES))
+TEST_BUILDS := build unit-tests asan fuzz-build smpi $(filter build/gcc/fast-avx2/%,$(AVX2_BINARIES))
 .PHONY: test-build
 test-build: $(TEST_BUILDS)
 

@@ -9,6 +9,9 @@
 #include <unistd.h>
 #include "checked.h"
 #include "model.h"
+#ifdef GPT2_SMPI
+#include <smpi/smpi.h>
+#endif
 
 typedef struct {
     const char *name;
@@ -269,8 +272,18 @@ int gpt2_allocate(GPT2 *model, int B, int T, char *err, size_t err_len) {
     // tensor slice straddled lines, and two threads writing neighbouring
     // heads' columns of one row shared a line (attention's backward pass ran
     // 1.8x slower per head at 2 threads).
+#ifdef GPT2_SMPI
+    // gpt2-mpi built for SMPI runs every rank in one process and computes nothing: the parameters'
+    // and gradients' contents, which its messages carry, are never read, so the ranks share one
+    // block of each (SimGrid's shared malloc maps one small file over it), which holds many ranks
+    // of d12 in memory and spares SMPI copying the messages' bytes. The other blocks are never
+    // touched, so never resident. SMPI's own free of a shared block unmaps nothing: none is kept.
+    model->params_memory = SMPI_SHARED_MALLOC(n * sizeof(float));
+    model->grads_memory = SMPI_SHARED_MALLOC(n * sizeof(float));
+#else
     model->params_memory = zeroed_floats(n, &model->allocations[0]);
     model->grads_memory = zeroed_floats(n, &model->allocations[1]);
+#endif
     model->m_memory = zeroed_floats(n, &model->allocations[2]);
     model->v_memory = zeroed_floats(n, &model->allocations[3]);
     model->acts_memory = zeroed_floats(acts_total, &model->allocations[4]);

@@ -2,6 +2,11 @@
 #include <stdlib.h>
 #include <time.h>
 #include "trace.h"
+#ifdef GPT2_SMPI
+// gpt2-mpi built for SMPI (Makefile, `make smpi`): its steps are timed on the simulated clock
+#include <smpi/smpi.h>
+#define clock_gettime smpi_clock_gettime
+#endif
 
 double now_seconds(void) {
     struct timespec ts;

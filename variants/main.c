@@ -46,6 +46,15 @@
 static char program[64] = "gpt2";
 // ranks other than 0 of a distributed run print nothing (their stdout is /dev/null)
 static int silent;
+#ifdef GPT2_SMPI
+// The ranks of an SMPI run are threads of one process with one stdout, which freopen on rank 1 would
+// take from rank 0 too: this file prints through a stream of its rank's own instead.
+static FILE *process_stdout(void) { return stdout; }
+static FILE *rank_stdout;
+#undef stdout
+#define stdout rank_stdout
+#define printf(...) fprintf(rank_stdout, __VA_ARGS__)
+#endif
 #ifdef DISTRIBUTED
 // whether the ranks have agreed to run (dist_agree); before that, a rank that stops tells the
 // others through the agreement, after it, it ends the job (MPI_Abort)
@@ -351,7 +360,9 @@ static void load_parameters(const Options *o, Run *run) {
     if (o->model_path) {
         if (checkpoint_read_params(o->model_path, &run->model, &err) != 0) die("%s", err.message);
     } else if (!o->describe) {
+#ifndef GPT2_SMPI // built for SMPI the compute is simulated: the values are never read, and every rank would draw them
         gpt2_init_random(&run->model, (uint64_t)o->seed); // --describe needs shapes only
+#endif
     }
 }
 
@@ -623,7 +634,12 @@ int main(int argc, char **argv) {
 #ifdef DISTRIBUTED
     dist_init(&argc, &argv);
     silent = dist_rank() != 0;
+#ifdef GPT2_SMPI
+    rank_stdout = silent ? fopen("/dev/null", "w") : process_stdout();
+    if (!rank_stdout) die("/dev/null: cannot open");
+#else
     if (silent && !freopen("/dev/null", "w", stdout)) die("/dev/null: cannot open");
+#endif
 #endif
     Options o = parse_options(argc, argv);
     if (o.list_configs) {

@@ -53,6 +53,13 @@
 // seq); at R <= 2 the two collectives give the same bits. The all-gathers
 // only copy. The losses: every rank sends its mean loss to every other, which
 // sum them in rank order.
+//
+// Built for SimGrid's SMPI (-DGPT2_SMPI, `make smpi`), the rank's node compute
+// is not run: each step stands in for the forward and backward operations and
+// for AdamW with simulated delays that the harness gives it (from the replay of
+// the traced chunk times), and for each add of the reduce-scatter with its bytes
+// executed at the simulated host's speed (the rank's memory bandwidth). The
+// messages, their sizes and their order are the ones above.
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <omp.h>
@@ -61,6 +68,11 @@
 #include <unistd.h>
 #include "distributed.h"
 #include "executor.h"
+#ifdef GPT2_SMPI
+#include <errno.h>
+#include <math.h>
+#include <smpi/smpi.h>
+#endif
 
 const char *const EXECUTOR_NAME = "mpi";
 const int EXECUTOR_WHOLE_LOOP = 0;
@@ -306,8 +318,35 @@ static void set_error(Error *err, const char *message) {
     snprintf(err->message, sizeof(err->message), "%s", message);
 }
 
+#ifdef GPT2_SMPI
+// the simulated seconds of a step's forward and backward operations and of its AdamW operations
+static double smpi_compute_s, smpi_update_s;
+
+// Seconds from the environment variable `name` (0 when unset), or -1 with err set. The harness
+// sets them in smpirun's environment, which every rank sees.
+static double smpi_seconds(const char *name, Error *err) {
+    const char *text = getenv(name);
+    if (!text || !*text) return 0.0;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || *end || !isfinite(v) || v < 0) {
+        snprintf(err->message, sizeof(err->message), "%s: expected seconds (a number, 0 or more), got '%.100s'",
+                 name, text);
+        return -1.0;
+    }
+    return v;
+}
+#endif
+
 int dist_check_executor(const ExecOptions *options, Error *err) {
     const char *name = options->executor ? options->executor : "forkjoin";
+#ifdef GPT2_SMPI
+    // read here, before the ranks agree, so that a bad value is one line and exit status 2
+    if ((smpi_compute_s = smpi_seconds("GPT2_SMPI_COMPUTE_S", err)) < 0 ||
+        (smpi_update_s = smpi_seconds("GPT2_SMPI_UPDATE_S", err)) < 0)
+        return -1;
+#endif
     if (inner_named(name)) return 0;
     int at = snprintf(err->message, sizeof(err->message), "--executor: unknown executor '%s' (known:", name);
     for (int i = 0; i < N_INNERS && at < (int)sizeof(err->message); i++)
@@ -340,8 +379,14 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     ex->weights = malloc(R * sizeof(float));
     ex->shard = malloc((R + 1) * sizeof(size_t));
     size_t scratch = blocks_of(model->num_parameters) > 1 ? BLOCK_FLOATS : model->num_parameters;
+#ifdef GPT2_SMPI
+    // shared among the ranks as the gradients are (core/model.c): nothing is added
+    ex->acc = SMPI_SHARED_MALLOC(scratch * sizeof(float));
+    ex->recv = SMPI_SHARED_MALLOC(scratch * sizeof(float));
+#else
     ex->acc = malloc(scratch * sizeof(float));
     ex->recv = malloc(scratch * sizeof(float));
+#endif
     // at most: a send and a receive of every block of every shard, and the losses; the ring's sends
     ex->requests = malloc((2 * (blocks_of(model->num_parameters) + R) + 2 * R + (size_t)RING_DEPTH * R + R) *
                           sizeof(MPI_Request));
@@ -463,6 +508,12 @@ static void reduce_scatter_direct(Executor *ex, float *grads) {
                 MPI_Recv(ex->recv, (int)count, MPI_FLOAT, q, TAG_REDUCE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 g = ex->recv;
             }
+#ifdef GPT2_SMPI
+            (void)g;
+            smpi_execute_flops(12.0 * (double)count); // acc += w * g: g read, acc read and written
+        }
+        smpi_execute_flops(8.0 * (double)count); // the copy back
+#else
             float w = ex->weights[q];
             if (q == 0)
                 for (size_t i = 0; i < count; i++) ex->acc[i] = w * g[i];
@@ -471,6 +522,7 @@ static void reduce_scatter_direct(Executor *ex, float *grads) {
         }
         // this shard's blocks are not among the ones being sent
         memcpy(grads + at, ex->acc, count * sizeof(float));
+#endif
     }
     MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
 }
@@ -513,6 +565,11 @@ static void reduce_scatter_ring(Executor *ex, float *grads) {
             MPI_Wait(&pending[b], MPI_STATUS_IGNORE);
             const float *in = buf[b];
             float *g = grads + at;
+#ifdef GPT2_SMPI
+            (void)in;
+            (void)w_prev;
+            smpi_execute_flops(12.0 * (double)count); // g = in + w g: in read, g read and written
+#else
             // elementwise: the rank's threads change no sum's order
             if (s == 0) {
 #pragma omp parallel for schedule(static) num_threads(ex->threads) if (count >= PARALLEL_ADD)
@@ -521,6 +578,7 @@ static void reduce_scatter_ring(Executor *ex, float *grads) {
 #pragma omp parallel for schedule(static) num_threads(ex->threads) if (count >= PARALLEL_ADD)
                 for (size_t i = 0; i < count; i++) g[i] = in[i] + w_me * g[i];
             }
+#endif
             if (s + 1 < R - 1)
                 MPI_Isend(g, (int)count, MPI_FLOAT, next, TAG_REDUCE, MPI_COMM_WORLD, &ex->requests[n_req++]);
         }
@@ -582,9 +640,16 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         // the front may change the settings between steps (--verify's probe step)
         ex->update.adamw = ex->step->adamw;
 
+#ifdef GPT2_SMPI
+        (void)part;
+        smpi_execute(smpi_compute_s);
+        losses[it] = 0.0f;
+        report->phase_s[PHASE_FORWARD] = now_seconds() - step_start;
+#else
         ex->inner->train(ex->compute_ex, it, 1, losses, &part, trace);
         report->phase_s[PHASE_FORWARD] = part.phase_s[PHASE_FORWARD];
         report->phase_s[PHASE_BACKWARD] = part.phase_s[PHASE_BACKWARD];
+#endif
 
         double t0 = now_seconds();
         reduce_scatter(ex, model->grads_memory, &losses[it]);
@@ -593,9 +658,15 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         trace_comm(trace, it, ex->op_reduce, t0, t1);
         report->comm_s += t1 - t0;
 
+#ifdef GPT2_SMPI
+        smpi_execute(smpi_update_s);
+        report->phase_s[PHASE_UPDATE] = now_seconds() - t1;
+        size_t before = trace && trace->records ? trace->count : 0;
+#else
         size_t before = trace && trace->records ? trace->count : 0;
         ex->inner->train(ex->update_ex, it, 1, losses, &part, trace);
         report->phase_s[PHASE_UPDATE] = part.phase_s[PHASE_UPDATE];
+#endif
         // the update's records name its own operations: make them the whole step's, rows and all
         if (trace && trace->records)
             for (size_t i = before; i < trace->count && i < trace->capacity; i++) {

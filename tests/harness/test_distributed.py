@@ -1,14 +1,18 @@
 """Distributed prediction (gpt2-mpi): the SimGrid replay of its messages against hand-worked times,
-and `perfstudy predict --distributed` on a real tiny sweep (its times are never judged here; the
-accuracy is checked on recordings, tests/harness/test_validation.py)."""
+the two engines (the replay, the binary under SMPI) against each other, and `perfstudy predict
+--distributed` on a real tiny sweep (its times are never judged here; the accuracy is checked on
+recordings, tests/harness/test_validation.py)."""
 
 import json
+import os
+import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from pstudy.analyse import distributed, network, validation
+from pstudy.analyse import distributed, network, smpi, validation
 from pstudy.errors import StudyError
 from pstudy.store import machinefiles, validationdata
 
@@ -17,6 +21,9 @@ PERFSTUDY = REPO / "harness" / "perfstudy"
 BUILD = REPO / "build" / "gcc" / "fast"
 SIMGRID, WHY = network.available()
 needs_simgrid = pytest.mark.skipif(not SIMGRID, reason=WHY)
+SMPI_BINARY = REPO / "build" / "smpi" / "gpt2-mpi"
+needs_smpi = pytest.mark.skipif(not SMPI_BINARY.exists() or shutil.which("smpirun") is None,
+                                reason="build/smpi/gpt2-mpi (make smpi) and smpirun (libsimgrid-dev) needed")
 
 MB4 = 4 << 20
 
@@ -84,6 +91,47 @@ def test_the_ring_reaches_the_bandwidth_bound(R, ppn):
     assert bound <= ag < 1.2 * bound
 
 
+def test_smpi_platform_is_the_replays():
+    """The SMPI engine's platform: a host and a link a rank, a link a node, full routes that cross
+    the node links only between nodes, each link half its latency each way."""
+    root = ET.fromstring(smpi.platform_xml(4, 2, net(latency=2e-6, bw=10e9, intra_latency=1e-6, intra_bw=5e9), 3e9))
+    zone = root.find("zone")
+    assert [h.get("id") for h in zone.iter("host")] == ["r0", "r1", "r2", "r3"]
+    links = {link.get("id"): link for link in zone.iter("link")}
+    assert sorted(links) == ["m0", "m1", "m2", "m3", "n0", "n1"]
+    assert float(links["n1"].get("bandwidth")[:-3]) == 10e9 and float(links["n1"].get("latency")[:-1]) == 1e-6
+    assert float(links["m0"].get("bandwidth")[:-3]) == 5e9 and float(links["m0"].get("latency")[:-1]) == 0.5e-6
+    routes = {(r.get("src"), r.get("dst")): [(c.get("id"), c.get("direction")) for c in r] for r in zone.iter("route")}
+    assert len(routes) == 12
+    assert routes[("r0", "r1")] == [("m0", "UP"), ("m1", "DOWN")]
+    assert routes[("r3", "r0")] == [("m3", "UP"), ("n1", "UP"), ("n0", "DOWN"), ("m0", "DOWN")]
+    assert smpi.model_args(["-B", "4", "-T", "64", "--config", "d12"]) == ["--config", "d12"]
+
+
+@needs_simgrid
+@needs_smpi
+def test_the_engines_agree_on_d12():
+    """d12's gradients (124M parameters) on mn5-gpp's network, two ranks a node: the binary's own
+    collectives under SMPI and the replay of its messages within 10% on the communication and the
+    step, compute and AdamW stood in by 50 and 5 ms."""
+    mn5 = machinefiles.load("mn5-gpp")
+    parameters, compute, update = 124_475_904, 0.05, 0.005
+    layouts = [distributed.Layout(2, 56, 2), distributed.Layout(8, 56, 2),
+               distributed.Layout(8, 56, 2, "sharded", "direct"), distributed.Layout(4, 56, 2, "replicated")]
+    host_Bs = distributed.rank_view(mn5, 2).bandwidth(56)
+    specs = [network.spec(lay.ranks, 2, parameters, MB4, mn5.network, host_Bs, what, lay.collective)
+             for lay in layouts for what in network.COLLECTIVES]
+    times = network.replay(specs)
+    for i, lay in enumerate(layouts):
+        comm = times[2 * i] + times[2 * i + 1]
+        got = smpi.run(SMPI_BINARY, lay, lay.ranks, 64, ["--config", "d12"], mn5.network, host_Bs, compute, update)
+        assert got["comm_s"] == pytest.approx(comm, rel=0.10), lay
+        assert got["step_s"] == pytest.approx(compute + comm + update, rel=0.10), lay
+        assert got["step_s"] == pytest.approx(compute + got["comm_s"] + update, rel=1e-3), lay
+        if lay.update == "sharded":
+            assert got["reduce_scatter_s"] == pytest.approx(times[2 * i], rel=0.10), lay
+
+
 def test_dist_share_and_rank_view():
     assert [distributed.dist_share(5, r, 2) for r in range(2)] == [(0, 2), (2, 5)]
     m = machinefiles.Machine("m", False, 8, 10.0, (1, 2, 4, 8), (10.0, 18.0, 30.0, 40.0),
@@ -125,8 +173,9 @@ bandwidth_GBs = [10, 20]
 """
 
 
-def perfstudy(*args):
-    return subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True, timeout=600, cwd=REPO)
+def perfstudy(*args, env=None):
+    return subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True, timeout=600, cwd=REPO,
+                          env=None if env is None else dict(os.environ, **env))
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +216,49 @@ def test_predict_distributed_here_and_on_mn5(mpi_sweep):
     assert set(mn5["network"]) == {"not measured"} and "PREDICTED" in proc.stdout
     data = (directory / "predict-mn5-gpp" / "predict_distributed.png").read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@needs_smpi
+def test_predict_distributed_with_both_engines(mpi_sweep):
+    """The tiny model on mn5-gpp at 2, 4 and 8 ranks (one, two and four nodes), weak scaling:
+    `--engine smpi` runs the binary for each layout and agrees with the replay within 10% on the
+    communication and the step."""
+    import pandas as pd
+    directory, tmp = mpi_sweep
+    frames = {}
+    for engine in distributed.ENGINES:
+        proc = perfstudy("predict", directory, "--source-machine", tmp / "here.toml", "--machine", "mn5-gpp",
+                         "--distributed", "--scaling", "weak", "--nodes", "1,2,4", "--engine", engine,
+                         "--out", tmp / engine)
+        assert proc.returncode == 0, proc.stderr
+        frames[engine] = pd.read_csv(tmp / engine / "distributed.csv")
+    replay, under_smpi = frames["replay"], frames["smpi"]
+    assert list(under_smpi["ranks"]) == [2, 4, 8] and set(under_smpi["engine"]) == {"smpi"}
+    assert list(under_smpi["compute_s"]) == list(replay["compute_s"])
+    assert list(under_smpi["comm_s"]) == pytest.approx(list(replay["comm_s"]), rel=0.10)
+    assert list(under_smpi["predicted_step_s"]) == pytest.approx(list(replay["predicted_step_s"]), rel=0.10)
+
+
+def test_predict_engine_bad_input_before_any_work(tmp_path):
+    for args, message in ((("--distributed", "--engine", "nosuch"), "--engine: expected one of replay, smpi"),
+                          (("--engine", "smpi"), "--engine smpi: only with --distributed")):
+        proc = perfstudy("predict", tmp_path / "nothing", *args)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert message in proc.stderr
+
+
+def test_predict_smpi_engine_bad_input(mpi_sweep):
+    """A bad [network] and a missing smpirun: one line each, exit 2."""
+    directory, tmp = mpi_sweep
+    (tmp / "badnet.toml").write_text(HERE + "[network]\nmeasured = false\nlatency_us = 1\nbandwidth_GBs = -5\n"
+                                     "ranks_per_node = 1\n")
+    for args, env, message in (
+            (("--machine", tmp / "badnet.toml"), None, "badnet.toml: network.bandwidth_GBs"),
+            ((), {"PERFSTUDY_SMPIRUN": str(tmp / "no-smpirun")}, "install Debian's libsimgrid-dev")):
+        proc = perfstudy("predict", directory, "--source-machine", tmp / "here.toml", "--distributed", "--ranks", "2",
+                         "--engine", "smpi", *args, env=env)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert message in proc.stderr
 
 
 @pytest.mark.parametrize("args,message", [

@@ -19,6 +19,9 @@ divided among the ranks.
 communication: pstudy.analyse.network replays the messages the variant sends on SimGrid under its
 --collective (ring, the default, or direct), over the target's [network] (a machine without one is a single node: its ranks talk through shared memory at
 half one thread's STREAM bandwidth, one copy through the memory interface, and 1 us latency; say so).
+That is the `replay` engine; the `smpi` engine (pstudy.analyse.smpi) runs the binary's own
+collectives under SimGrid's SMPI on the same platform instead, its compute stood in by the compute
+and update predicted here, and takes the step time it measures on the simulated clock.
 
 The bandwidth bound of a reduce-scatter (or an all-gather) of the gradients' 4 N bytes, whatever
 the algorithm: each rank sends and receives (R-1)/R of them through its own link (the network
@@ -35,13 +38,14 @@ or the whole batch (strong): weak T_1 / T_R, strong T_1 / (R T_R).
 import dataclasses
 import math
 
-from pstudy.analyse import contention, network, prediction, simulate
+from pstudy.analyse import contention, network, prediction, simulate, smpi
 from pstudy.errors import StudyError
 from pstudy.store import machinefiles, taskgraph, vocabulary
 
 LOCAL_LATENCY_S = 1e-6
 UPDATE = prediction.UPDATE
 UPDATE_MODES = ("sharded", "replicated")
+ENGINES = ("replay", "smpi")  # how the communication is simulated: the messages replayed, or the binary under SMPI
 
 
 def dist_share(B, rank, ranks):
@@ -168,12 +172,28 @@ def bandwidth_bound(net, ranks, nodes, parameters):
     return bound
 
 
-def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, source, target, overhead=0.0):
+def check_engine(engine):
+    if engine not in ENGINES:
+        raise StudyError(f"--engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
+
+
+def smpi_program(graphs):
+    """The SMPI build of the distributed variant in the results' build tree; StudyError, before any
+    work, when it or smpirun is missing."""
+    smpi.smpirun()
+    return smpi.binary(graphs.build, vocabulary.DISTRIBUTED_VARIANTS[0])
+
+
+def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, source, target, overhead=0.0,
+            engine="replay"):
     """One dict per layout (global batch `batches[i]`): compute_s, reduce_scatter_s, all_gather_s,
-    update_s, step_s, the reduce-scatter's bandwidth bound. Every layout's messages in one SimGrid
-    replay. `overhead`: seconds per task of the node executor's runtime
-    (prediction.runtime_overheads)."""
+    comm_s, update_s, step_s, the reduce-scatter's bandwidth bound. `engine` "replay": every
+    layout's messages in one SimGrid replay, the step the sum of its parts; "smpi": each layout
+    an smpirun of the binary, the step its own. `overhead`: seconds per task of the node
+    executor's runtime (prediction.runtime_overheads)."""
+    check_engine(engine)
     net = target.network or local_network(target)
+    program = smpi_program(graphs) if engine == "smpi" else None
     parts, specs = [], []
     for lay, batch in zip(layouts, batches):
         if lay.update not in UPDATE_MODES:
@@ -185,25 +205,32 @@ def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, so
         # the ring's adds run on the rank's threads, direct's on its main thread
         view = rank_view(target, lay.ranks_per_node)
         reduce_Bs = view.bandwidth(min(lay.threads, view.cores) if lay.collective == "ring" else 1)
-        parts.append((compute, update))
-        if lay.ranks > 1:
+        parts.append((compute, update, reduce_Bs))
+        if lay.ranks > 1 and engine == "replay":
             for what in network.COLLECTIVES:
                 specs.append(network.spec(lay.ranks, lay.ranks_per_node, parameters, message_bytes, net, reduce_Bs,
                                           what, lay.collective))
     times = network.replay(specs) if specs else []
     out, i = [], 0
-    for lay, (compute, update) in zip(layouts, parts):
+    for lay, batch, (compute, update, reduce_Bs) in zip(layouts, batches, parts):
         rs = ag = 0.0
-        if lay.ranks > 1:
+        step = None
+        if lay.ranks > 1 and engine == "smpi":
+            got = smpi.run(program, lay, batch, int(graphs.args[graphs.args.index("-T") + 1]),
+                           smpi.model_args(graphs.args), net, reduce_Bs, compute, update)
+            rs, ag, comm, step = got["reduce_scatter_s"], got["all_gather_s"], got["comm_s"], got["step_s"]
+        elif lay.ranks > 1:
             rs, ag = times[i], times[i + 1]
             i += 2
-        step = compute + rs + ag + update
+        if step is None:
+            comm = rs + ag
+            step = compute + comm + update
         out.append({"ranks": lay.ranks, "threads": lay.threads, "ranks_per_node": lay.ranks_per_node,
                     "nodes": lay.nodes, "update": lay.update, "collective": lay.collective, "compute_s": compute,
                     "reduce_scatter_s": rs, "reduce_scatter_bound_s":
                         bandwidth_bound(net, lay.ranks, lay.nodes, parameters) if lay.ranks > 1 else 0.0,
-                    "all_gather_s": ag, "update_s": update, "predicted_step_s": step,
-                    "network": "measured" if net.measured else "not measured"})
+                    "all_gather_s": ag, "comm_s": comm, "update_s": update, "predicted_step_s": step,
+                    "engine": engine, "network": "measured" if net.measured else "not measured"})
     return out
 
 
@@ -247,42 +274,43 @@ def measured(directory):
 MAX_RANKS = 128
 
 
-def layouts_for(target, nodes=None, ranks=None, threads=None, ranks_per_node=None, update="sharded"):
+def layouts_for(target, nodes=None, ranks=None, threads=None, ranks_per_node=None, update="sharded",
+                limit=MAX_RANKS, what="a prediction replays"):
     """(layouts, what the default left out): `ranks` on one node, else `nodes` x the ranks per
-    node (default: the powers of two the machine has, up to MAX_RANKS ranks); StudyError, before
-    any work, for a layout over MAX_RANKS ranks."""
+    node (default: the powers of two the machine has, up to `limit` ranks); StudyError, before
+    any work, for a layout over `limit` ranks (the ranks `what`)."""
     net = target.network
     left_out = []
     if ranks:
         rpn = ranks_per_node or (net.ranks_per_node if net else max(ranks))
         for r in ranks:
-            if r > MAX_RANKS:
-                raise StudyError(f"--ranks {r}: over the limit of {MAX_RANKS} ranks a prediction replays")
+            if r > limit:
+                raise StudyError(f"--ranks {r}: over the limit of {limit} ranks {what}")
         layouts_rt = [(r, threads or max(1, target.cores // min(r, rpn))) for r in ranks]
     else:
         rpn = ranks_per_node or (net.ranks_per_node if net else 1)
         if nodes:
             for n in nodes:
-                if n * rpn > MAX_RANKS:
-                    raise StudyError(f"--nodes {n}: {n * rpn} ranks ({rpn} a node), over the limit of {MAX_RANKS} "
-                                     "ranks a prediction replays")
+                if n * rpn > limit:
+                    raise StudyError(f"--nodes {n}: {n * rpn} ranks ({rpn} a node), over the limit of {limit} "
+                                     f"ranks {what}")
             counts = nodes
         else:
             possible = [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256) if n <= (net.nodes if net else 1)]
-            counts = [n for n in possible if n * rpn <= MAX_RANKS]
-            left_out = [n for n in possible if n * rpn > MAX_RANKS]
+            counts = [n for n in possible if n * rpn <= limit]
+            left_out = [n for n in possible if n * rpn > limit]
         layouts_rt = [(n * rpn, threads or max(1, target.cores // rpn)) for n in counts]
     return [Layout(r, t, min(rpn, r), update) for r, t in layouts_rt], left_out
 
 
 def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, ranks_per_node=None,
         update="sharded", executor=None, scaling=None, build_dir=None, validate=True, progress=None,
-        collective="ring", batch=None):
+        collective="ring", batch=None, engine="replay"):
     """(predictions, validation) as pandas frames for gpt2-mpi on `target` (see the module comment).
     Layouts: `ranks` (local: one node) or `nodes` x the ranks per node; `threads` per rank.
     `progress(text)`, when given, hears of each layout as it is predicted. `collective`: the binary's
     --collective; `batch`: the batch instead of the results' (weak scaling: a rank's; strong: the
-    whole)."""
+    whole). `engine`: "replay" or "smpi" (predict)."""
     import time
 
     import pandas as pd
@@ -291,11 +319,13 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
         raise StudyError(f"--collective: expected one of {', '.join(network.ALGORITHMS)}, got {collective!r}")
     if batch is not None and batch < 1:
         raise StudyError(f"--batch: expected a positive integer, got {batch}")
-    layouts, left_out = layouts_for(target, nodes, ranks, threads, ranks_per_node, update)
+    check_engine(engine)
+    limit, what = (smpi.MAX_RANKS, "the smpi engine runs") if engine == "smpi" else (MAX_RANKS, "a prediction replays")
+    layouts, left_out = layouts_for(target, nodes, ranks, threads, ranks_per_node, update, limit, what)
     layouts = [dataclasses.replace(lay, collective=collective) for lay in layouts]
     if left_out and progress:
         progress(f"note: {', '.join(map(str, left_out))} nodes left out of the default layouts: over the limit of "
-                 f"{MAX_RANKS} ranks a prediction replays")
+                 f"{limit} ranks {what}")
     stats = prediction.trace_stats(directory, meta.warmup)
     medians = stats.medians
     executor = executor or vocabulary.FORKJOIN
@@ -305,6 +335,8 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
                          f"(--executor; the sweep needs {executor} at 1 thread with [analysis] trace = true)")
     ck = cks[0]
     graphs = prediction.Graphs(directory, meta, build_dir)
+    if engine == "smpi":
+        smpi_program(graphs)
     overhead = prediction.runtime_overheads(graphs, medians, prediction.measured_points(directory), source,
                                             stats.costs).of(executor, config=ck)
     parameters = int(binary_facts(graphs, ck[0], ck[1], ck[2])["num_parameters"])
@@ -324,7 +356,8 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     rows, reference = [], {}
     for i, (lay, batch) in enumerate(zip(layouts, batches)):
         started = time.monotonic()
-        [r] = predict(graphs, medians, ck, [lay], [batch], parameters, message_bytes, source, target, overhead)
+        [r] = predict(graphs, medians, ck, [lay], [batch], parameters, message_bytes, source, target, overhead,
+                      engine)
         one = batch // lay.ranks if scaling == "weak" else batch
         key = (one, lay.threads, lay.ranks_per_node)
         if key not in reference:  # one rank as the layout's, alone: no communication, the whole update
@@ -345,11 +378,10 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
         lays = [Layout(R, T, R, update, collective) for (R, T), _ in points]
         batches = [B * R if scaling == "weak" else B for (R, _), _ in points]
         for ((R, T), meas), r in zip(points, predict(graphs, medians, ck, lays, batches, parameters, message_bytes,
-                                                     source, source, overhead)):
+                                                     source, source, overhead, engine)):
             validation.append({"ranks": R, "threads": T, "measured_step_s": meas,
                                "predicted_step_s": r["predicted_step_s"],
                                "error": r["predicted_step_s"] / meas - 1})
     frame = pd.DataFrame(rows)
     vframe = pd.DataFrame(validation, columns=["ranks", "threads", "measured_step_s", "predicted_step_s", "error"])
     return frame, vframe
-

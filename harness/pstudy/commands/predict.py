@@ -52,6 +52,9 @@ def add_arguments(parser):
     dist.add_argument("--executor", help="node-level executor inside each rank (default forkjoin)")
     dist.add_argument("--collective", default="ring", help="ring (default, the binary's) or direct: the binary's "
                       "--collective, whose messages the replay sends")
+    dist.add_argument("--engine", default="replay", help="how the communication is simulated: replay (default: "
+                      "the binary's messages replayed on SimGrid) or smpi (the binary itself under SimGrid's SMPI, "
+                      "built by make smpi, its compute stood in by the predicted compute)")
     dist.add_argument("--batch", type=int, help="the batch instead of the results' (weak scaling: a rank's; "
                       "strong: the whole)")
     dist.add_argument("--scaling", choices=("strong", "weak"), help="strong: the results' batch over the ranks; "
@@ -106,7 +109,7 @@ def main_distributed(args, directory, meta, source, target):
     frame, validation = distributed.run(directory, meta, source, target, nodes, ranks, args.threads_per_rank,
                                         args.ranks_per_node, args.update, args.executor, args.scaling,
                                         args.build_dir, progress=lambda text: common.say("predict", text),
-                                        collective=args.collective, batch=args.batch)
+                                        collective=args.collective, batch=args.batch, engine=args.engine)
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "distributed.csv", frame)
@@ -114,7 +117,8 @@ def main_distributed(args, directory, meta, source, target):
     fig = predictfigures.draw_distributed(frame, out / "predict_distributed.png", target.name)
     net = target.network
     print(f"PREDICTED gpt2-mpi on {target.name} (node: {'measured' if target.measured else 'public figures, not measured'}; "
-          f"network: {'none in the machine file: one node, shared memory, assumed' if net is None else ('measured' if net.measured else 'public figures, not measured')})")
+          f"network: {'none in the machine file: one node, shared memory, assumed' if net is None else ('measured' if net.measured else 'public figures, not measured')}; "
+          f"communication: {'the binary under SimGrid SMPI' if args.engine == 'smpi' else 'its messages replayed on SimGrid'})")
     print(f"{'nodes':>5} {'ranks':>5} {'T':>4} {'batch':>6} {'compute_s':>10} {'reduce_s':>9} {'gather_s':>9} "
           f"{'update_s':>9} {'step_s':>9} {'effic':>6}")
     for _, r in frame.iterrows():
@@ -179,6 +183,9 @@ def main_best(args, directory, meta, source, target):
 
 
 def main(args):
+    distributed.check_engine(args.engine)
+    if args.engine != "replay" and not args.distributed:
+        raise StudyError(f"--engine {args.engine}: only with --distributed")
     directory = resultsdir.locate(args.results_dir)
     if args.out:  # checked before the work, which may take minutes
         resultsdir.output_dir(args.out, "--out")

@@ -88,7 +88,9 @@ def draw_distributed(frame, path, machine_name):
     ax.set_ylabel("seconds per step")
     net = frame["network"].iloc[0] if len(frame) else ""
     coll = frame["collective"].iloc[0] if len(frame) and "collective" in frame else "ring"
-    ax.set_title(f"PREDICTED gpt2-mpi step on {machine_name} ({coll} collectives; network {net}; SimGrid replay)",
+    engine = frame["engine"].iloc[0] if len(frame) and "engine" in frame else "replay"
+    how = "the binary under SimGrid's SMPI" if engine == "smpi" else "SimGrid replay"
+    ax.set_title(f"PREDICTED gpt2-mpi step on {machine_name} ({coll} collectives; network {net}; {how})",
                  fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
