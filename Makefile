@@ -24,7 +24,7 @@ NODE_EXECUTORS       := $(foreach v,$(NODE_VARIANTS),INNER($(v)))
 node_rename = $(foreach f,executor_create executor_info executor_train executor_destroy executor_schedule EXECUTOR_NAME EXECUTOR_WHOLE_LOOP EXECUTOR_PACKS_WEIGHTS Executor,-D$(f)=$(1)_$(f))
 # Debian's Open MPI wrapper; OMPI_CC picks the compiler under it
 MPICC     ?= mpicc
-PYTHON    := $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
+PYTHON     = $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
 
 # the target of the variants' and ceiling benchmarks' builds: this machine's CPU, unless a build is
 # made for another (MARCH=-march=x86-64-v4: binaries for a machine of that class that has no compiler)
