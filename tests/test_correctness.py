@@ -94,6 +94,11 @@ CHUNKINGS = [(0, 0, 0, 0), (1, 1, 0, 0), (1, 5, 0, 0), (2, 4, 0, 0), (3, 7, 0, 0
              (1, 13, 48, 36, 8), (1, 5, 16, 32, 2), (2, 4, 7, 20, 3), (1, 13, 0, 0, 8, 2), (1, 5, 0, 20, 0, 2),
              (1, 13, 0, 0, 8, 4), (1, 5, 0, 0, 0, 3)]
 REPEATED = [(0, 0, 0, 0), (1, 1, 0, 0), (2, 4, 0, 0), (1, 5, 0, 0), (1, 5, 16, 32), (2, 4, 7, 20), (2, 4, 7, 20, 3)]
+# make test's share of them (the whole lists run in the long tier, docs/testing.md): the automatic
+# chunking, a prime token chunk, chunks that do not divide B or T, tiles that cut panels, the
+# products' rows in tiles of their own, and a product in a number of tiles
+QUICK_CHUNKINGS = [(0, 0, 0, 0), (1, 5, 0, 0), (3, 7, 0, 0), (2, 4, 7, 20), (1, 13, 48, 36, 8), (1, 5, 0, 20, 0, 2)]
+QUICK_REPEATED = [(0, 0, 0, 0), (1, 5, 0, 0), (2, 4, 7, 20)]
 
 
 def within(chunkings, case_args):
@@ -121,6 +126,16 @@ def test_parallel_variants_are_bit_identical_to_seq(case, kernels, tmp_path):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("case,kernels,thread_counts", [("odd36", "fast", [1, 2, 3]), ("tiny", "fast", [4]),
+                                                        ("odd36", "reference", [3])])
+def test_parallel_variants_are_bit_identical_to_seq_on_a_sample(case, kernels, thread_counts, tmp_path):
+    """make test's sample of the test above: every variant and compiler, a chunking of each kind."""
+    runs, failures = bit_identity(case, kernels, [v for v in PARALLEL if v not in RUNTIME], COMPILERS, thread_counts,
+                                  tmp_path, QUICK_CHUNKINGS, QUICK_REPEATED)
+    assert runs >= 2 * len(thread_counts) * (len(PARALLEL) - len(RUNTIME))
+    assert not failures, "\n".join(failures)
+
+
 @pytest.mark.parametrize("kernels", ["fast", "reference"])
 @pytest.mark.parametrize("variant", RUNTIME)
 def test_runtime_variants_are_bit_identical_to_seq(variant, kernels, tmp_path):
@@ -133,21 +148,31 @@ def test_runtime_variants_are_bit_identical_to_seq(variant, kernels, tmp_path):
     assert not failures, "\n".join(failures)
 
 
-def bit_identity(case, kernels, variants, compilers, thread_counts, tmp_path):
+@pytest.mark.parametrize("variant", RUNTIME)
+def test_runtime_variants_are_bit_identical_to_seq_on_a_sample(variant, tmp_path):
+    """make test's sample of the test above: a chunking of each kind at 1, 2 and 3 threads."""
+    runs, failures = bit_identity("odd36", "fast", [variant], ["gcc"], [1, 2, 3], tmp_path, QUICK_CHUNKINGS,
+                                  QUICK_REPEATED)
+    assert runs > 3 * len(QUICK_CHUNKINGS)
+    assert not failures, "\n".join(failures)
+
+
+def bit_identity(case, kernels, variants, compilers, thread_counts, tmp_path, chunkings=CHUNKINGS,
+                 repeated=REPEATED):
     """(runs, failures) of `variants` against seq's losses and final parameters after 10 steps, at
     every compiler, thread count and chunking (forkjoin: its own), several repetitions of the
-    chunkings in REPEATED beyond 1 thread."""
+    chunkings in `repeated` beyond 1 thread."""
     steps = 10
     expected_losses, expected_params = reference_run(CASES[case], steps, tmp_path, case, kernels)
     failures = []
     runs = 0
     for compiler, threads in itertools.product(compilers, thread_counts):
         for variant in variants:
-            chunkings = [(0, 0, 0, 0, 0, 0)] if variant == "forkjoin" else within(CHUNKINGS, CASES[case])
+            cases = [(0, 0, 0, 0, 0, 0)] if variant == "forkjoin" else within(chunkings, CASES[case])
             # several repetitions: a race shows up as a difference in one of them
             repetitions = 3 if threads > 1 else 1
-            for (bs, k, tc, ti, ts, tp), rep in itertools.product(chunkings, range(repetitions)):
-                if variant != "forkjoin" and rep > 0 and (bs, k, tc, ti, ts, tp) not in within(REPEATED, CASES[case]):
+            for (bs, k, tc, ti, ts, tp), rep in itertools.product(cases, range(repetitions)):
+                if variant != "forkjoin" and rep > 0 and (bs, k, tc, ti, ts, tp) not in within(repeated, CASES[case]):
                     continue
                 out = tmp_path / f"{variant}-{compiler}-{threads}-{bs}-{k}-{tc}-{ti}-{ts}-{tp}-{rep}.bin"
                 args = [binary(variant, compiler, kernels)] + CASES[case] + [
