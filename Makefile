@@ -224,6 +224,15 @@ test: deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
 	@scripts/run-tests.sh
 
+# the long tier (tests/conftest.py, LONG_TESTS) alone, and everything
+.PHONY: test-long test-all
+test-long: deps
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
+	@RUN_TESTS_TIER=long scripts/run-tests.sh
+test-all: deps
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
+	@RUN_TESTS_TIER=all scripts/run-tests.sh
+
 # the default study: sweep, then tables, figures and the roofline verdict
 run: deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) build

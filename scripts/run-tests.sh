@@ -17,19 +17,29 @@ targets=tests
 for arg in "$@"; do
     case "$arg" in -*) ;; *) [ -e "${arg%%::*}" ] && targets= ;; esac
 done
+# the tier (tests/conftest.py, LONG_TESTS): quick (make test) leaves the long tier out, long runs it
+# alone, all runs both; tests named by path run whatever their tier unless RUN_TESTS_TIER says
+tier=${RUN_TESTS_TIER:-$([ -n "$targets" ] && echo quick || echo all)}
+case "$tier" in
+    quick) only="not long" ;;
+    long)  only="long" ;;
+    all)   only="" ;;
+    *) echo "run-tests: RUN_TESTS_TIER=$tier: not quick, long or all" >&2; echo "0 passed, 1 failed"; exit 2 ;;
+esac
+marked() { [ -n "$only" ] && echo "($1) and ($only)" || echo "$1"; }
 # one worker more than the CPUs: the tests beside each other wait on their subprocesses (mpirun,
 # Slurm, pipes, sleeps) about a fifth of the time, which a third worker fills on 2 cores (measured:
 # make test 9:49 with 2 workers, 8:47 with 3, on the 2-vCPU Xeon VM); the timed tests run alone after
 workers=${RUN_TESTS_WORKERS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}
 if [ "$workers" = 0 ] || ! "$PY" -c "import xdist" 2>/dev/null; then
-    exec "$PY" -m pytest -q -p no:cacheprovider $targets "$@"
+    exec "$PY" -m pytest -q -p no:cacheprovider ${only:+-m "$only"} $targets "$@"
 fi
 log=$(mktemp) || exit 1
 trap 'rm -f "$log" "$log.rc"' EXIT
 # shown as it runs and kept for the summary; the pipe would hide pytest's exit status, so it is kept aside
-{ "$PY" -m pytest -q -p no:cacheprovider -n "$workers" --dist loadgroup -m "not serial" $targets "$@"; echo $? > "$log.rc"; } | tee "$log"
+{ "$PY" -m pytest -q -p no:cacheprovider -n "$workers" --dist loadgroup -m "$(marked "not serial")" $targets "$@"; echo $? > "$log.rc"; } | tee "$log"
 first=$(cat "$log.rc")
-{ "$PY" -m pytest -q -p no:cacheprovider -m serial $targets "$@"; echo $? > "$log.rc"; } | tee -a "$log"
+{ "$PY" -m pytest -q -p no:cacheprovider -m "$(marked serial)" $targets "$@"; echo $? > "$log.rc"; } | tee -a "$log"
 second=$(cat "$log.rc")
 # one summary line for both parts: the counts of each outcome added up
 "$PY" - "$log" <<'PYEOF'

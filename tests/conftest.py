@@ -11,6 +11,45 @@ import signal
 
 import pytest
 
+# The long tier: tests that repeat what make test already checks once, over a whole matrix or many
+# times (every chunking, a false-flag rate, backward compatibility with each older layout), and
+# long end-to-end runs of what a shorter test covers. `make test` leaves them out to stay within
+# minutes on 2 cores; `make test-all` runs them too and `make test-long` alone (docs/testing.md).
+# A name with a parameter id marks that case only; without one, every case of the test.
+LONG_TESTS = {
+    # the whole bit-identity matrix; make test runs a sample of every variant and compiler
+    "test_correctness.py::test_parallel_variants_are_bit_identical_to_seq",
+    "test_correctness.py::test_runtime_variants_are_bit_identical_to_seq",
+    # the portable products, built without -m flags: the native, AVX2 and emulated ones stay
+    "test_units.py::test_unit[test_gemm-gcc-generic]",
+    "test_units.py::test_unit[test_gemm-clang-generic]",
+    # the detector's false-flag rates over many comparisons; one self-comparison stays
+    "test_regression.py::test_ten_self_comparisons_of_separate_sweeps_flag_nothing",
+    "test_regression.py::test_family_wise_false_flag_rate_stays_at_alpha",
+    "test_regression.py::test_compare_same_fake_build_exits_0[1]",
+    "test_regression.py::test_compare_same_fake_build_exits_0[3]",
+    "test_regression.py::test_regress_real_binaries_same_build_is_not_flagged",
+    # older layouts and provenance warnings; the older-harness layout stays
+    "test_report.py::test_a_results_directory_from_before_tile_sequences_still_reports",
+    "test_predict.py::test_graphs_kept_from_another_build_are_named",
+    "test_predict.py::test_ceilings_from_another_boot_of_the_machine_are_named",
+    # a second whole study, stopped; the complete one stays
+    "test_studies.py::test_a_study_stopped_midway_still_leaves_its_archive",
+    # the kernel benchmark's rounds and its AVX2 form; a saved run and its summary stay
+    "test_bench_kernels.py::test_an_avx2_run_holds_the_step_to_the_avx2_peak",
+    "test_bench_kernels.py::test_rounds_alternate_the_order_and_hold_each_run_to_the_peak_measured_before_it",
+    "test_analysis.py::test_analysis_can_be_switched_off",
+    # bootstrap intervals over the largest committed recording
+    "test_validation.py::test_prediction_intervals_cover_the_measured_points",
+    # instruction counts under valgrind, twice over; the history of counts stays
+    "test_instructions.py::test_counts_are_identical_across_runs_and_a_2_percent_kernel_change_is_flagged_there_only",
+    "test_faults.py::test_report_of_a_path_with_dotdot_writes_inside_the_plots_root",
+    # the task limit of --check on every chunked variant; tasks' stays
+    "test_check_limits.py::test_check_refuses_a_chunking_over_the_task_limit_as_the_run_does[taskiter]",
+    "test_check_limits.py::test_check_refuses_a_chunking_over_the_task_limit_as_the_run_does[nosv]",
+    "test_check_limits.py::test_check_refuses_a_chunking_over_the_task_limit_as_the_run_does[starpu]",
+}
+
 SERIAL_FILES = {
     "test_mpi_sweep.py",           # ranks sweeps of the real gpt2-mpi through the harness
     "test_membound.py",            # the thief's bandwidth against STREAM, sensitivity runs
@@ -40,6 +79,11 @@ def pytest_configure(config):
     # at exec, so the processes the tests start see Ctrl-C as a terminal's user would.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     config.addinivalue_line("markers", "serial: runs alone (timings, or both cores), not beside other tests")
+    config.addinivalue_line("markers", "long: the long tier, left out of make test (LONG_TESTS)")
+
+
+def is_long(item):
+    return f"{item.path.name}::{item.name}" in LONG_TESTS or f"{item.path.name}::{item.originalname}" in LONG_TESTS
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
@@ -47,6 +91,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in SERIAL_FILES:
             item.add_marker("serial")
+        if is_long(item):
+            item.add_marker("long")
     # pytest-xdist's workers collect with `dist` reset to "no" and `loadgroup` set instead; the
     # groups must be marked there, where the node ids the scheduler splits on are made
     if getattr(config.option, "dist", "no") != "loadgroup" and not getattr(config.option, "loadgroup", False):

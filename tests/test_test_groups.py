@@ -52,3 +52,21 @@ def test_a_files_tests_share_one_worker_and_one_module_fixture(tmp_path):
         assert len(fixtures[name]) == 1, f"{name}'s module fixture was made {len(fixtures[name])} times"
     # a file of EACH_TEST_ALONE is handed out test by test: both workers take some
     assert workers["test_mpi"] == {"gw0", "gw1"}
+
+
+def test_every_long_test_names_a_test_function():
+    """A name in LONG_TESTS that matches no test (renamed, or misspelt) would leave that test in
+    make test unnoticed: each names a file under tests/ and a test function defined in it."""
+    import ast
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("project_conftest", REPO / "tests" / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    assert conftest.LONG_TESTS
+    for name in sorted(conftest.LONG_TESTS):
+        filename, test = name.split("::")
+        files = list((REPO / "tests").rglob(filename))
+        assert len(files) == 1, f"{name}: {len(files)} files named {filename}"
+        defined = {node.name for node in ast.walk(ast.parse(files[0].read_text()))
+                   if isinstance(node, ast.FunctionDef)}
+        assert test.split("[")[0] in defined, f"{name}: no such test in {files[0]}"

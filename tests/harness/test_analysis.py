@@ -24,7 +24,7 @@ def test_run_writes_traces_operation_costs_and_counters_status(study):
         assert all(counters["reasons"].values())
     # the fake build tree has no ceiling benchmarks: said, not fatal
     assert any("ceilings not measured" in n for n in meta.get("analysis_notes", []))
-    report = study.perfstudy("report", d)
+    report = study.perfstudy("report", d, "--formats", "png")
     assert report.returncode == 0, report.stderr
     assert "roofline skipped" in report.stderr and "ceilings.json" in report.stderr
 
@@ -37,7 +37,7 @@ def test_analysis_can_be_switched_off(study):
     assert r.returncode == 0, r.stderr
     d = study.result_dirs()[0]
     assert not (d / "traces").exists() and not (d / "ceilings.json").exists()
-    report = study.perfstudy("report", d)
+    report = study.perfstudy("report", d, "--formats", "png")
     assert report.returncode == 0 and "roofline" not in report.stderr
 
 

@@ -60,7 +60,7 @@ def test_report_of_a_sweep_where_every_run_timed_out(study):
     cfg = study.config(variants='["seq"]', repetitions=1, steps=2, timeout_s=1)
     assert study.perfstudy("run", cfg, FAKE_MODE="hang").returncode == 1
     [d] = study.result_dirs()
-    done = study.perfstudy("report", d, "--no-chart")
+    done = study.perfstudy("report", d, "--no-chart", "--formats", "png")
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert "timeout" in done.stdout
 
