@@ -17,6 +17,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "harness"))
+
+from pstudy import errors  # noqa: E402
+
+# each measurement's process runs this Python: without pandas every one would fail in turn
+errors.require_modules("bench/harness_scaling.py", ("pandas", "numpy", "scipy"))
 
 MEASURE = r"""
 import sys, time
@@ -72,7 +78,13 @@ def main(argv=None):
     ap.add_argument("--sizes", default="1000,10000,100000", help="samples per point")
     ap.add_argument("--limit", type=float, default=120, help="seconds per measurement before giving up")
     args = ap.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",")]
+    try:
+        sizes = [int(s) for s in args.sizes.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        errors.exit_bad_input("bench/harness_scaling.py", f"--sizes {args.sizes}: give positive sample counts, "
+                              "comma-separated")
     print(f"harness {args.harness}; 3 points; time of one call, in a fresh process")
     print(f"{'samples/point':>13s} {'summary':>12s} {'compare (unit step)':>20s}")
     for n in sizes:

@@ -27,6 +27,8 @@ sys.path.insert(0, str(ROOT / "harness"))
 from pstudy import errors  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
 
+errors.require_modules("bench/pairs.py")
+
 
 def paired_speedups(directory, base):
     """{(variant, threads, chunking label): (per-repetition base/task ratios, estimate, low, high)}."""

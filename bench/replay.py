@@ -23,6 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
 
+from pstudy import errors  # noqa: E402
+
+errors.require_modules("bench/replay.py", ("pandas", "numpy"))  # before its graphs are described
 from pstudy.analyse import contention, replay, simulate  # noqa: E402
 from pstudy.store import machinefiles, taskgraph  # noqa: E402
 

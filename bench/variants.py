@@ -82,7 +82,6 @@ from pstudy import errors  # noqa: E402
 
 errors.require_modules("bench/variants.py")  # before minutes of measuring
 from pstudy.store import config as configmod  # noqa: E402
-from pstudy import errors  # noqa: E402
 from pstudy.store import resultsdir, sweep, traceformats, vocabulary  # noqa: E402
 from pstudy.measure import provenance, runner  # noqa: E402
 from pstudy.measure.ceilings import cpu_times, steal_fraction  # noqa: E402

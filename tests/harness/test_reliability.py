@@ -90,6 +90,22 @@ def test_an_output_that_is_not_a_regular_file_is_refused(study, sweep, other, tm
         assert target.is_char_device()
 
 
+def test_regress_and_history_refuse_outputs_that_are_not_theirs(study, sweep, tmp_path):
+    """regress's --history is refused before any run when it is a FIFO or a results directory's
+    file; history's figures never go into a results directory's measurements."""
+    fifo = tmp_path / "history.csv"
+    os.mkfifo(fifo)
+    before = snapshot(sweep)
+    for target in (fifo, sweep / "steps.csv"):
+        refused(study.perfstudy("regress", "--config", study.config(), "--history", target), "--history", str(target))
+    assert fifo.is_fifo() and snapshot(sweep) == before
+    history = tmp_path / "real-history.csv"
+    history.write_text("")
+    refused(study.perfstudy("history", "--history", history, "--plots-root", sweep / "runs"), "--plots-root",
+            "results directory")
+    assert snapshot(sweep) == before
+
+
 def test_a_symlink_output_is_written_through_not_replaced(study, sweep, other, tmp_path):
     target, link = tmp_path / "table.csv", tmp_path / "link.csv"
     target.write_text("old\n")
@@ -541,7 +557,13 @@ def test_bench_scripts_refuse_a_python_without_their_libraries_at_once(tmp_path)
     made = subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], capture_output=True, timeout=120)
     if made.returncode != 0:
         pytest.skip("no venv module")
-    for script in ("variants.py", "kernels.py", "predict_validation.py"):
+    # every benchmark script that uses the harness's libraries, found by what it imports
+    needing = [p.name for p in sorted((REPO / "bench").glob("*.py"))
+               if any(f"import {m}" in p.read_text() or f"from {m}" in p.read_text()
+                      for m in ("pandas", "numpy", "scipy", "pstudy"))]
+    assert {"variants.py", "kernels.py", "predict_validation.py", "pairs.py", "replay.py",
+            "harness_scaling.py"} <= set(needing)
+    for script in needing:
         proc = subprocess.run([venv / "bin" / "python3", REPO / "bench" / script, "--help"], capture_output=True,
                               text=True, timeout=60)
-        refused(proc, f"bench/{script}", "cannot import pandas")
+        refused(proc, f"bench/{script}", "cannot import")

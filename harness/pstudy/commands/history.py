@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from pstudy import common
-from pstudy.store import history, vocabulary
+from pstudy.store import history, resultsdir, vocabulary
 from pstudy.show import historyfigures
 from pstudy.errors import StudyError
 
@@ -25,12 +25,14 @@ def add_arguments(parser):
 
 def main(args):
     path = Path(args.history) if args.history else common.results_root() / "history.csv"
+    # the figures' folder is checked first, as any output directory the user names: never a
+    # results directory or its measurements (each figure is still written through atomic_output)
+    outdir = resultsdir.output_dir(common.plots_root(args.plots_root) / "history", "--plots-root")
     phases = common.choices(args.phases, vocabulary.PHASES, "--phases")
     formats = common.choices(args.formats, common.FIGURE_FORMATS, "--formats")
     frame = history.read(path)
     if frame.empty:
         raise StudyError(f"{path}: the history has no rows yet")
-    outdir = common.plots_root(args.plots_root) / "history"
     outdir.mkdir(parents=True, exist_ok=True)
     written = historyfigures.draw(frame, phases, outdir, formats)
     out = sys.stdout

@@ -14,7 +14,7 @@ from pstudy import common
 from pstudy.measure import instructions, runner
 from pstudy.analyse import regress
 from pstudy.analyse import compare as cmp
-from pstudy.store import config as configmod
+from pstudy.store import config as configmod, resultsdir
 from pstudy.errors import StudyError
 
 
@@ -62,6 +62,10 @@ def main(args):
         raise StudyError("--candidate-build: give either --candidate REV or --candidate-build DIR")
     if args.base_build and args.base:
         raise StudyError("--base-build: give either --base REV or --base-build DIR")
+    if args.history and not args.no_history:
+        # checked before minutes of runs: the history is appended to, never a device or a
+        # results directory's file (store/resultsdir.py, output_file)
+        args.history = str(resultsdir.output_file(args.history, "--history", owned=()))
     path = configmod.resolve_path(args.config, common.CONFIGS_DIR)
     study = configmod.load(path)
     metric = args.metric or study.regress["metric"]
