@@ -282,3 +282,20 @@ def test_avx2_builds_are_bit_identical_to_the_native_ones(tmp_path):
             assert r.returncode == 0, r.stderr
             assert [rec["loss"] for rec in step_records(r.stdout)] == expected_losses, (name, chunking)
             assert out.read_bytes() == expected_params, (name, chunking)
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize("bind", [{}, {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"},
+                                  {"OMP_PROC_BIND": "spread", "OMP_PLACES": "threads"}])
+def test_nosv_runs_a_worker_per_thread_under_every_placement(compiler, bind):
+    """nOS-V takes its CPUs from the thread that starts it, which OpenMP binds to one place under
+    OMP_PROC_BIND (libgomp at start, libomp at its first call): the variant must still run as many
+    workers as threads, where OpenMP would put them."""
+    import json
+    import os
+    threads = min(2, len(os.sched_getaffinity(0)))
+    r = run([binary("nosv", compiler), "--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--json",
+             "--threads", threads], env=bind)
+    assert r.returncode == 0, r.stderr
+    runtime = json.loads(r.stdout.splitlines()[0])["info"]["runtime"]
+    assert runtime["workers"] == threads and len(set(runtime["cpus"])) == threads, runtime

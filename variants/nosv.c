@@ -113,9 +113,46 @@ static void task_completed(nosv_task_t task) {
     if (__atomic_sub_fetch(&ex->remaining, 1, __ATOMIC_ACQ_REL) == 0) sem_post(&ex->done);
 }
 
+// The CPUs nOS-V's workers get: one of each of the `threads` places OpenMP
+// would bind as many threads to (OMP_PLACES, from this thread's place on, as
+// OMP_PROC_BIND=close does), so that a placement setting means the same for
+// nosv as for the OpenMP variants. The thread's own mask cannot say it: under
+// OMP_PROC_BIND libgomp binds this initial thread to its first place alone,
+// and nOS-V would then run one worker. Without places: the first `threads`
+// CPUs of the thread's mask. Fewer places than threads: every CPU of them.
+// Returns the count taken.
+static int worker_cpus(int threads, const cpu_set_t *mine, cpu_set_t *bound) {
+    CPU_ZERO(bound);
+    int taken = 0, places = omp_get_num_places();
+    if (places > 0) {
+        int first = omp_get_place_num() >= 0 ? omp_get_place_num() : 0;
+        for (int pass = 0; pass < 2 && taken < threads; pass++)
+            for (int i = 0; i < places && taken < threads; i++) {
+                int place = (first + i) % places, n = omp_get_place_num_procs(place);
+                int *ids = n > 0 ? malloc((size_t)n * sizeof(int)) : NULL;
+                if (!ids) continue;
+                omp_get_place_proc_ids(place, ids);
+                // the first pass takes a place's first CPU, the second the rest
+                for (int k = pass == 0 ? 0 : 1; k < (pass == 0 ? 1 : n) && taken < threads; k++)
+                    if (ids[k] >= 0 && ids[k] < CPU_SETSIZE && !CPU_ISSET(ids[k], bound)) {
+                        CPU_SET(ids[k], bound);
+                        taken++;
+                    }
+                free(ids);
+            }
+        if (taken > 0) return taken;
+    }
+    for (int c = 0; c < CPU_SETSIZE && taken < threads; c++)
+        if (CPU_ISSET(c, mine)) {
+            CPU_SET(c, bound);
+            taken++;
+        }
+    return taken;
+}
+
 // nOS-V's CPU manager takes the CPUs of the thread that initialises it
-// (binding "inherit"): the first `threads` CPUs this thread may run on, or all
-// of them where there are fewer. The calling thread's own mask is restored.
+// (binding "inherit"): this thread is bound to worker_cpus' for nosv_init,
+// then its own mask is restored.
 static int start_runtime(Executor *ex, char *err, size_t err_len) {
     // nOS-V aborts (two lines and a core) on a configuration file it cannot
     // open: one it cannot read is refused here instead, as other bad input is
@@ -124,20 +161,17 @@ static int start_runtime(Executor *ex, char *err, size_t err_len) {
         snprintf(err, err_len, "NOSV_CONFIG: cannot read '%.200s': %s", given, strerror(errno));
         return -1;
     }
+    // libomp binds this thread on its first call into OpenMP's places, not at start: that call
+    // comes first, so that the mask read and restored below is the one OpenMP keeps
+    (void)omp_get_num_places();
     cpu_set_t mine, bound;
     if (sched_getaffinity(0, sizeof(mine), &mine) != 0) {
         snprintf(err, err_len, "nosv: cannot read this thread's CPU affinity");
         return -1;
     }
-    CPU_ZERO(&bound);
-    int taken = 0;
-    for (int c = 0; c < CPU_SETSIZE && taken < ex->threads; c++)
-        if (CPU_ISSET(c, &mine)) {
-            CPU_SET(c, &bound);
-            taken++;
-        }
-    int restrict_mask = taken < CPU_COUNT(&mine);
-    if (restrict_mask && sched_setaffinity(0, sizeof(bound), &bound) != 0) {
+    int taken = worker_cpus(ex->threads, &mine, &bound);
+    int rebind = !CPU_EQUAL(&bound, &mine);
+    if (rebind && sched_setaffinity(0, sizeof(bound), &bound) != 0) {
         snprintf(err, err_len, "nosv: cannot bind to %d CPUs", taken);
         return -1;
     }
@@ -155,7 +189,7 @@ static int start_runtime(Executor *ex, char *err, size_t err_len) {
         }
     }
     int rc = nosv_init();
-    if (restrict_mask) sched_setaffinity(0, sizeof(mine), &mine);
+    if (rebind) sched_setaffinity(0, sizeof(mine), &mine);
     if (rc != 0) {
         snprintf(err, err_len, "nosv: nosv_init failed: %s", nosv_get_error_string(rc));
         return -1;
