@@ -316,6 +316,12 @@ def measure(study, threads, out, targets_only=False):
 # printed with the ratio, so that the same ratio held to two targets reads as two targets.
 ONE, MANY = "one", "many"
 INTERVAL, ESTIMATE = "interval", "estimate"
+# A variant on a task runtime against the variant whose graph it runs on the built-in scheduler or
+# OpenMP (nosv: taskiter's recorded graph; starpu: tasks' graph), its automatic chunking on both;
+# the target is nOS-V's: the runtime of the reference study costs the step nothing beyond 2%.
+RUNTIME_PAIRS = [("nosv", "taskiter", lambda r: r <= 1.02, "median <= 1.02"),
+                 ("starpu", "tasks", None, "")]
+
 TARGETS_AGAINST_FORKJOIN = [
     ("tasks", ONE, "loses at most 1%", lambda r: r <= 1.01, "median <= 1.01", ESTIMATE),
     ("taskiter", ONE, "loses at most 1%", lambda r: r <= 1.01, "median <= 1.01", ESTIMATE),
@@ -464,6 +470,18 @@ def summary(steps, meta, products=None, kernels=None):
                 target(f"{variant}(auto) / {FORKJOIN} at {t} thread{'s' if t > 1 else ''}, {asks}",
                        medians[(variant, t, AUTO_CHUNKING, 0)], medians[(FORKJOIN, t, "", 0)], test,
                        limit_text, on)
+    # every other chunked variant's automatic chunking against fork-join, for comparison (no target)
+    targeted = {variant for variant, *_ in TARGETS_AGAINST_FORKJOIN}
+    for (variant, t, chunking, traced) in sorted(medians):
+        if variant not in targeted and chunking == AUTO_CHUNKING and not traced and (FORKJOIN, t, "", 0) in medians:
+            target(f"{variant}(auto) / {FORKJOIN} at {t} thread{'s' if t > 1 else ''}",
+                   medians[(variant, t, chunking, 0)], medians[(FORKJOIN, t, "", 0)], None, "")
+    for variant, base, test, limit_text in RUNTIME_PAIRS:
+        for t in counts:
+            a, b = (variant, t, AUTO_CHUNKING, 0), (base, t, AUTO_CHUNKING, 0)
+            if a in medians and b in medians:
+                target(f"{variant}(auto) / {base}(auto) at {t} thread{'s' if t > 1 else ''}", medians[a],
+                       medians[b], test, limit_text, ESTIMATE)
     # the reference study's chunkings against fork-join, for comparison (no target)
     for (variant, t, chunking, traced) in medians:
         if chunking.startswith("--batch-subsize") and not traced and (FORKJOIN, t, "", 0) in medians:

@@ -55,6 +55,17 @@ typedef struct {
     char runtime_json[512];
 } ExecutorInfo;
 
+// What an executor of a chunk graph (tasks, taskiter, nosv, starpu) reports:
+// the graph's chunking, its chunks and the edges it waits on per step.
+static inline ExecutorInfo graph_executor_info(const TaskGraph *g, int threads, long edges_per_step) {
+    const Chunking *c = &g->chunking;
+    return (ExecutorInfo){.threads = threads, .batch_subsize = c->batch_subsize, .token_chunk = c->token_chunk,
+                          .channel_chunk = c->channel_chunk, .tile_columns = c->tile_columns,
+                          .tile_in_channels = c->tile_in_channels, .tiles_per_product = c->tiles_per_product,
+                          .tile_sequences = c->tile_sequences, .chunking_chosen = c->chosen,
+                          .chunks_per_step = g->n_tasks, .edges_per_step = edges_per_step};
+}
+
 typedef struct Executor Executor;
 
 extern const char *const EXECUTOR_NAME;

@@ -253,14 +253,7 @@ oom:
 }
 
 void executor_info(const Executor *ex, ExecutorInfo *info) {
-    const Chunking *c = &ex->graph.chunking;
-    *info = (ExecutorInfo){.threads = ex->threads, .batch_subsize = c->batch_subsize,
-                           .token_chunk = c->token_chunk, .channel_chunk = c->channel_chunk,
-                           .tile_columns = c->tile_columns, .tile_in_channels = c->tile_in_channels,
-                           .tiles_per_product = c->tiles_per_product,
-                           .tile_sequences = c->tile_sequences,
-                           .chunking_chosen = c->chosen,
-                           .chunks_per_step = ex->graph.n_tasks, .edges_per_step = ex->graph.n_edges + ex->graph.n_next_edges};
+    *info = graph_executor_info(&ex->graph, ex->threads, ex->graph.n_edges + ex->graph.n_next_edges);
     snprintf(info->runtime_json, sizeof(info->runtime_json), "%s", ex->placement);
 }
 
