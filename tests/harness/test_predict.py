@@ -267,9 +267,13 @@ def test_predict_for_another_machine_scales_with_its_peak(sweep):
     other = pd.read_csv(directory / "predict-twice" / "prediction.csv")
     from pstudy.store import taskgraph
     one, twice = base[base["threads"] == 1], other[other["threads"] == 1]
+    # a variant's cost per task is measured from its traces and clipped at 0, where the tiny model's
+    # few gaps between chunks came out within the clock's noise under load: some variant must have
+    # one, or the equality below would hold of nothing
+    assert (one["runtime_overhead_s"] > 0).any()
     for v in twice["variant"].unique():
         b, o = one[one["variant"] == v].iloc[0], twice[twice["variant"] == v].iloc[0]
-        assert o["runtime_overhead_s"] == b["runtime_overhead_s"] > 0
+        assert o["runtime_overhead_s"] == b["runtime_overhead_s"] >= 0
         [graph] = [g for g in (directory / "graphs").glob(f"{v}_gcc_fast_t1_*.json")
                    if not g.name.endswith(".origin.json")]
         runtime = b["runtime_overhead_s"] * taskgraph.load(graph).n_tasks
