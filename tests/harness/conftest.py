@@ -2,7 +2,6 @@
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ FAKE = Path(__file__).resolve().parent / "fake_variant.py"
 sys.path.insert(0, str(REPO / "harness"))
 
 from pstudy.store.vocabulary import VARIANTS  # noqa: E402  (the registry, variants/LIST)
+import warm_perfstudy  # noqa: E402
 
 SMALL_CONFIG = """
 [model]
@@ -108,8 +108,7 @@ class Study:
         return env
 
     def perfstudy(self, *args, timeout=60, **env):
-        return subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True,
-                              env=self.env(**env), timeout=timeout, cwd=self.tmp)
+        return warm_perfstudy.perfstudy(*args, env=self.env(**env), timeout=timeout, cwd=self.tmp)
 
     def copy_of(self, directory, name=None):
         """A private copy of a finished results directory in this study's results root, under its

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import warm_perfstudy
 
 REPO = Path(__file__).resolve().parents[2]
 PERFSTUDY = REPO / "harness" / "perfstudy"
@@ -59,7 +60,7 @@ bandwidth_GBs = [10, 15]
 
 
 def perfstudy(*args):
-    return subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True, timeout=300, cwd=REPO)
+    return warm_perfstudy.perfstudy(*args, timeout=300, cwd=REPO)
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,11 @@ recordings, tests/harness/test_validation.py)."""
 import json
 import os
 import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import warm_perfstudy
 
 from pstudy.analyse import distributed, network, smpi, validation
 from pstudy.errors import StudyError
@@ -174,8 +174,7 @@ bandwidth_GBs = [10, 20]
 
 
 def perfstudy(*args, env=None):
-    return subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True, timeout=600, cwd=REPO,
-                          env=None if env is None else dict(os.environ, **env))
+    return warm_perfstudy.perfstudy(*args, timeout=600, cwd=REPO, env=None if env is None else dict(os.environ, **env))
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,12 @@ flagged there and nowhere else, 0.5% is reported but not flagged.
 
 import re
 import shutil
-import subprocess
 
 import pandas as pd
 import pytest
+import warm_perfstudy
 
-from conftest import PERFSTUDY, REPO
+from conftest import REPO
 from pstudy.store import history, sweep
 from pstudy.measure import instructions
 from pstudy.errors import StudyError
@@ -153,8 +153,8 @@ def test_history_gains_counts_and_plots_them(tmp_path):
     assert list(gelu["instructions"]) == [100000, 102000]
     assert list(gelu["regressed"]) == [False, True]
     assert gelu["ratio_to_previous"].iloc[1] == pytest.approx(1.02)
-    done = subprocess.run([str(PERFSTUDY), "history", "--history", str(path), "--plots-root", str(tmp_path / "p"),
-                           "--formats", "png"], capture_output=True, text=True, timeout=120)
+    done = warm_perfstudy.perfstudy("history", "--history", str(path), "--plots-root", str(tmp_path / "p"),
+                                    "--formats", "png", timeout=120)
     assert done.returncode == 0, done.stderr
     assert "1 instruction-count regression(s)" in done.stdout and "gelu_fwd: x1.0200" in done.stdout
     figures = sorted(p.name for p in (tmp_path / "p" / "history").iterdir())
@@ -166,8 +166,7 @@ def test_bad_metric_in_a_config_is_one_line_and_exit_2(tmp_path):
     config = tmp_path / "c.toml"
     config.write_text((REPO / "configs" / "regression-counts.toml").read_text().replace(
         'metric = "instructions"', 'metric = "cycles"'))
-    done = subprocess.run([str(PERFSTUDY), "regress", "--config", str(config)], capture_output=True, text=True,
-                          timeout=60)
+    done = warm_perfstudy.perfstudy("regress", "--config", str(config), timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip() == f"perfstudy regress: {config}: regress.metric: expected one of time, " \
         "instructions, got 'cycles'"
@@ -232,9 +231,9 @@ def count_builds(tmp_path_factory):
 def regress_counts(root, base, candidate, repetitions, tag):
     config = root / f"counts{repetitions}.toml"
     config.write_text(COUNT_CONFIG.format(repetitions=repetitions))
-    done = subprocess.run([str(PERFSTUDY), "regress", "--config", str(config), "--base-build", str(base / "build"),
-                           "--candidate-build", str(candidate / "build"), "--results-root", str(root / tag),
-                           "--no-history", "--jobs", "2"], capture_output=True, text=True, timeout=600)
+    done = warm_perfstudy.perfstudy("regress", "--config", str(config), "--base-build", str(base / "build"),
+                                    "--candidate-build", str(candidate / "build"), "--results-root", str(root / tag),
+                                    "--no-history", "--jobs", "2", timeout=600)
     sessions = list((root / tag / "regress").iterdir())
     assert len(sessions) == 1, done.stderr
     table = pd.read_csv(sessions[0] / "regress.csv")

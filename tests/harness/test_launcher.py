@@ -6,6 +6,7 @@ import shutil
 import subprocess
 
 from conftest import PERFSTUDY
+import warm_perfstudy
 
 
 def test_launcher_skips_a_python3_without_pandas(study, tmp_path):
@@ -53,3 +54,20 @@ def test_launcher_without_any_usable_python_says_so(tmp_path):
         assert done.returncode == 0, done.stderr
     else:
         assert done.returncode == 2 and "no Python found" in done.stderr
+
+
+def test_every_subcommand_has_help():
+    from pstudy import cli
+    for name in cli.SUBCOMMANDS:
+        done = warm_perfstudy.perfstudy(name, "--help", timeout=60)
+        assert done.returncode == 0 and done.stdout.startswith(f"usage: perfstudy {name}"), (name, done.stderr)
+        assert not done.stderr, (name, done.stderr)
+
+
+def test_a_warm_command_is_what_the_launcher_runs(tmp_path):
+    # the tests' forked perfstudy against the real launcher: the same status, output and error
+    for args in (["frobnicate"], ["list", "--help"], ["report", tmp_path / "missing"], ["predict", "--replicates"]):
+        warm = warm_perfstudy.perfstudy(*args, timeout=60, cwd=tmp_path)
+        cold = subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True, timeout=60,
+                              cwd=tmp_path, stdin=subprocess.DEVNULL)
+        assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr), args

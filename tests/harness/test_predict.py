@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_perfstudy
 
 REPO = Path(__file__).resolve().parents[2]
 PERFSTUDY = REPO / "harness" / "perfstudy"
@@ -56,9 +57,8 @@ bandwidth_GBs = [10, 30, 40]
 """
 
 
-def perfstudy(*args, **kw):
-    return subprocess.run([str(PERFSTUDY), *map(str, args)], capture_output=True, text=True,
-                          timeout=300, cwd=REPO, **kw)
+def perfstudy(*args, env=None):
+    return warm_perfstudy.perfstudy(*args, env=env, timeout=300, cwd=REPO)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import warm_perfstudy
 
 REPO = Path(__file__).resolve().parents[2]
 PERFSTUDY = REPO / "harness" / "perfstudy"
@@ -359,8 +360,8 @@ trace = true
 ceilings = false
 roofline = false
 """)
-    proc = subprocess.run([str(PERFSTUDY), "run", cfg, "--results-root", tmp / "results", "--no-summary"],
-                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    proc = warm_perfstudy.perfstudy("run", cfg, "--results-root", tmp / "results", "--no-summary",
+                                    timeout=300, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     machine = tmp / "here.toml"
     machine.write_text('name = "here"\nmeasured = false\ncores = 16\npeak_gflops_per_core = 20\n'
@@ -379,8 +380,8 @@ def test_predict_refuses_trace_times_report_refuses(real_sweep, tmp_path, value)
     lines[3] = ",".join(fields) + "\n"
     trace.write_text("".join(lines))
     before = snapshot(d)
-    proc = subprocess.run([str(PERFSTUDY), "predict", d, "--source-machine", machine, "--machine", machine],
-                          capture_output=True, text=True, timeout=300)
+    proc = warm_perfstudy.perfstudy("predict", d, "--source-machine", machine, "--machine", machine,
+                                    timeout=300)
     refused(proc, trace.name, "row 4, column end_s")
     assert snapshot(d) == before
 
@@ -399,7 +400,7 @@ def test_roofline_refuses_what_the_results_do_not_hold(real_sweep, tmp_path, opt
     d = Path(shutil.copytree(source, tmp_path / source.name))
     shutil.copy(CEILINGS, d / "ceilings.json")
     before = snapshot(d)
-    proc = subprocess.run([str(PERFSTUDY), "roofline", d, *options], capture_output=True, text=True, timeout=300)
+    proc = warm_perfstudy.perfstudy("roofline", d, *options, timeout=300)
     refused(proc, needle)
     assert snapshot(d) == before
 
@@ -424,8 +425,8 @@ def test_distributed_layouts_over_the_limit_are_refused_at_once(real_sweep, opti
     if not (BUILD / "gpt2-mpi").exists():
         pytest.skip("no gpt2-mpi")
     start = time.monotonic()
-    proc = subprocess.run([str(PERFSTUDY), "predict", source, "--source-machine", machine, "--machine", "mn5-gpp",
-                           "--distributed", *options], capture_output=True, text=True, timeout=300)
+    proc = warm_perfstudy.perfstudy("predict", source, "--source-machine", machine, "--machine", "mn5-gpp",
+                                    "--distributed", *options, timeout=300)
     refused(proc, needle)
     assert time.monotonic() - start < 20
 
@@ -436,9 +437,9 @@ def test_distributed_prediction_says_each_layout_as_it_goes(real_sweep, tmp_path
     source, machine = real_sweep
     if not (BUILD / "gpt2-mpi").exists() or not network.available()[0]:
         pytest.skip("no gpt2-mpi or no SimGrid")
-    proc = subprocess.run([str(PERFSTUDY), "predict", source, "--source-machine", machine, "--machine", "mn5-gpp",
-                           "--distributed", "--scaling", "weak", "--nodes", "1,2", "--out", tmp_path / "out"],
-                          capture_output=True, text=True, timeout=300)
+    proc = warm_perfstudy.perfstudy("predict", source, "--source-machine", machine, "--machine", "mn5-gpp",
+                                    "--distributed", "--scaling", "weak", "--nodes", "1,2", "--out", tmp_path / "out",
+                                    timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "layout 1/2: 1 node(s), 2 ranks" in proc.stderr and "layout 2/2: 2 node(s), 4 ranks" in proc.stderr
 

@@ -24,7 +24,7 @@ def finished(study, finished_sweeps):
 
 
 def test_report_prints_table_and_writes_real_figures(study, finished):
-    done = study.perfstudy("report", finished, "--formats", "png,svg")
+    done = study.perfstudy("report", finished, "--formats", "png,svg", timeout=180)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     # the summary leads with the answer and ends with the page; the full table is in summary.csv

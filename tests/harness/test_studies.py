@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import warm_perfstudy
 
 from pstudy.analyse import answer
 from pstudy.measure import provenance
@@ -103,8 +104,7 @@ def test_the_committed_answer_is_what_the_committed_data_gives(tmp_path):
     for s in studies:
         (tmp_path / s).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / s).symlink_to(REPO / s)
-    proc = subprocess.run([PERFSTUDY, "answer", *studies, "--out", "docs"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)
+    proc = warm_perfstudy.perfstudy("answer", *studies, "--out", "docs", cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "docs" / "answer.md").read_text() == (REPO / "docs" / "answer.md").read_text(), \
         "docs/answer.md is stale: run make answer"
@@ -114,7 +114,7 @@ def test_the_committed_answer_is_what_the_committed_data_gives(tmp_path):
 def test_answer_refuses_what_holds_no_answer(tmp_path):
     for args, message in (([tmp_path], "neither a results directory"), ([tmp_path / "none"], "not a directory"),
                           ([PAIRS16, PAIRS16], "given twice")):
-        proc = subprocess.run([PERFSTUDY, "answer", *args], capture_output=True, text=True, timeout=60)
+        proc = warm_perfstudy.perfstudy("answer", *args, timeout=60)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
 
 
@@ -169,8 +169,8 @@ def test_a_study_within_its_budget_leaves_one_archive(tmp_path):
     config = tmp_path / "tiny-study.toml"
     config.write_text(STUDY_CONFIG.format(reps=1))
     archive = tmp_path / "out.tar.gz"
-    proc = subprocess.run([PERFSTUDY, "study", config, "--budget", "150", "--archive", archive, "--no-build"],
-                          capture_output=True, text=True, timeout=240)
+    proc = warm_perfstudy.perfstudy("study", config, "--budget", "150", "--archive", archive, "--no-build",
+                                    timeout=240)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(archive)
     names = _members(archive)
@@ -185,8 +185,8 @@ def test_a_study_within_its_budget_leaves_one_archive(tmp_path):
     assert meta["status"] == "complete"
     assert not list(tmp_path.glob(".study-*")) and not list(tmp_path.glob("*.partial"))
     # an archive is never replaced
-    again = subprocess.run([PERFSTUDY, "study", config, "--budget", "150", "--archive", archive, "--no-build"],
-                           capture_output=True, text=True, timeout=60)
+    again = warm_perfstudy.perfstudy("study", config, "--budget", "150", "--archive", archive, "--no-build",
+                                     timeout=60)
     assert again.returncode == 2 and "exists" in again.stderr and again.stderr.count("\n") == 1
 
 
@@ -217,6 +217,6 @@ def test_bad_study_input_is_one_line(tmp_path):
                           (["quick", "--budget", "200", "--archive", tmp_path / "a.zip"], "must end in .tar.gz"),
                           (["nosuch", "--budget", "200", "--archive", tmp_path / "a.tar.gz"], "nosuch"),
                           (["quick", "--budget", "200", "--archive", tmp_path / "no" / "a.tar.gz"], "not a directory")):
-        proc = subprocess.run([PERFSTUDY, "study", *map(str, args)], capture_output=True, text=True, timeout=60)
+        proc = warm_perfstudy.perfstudy("study", *map(str, args), timeout=60)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
         assert not list(tmp_path.glob("*.tar.gz"))

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_perfstudy
 
 from pstudy.analyse import validation
 from pstudy.errors import StudyError
@@ -269,12 +270,11 @@ def packed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("validation")
     cfg = tmp / "tiny-validation.toml"
     cfg.write_text(CONFIG)
-    proc = subprocess.run([PERFSTUDY, "run", cfg, "--results-root", tmp / "results"], capture_output=True,
-                          text=True, timeout=600, cwd=REPO)
+    proc = warm_perfstudy.perfstudy("run", cfg, "--results-root", tmp / "results", timeout=600, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     directory = Path(proc.stdout.strip().splitlines()[-1])
     (directory / "ceilings.json").write_text(json.dumps(CEILINGS))
-    proc = subprocess.run([PERFSTUDY, "predict", directory], capture_output=True, text=True, timeout=300, cwd=REPO)
+    proc = warm_perfstudy.perfstudy("predict", directory, timeout=300, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     # the sweep probed each run at both ends: how far apart the two probes were, in one line
     assert re.search(r"each run replayed with its own chunk times \(the schedule model alone\): mean \|error\| "

@@ -37,7 +37,7 @@ def add_arguments(parser):
                         "cpu_s) instead of its wall time: the machine without what descheduled the runs (a "
                         "neighbour, the hypervisor); says how disturbed each run was")
     parser.add_argument("--replicates", type=int, default=prediction.REPLICATES, help="bootstrap replicates of "
-                        f"each prediction's {100 * prediction.INTERVAL:.0f}% interval (default "
+                        f"each prediction's {100 * prediction.INTERVAL:.0f}%% interval (default "
                         f"{prediction.REPLICATES}; each is a replay: 0 for no intervals)")
     parser.add_argument("--against", metavar="QUIET", help="validate against the measured points of another results "
                         "directory (matched by variant, build, threads and chunking) instead of this one's")
