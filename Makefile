@@ -170,15 +170,40 @@ deps:
 #           rebuilt only when a file of its sources changes. A shared library found through the
 #           binary's run path, relative to the binary first: nOS-V interposes pthread_create and
 #           the affinity calls, and refuses to start unless it comes before libc in the program's
-#           library list, which a library linked into the executable itself does not
+#           library list, which a library linked into the executable itself does not.
+#           Configured with ovni (below) unless OVNI=no, so that a run can record a trace of it
 #   starpu  StarPU 1.3, Debian's libstarpu-dev: its headers only; the variant opens the library
 #           at run time, so that a machine without it gets a one-line error, not the loader's
 NOSV_BUILD := build/nosv
 NOSV_LIB   := $(NOSV_BUILD)/install/lib/libnosv.so
+# ovni, vendored in third_party/ovni: the trace library nOS-V emits to and ovniemu, which turns a
+# trace into Paraver's (docs/traces.md). Built with CMake into build/ovni/install: the library and
+# ovniemu alone (ovnisync, the one tool that needs MPI, is left out). OVNI=no, or no cmake, builds
+# nOS-V without it; gpt2-nosv then refuses a runtime trace with one line.
+OVNI       ?= $(if $(shell command -v cmake 2>/dev/null),yes,no)
+OVNI_BUILD := build/ovni
+OVNI_LIB   := $(OVNI_BUILD)/install/lib/libovni.so
+OVNIEMU    := $(OVNI_BUILD)/install/bin/ovniemu
+OVNI_COMMIT := cf025e242f45fc43f62165cbf07f6f2077d53747
+# how nOS-V was configured, kept in a file that changes only when the choice does, so that
+# switching OVNI rebuilds nOS-V and the variant on it
+NOSV_WITH  := $(if $(filter yes,$(OVNI)),--with-ovni=$(abspath $(OVNI_BUILD))/install,--without-ovni)
+NOSV_STAMP := build/nosv-configure.flags
+ifeq ($(filter clean print-% dist,$(MAKECMDGOALS)),)
+$(shell mkdir -p build && { [ "$$(cat $(NOSV_STAMP) 2>/dev/null)" = "$(NOSV_WITH)" ] || echo "$(NOSV_WITH)" > $(NOSV_STAMP); })
+endif
 RUNTIME_CFLAGS_nosv := -I$(NOSV_BUILD)/install/include
 RUNTIME_LDLIBS_nosv  = -L$(NOSV_BUILD)/install/lib -lnosv -Wl,-rpath,'$$ORIGIN/../../nosv/install/lib' \
                        -Wl,-rpath,'$$ORIGIN/../nosv/install/lib' -Wl,-rpath,$(abspath $(NOSV_BUILD))/install/lib
-RUNTIME_DEPS_nosv   := $(NOSV_LIB)
+RUNTIME_DEPS_nosv   := $(NOSV_LIB) $(NOSV_STAMP)
+# with ovni the variant names libovni itself, through run paths relative to it as nOS-V's, so
+# that the library nOS-V needs is found in a tree that has moved, and calls it (variants/nosv.c)
+ifeq ($(OVNI),yes)
+RUNTIME_CFLAGS_nosv += -DWITH_OVNI -I$(OVNI_BUILD)/install/include
+RUNTIME_LDLIBS_nosv += -Wl,--push-state,--no-as-needed -L$(OVNI_BUILD)/install/lib -lovni -Wl,--pop-state \
+                       -Wl,-rpath,'$$ORIGIN/../../ovni/install/lib' -Wl,-rpath,'$$ORIGIN/../ovni/install/lib' \
+                       -Wl,-rpath,$(abspath $(OVNI_BUILD))/install/lib
+endif
 RUNTIME_CFLAGS_starpu = $(shell pkg-config --cflags starpu-1.3 2>/dev/null || echo -I/usr/include/starpu/1.3)
 RUNTIME_LDLIBS_starpu :=
 RUNTIME_DEPS_starpu   :=
@@ -188,15 +213,36 @@ $(foreach v,$(RUNTIME_VARIANTS),$(eval $(patsubst %,%/obj/exec-$(v).o,$(RUNTIME_
 NOSV_SOURCES := $(shell find third_party/nos-v -type f 2>/dev/null)
 # autoreconf writes into the tree it runs in: a copy of the sources, under build/. nOS-V's own
 # make is not $(MAKE), which `make -n` would run, in a tree configure has not made
-$(NOSV_LIB): $(NOSV_SOURCES)
+$(NOSV_LIB): $(NOSV_SOURCES) $(NOSV_STAMP) $(if $(filter yes,$(OVNI)),$(OVNI_LIB))
 	@rm -rf $(NOSV_BUILD) && mkdir -p $(NOSV_BUILD)/obj
 	cp -a third_party/nos-v $(NOSV_BUILD)/src
 	cd $(NOSV_BUILD)/src && autoreconf -fi > ../autoreconf.log 2>&1 || { tail -20 ../autoreconf.log >&2; exit 1; }
 	cd $(NOSV_BUILD)/obj && ../src/configure --prefix=$(abspath $(NOSV_BUILD))/install --enable-shared --disable-static \
-	    --without-papi --without-ovni CC=gcc CFLAGS=-O2 > ../configure.log 2>&1 || { tail -20 ../configure.log >&2; exit 1; }
+	    --without-papi $(NOSV_WITH) CC=gcc CFLAGS=-O2 > ../configure.log 2>&1 || { tail -20 ../configure.log >&2; exit 1; }
 	env -u MAKEFLAGS -u MFLAGS make -C $(NOSV_BUILD)/obj -j$(BUILD_JOBS) install > $(NOSV_BUILD)/make.log 2>&1 || \
 	    { tail -20 $(NOSV_BUILD)/make.log >&2; exit 1; }
 	@touch $@
+
+OVNI_SOURCES := $(shell find third_party/ovni -type f 2>/dev/null)
+# out of the source tree; installed by hand, as only the library and ovniemu are built (CMake's
+# install wants every tool). The library keeps upstream's link-time optimisation: its cost is on
+# every event a traced run emits. ovniemu copies Paraver's views from share/ovni (the prefix's;
+# OVNI_CONFIG_DIR in its environment, where the tree has moved)
+$(OVNI_LIB): $(OVNI_SOURCES)
+	@rm -rf $(OVNI_BUILD) && mkdir -p $(OVNI_BUILD)/install/lib $(OVNI_BUILD)/install/bin $(OVNI_BUILD)/install/include
+	cmake -S third_party/ovni -B $(OVNI_BUILD)/obj -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DUSE_MPI=OFF \
+	    -DBUILD_TESTING=OFF -DCMAKE_INSTALL_PREFIX=$(abspath $(OVNI_BUILD))/install -DOVNI_GIT_COMMIT=$(OVNI_COMMIT) > $(OVNI_BUILD)/cmake.log 2>&1 || \
+	    { tail -20 $(OVNI_BUILD)/cmake.log >&2; exit 1; }
+	env -u MAKEFLAGS -u MFLAGS cmake --build $(OVNI_BUILD)/obj -j$(BUILD_JOBS) --target ovni ovniemu > $(OVNI_BUILD)/make.log 2>&1 || \
+	    { tail -20 $(OVNI_BUILD)/make.log >&2; exit 1; }
+	cp -a $(OVNI_BUILD)/obj/src/rt/libovni.so* $(OVNI_BUILD)/install/lib/
+	cp $(OVNI_BUILD)/obj/include/ovni.h $(OVNI_BUILD)/install/include/
+	cp $(OVNI_BUILD)/obj/src/emu/ovniemu $(OVNI_BUILD)/install/bin/
+	mkdir -p $(OVNI_BUILD)/install/share && cp -r third_party/ovni/cfg $(OVNI_BUILD)/install/share/ovni
+	@touch $@
+$(OVNIEMU): $(OVNI_LIB)
+.PHONY: ovni
+ovni: $(OVNI_LIB) $(OVNIEMU)
 
 # the per-task overhead of each runtime (bench/runtime_overhead.py drives it): one build per
 # compiler, whose OpenMP runtime it measures beside the others

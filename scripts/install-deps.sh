@@ -6,7 +6,7 @@ PACKAGES="gcc clang libclang-rt-14-dev libomp-dev make python3 python3-numpy pyt
 python3-scipy python3-pytest python3-pytest-xdist python3-jinja2 chromium libopenblas-serial-dev gnuplot-nox likwid libpapi-dev
 papi-tools valgrind
 openmpi-bin libopenmpi-dev hwloc python3-simgrid libsimgrid-dev
-autoconf automake libtool pkg-config libnuma-dev libstarpu-dev"
+autoconf automake libtool pkg-config libnuma-dev libstarpu-dev cmake"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing_packages() {
     missing=""

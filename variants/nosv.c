@@ -18,6 +18,14 @@
 // the iteration in between), so each slot's nOS-V task is created once and
 // resubmitted, and nothing is allocated per iteration. The release happens in
 // the completed callback, after nOS-V has reset the task for resubmission.
+//
+// PERFSTUDY_OVNI_TRACE=DIR records an ovni trace of the runtime into DIR
+// (ovniemu turns it into Paraver's: docs/traces.md), where nOS-V was built
+// with ovni (WITH_OVNI). nOS-V itself starts ovni's process and the threads it
+// runs or that call nosv_init, and finishes them in nosv_shutdown: a second
+// ovni_proc_init here would abort. What is left to the program is asking
+// nOS-V for it before nosv_init and checking that the libovni it runs with
+// is the one it was compiled for and that the trace began.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -28,7 +36,11 @@
 #include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#ifdef WITH_OVNI
+#include <ovni.h>
+#endif
 #include "../core/schedule.h"
 #include "../core/taskgraph.h"
 #include "executor.h"
@@ -61,6 +73,7 @@ struct Executor {
     nosv_task_type_t type;
     nosv_task_t *tasks[2]; // one nOS-V task per chunk task and slot
     int initialised;    // nosv_init succeeded: nosv_shutdown is owed
+    const char *ovni;   // the version of the libovni recording the runtime, or NULL
     // the run in progress (executor_train)
     float *losses;
     Trace *trace;
@@ -150,6 +163,52 @@ static int worker_cpus(int threads, const cpu_set_t *mine, cpu_set_t *bound) {
     return taken;
 }
 
+// Asks nOS-V for an ovni trace into PERFSTUDY_OVNI_TRACE's directory, if set:
+// through its configuration override (after any the caller gave, which it
+// keeps) and ovni's OVNI_TRACEDIR. ovni aborts on a directory it cannot
+// create and on a library of another major or minor version: both are
+// refused here first, as other bad input is.
+static int request_ovni_trace(Executor *ex, char *err, size_t err_len) {
+    const char *dir = getenv("PERFSTUDY_OVNI_TRACE");
+    if (!dir) return 0;
+#ifndef WITH_OVNI
+    (void)ex;
+    snprintf(err, err_len, "PERFSTUDY_OVNI_TRACE: this gpt2-nosv was built without ovni (make ovni; it needs cmake)");
+    return -1;
+#else
+    const char *version, *commit;
+    ovni_version_get(&version, &commit);
+    size_t same = strlen(OVNI_LIB_VERSION) - strlen(strrchr(OVNI_LIB_VERSION, '.'));
+    if (strncmp(version, OVNI_LIB_VERSION, same) != 0 || version[same] != '.') {
+        snprintf(err, err_len, "PERFSTUDY_OVNI_TRACE: libovni %.40s was loaded, built for %s", version, OVNI_LIB_VERSION);
+        return -1;
+    }
+    struct stat st;
+    const char *why = NULL;
+    if (!*dir) why = "empty name";
+    else if (mkdir(dir, 0777) != 0 && errno != EEXIST) why = strerror(errno);
+    else if (stat(dir, &st) != 0) why = strerror(errno);
+    else if (!S_ISDIR(st.st_mode)) why = "not a directory";
+    else if (access(dir, W_OK | X_OK) != 0) why = strerror(errno);
+    if (why) {
+        snprintf(err, err_len, "PERFSTUDY_OVNI_TRACE: cannot write a trace into '%.200s': %s", dir, why);
+        return -1;
+    }
+    const char *given = getenv("NOSV_CONFIG_OVERRIDE");
+    char override[1024];
+    if ((size_t)snprintf(override, sizeof(override), "%s%sinstrumentation.version=ovni", given ? given : "",
+                         given && *given ? "," : "") >= sizeof(override)) {
+        snprintf(err, err_len, "NOSV_CONFIG_OVERRIDE: too long to add the ovni trace to");
+        return -1;
+    }
+    setenv("NOSV_CONFIG_OVERRIDE", override, 1);
+    setenv("OVNI_TRACEDIR", dir, 1);
+    setenv("NOSV_APPID", "1", 0); // nOS-V warns without one, and takes 1
+    ex->ovni = version;
+    return 0;
+#endif
+}
+
 // nOS-V's CPU manager takes the CPUs of the thread that initialises it
 // (binding "inherit"): this thread is bound to worker_cpus' for nosv_init,
 // then its own mask is restored.
@@ -188,6 +247,7 @@ static int start_runtime(Executor *ex, char *err, size_t err_len) {
             if (access(config, R_OK) == 0) setenv("NOSV_CONFIG", config, 0);
         }
     }
+    if (request_ovni_trace(ex, err, err_len) != 0) return -1;
     int rc = nosv_init();
     if (rebind) sched_setaffinity(0, sizeof(mine), &mine);
     if (rc != 0) {
@@ -195,6 +255,14 @@ static int start_runtime(Executor *ex, char *err, size_t err_len) {
         return -1;
     }
     ex->initialised = 1;
+#ifdef WITH_OVNI
+    // nosv_init instruments this thread when its configuration asks for ovni: a file under
+    // NOSV_CONFIG cannot undo the override, but a trace that did not begin is said, not missed
+    if (ex->ovni && !ovni_thread_isready()) {
+        snprintf(err, err_len, "PERFSTUDY_OVNI_TRACE: nOS-V did not start an ovni trace");
+        return -1;
+    }
+#endif
     ex->workers = nosv_get_num_cpus();
     // the system ids of nOS-V's CPUs, in its logical order (a worker's index in the trace)
     int *cpus = nosv_get_available_domains(NOSV_TOPO_LEVEL_CPU);
@@ -203,7 +271,8 @@ static int start_runtime(Executor *ex, char *err, size_t err_len) {
                            "\"cpus\": [", ex->workers);
     for (int w = 0; cpus && w < ex->workers && used < sizeof(ex->placement) - 16; w++)
         used += snprintf(ex->placement + used, sizeof(ex->placement) - used, "%s%d", w ? ", " : "", cpus[w]);
-    snprintf(ex->placement + used, sizeof(ex->placement) - used, "]");
+    snprintf(ex->placement + used, sizeof(ex->placement) - used, "]%s%s%s", ex->ovni ? ", \"ovni\": \"" : "",
+             ex->ovni ? ex->ovni : "", ex->ovni ? "\"" : "");
     free(cpus);
     rc = nosv_type_init(&ex->type, run_task, NULL, task_completed, "chunk", NULL, NULL, NOSV_TYPE_INIT_NONE);
     if (rc != 0) {

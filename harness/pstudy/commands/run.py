@@ -9,7 +9,7 @@ import sys
 from pstudy import common
 from pstudy.measure import evidence
 from pstudy.store import config as configmod
-from pstudy.store import resultsdir, sweep, traceformats
+from pstudy.store import ovnitrace, resultsdir, sweep, traceformats
 from pstudy.analyse import tables
 from pstudy.measure import ceilings, provenance, runner, slurm
 from pstudy.common import REPO_ROOT
@@ -204,7 +204,7 @@ def run_locally(directory, study, order, done, binaries, journal, progress):
         probed = ceilings.probed(study, run.point)
         env = runner.environment(study, run.point)
         before = ceilings.peak_beside(common.bench_dir(study), env) if probed else None
-        outcome = runner.execute(study, run.point, binary, str(REPO_ROOT), trace)
+        outcome = runner.execute(study, run.point, binary, str(REPO_ROOT), trace, runtime_trace=True)
         after = ceilings.peak_beside(common.bench_dir(study), env) if probed else None
         resultsdir.save_run(directory, run, i, outcome,
                             runner.command(study, run.point, binary, str(REPO_ROOT), trace),
@@ -275,6 +275,7 @@ def export_traces(directory, warmup):
         for fmt in traceformats.FORMATS:
             problems += traceformats.export_checked(available, chosen, fmt, directory.exports(fmt),
                                                     node=socket.gethostname() or "node")[1]
+        ovnitrace.export_runtime(directory.path, available, chosen, directory.exports("paraver"))
         run_table, point_table = efficiency.directory_factors(directory, warmup, efficiency.ok_runs(runs))
         if len(point_table):
             resultsdir.write_csv(directory.efficiency_runs_csv, run_table)

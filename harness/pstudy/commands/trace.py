@@ -1,10 +1,11 @@
-"""export run traces for Paraver (.prv/.pcf/.row) or Perfetto (Chrome JSON), checked after writing."""
+"""export run traces for Paraver (.prv/.pcf/.row) or Perfetto (Chrome JSON), checked after writing;
+with Paraver, a run's runtime trace too (nosv: nOS-V's ovni trace, through ovniemu)."""
 
 import socket
 import sys
 from pathlib import Path
 
-from pstudy.store import resultsdir, traceformats
+from pstudy.store import ovnitrace, resultsdir, traceformats
 from pstudy.errors import StudyError
 
 
@@ -41,6 +42,8 @@ def main(args):
         outdir = resultsdir.output_dir(args.out, "--out") if args.out else resultsdir.ResultsDir(directory).exports(fmt)
         paths, found = traceformats.export_checked(available, chosen, fmt, outdir, node=socket.gethostname() or "node")
         problems += found
+        if fmt == "paraver":
+            paths += ovnitrace.export_runtime(directory, available, chosen, outdir)
         for path in paths:
             print(path)
     if problems:
@@ -48,3 +51,4 @@ def main(args):
             sys.stderr.write(f"perfstudy trace: {p}\n")
         raise StudyError(f"{len(problems)} problems in the exported files (a bug: the checker rejects the writer's output)")
     return 0
+

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from pstudy import common
-from pstudy.store import vocabulary
+from pstudy.store import ovnitrace, vocabulary
 from pstudy.errors import StudyError
 
 STEP_FIELDS = ("loss", "forward_s", "backward_s", "update_s", "step_s")
@@ -268,14 +268,18 @@ class _Process(subprocess.Popen):
         return pid, status
 
 
-def execute(study, point, binary, root, trace=None, prefix=()):
-    """Run one process for `point`; never raises for a misbehaving binary (KeyboardInterrupt passes)."""
+def execute(study, point, binary, root, trace=None, prefix=(), runtime_trace=False):
+    """Run one process for `point`; never raises for a misbehaving binary (KeyboardInterrupt passes).
+    runtime_trace: a traced run also records its runtime's own trace where it can (ovnitrace)."""
     cmd = command(study, point, binary, root, trace, prefix)
+    env = environment(study, point)
+    if runtime_trace:
+        env.update(ovnitrace.environment(point.variant, binary, trace))
     timeout = study.run["timeout_s"]
     start, steal = time.monotonic(), host_steal_seconds()
     try:
         proc = _Process(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                        stdin=subprocess.DEVNULL, env=environment(study, point),
+                        stdin=subprocess.DEVNULL, env=env,
                         start_new_session=True)  # own process group: a timeout kills it all
     except OSError as err:
         return Outcome(CRASHED, f"cannot start {binary}: {err.strerror}")

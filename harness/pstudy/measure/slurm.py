@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from pstudy import common
-from pstudy.store import resultsdir
+from pstudy.store import ovnitrace, resultsdir
 from pstudy.measure import ceilings, runner
 from pstudy.errors import StudyError
 
@@ -96,8 +96,10 @@ def batch_script(study, run, binary, root, trace, options):
     if options.account:
         header.append(f"#SBATCH --account={options.account}")
     # with the point's StarPU scheduler (runner.environment), set or unset as a local sweep has it
+    # and, for a traced run of a runtime that records its own trace, where it goes (ovnitrace)
+    env.update(ovnitrace.environment(point.variant, binary, trace))
     exports = [f"export {var}={shlex.quote(env[var])}"
-               for var in ("OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "STARPU_SCHED") if var in env]
+               for var in ("OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "STARPU_SCHED", ovnitrace.ENV) if var in env]
     unsets = [f"unset {var}" for var in ("OMP_PROC_BIND", "OMP_PLACES", "STARPU_SCHED") if var not in env]
     cmd = runner.command(study, point, binary, root, trace)
     probe = ceilings.probed(study, point)

@@ -1,0 +1,144 @@
+"""The runtime's own trace: `make` builds ovni and ovniemu, a traced sweep of gpt2-nosv records nOS-V's
+ovni trace, `perfstudy trace` turns it into Paraver traces that show nOS-V's worker threads running
+the chunk tasks, and a gpt2-nosv built without ovni refuses the runtime trace in one line."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from variant_helpers import ROOT, binary, run
+
+sys.path.insert(0, str(ROOT / "harness"))
+from pstudy.store import ovnitrace  # noqa: E402
+
+TINY_RUN = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--threads", "2"]
+OVNIEMU = ROOT / "build" / "ovni" / "install" / "bin" / "ovniemu"
+PERFSTUDY = ROOT / "harness" / "perfstudy"
+SWEEP = """
+[model]
+config = "tiny"
+B = 2
+T = 8
+
+[run]
+steps = 2
+warmup = 1
+repetitions = 1
+timeout_s = 60
+seed = 7
+
+[sweep]
+variants = ["nosv"]
+threads = [2]
+
+[analysis]
+trace = true
+ceilings = false
+roofline = false
+"""
+
+
+def needs_ovni():
+    if not os.access(OVNIEMU, os.X_OK) or not ovnitrace.linked(binary("nosv")):
+        pytest.fail(f"{OVNIEMU} or a gpt2-nosv linked with libovni is missing: run `make`")
+
+
+def test_the_build_has_ovniemu_and_gpt2_nosv_on_libovni():
+    needs_ovni()
+    r = subprocess.run([str(OVNIEMU), "-h"], capture_output=True, text=True, timeout=30)
+    assert "nosv" in r.stderr  # its usage lists the models it emulates, nOS-V's among them
+    lib = ROOT / "build" / "ovni" / "install" / "lib" / "libovni.so.1"
+    assert lib.exists()
+
+
+def prv_records(path):
+    """{record kind: [fields]} of a .prv after its header line, which it checks."""
+    lines = Path(path).read_text().splitlines()
+    assert re.match(r"#Paraver \(\d\d/\d\d/\d+ at \d\d:\d\d\):\d+_ns:", lines[0]), lines[0]
+    assert ovnitrace.check_prv(path) == []
+    out = {}
+    for line in lines[1:]:
+        fields = line.split(":")
+        out.setdefault(fields[0], []).append([int(f) for f in fields[1:]])
+    return out
+
+
+def pcf_event_type(pcf, title):
+    """(type number, {value: label}) of the event type of a .pcf whose title starts with `title`."""
+    text = Path(pcf).read_text()
+    m = re.search(r"EVENT_TYPE\n0\s+(\d+)\s+" + re.escape(title) + r".*?\nVALUES\n(.*?)(?:\n\n|\Z)", text, re.S)
+    assert m, f"{pcf}: no event type {title!r}"
+    values = dict(line.split(None, 1) for line in m.group(2).splitlines() if line.strip())
+    return int(m.group(1)), {int(v): label.strip() for v, label in values.items()}
+
+
+def test_a_traced_nosv_sweep_gives_a_paraver_trace_of_the_runtime(tmp_path):
+    needs_ovni()
+    config = tmp_path / "nosv.toml"
+    config.write_text(SWEEP)
+    env = {**os.environ, "PERFSTUDY_BUILD_DIR": str(ROOT / "build"), "PERFSTUDY_RESULTS": str(tmp_path / "results"),
+           "PERFSTUDY_PLOTS": str(tmp_path / "plots"), "OMP_WAIT_POLICY": "passive"}
+    r = subprocess.run([str(PERFSTUDY), "run", "--no-summary", str(config)], capture_output=True, text=True,
+                       env=env, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    [directory] = [d for d in (tmp_path / "results").iterdir() if d.is_dir()]
+    [recorded] = (directory / "traces").glob("*.ovni")
+    assert list(recorded.glob("loom.*/proc.*/thread.*/stream.obs"))
+    r = subprocess.run([str(PERFSTUDY), "trace", str(directory), "--format", "paraver", "--out", str(tmp_path / "x")],
+                       capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    printed = [Path(p) for p in r.stdout.split()]
+    stem = recorded.name.removesuffix(".ovni")
+    # the project's own trace and the runtime's, by thread and by CPU, side by side
+    assert {p.name for p in printed} == {f"{stem}{v}{s}" for v in ("", ".ovni-thread", ".ovni-cpu")
+                                         for s in (".prv", ".pcf", ".row")}
+    thread_prv = tmp_path / "x" / f"{stem}.ovni-thread.prv"
+    records = prv_records(thread_prv)
+    # ovniemu writes every channel, a thread's state among them, as events
+    assert records.get("2") and set(records) <= {"1", "2", "3"}
+    state, states = pcf_event_type(thread_prv.with_suffix(".pcf"), "Thread: thread state")
+    assert "Running" in states.values() and any(t == state for e in records["2"] for t in e[5::2])
+    task_type, labels = pcf_event_type(thread_prv.with_suffix(".pcf"), "nOS-V task type")
+    chunk = [v for v, label in labels.items() if "chunk" in label]
+    assert chunk, labels
+    # the threads that ran a chunk task: nOS-V's two workers, not the thread that submitted them
+    runners = {e[3] for e in records["2"] for t, v in zip(e[5::2], e[6::2]) if t == task_type and v in chunk}
+    assert len(runners) == 2, runners
+    rows = thread_prv.with_suffix(".row").read_text()
+    assert re.search(r"LEVEL THREAD SIZE (\d+)", rows) and int(re.search(r"LEVEL THREAD SIZE (\d+)", rows)[1]) >= 3
+
+
+def test_a_runtime_trace_from_a_nosv_without_ovni_is_one_line(tmp_path):
+    # gpt2-nosv as `make OVNI=no` compiles it: without WITH_OVNI, linked with the built tree's objects
+    needs_ovni()
+    obj = ROOT / "build" / "gcc" / "fast" / "obj"
+    flags = subprocess.run(["make", "-s", "print-flags"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    core = [p for p in sorted(obj.glob("*.o")) if not p.name.startswith(("exec-", "main-", "node-", "dist-"))]
+    lib = ROOT / "build" / "nosv" / "install" / "lib"
+    out = tmp_path / "gpt2-nosv"
+    built = subprocess.run(["gcc", *flags, "-fopenmp", '-DKERNELS_NAME="fast"', f"-I{ROOT / 'build/nosv/install/include'}",
+                            "-c", str(ROOT / "variants" / "nosv.c"), "-o", str(tmp_path / "exec-nosv.o")],
+                           capture_output=True, text=True)
+    assert built.returncode == 0 and "warning" not in built.stderr, built.stderr
+    linked = subprocess.run(["gcc", "-fopenmp", str(obj / "main-omp.o"), *map(str, core), str(tmp_path / "exec-nosv.o"),
+                             "-o", str(out), f"-L{lib}", "-lnosv", f"-Wl,-rpath,{lib}", "-lm", "-ldl"],
+                            capture_output=True, text=True)
+    assert linked.returncode == 0, linked.stderr
+    assert not ovnitrace.linked(out)
+    assert run([out] + TINY_RUN).returncode == 0  # it runs without one
+    r = run([out] + TINY_RUN, env={"PERFSTUDY_OVNI_TRACE": str(tmp_path / "rt")})
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "PERFSTUDY_OVNI_TRACE" in r.stderr and "without ovni" in r.stderr
+    assert not (tmp_path / "rt").exists()
+
+
+def test_a_runtime_trace_into_a_directory_it_cannot_write_is_one_line(tmp_path):
+    needs_ovni()
+    (tmp_path / "file").write_text("")
+    for target, why in ((tmp_path / "file", "not a directory"), (tmp_path / "no" / "such", "No such file")):
+        r = run([binary("nosv")] + TINY_RUN, env={"PERFSTUDY_OVNI_TRACE": str(target)})
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and why in r.stderr and str(target) in r.stderr, r.stderr
