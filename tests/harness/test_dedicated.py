@@ -176,6 +176,26 @@ def test_intervals_hold_the_step_and_are_deterministic():
     assert prediction.interval(3.0, []) == (3.0, 3.0)
 
 
+def test_intervals_resample_runs_before_their_iterations():
+    # two runs of one point on a host whose speed moved between them: each run's iterations alike
+    fast = [({1: 1.0 + 0.01 * i}, 1.0 + 0.01 * i, "r0") for i in range(6)]
+    slow = [({1: 2.0 + 0.01 * i}, 2.0 + 0.01 * i, "r1") for i in range(6)]
+    medians, scales = {("v",): {1: 1.5}}, {("v",): 1.0}
+    runs = prediction.bootstrap_medians(prediction.TraceStats(medians, scales, {}, {}, {("v",): fast + slow}), 40)
+    mixed = prediction.bootstrap_medians(prediction.TraceStats(
+        medians, scales, {}, {}, {("v",): [(c, b, "one") for c, b, _ in fast + slow]}), 40)
+    width = {name: prediction.interval(1.5, [m[("v",)][1] for m in draws])
+             for name, draws in (("runs", runs), ("mixed", mixed))}
+    # some replicates draw the fast run twice, some the slow one: the interval spans both speeds
+    assert width["runs"][0] < 1.1 and width["runs"][1] > 1.9
+    # iterations alone, as if from one run: the medians stay between the two
+    assert width["mixed"][1] - width["mixed"][0] < width["runs"][1] - width["runs"][0]
+    # entries of two fields (no run) are one run, as before
+    two = prediction.bootstrap_medians(prediction.TraceStats(medians, scales, {}, {},
+                                                            {("v",): [(c, b) for c, b, _ in fast + slow]}), 40)
+    assert two == mixed
+
+
 def test_noise_sensitivity_table_reads_and_refuses_bad_rows(tmp_path):
     from pstudy.show import noisefigure
 

@@ -85,8 +85,9 @@ class TraceStats:
         next one. Configurations with fewer than two such iterations get none;
     noise: {operation label: sorted relative deviations of its chunks' times from their means}
         (barrier_jitter);
-    iterations: [({chunk key: seconds}, busy seconds)] per kept iteration of each 1-thread run:
-        what the prediction intervals resample (bootstrap_medians)."""
+    iterations: [({chunk key: seconds}, busy seconds, run)] per kept iteration of each 1-thread
+        run, `run` naming the run it was measured in: what the prediction intervals resample
+        (bootstrap_medians)."""
     raw: dict
     scales: dict
     costs: dict
@@ -163,7 +164,8 @@ def trace_stats(directory, warmup, clock=WALL):
         its = frame.assign(d=dur, w=wall).groupby("iteration").agg(start=("start_s", "min"), busy=("d", "sum"),
                                                                     wall=("w", "sum"), n=("d", "size"))
         busy.setdefault(ck, []).extend(float(b) for b in its["busy"])
-        iterations.setdefault(ck, []).extend((per_iteration[int(i)], float(its.at[i, "busy"])) for i in its.index)
+        iterations.setdefault(ck, []).extend((per_iteration[int(i)], float(its.at[i, "busy"]), str(path))
+                                             for i in its.index)
         index = its.index.tolist()
         for i, j in zip(index, index[1:]):
             if j == i + 1:
@@ -195,10 +197,16 @@ REPLICATES = 40  # bootstrap replicates of each interval
 
 def bootstrap_medians(stats, replicates=REPLICATES):
     """[{config key: {chunk key: seconds}}]: `replicates` sets of the durations the replay runs, each
-    from the kept iterations of each configuration's 1-thread runs drawn again with replacement (the
-    same number of them), medians and scale recomputed as trace_stats computes them: how far the
-    durations move with the iterations that happened to be measured. Seeded by the configuration,
-    so that the same traces give the same intervals whatever else is predicted. A configuration with
+    from the kept iterations of each configuration's 1-thread runs drawn again with replacement,
+    medians and scale recomputed as trace_stats computes them: how far the durations move with the
+    runs and the iterations that happened to be measured. The draw has two levels, as the data
+    has: the runs (as many as there are, with replacement), then within each drawn run its
+    iterations (as many as it has). A run is one start of the binary, and on a shared machine its
+    speed is the host's at that time: iterations of one run agree with each other more than with
+    another run's, and resampling them alone would give intervals as narrow as one run's
+    iterations are alike (the run-to-run spread is what moves the measured points). Iterations
+    without a run (older entries of two fields) count as one run. Seeded by the configuration, so
+    that the same traces give the same intervals whatever else is predicted. A configuration with
     one kept iteration (or none in `stats.iterations`) keeps its durations in every replicate."""
     import random
     import zlib
@@ -206,12 +214,19 @@ def bootstrap_medians(stats, replicates=REPLICATES):
     out = [dict() for _ in range(replicates)]
     for ck, per in stats.medians.items():
         its = (stats.iterations or {}).get(ck) or []
+        runs = {}
+        for entry in its:
+            runs.setdefault(entry[2] if len(entry) > 2 else None, []).append(entry[:2])
+        runs = list(runs.values())
         rng = random.Random(zlib.crc32(repr(ck).encode()))
         for b in range(replicates):
             if len(its) < 2:
                 out[b][ck] = per
                 continue
-            draw = [its[rng.randrange(len(its))] for _ in its]
+            draw = []
+            for _ in runs:
+                run = runs[rng.randrange(len(runs))]
+                draw.extend(run[rng.randrange(len(run))] for _ in run)
             samples = {}
             for chunks, _busy in draw:
                 for chunk, d in chunks.items():
@@ -249,17 +264,17 @@ def predicted_interval(graphs, draws, ck, threads, source, target, step, **kw):
 
 
 def iterations_of(runs):
-    """TraceStats.iterations' entries [({chunk key: seconds}, busy seconds)] of kept runs ((name,
-    frame of iteration, op, b0, b1, x0, x1, col0, col1 and d), as own_frames gives them): what a
-    recording that keeps each run's chunk times gives the prediction intervals."""
+    """TraceStats.iterations' entries [({chunk key: seconds}, busy seconds, run name)] of kept runs
+    ((name, frame of iteration, op, b0, b1, x0, x1, col0, col1 and d), as own_frames gives them):
+    what a recording that keeps each run's chunk times gives the prediction intervals."""
     out = []
-    for _name, frame in runs:
+    for name, frame in runs:
         for _, it in frame.groupby("iteration"):
             per = {}
             for row, d in zip(it[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False), it["d"]):
                 key = taskgraph.chunk_key(*row)
                 per[key] = per.get(key, 0.0) + float(d)
-            out.append((per, float(it["d"].sum())))
+            out.append((per, float(it["d"].sum()), str(name)))
     return out
 
 
