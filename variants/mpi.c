@@ -10,12 +10,41 @@
 //               AdamW on its shard of the parameters and keeps only that
 //               shard's m and v, then all-gather the parameters
 //
-// The step description is the core's, run in two parts by the chosen node
-// executor: its forward and backward operations, and its AdamW operations
-// (copies cut to this rank's shard when sharded); two OP_COMM operations
-// appended to it name the communication in traces and in --describe. The
-// description itself stays the same on every rank, so that one rank can write
-// every rank's trace records against it.
+// The step description is the core's. With --overlap off (the default) the
+// chosen node executor runs it in two parts: its forward and backward
+// operations, and its AdamW operations (copies cut to this rank's shard when
+// sharded); between them the main thread reduces the whole gradient buffer,
+// and two OP_COMM operations appended to the description name the
+// communication in traces. The description itself stays the same on every
+// rank, so that one rank can write every rank's trace records against it.
+//
+// --overlap on: the gradients are reduced in buckets, one per transformer
+// block and one for wte, wpe and the final LayerNorm (llm.c keeps each
+// tensor's layers contiguous, so a block's bucket is 12 pieces of memory),
+// last block first, each as soon as the backward pass has written it for the
+// last time (wte's after the encoder's backward pass: the language-model head
+// writes it first). The node executor runs one description: the forward and
+// backward operations with each bucket's "start" operation (OP_COMM) right
+// after the last operation that writes its gradients, then per bucket a
+// "wait" operation and the bucket's AdamW operations. op_run calls the
+// description's comm callback for them: start hands the bucket to a
+// communication thread of this executor, wait returns once the thread has
+// reduced it. Their accesses make the graph executors order them: start
+// writes the bucket's gradients (after every chunk that writes them), wait
+// writes them too (before every AdamW chunk that reads them: an update chunk
+// starts once its own bucket is reduced), and all starts write one token
+// buffer, which the waits read, so the buckets are handed over in one order on
+// every rank, whatever the executor, and no wait (which blocks its thread) runs
+// before the last start. The executors know nothing of MPI.
+//
+// Bucket k is cut into R sub-shards (its tensors' elements counted one after
+// the other, R nearly equal parts cut at parameter rows); rank r owns sub-
+// shard r of every bucket, so the reduce-scatter of a bucket is the ring (or
+// direct) collective below over its sub-shards, every link busy at once and
+// (R-1)/R of the bucket sent by every rank. The sharded update runs AdamW on
+// the union of this rank's sub-shards; the parameters' all-gather after it
+// moves every rank's union. With the replicated update, the thread all-gathers
+// each bucket's gradients right after its reduce-scatter.
 //
 // The collectives (--collective):
 //   ring    (default) the ranks form a ring, r sending to r+1 and receiving
@@ -47,12 +76,17 @@
 //   direct: w_0 g_0[i] + w_1 g_1[i] + ... + w_{R-1} g_{R-1}[i]
 //           summed left to right in rank order on rank q
 // (each partial sum travels as a float, so where it is added does not
-// matter). The order depends on R and the collective only: a run is
-// bit-identical to a repeat with the same rank count whatever the executor
-// and the threads per rank (within a rank every executor is bit-identical to
-// seq); at R <= 2 the two collectives give the same bits. The all-gathers
-// only copy. The losses: every rank sends its mean loss to every other, which
-// sum them in rank order.
+// matter). With --overlap on, q is the sub-shard of element i's bucket
+// (bucket_cuts) instead of its shard of the whole buffer: the same sums, each
+// starting at the rank after the one that owns the element. The order depends
+// on R, the collective and --overlap only: a run is bit-identical to a repeat
+// with the same rank count whatever the executor and the threads per rank
+// (within a rank every executor is bit-identical to seq); at R <= 2 the two
+// collectives and the two --overlap settings give the same bits (a sum of two
+// terms does not depend on their order), and the direct collective gives the
+// same bits with either --overlap at any R (its order is the ranks'). The
+// all-gathers only copy. The losses: every rank sends its mean loss to every
+// other, which sum them in rank order.
 //
 // Built for SimGrid's SMPI (-DGPT2_SMPI, `make smpi`), the rank's node compute
 // is not run: each step stands in for the forward and backward operations and
