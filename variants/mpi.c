@@ -581,11 +581,12 @@ static void wait_all(int n, MPI_Request *requests, Where where) {
         MPI_Waitall(n, requests, MPI_STATUSES_IGNORE);
         return;
     }
+    struct timespec pause = {0, POLL_NS};
     for (;;) {
         int done;
         MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
         if (done) return;
-        nanosleep(&(struct timespec){0, POLL_NS}, NULL);
+        nanosleep(&pause, NULL);
     }
 }
 
