@@ -34,11 +34,13 @@ def verify_args(name, steps=10):
 
 
 @pytest.mark.serial
+@pytest.mark.parametrize("overlap", ["off", "on"])
 @pytest.mark.parametrize("update", ["sharded", "replicated"])
 @pytest.mark.parametrize("name,compiler", [("odd36", "gcc"), ("tiny_prime", "clang")])
-def test_mpi_matches_pytorch(name, compiler, update):
+def test_mpi_matches_pytorch(name, compiler, update, overlap):
     """odd36 has B=3: one sequence on rank 0, two on rank 1."""
-    r = mpirun(2, [binary("mpi", compiler)] + verify_args(name) + ["--update", update, "--threads", "1"])
+    r = mpirun(2, [binary("mpi", compiler)] + verify_args(name) + ["--update", update, "--threads", "1",
+                                                                   "--overlap", overlap])
     assert r.returncode == 0, r.stderr
     checks = [rec for rec in json_lines(r.stdout) if "verify" in rec]
     assert len(checks) == 19 and all(c["ok"] for c in checks)  # logits, loss, 16 gradients, the losses
