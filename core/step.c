@@ -86,6 +86,7 @@ static int buf(Builder *b, BufferKind kind, int tensor, int layer) {
         buffer.dim[2] = b->ring_columns[tensor];
         break;
     case BUF_LOSS:
+    case BUF_COMM:
     case NUM_BUFFER_KINDS:
         break;
     }
@@ -606,6 +607,28 @@ int step_add_comm(StepDescription *s, Phase phase, const char *label) {
     return op ? s->n_ops - 1 : -1;
 }
 
+int step_comm_access(StepDescription *s, int op, BufferKind kind, int tensor, int layer, int writes) {
+    if (op < 0 || op >= s->n_ops || s->ops[op].kind != OP_COMM || s->ops[op].n_access == MAX_ACCESSES) return -1;
+    int id = -1;
+    for (int i = 0; i < s->n_buffers && id < 0; i++)
+        if (s->buffers[i].kind == kind && s->buffers[i].tensor == tensor && s->buffers[i].layer == layer) id = i;
+    if (id < 0) {
+        if (kind != BUF_COMM) return -1;
+        if (s->n_buffers == s->cap_buffers) {
+            int cap = s->cap_buffers ? 2 * s->cap_buffers : 64;
+            Buffer *grown = realloc(s->buffers, cap * sizeof(Buffer));
+            if (!grown) return -1;
+            s->buffers = grown;
+            s->cap_buffers = cap;
+        }
+        s->buffers[s->n_buffers] = (Buffer){BUF_COMM, tensor, -1, {1, 1, 1}, COLUMNS_WHOLE, 0};
+        id = s->n_buffers++;
+    }
+    Op *o = &s->ops[op];
+    o->access[o->n_access++] = (Access){id, writes != 0, REGION_ALL};
+    return 0;
+}
+
 void step_free(StepDescription *s) {
     free(s->ops);
     free(s->buffers);
@@ -860,7 +883,9 @@ void op_run(const StepDescription *s, const Op *op, Range r, int iteration, floa
                      w->eps, w->weight_decay, iteration + 1);
         break;
     }
-    case OP_COMM: // run by the distributed executor itself (variants/mpi.c)
+    case OP_COMM: // the distributed executor's (variants/mpi.c), through the description's callback
+        if (s->comm) s->comm(s->comm_context, op, iteration);
+        break;
     case NUM_OP_KINDS:
         break;
     }

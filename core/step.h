@@ -49,8 +49,12 @@ typedef struct {
 // (B, T, 1) for the batch's token ids, (1, 1, 1) for the mean loss, and
 // (1, 1, N) for a slot of a product's ring of packed weights (BUF_PACKED:
 // `tensor` is packed_tensor(layout, product), `layer` the slot; N the packed
-// operand's columns: OC in the forward layout, IC in the input gradient's).
-typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, BUF_PACKED, NUM_BUFFER_KINDS } BufferKind;
+// operand's columns: OC in the forward layout, IC in the input gradient's),
+// and (1, 1, 1) for BUF_COMM, no data: a token that communication operations
+// write (step_comm_access), so that any executor runs them one at a time, in
+// the order the description lists them.
+typedef enum { BUF_PARAM, BUF_GRAD, BUF_ACT, BUF_DACT, BUF_BATCH, BUF_LOSS, BUF_PACKED, BUF_COMM,
+               NUM_BUFFER_KINDS } BufferKind;
 
 // Packed weights (gemm.h). An executor that cuts the transformer blocks'
 // products into row chunks gets a step in which each product's weight is packed
@@ -152,7 +156,7 @@ typedef struct {
     RegionRule rule;
 } Access;
 
-#define MAX_ACCESSES 8
+#define MAX_ACCESSES 16 // a communication operation names a layer's 12 gradients and the token
 #define MAX_ARGS 7
 
 // Argument slots: a kernel's tensor arguments are Op.arg[slot], named after
@@ -227,6 +231,7 @@ typedef struct {
     int cut_input_channels; // > 0: a weight gradient whose input channels (this many, dw's columns)
                          // chunking executors may cut as well as its output channels, into tiles
     ChunkWidth chunk_width; // SPLIT_CHANNELS: how chunking executors size its chunks
+    int comm;            // OP_COMM: what StepDescription.comm is to do, in its owner's numbering
     char label[48];      // e.g. "matmul_fwd qkv L3"
 } Op;
 
@@ -252,6 +257,11 @@ typedef struct {
     float *packed_memory;
     size_t packed_floats;
     void *packed_allocation; // for free()
+    // Runs an OP_COMM operation (op_run calls it): a distributed executor's
+    // communication, which the node-level executors schedule as any other
+    // operation without knowing what it does. NULL: OP_COMM does nothing.
+    void (*comm)(void *context, const Op *op, int iteration);
+    void *comm_context;
 } StepDescription;
 
 // Builds the description of one training step (batch load, forward, loss,
@@ -270,6 +280,12 @@ void step_free(StepDescription *step);
 // communication a distributed executor runs around the step's operations.
 // Returns its index, or -1 on allocation failure.
 int step_add_comm(StepDescription *step, Phase phase, const char *label);
+// Gives the OP_COMM operation `op` an access to the whole of buffer (kind,
+// tensor, layer): the gradients it sends, so that it follows the operations
+// that write them and precedes those that read them; with kind BUF_COMM, the
+// token (added on first use). Returns 0, or -1 when the step has no such
+// buffer, the operation has no room left, or memory is short.
+int step_comm_access(StepDescription *step, int op, BufferKind kind, int tensor, int layer, int writes);
 
 // Size of the split dimension: (dim0 extent, dim1 extent) of ranges;
 // a full range is (0, extent_b, 0, extent_x).

@@ -313,6 +313,7 @@ static void grid_for_buffer(const Chunking *c, const StepDescription *s, const B
         break;
     case BUF_PACKED: // (1, 1, columns): blocks of the pack operations' column chunks
     case BUF_LOSS:
+    case BUF_COMM:
     case NUM_BUFFER_KINDS:
         grid[0] = grid[1] = 1;
         break;

@@ -34,11 +34,13 @@ def verify_args(name, steps=10):
 
 
 @pytest.mark.serial
+@pytest.mark.parametrize("overlap", ["off", "on"])
 @pytest.mark.parametrize("update", ["sharded", "replicated"])
 @pytest.mark.parametrize("name,compiler", [("odd36", "gcc"), ("tiny_prime", "clang")])
-def test_mpi_matches_pytorch(name, compiler, update):
+def test_mpi_matches_pytorch(name, compiler, update, overlap):
     """odd36 has B=3: one sequence on rank 0, two on rank 1."""
-    r = mpirun(2, [binary("mpi", compiler)] + verify_args(name) + ["--update", update, "--threads", "1"])
+    r = mpirun(2, [binary("mpi", compiler)] + verify_args(name) + ["--update", update, "--threads", "1",
+                                                                   "--overlap", overlap])
     assert r.returncode == 0, r.stderr
     checks = [rec for rec in json_lines(r.stdout) if "verify" in rec]
     assert len(checks) == 19 and all(c["ok"] for c in checks)  # logits, loss, 16 gradients, the losses
@@ -108,6 +110,64 @@ def test_ring_and_direct_collectives_at_1_2_3_ranks_every_executor(tmp_path, ran
 
 
 @pytest.mark.serial
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_overlap_at_1_2_3_ranks_every_executor(tmp_path, ranks):
+    """--overlap on (the gradients reduced bucket by bucket beside the backward pass) at 1, 2 and 3
+    ranks with every node executor: within 1e-5 of seq, bit for bit across executors, threads, a
+    repeat and the update modes; within 1e-6 of --overlap off, the same bits up to 2 ranks (a sum
+    of two terms has one value in either order) and with the direct collective at any rank count
+    (its sums run in rank order either way)."""
+    seq_losses, seq_params = losses_and_params(tmp_path, "seq", ["-B", 3], ranks=0)
+    results = {}
+    for executor, threads in (("forkjoin", 1), ("forkjoin", 2), ("tasks", 2), ("taskiter", 2)):
+        tag = f"on-{executor}-{threads}"
+        results[tag] = losses_and_params(tmp_path, tag, ["-B", 3, "--overlap", "on", "--executor", executor,
+                                                         "--threads", threads], ranks)
+    results["repeat"] = losses_and_params(tmp_path, "repeat", ["-B", 3, "--overlap", "on", "--threads", 1], ranks)
+    results["replicated"] = losses_and_params(tmp_path, "replicated", ["-B", 3, "--overlap", "on", "--update",
+                                                                       "replicated", "--executor", "taskiter",
+                                                                       "--threads", 2], ranks)
+    losses, params = results["on-forkjoin-1"]
+    assert max(abs(a - b) for a, b in zip(losses, seq_losses)) < 1e-5
+    if ranks == 1:
+        assert (losses, params) == (seq_losses, seq_params)
+    for tag, other in results.items():
+        assert other == (losses, params), tag
+    off_losses, off_params = losses_and_params(tmp_path, "off", ["-B", 3, "--overlap", "off", "--threads", 1], ranks)
+    assert max(abs(a - b) for a, b in zip(losses, off_losses)) < 1e-6
+    if ranks <= 2:
+        assert (off_losses, off_params) == (losses, params)
+    direct = [losses_and_params(tmp_path, f"direct-{o}", ["-B", 3, "--collective", "direct", "--overlap", o,
+                                                           "--executor", "tasks", "--threads", 2], ranks)
+              for o in ("on", "off")]
+    assert direct[0] == direct[1]
+
+
+@pytest.mark.serial
+def test_overlap_trace_records_every_bucket_on_the_communication_thread(tmp_path):
+    """Per step and rank: each bucket's reduction on the rank's communication thread (numbered after
+    every worker: rank r's is ranks x threads + r), its start and wait operations on the workers,
+    and the parameters' all-gather."""
+    trace = tmp_path / "trace.csv"
+    r = mpirun(2, [binary("mpi"), "--config", "tiny", "-B", "2", "-T", "16", "--steps", "2", "--json",
+                   "--threads", "1", "--executor", "taskiter", "--overlap", "on", "--trace", trace])
+    assert r.returncode == 0, r.stderr
+    assert json_lines(r.stdout)[0]["info"]["overlap"] == "on"
+    rows = [line.split(",") for line in trace.read_text().splitlines()[1:]]
+    comm = [row for row in rows if row[2] == "comm"]
+    buckets = ["comm grad reduce-scatter L1", "comm grad reduce-scatter L0", "comm grad reduce-scatter wte+wpe+lnf"]
+    for rank in (0, 1):
+        mine = [row for row in comm if row[10] == str(2 + rank)]
+        assert sorted(row[5] for row in mine) == sorted(buckets * 2)  # two steps
+        workers = [row[5] for row in comm if row[10] == str(rank)]
+        for bucket in buckets:
+            assert workers.count(f"{bucket} start") == workers.count(f"{bucket} wait") == 2
+        assert workers.count("comm param all-gather") == 2
+    steps = step_records(r.stdout)
+    assert all(s["comm_s"] > 0 for s in steps)
+
+
+@pytest.mark.serial
 def test_mpi_trace_records_communication(tmp_path):
     trace = tmp_path / "trace.csv"
     r = mpirun(2, [binary("mpi"), "--config", "tiny", "-B", "2", "-T", "16", "--steps", "2", "--json",
@@ -139,6 +199,8 @@ def test_mpi_one_rank_without_mpirun_is_seq(tmp_path):
     (["-B", "1"], "-B: a batch of 1 sequences cannot be split over 2 ranks"),
     (["--update", "mirrored"], "--update: 'mirrored' is neither replicated nor sharded"),
     (["--collective", "tree"], "--collective: 'tree' is neither ring nor direct"),
+    (["--overlap", "yes"], "--overlap: 'yes' is neither on nor off"),
+    (["--overlap"], "--overlap: missing value"),
     (["--executor", "seq"], "--executor: unknown executor 'seq' (known: forkjoin, tasks, taskiter)"),
 ])
 def test_mpi_bad_input_is_one_line_exit_2(args, expect):
@@ -253,6 +315,7 @@ def test_one_rank_bad_or_disagreeing_ends_the_job_with_one_line(tmp_path, ranks,
     (["--seed", "5"], ["--seed"]), (["--lr", "0.5"], ["--lr"]), (["--frobnicate"], ["unknown option"]),
     (["--json"], ["--json"]), (["--check"], ["what to run", "--check"]),
     (["--collective", "direct"], ["--collective", "direct there, ring on rank 0"]),
+    (["--overlap", "on"], ["--overlap", "on there, off on rank 0"]),
 ])
 def test_other_settings_that_must_match(extra, words):
     r = mpmd([[binary("mpi")] + BASE, [binary("mpi")] + without_repeats(BASE + extra)])

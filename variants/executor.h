@@ -21,6 +21,7 @@ typedef struct {
     const char *executor; // the node-level executor inside each process; NULL: forkjoin
     int sharded_update;   // 1: ZeRO-1 (each process updates its shard), 0: replicated update
     int direct_collective; // 1: every rank sends each shard straight to its owner (--collective direct); 0: ring
+    int overlap;          // 1: gradients reduced in buckets during the backward pass (--overlap on)
 } ExecOptions;
 
 // The chunking the options ask for (0: chosen by the executor for its thread

@@ -318,6 +318,7 @@ static void agree(const Options *o, const Run *run) {
     SETTING("--wd", "%.9g", o->weight_decay);
     SETTING("--update", "%s", o->exec.sharded_update ? "sharded" : "replicated");
     SETTING("--collective", "%s", o->exec.direct_collective ? "direct" : "ring");
+    SETTING("--overlap", "%s", o->exec.overlap ? "on" : "off");
     SETTING("what to run", "%s", o->check ? "--check" : o->data_order ? "--data-order" : o->graph_path ?
             "--describe-graph" : o->describe ? "--describe" : "training");
     // the ones that add collective steps (the info line's placement, the trace's gathering)
@@ -389,9 +390,10 @@ static void print_info(const Options *o, const Run *run) {
         fprintf(f, "}");
         fclose(f);
         printf(", \"ranks\": %d, \"executor\": \"%s\", \"update\": \"%s\", \"collective\": \"%s\", "
-               "\"comm_bytes_per_step\": %lld, \"comm_message_bytes\": %lld, ",
+               "\"overlap\": \"%s\", \"comm_bytes_per_step\": %lld, \"comm_message_bytes\": %lld, ",
                dist_ranks(), o->exec.executor ? o->exec.executor : "forkjoin",
                o->exec.sharded_update ? "sharded" : "replicated", o->exec.direct_collective ? "direct" : "ring",
+               o->exec.overlap ? "on" : "off",
                dist_comm_bytes_per_step(run->ex),
                dist_comm_message_bytes());
         dist_placement_json(stdout, fragment);

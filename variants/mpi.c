@@ -10,12 +10,41 @@
 //               AdamW on its shard of the parameters and keeps only that
 //               shard's m and v, then all-gather the parameters
 //
-// The step description is the core's, run in two parts by the chosen node
-// executor: its forward and backward operations, and its AdamW operations
-// (copies cut to this rank's shard when sharded); two OP_COMM operations
-// appended to it name the communication in traces and in --describe. The
-// description itself stays the same on every rank, so that one rank can write
-// every rank's trace records against it.
+// The step description is the core's. With --overlap off (the default) the
+// chosen node executor runs it in two parts: its forward and backward
+// operations, and its AdamW operations (copies cut to this rank's shard when
+// sharded); between them the main thread reduces the whole gradient buffer,
+// and two OP_COMM operations appended to the description name the
+// communication in traces. The description itself stays the same on every
+// rank, so that one rank can write every rank's trace records against it.
+//
+// --overlap on: the gradients are reduced in buckets, one per transformer
+// block and one for wte, wpe and the final LayerNorm (llm.c keeps each
+// tensor's layers contiguous, so a block's bucket is 12 pieces of memory),
+// last block first, each as soon as the backward pass has written it for the
+// last time (wte's after the encoder's backward pass: the language-model head
+// writes it first). The node executor runs one description: the forward and
+// backward operations with each bucket's "start" operation (OP_COMM) right
+// after the last operation that writes its gradients, then per bucket a
+// "wait" operation and the bucket's AdamW operations. op_run calls the
+// description's comm callback for them: start hands the bucket to a
+// communication thread of this executor, wait returns once the thread has
+// reduced it. Their accesses make the graph executors order them: start
+// writes the bucket's gradients (after every chunk that writes them), wait
+// writes them too (before every AdamW chunk that reads them: an update chunk
+// starts once its own bucket is reduced), and all starts write one token
+// buffer, which the waits read, so the buckets are handed over in one order on
+// every rank, whatever the executor, and no wait (which blocks its thread) runs
+// before the last start. The executors know nothing of MPI.
+//
+// Bucket k is cut into R sub-shards (its tensors' elements counted one after
+// the other, R nearly equal parts cut at parameter rows); rank r owns sub-
+// shard r of every bucket, so the reduce-scatter of a bucket is the ring (or
+// direct) collective below over its sub-shards, every link busy at once and
+// (R-1)/R of the bucket sent by every rank. The sharded update runs AdamW on
+// the union of this rank's sub-shards; the parameters' all-gather after it
+// moves every rank's union. With the replicated update, the thread all-gathers
+// each bucket's gradients right after its reduce-scatter.
 //
 // The collectives (--collective):
 //   ring    (default) the ranks form a ring, r sending to r+1 and receiving
@@ -47,12 +76,17 @@
 //   direct: w_0 g_0[i] + w_1 g_1[i] + ... + w_{R-1} g_{R-1}[i]
 //           summed left to right in rank order on rank q
 // (each partial sum travels as a float, so where it is added does not
-// matter). The order depends on R and the collective only: a run is
-// bit-identical to a repeat with the same rank count whatever the executor
-// and the threads per rank (within a rank every executor is bit-identical to
-// seq); at R <= 2 the two collectives give the same bits. The all-gathers
-// only copy. The losses: every rank sends its mean loss to every other, which
-// sum them in rank order.
+// matter). With --overlap on, q is the sub-shard of element i's bucket
+// (bucket_cuts) instead of its shard of the whole buffer: the same sums, each
+// starting at the rank after the one that owns the element. The order depends
+// on R, the collective and --overlap only: a run is bit-identical to a repeat
+// with the same rank count whatever the executor and the threads per rank
+// (within a rank every executor is bit-identical to seq); at R <= 2 the two
+// collectives and the two --overlap settings give the same bits (a sum of two
+// terms does not depend on their order), and the direct collective gives the
+// same bits with either --overlap at any R (its order is the ranks'). The
+// all-gathers only copy. The losses: every rank sends its mean loss to every
+// other, which sum them in rank order.
 //
 // Built for SimGrid's SMPI (-DGPT2_SMPI, `make smpi`), the rank's node compute
 // is not run: each step stands in for the forward and backward operations and
@@ -63,8 +97,10 @@
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "distributed.h"
 #include "executor.h"
@@ -123,12 +159,14 @@ static const Inner INNERS[] = {
 // ----------------------------------------------------------------------------
 // the process layer
 
-static int world_rank, world_size = 1, global_B;
+static int world_rank, world_size = 1, global_B, thread_level;
 
 void dist_init(int *argc, char ***argv) {
-    int provided;
-    // MPI is called from the main thread only, outside parallel regions
-    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    // MPI is called from the main thread, outside parallel regions, and with
+    // --overlap on from the communication thread while the main thread makes no
+    // call: never from two threads at once (Debian 12's Open MPI 4.1 gives
+    // MPI_THREAD_MULTIPLE, more than this asks)
+    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &thread_level);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
 }
@@ -243,6 +281,53 @@ enum { TAG_REDUCE = 1, TAG_GATHER, TAG_LOSS, TAG_TEXT, TAG_TRACE };
 #define RING_DEPTH 8
 // blocks of at least this many floats are added by the rank's threads
 #define PARALLEL_ADD ((size_t)1 << 16)
+// the communication thread's pause between two tests of its messages: from
+// the first, doubled after each test that finds them unfinished up to the
+// last, so that a thread waiting for a slower rank to reach a bucket wakes
+// (and takes its core from the compute thread) a thousand times a second,
+// not fifty thousand, while messages that are under way are seen within 20 us
+#define POLL_FIRST_NS 20000
+#define POLL_LAST_NS 1000000
+
+// Parameter elements [lo, hi) of one tensor, whose rows are `cols` wide.
+typedef struct {
+    size_t lo, hi, cols;
+} Span;
+
+// One message: elements [at, at + count) of a buffer.
+typedef struct {
+    size_t at;
+    int count;
+} Block;
+
+// What a collective moves: a buffer's elements in R shards, shard q the
+// blocks [first[q], first[q + 1]) in memory order. The same on every rank, so
+// that a receiver cuts a shard where its sender does.
+typedef struct {
+    Block *blocks;
+    int *first; // (R + 1)
+} Partition;
+
+// Where a collective runs. On the main thread, between the node executor's
+// runs: the rank's threads add, and MPI's waits spin. On the communication
+// thread, beside the compute threads: it adds alone, and polls its messages
+// with short sleeps, since MPI's busy wait would take a core from them.
+typedef struct {
+    int threads, poll;
+} Where;
+
+// --overlap on: the gradients of one transformer block (or of the embeddings
+// and the final LayerNorm), reduced as soon as the backward pass has written
+// them for the last time.
+typedef struct {
+    int layer;                      // -1: wte, wpe, lnfw, lnfb
+    int n_spans;
+    Span spans[NUM_PARAM_TENSORS];  // its tensors' elements, in memory order
+    Partition reduce;               // its R sub-shards in the reduce-scatter's messages
+    Partition gather;               // and in the all-gather's (--update replicated)
+    int op_start, op_wait, op_comm; // in the whole step: the operations that hand it to the
+                                    // communication thread and wait for it, and the thread's record
+} Bucket;
 
 struct Executor {
     StepDescription *step;      // the whole step: forward, backward, AdamW (this rank's shard), comm
@@ -257,17 +342,40 @@ struct Executor {
     void *compute_ex, *update_ex;
     int sharded;
     int direct;                 // --collective direct
-    size_t ring_block;          // floats a message of the ring's reduce-scatter carries at most
     int threads;                // the rank's threads, for the reduction's adds
     int rank, ranks;
     float *weights;             // (R) B_r / B
     size_t *shard;              // (R + 1) shard q is parameter elements [shard[q], shard[q+1])
+    Partition reduce_blocks;    // the shards in the reduce-scatter's messages
+    Partition gather_blocks;    // and in the all-gathers'
     float *acc, *recv;          // (BLOCK_FLOATS) reduction scratch
     MPI_Request *requests;
     long long bytes_per_step;   // sent by this rank
-};
 
-static size_t blocks_of(size_t n) { return (n + BLOCK_FLOATS - 1) / BLOCK_FLOATS; }
+    // --overlap on: one node executor runs `run`, the step with the buckets' communication in it
+    int overlap;
+    int n_buckets;
+    Bucket *buckets;            // in the order the backward pass finishes them: last layer first
+    Span *mine;                 // (n_mine) this rank's sub-shards: the parameters it updates (sharded)
+    int n_mine;
+    Partition params;           // the parameters' all-gather: shard q is rank q's sub-shards
+    StepDescription run;
+    Op *run_ops;
+    int *run_origin, *run_row0; // each run operation's index and first row in the whole step
+    void *run_ex;
+    // the communication thread and what the comm operations hand it
+    pthread_t comm_thread;
+    int comm_started;
+    pthread_mutex_t comm_lock;
+    pthread_cond_t comm_wake, comm_done;
+    int *queue, queue_head, queue_count; // buckets handed over, not yet taken
+    long generation;            // the executor's steps so far: done[b] == generation once bucket b is
+    long *done;                 // reduced in this step
+    int stop;
+    Trace *trace;               // this step's, and its iteration: the thread's records
+    int iteration;
+    double comm_busy_s;         // this step's time in the thread's collectives
+};
 
 // Shard boundaries: R nearly equal ranges of the parameters in memory order,
 // each boundary moved down to the start of the parameter row it falls in, so
@@ -288,28 +396,134 @@ static void shard_boundaries(const GPT2 *model, int ranks, size_t *shard) {
     }
 }
 
-// The update's operations: copies of the step's AdamW operations from
-// `first` on, each cut to the rows of [lo, hi) it holds (and dropped when it
-// holds none), in the step's order. The arguments move with the rows; m and v
-// stay where the model keeps them, so the other shards' moments are never
-// touched (the model's zeroed pages of them never become resident).
+// The same for a bucket: cut[q] is where sub-shard q starts among the
+// spans' elements counted one after the other.
+static void bucket_cuts(const Bucket *b, int ranks, size_t *cut) {
+    size_t total = 0;
+    for (int i = 0; i < b->n_spans; i++) total += b->spans[i].hi - b->spans[i].lo;
+    for (int q = 0; q <= ranks; q++) {
+        size_t target = total * (size_t)q / (size_t)ranks, offset = 0;
+        cut[q] = target;
+        for (int i = 0; i < b->n_spans && q < ranks; i++) {
+            const Span *s = &b->spans[i];
+            if (target < offset + (s->hi - s->lo)) {
+                cut[q] = offset + (target - offset) / s->cols * s->cols;
+                break;
+            }
+            offset += s->hi - s->lo;
+        }
+    }
+}
+
+// The elements [v0, v1) of the spans counted one after the other, as pieces
+// of memory (out: at most b->n_spans). Returns how many.
+static int bucket_pieces(const Bucket *b, size_t v0, size_t v1, Span *out) {
+    int n = 0;
+    size_t offset = 0;
+    for (int i = 0; i < b->n_spans; i++) {
+        const Span *s = &b->spans[i];
+        size_t size = s->hi - s->lo, lo = v0 > offset ? v0 - offset : 0, hi = v1 - offset < size ? v1 - offset : size;
+        if (v1 > offset && lo < hi) out[n++] = (Span){s->lo + lo, s->lo + hi, s->cols};
+        offset += size;
+    }
+    return n;
+}
+
+static void partition_free(Partition *p) {
+    free(p->blocks);
+    free(p->first);
+    p->blocks = NULL;
+    p->first = NULL;
+}
+
+// Fills p with shard q = pieces[q][0 .. n[q]), pieces that meet in memory
+// joined and cut into blocks of at most `block` elements. Returns 0 or -1.
+static int partition_of(Partition *p, int R, Span *const *pieces, const int *n, size_t block) {
+    p->first = malloc((size_t)(R + 1) * sizeof(int));
+    if (!p->first) return -1;
+    long count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        count = 0;
+        for (int q = 0; q < R; q++) {
+            p->first[q] = (int)count;
+            for (int i = 0; i < n[q];) {
+                size_t lo = pieces[q][i].lo, hi = pieces[q][i].hi;
+                for (i++; i < n[q] && pieces[q][i].lo == hi; i++) hi = pieces[q][i].hi;
+                for (size_t at = lo; at < hi; at += block, count++)
+                    if (pass) p->blocks[count] = (Block){at, (int)(hi - at < block ? hi - at : block)};
+            }
+        }
+        if (!pass && !(p->blocks = malloc((size_t)(count > 0 ? count : 1) * sizeof(Block)))) return -1;
+    }
+    p->first[R] = (int)count;
+    return 0;
+}
+
+// A partition of one range per shard: [cut[q], cut[q + 1]).
+static int partition_of_ranges(Partition *p, int R, const size_t *cut, size_t block) {
+    Span *range = malloc((size_t)R * sizeof(Span)), **pieces = malloc((size_t)R * sizeof(Span *));
+    int *n = malloc((size_t)R * sizeof(int)), status = -1;
+    if (range && pieces && n) {
+        for (int q = 0; q < R; q++) {
+            range[q] = (Span){cut[q], cut[q + 1], 1};
+            pieces[q] = &range[q];
+            n[q] = 1;
+        }
+        status = partition_of(p, R, pieces, n, block);
+    }
+    free(range);
+    free(pieces);
+    free(n);
+    return status;
+}
+
+static int blocks_in(const Partition *p, int R) { return p->first ? p->first[R] : 0; }
+
+// Elements of shard q.
+static size_t shard_elements(const Partition *p, int q) {
+    size_t n = 0;
+    for (int b = p->first[q]; b < p->first[q + 1]; b++) n += (size_t)p->blocks[b].count;
+    return n;
+}
+
+// The copy of the step's operation i cut to its rows in `ranges` (sorted,
+// disjoint), one copy per range that holds some of them, into out[],
+// origin[] and row0[] (when out is not NULL). The arguments move with the
+// rows; m and v stay where the model keeps them, so the other shards'
+// moments are never touched (the model's zeroed pages of them never become
+// resident). Returns how many.
+static int cut_op(const StepDescription *s, int i, const Span *ranges, int n_ranges, Op *out, int *origin,
+                  int *row0) {
+    const float *base = s->model->params_memory;
+    const Op *whole = &s->ops[i];
+    size_t width = (size_t)whole->width;
+    size_t s0 = (size_t)(whole->arg[ADAMW_PARAMS] - base), s1 = s0 + (size_t)whole->split_channels * width;
+    int kept = 0;
+    for (int k = 0; k < n_ranges; k++) {
+        size_t i0 = s0 > ranges[k].lo ? s0 : ranges[k].lo, i1 = s1 < ranges[k].hi ? s1 : ranges[k].hi;
+        if (i0 >= i1) continue;
+        if (out) {
+            Op op = *whole;
+            size_t skip = i0 - s0;
+            for (int a = ADAMW_PARAMS; a <= ADAMW_V; a++) op.arg[a] += skip;
+            op.split_channels = (int)((i1 - i0) / width);
+            origin[kept] = i;
+            row0[kept] = (int)(skip / width);
+            out[kept] = op;
+        }
+        kept++;
+    }
+    return kept;
+}
+
+// The update's operations: the step's AdamW operations from `first` on, cut
+// to [lo, hi), in the step's order.
 static void cut_update(Executor *ex, int first, size_t lo, size_t hi) {
     const StepDescription *s = ex->step;
-    const float *base = s->model->params_memory;
+    Span range = {lo, hi, 1};
     int kept = 0;
-    for (int i = first; i < s->n_ops; i++) {
-        Op op = s->ops[i];
-        size_t width = (size_t)op.width;
-        size_t s0 = (size_t)(op.arg[ADAMW_PARAMS] - base), s1 = s0 + (size_t)op.split_channels * width;
-        size_t i0 = s0 > lo ? s0 : lo, i1 = s1 < hi ? s1 : hi;
-        if (i0 >= i1) continue;
-        size_t skip = i0 - s0;
-        for (int a = ADAMW_PARAMS; a <= ADAMW_V; a++) op.arg[a] += skip;
-        op.split_channels = (int)((i1 - i0) / width);
-        ex->update_origin[kept] = i;
-        ex->update_row0[kept] = (int)(skip / width);
-        ex->update_ops[kept++] = op;
-    }
+    for (int i = first; i < s->n_ops; i++)
+        kept += cut_op(s, i, &range, 1, ex->update_ops + kept, ex->update_origin + kept, ex->update_row0 + kept);
     ex->update.ops = ex->update_ops;
     ex->update.n_ops = kept;
 }
@@ -346,7 +560,16 @@ int dist_check_executor(const ExecOptions *options, Error *err) {
     if ((smpi_compute_s = smpi_seconds("GPT2_SMPI_COMPUTE_S", err)) < 0 ||
         (smpi_update_s = smpi_seconds("GPT2_SMPI_UPDATE_S", err)) < 0)
         return -1;
+    if (options->overlap) {
+        set_error(err, "--overlap on: not simulated (its compute is one delay, with no backward pass to overlap)");
+        return -1;
+    }
 #endif
+    if (options->overlap && thread_level < MPI_THREAD_SERIALIZED) {
+        set_error(err, "--overlap on: the MPI library does not give MPI_THREAD_SERIALIZED, which the "
+                       "communication thread needs");
+        return -1;
+    }
     if (inner_named(name)) return 0;
     int at = snprintf(err->message, sizeof(err->message), "--executor: unknown executor '%s' (known:", name);
     for (int i = 0; i < N_INNERS && at < (int)sizeof(err->message); i++)
@@ -355,118 +578,22 @@ int dist_check_executor(const ExecOptions *options, Error *err) {
     return -1;
 }
 
-Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err) {
-    const char *name = options->executor ? options->executor : "forkjoin";
-    const Inner *inner = inner_named(name);
-    if (!inner) {
-        dist_check_executor(options, err);
-        return NULL;
-    }
-    Executor *ex = calloc(1, sizeof(*ex));
-    if (!ex) {
-        set_error(err, "out of memory creating the executor");
-        return NULL;
-    }
-    ex->step = step;
-    ex->inner = inner;
-    ex->sharded = options->sharded_update;
-    ex->direct = options->direct_collective;
-    ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
-    ex->rank = world_rank;
-    ex->ranks = world_size;
-    const GPT2 *model = step->model;
-    int R = ex->ranks;
-    ex->weights = malloc(R * sizeof(float));
-    ex->shard = malloc((R + 1) * sizeof(size_t));
-    size_t scratch = blocks_of(model->num_parameters) > 1 ? BLOCK_FLOATS : model->num_parameters;
-#ifdef GPT2_SMPI
-    // shared among the ranks as the gradients are (core/model.c): nothing is added
-    ex->acc = SMPI_SHARED_MALLOC(scratch * sizeof(float));
-    ex->recv = SMPI_SHARED_MALLOC(scratch * sizeof(float));
-#else
-    ex->acc = malloc(scratch * sizeof(float));
-    ex->recv = malloc(scratch * sizeof(float));
-#endif
-    // at most: a send and a receive of every block of every shard, and the losses; the ring's sends
-    ex->requests = malloc((2 * (blocks_of(model->num_parameters) + R) + 2 * R + (size_t)RING_DEPTH * R + R) *
-                          sizeof(MPI_Request));
-    if (!ex->weights || !ex->shard || !ex->acc || !ex->recv || !ex->requests) goto oom;
-    int B = global_B > 0 ? global_B : step->B;
-    for (int q = 0; q < R; q++) {
-        int b0, b1;
-        dist_share(B, q, R, &b0, &b1);
-        ex->weights[q] = (float)(b1 - b0) / (float)B;
-    }
-    shard_boundaries(model, R, ex->shard);
-    // the same on every rank: the receiver cuts a shard where its sender does
-    size_t widest = 0;
-    for (int q = 0; q < R; q++)
-        if (ex->shard[q + 1] - ex->shard[q] > widest) widest = ex->shard[q + 1] - ex->shard[q];
-    ex->ring_block = (widest + RING_DEPTH - 1) / RING_DEPTH;
-    if (ex->ring_block > BLOCK_FLOATS) ex->ring_block = BLOCK_FLOATS;
-    if (ex->ring_block < 1) ex->ring_block = 1;
-
-    // the update's operations follow every forward and backward one (step.c: describe_update comes last)
-    int first_update = step->n_ops;
-    for (int i = 0; i < step->n_ops; i++)
-        if (step->ops[i].phase == PHASE_UPDATE) {
-            first_update = i;
-            break;
-        }
-    for (int i = first_update; i < step->n_ops; i++)
-        if (step->ops[i].kind != OP_ADAMW) {
-            set_error(err, "the step's update phase holds an operation other than AdamW");
-            executor_destroy(ex);
-            return NULL;
-        }
-    ex->n_compute = first_update;
-    int n_update = step->n_ops - first_update;
-    ex->update_ops = malloc((n_update > 0 ? n_update : 1) * sizeof(Op));
-    ex->update_origin = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
-    ex->update_row0 = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
-    if (!ex->update_ops || !ex->update_origin || !ex->update_row0) goto oom;
-    ex->update = *step;
-    if (ex->sharded)
-        cut_update(ex, first_update, ex->shard[ex->rank], ex->shard[ex->rank + 1]);
-    else
-        cut_update(ex, first_update, 0, model->num_parameters);
-    ex->op_reduce = step_add_comm(step, PHASE_UPDATE, "grad reduce-scatter");
-    ex->op_gather = step_add_comm(step, PHASE_UPDATE, ex->sharded ? "param all-gather" : "grad all-gather");
-    if (ex->op_reduce < 0 || ex->op_gather < 0) goto oom;
-    ex->compute = *step; // after the appends: ops may have moved
-    ex->compute.n_ops = ex->n_compute;
-    if (!(ex->compute_ex = inner->create(&ex->compute, options, err)) ||
-        !(ex->update_ex = inner->create(&ex->update, options, err))) {
-        executor_destroy(ex);
-        return NULL;
-    }
-    // floats sent per step. direct: every other shard's gradients, then this shard (parameters or
-    // reduced gradients) to every other rank. ring: every shard but this rank's in the reduce-scatter,
-    // every shard but the next rank's in the all-gather.
-    size_t n = model->num_parameters, mine = ex->shard[ex->rank + 1] - ex->shard[ex->rank];
-    int next = (ex->rank + 1) % R;
-    size_t sent = ex->direct ? (n - mine) + mine * (size_t)(R - 1)
-                             : R == 1 ? 0 : (n - mine) + (n - (ex->shard[next + 1] - ex->shard[next]));
-    ex->bytes_per_step = (long long)sent * (long long)sizeof(float)
-                         + (long long)(R - 1) * (long long)sizeof(float); // the losses
-    return ex;
-oom:
-    set_error(err, "out of memory creating the executor");
-    executor_destroy(ex);
-    return NULL;
-}
-
-void executor_info(const Executor *ex, ExecutorInfo *info) {
-    ExecutorInfo c, u;
-    ex->inner->info(ex->compute_ex, &c);
-    ex->inner->info(ex->update_ex, &u);
-    *info = c;
-    info->chunks_per_step = c.chunks_per_step + u.chunks_per_step + 2; // and the two comm records
-    info->edges_per_step = c.edges_per_step + u.edges_per_step;
-}
-
 // ----------------------------------------------------------------------------
 // communication: point-to-point, in a fixed order
+
+static void wait_all(int n, MPI_Request *requests, Where where) {
+    if (!where.poll) {
+        MPI_Waitall(n, requests, MPI_STATUSES_IGNORE);
+        return;
+    }
+    for (long ns = POLL_FIRST_NS;; ns = 2 * ns < POLL_LAST_NS ? 2 * ns : POLL_LAST_NS) {
+        int done;
+        MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
+        if (done) return;
+        struct timespec pause = {0, ns};
+        nanosleep(&pause, NULL);
+    }
+}
 
 // The ranks' mean losses into *loss: every rank's to every other, summed in rank order.
 static void reduce_losses(Executor *ex, float *loss) {
@@ -484,28 +611,33 @@ static void reduce_losses(Executor *ex, float *loss) {
     *loss = sum;
 }
 
-static size_t block_count(size_t at, size_t end) { return end - at < BLOCK_FLOATS ? end - at : BLOCK_FLOATS; }
-
-// Posts sends of floats [lo, hi) of buf to rank `to`, block by block, into ex->requests from *n_req.
-static void send_blocks(Executor *ex, const float *buf, size_t lo, size_t hi, int to, int tag, int *n_req) {
-    for (size_t at = lo; at < hi; at += BLOCK_FLOATS)
-        MPI_Isend(buf + at, (int)block_count(at, hi), MPI_FLOAT, to, tag, MPI_COMM_WORLD, &ex->requests[(*n_req)++]);
+// Posts sends of shard q's blocks of buf to rank `to`, into ex->requests from *n_req.
+static void send_shard(Executor *ex, const float *buf, const Partition *p, int q, int to, int tag, int *n_req) {
+    for (int b = p->first[q]; b < p->first[q + 1]; b++)
+        MPI_Isend(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, to, tag, MPI_COMM_WORLD,
+                  &ex->requests[(*n_req)++]);
 }
 
 // direct: averages the ranks' gradients into this rank's shard of grads (the
 // other shards keep this rank's own gradients). Blocks of shard q go from
 // every rank to rank q, which sums them in rank order (the module comment).
-static void reduce_scatter_direct(Executor *ex, float *grads) {
+static void reduce_scatter_direct(Executor *ex, float *grads, const Partition *p, Where where) {
     int R = ex->ranks, me = ex->rank, n_req = 0;
     for (int q = 0; q < R; q++)
-        if (q != me) send_blocks(ex, grads, ex->shard[q], ex->shard[q + 1], q, TAG_REDUCE, &n_req);
+        if (q != me) send_shard(ex, grads, p, q, q, TAG_REDUCE, &n_req);
     // messages from one rank with one tag arrive in the order sent: block after block
-    for (size_t at = ex->shard[me]; at < ex->shard[me + 1]; at += BLOCK_FLOATS) {
-        size_t count = block_count(at, ex->shard[me + 1]);
+    for (int b = p->first[me]; b < p->first[me + 1]; b++) {
+        size_t at = p->blocks[b].at, count = (size_t)p->blocks[b].count;
         for (int q = 0; q < R; q++) {
             const float *g = grads + at;
             if (q != me) {
-                MPI_Recv(ex->recv, (int)count, MPI_FLOAT, q, TAG_REDUCE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (where.poll) {
+                    MPI_Request request;
+                    MPI_Irecv(ex->recv, (int)count, MPI_FLOAT, q, TAG_REDUCE, MPI_COMM_WORLD, &request);
+                    wait_all(1, &request, where);
+                } else {
+                    MPI_Recv(ex->recv, (int)count, MPI_FLOAT, q, TAG_REDUCE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                }
                 g = ex->recv;
             }
 #ifdef GPT2_SMPI
@@ -524,8 +656,28 @@ static void reduce_scatter_direct(Executor *ex, float *grads) {
         memcpy(grads + at, ex->acc, count * sizeof(float));
 #endif
     }
-    MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
+    wait_all(n_req, ex->requests, where);
 }
+
+#ifndef GPT2_SMPI
+// g = w_prev in + w_me g (the first step: `in` holds the previous rank's raw
+// gradients), else g = in + w_me g. Elementwise: the threads change no sum's order.
+static void ring_add(float *g, const float *in, size_t count, float w_prev, float w_me, int first, int threads) {
+    if (threads > 1 && count >= PARALLEL_ADD) {
+        if (first) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+            for (size_t i = 0; i < count; i++) g[i] = w_prev * in[i] + w_me * g[i];
+        } else {
+#pragma omp parallel for schedule(static) num_threads(threads)
+            for (size_t i = 0; i < count; i++) g[i] = in[i] + w_me * g[i];
+        }
+    } else if (first) {
+        for (size_t i = 0; i < count; i++) g[i] = w_prev * in[i] + w_me * g[i];
+    } else {
+        for (size_t i = 0; i < count; i++) g[i] = in[i] + w_me * g[i];
+    }
+}
+#endif
 
 // ring: averages the ranks' gradients into this rank's shard of grads; the
 // other shards end up holding partial sums. Step s receives the partial sum of
@@ -536,99 +688,501 @@ static void reduce_scatter_direct(Executor *ex, float *grads) {
 // pipeline, and the link never waits for a whole shard's adds. Step 0 sends
 // the raw gradients of shard me-1 (the receiver weighs them). A block being
 // sent is never written again.
-static void reduce_scatter_ring(Executor *ex, float *grads) {
+static void reduce_scatter_ring(Executor *ex, float *grads, const Partition *p, Where where) {
     int R = ex->ranks, me = ex->rank, next = (me + 1) % R, prev = (me + R - 1) % R, n_req = 0;
     float w_me = ex->weights[me], w_prev = ex->weights[prev];
     if (R == 1) {
-        for (size_t i = ex->shard[0]; i < ex->shard[1]; i++) grads[i] = w_me * grads[i];
+        for (int b = p->first[0]; b < p->first[1]; b++)
+            for (size_t i = p->blocks[b].at; i < p->blocks[b].at + (size_t)p->blocks[b].count; i++)
+                grads[i] = w_me * grads[i];
         return;
     }
-    size_t block = ex->ring_block;
-    int first = (me + R - 1) % R;
-    for (size_t at = ex->shard[first]; at < ex->shard[first + 1]; at += block)
-        MPI_Isend(grads + at, (int)(ex->shard[first + 1] - at < block ? ex->shard[first + 1] - at : block), MPI_FLOAT,
-                  next, TAG_REDUCE, MPI_COMM_WORLD, &ex->requests[n_req++]);
+    send_shard(ex, grads, p, (me + R - 1) % R, next, TAG_REDUCE, &n_req);
     float *buf[2] = {ex->recv, ex->acc};
     for (int s = 0; s < R - 1; s++) {
-        int recv_q = ((me - s - 2) % R + R) % R;
-        size_t lo = ex->shard[recv_q], hi = ex->shard[recv_q + 1];
+        int recv_q = ((me - s - 2) % R + R) % R, b0 = p->first[recv_q], b1 = p->first[recv_q + 1];
         MPI_Request pending[2];
-        if (lo < hi)
-            MPI_Irecv(buf[0], (int)(hi - lo < block ? hi - lo : block), MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD,
-                      &pending[0]);
-        int b = 0;
-        for (size_t at = lo; at < hi; at += block, b ^= 1) {
-            size_t count = hi - at < block ? hi - at : block, after = at + count;
-            if (after < hi)
-                MPI_Irecv(buf[b ^ 1], (int)(hi - after < block ? hi - after : block), MPI_FLOAT, prev, TAG_REDUCE,
-                          MPI_COMM_WORLD, &pending[b ^ 1]);
-            MPI_Wait(&pending[b], MPI_STATUS_IGNORE);
-            const float *in = buf[b];
-            float *g = grads + at;
+        if (b0 < b1)
+            MPI_Irecv(buf[0], p->blocks[b0].count, MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD, &pending[0]);
+        int x = 0;
+        for (int b = b0; b < b1; b++, x ^= 1) {
+            size_t count = (size_t)p->blocks[b].count;
+            if (b + 1 < b1)
+                MPI_Irecv(buf[x ^ 1], p->blocks[b + 1].count, MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD,
+                          &pending[x ^ 1]);
+            wait_all(1, &pending[x], where);
+            float *g = grads + p->blocks[b].at;
 #ifdef GPT2_SMPI
-            (void)in;
             (void)w_prev;
             smpi_execute_flops(12.0 * (double)count); // g = in + w g: in read, g read and written
 #else
-            // elementwise: the rank's threads change no sum's order
-            if (s == 0) {
-#pragma omp parallel for schedule(static) num_threads(ex->threads) if (count >= PARALLEL_ADD)
-                for (size_t i = 0; i < count; i++) g[i] = w_prev * in[i] + w_me * g[i];
-            } else {
-#pragma omp parallel for schedule(static) num_threads(ex->threads) if (count >= PARALLEL_ADD)
-                for (size_t i = 0; i < count; i++) g[i] = in[i] + w_me * g[i];
-            }
+            ring_add(g, buf[x], count, w_prev, w_me, s == 0, where.threads);
 #endif
             if (s + 1 < R - 1)
                 MPI_Isend(g, (int)count, MPI_FLOAT, next, TAG_REDUCE, MPI_COMM_WORLD, &ex->requests[n_req++]);
         }
     }
-    MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
-}
-
-// Averages the ranks' gradients into this rank's shard of grads and their mean losses into *loss.
-static void reduce_scatter(Executor *ex, float *grads, float *loss) {
-    reduce_losses(ex, loss);
-    if (ex->direct) reduce_scatter_direct(ex, grads);
-    else reduce_scatter_ring(ex, grads);
+    wait_all(n_req, ex->requests, where);
 }
 
 // Every rank's shard of buf to every other rank, in place. direct: every
 // shard to every rank at once; ring: R-1 steps around the ring, each
 // receiving straight into buf the shard the next step forwards.
-static void all_gather(Executor *ex, float *buf) {
+static void all_gather(Executor *ex, float *buf, const Partition *p, Where where) {
     int R = ex->ranks, me = ex->rank;
     if (ex->direct) {
         int n_req = 0;
         for (int q = 0; q < R; q++) {
             if (q == me) continue;
-            send_blocks(ex, buf, ex->shard[me], ex->shard[me + 1], q, TAG_GATHER, &n_req);
-            for (size_t at = ex->shard[q]; at < ex->shard[q + 1]; at += BLOCK_FLOATS)
-                MPI_Irecv(buf + at, (int)block_count(at, ex->shard[q + 1]), MPI_FLOAT, q, TAG_GATHER,
-                          MPI_COMM_WORLD, &ex->requests[n_req++]);
+            send_shard(ex, buf, p, me, q, TAG_GATHER, &n_req);
+            for (int b = p->first[q]; b < p->first[q + 1]; b++)
+                MPI_Irecv(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, q, TAG_GATHER, MPI_COMM_WORLD,
+                          &ex->requests[n_req++]);
         }
-        MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
+        wait_all(n_req, ex->requests, where);
         return;
     }
     int next = (me + 1) % R, prev = (me + R - 1) % R;
     for (int s = 0; s < R - 1; s++) {
         int send_q = ((me - s) % R + R) % R, recv_q = ((me - s - 1) % R + R) % R, n_req = 0;
-        for (size_t at = ex->shard[recv_q]; at < ex->shard[recv_q + 1]; at += BLOCK_FLOATS)
-            MPI_Irecv(buf + at, (int)block_count(at, ex->shard[recv_q + 1]), MPI_FLOAT, prev, TAG_GATHER,
-                      MPI_COMM_WORLD, &ex->requests[n_req++]);
-        send_blocks(ex, buf, ex->shard[send_q], ex->shard[send_q + 1], next, TAG_GATHER, &n_req);
-        MPI_Waitall(n_req, ex->requests, MPI_STATUSES_IGNORE);
+        for (int b = p->first[recv_q]; b < p->first[recv_q + 1]; b++)
+            MPI_Irecv(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, prev, TAG_GATHER, MPI_COMM_WORLD,
+                      &ex->requests[n_req++]);
+        send_shard(ex, buf, p, send_q, next, TAG_GATHER, &n_req);
+        wait_all(n_req, ex->requests, where);
     }
 }
 
-// A trace record of a communication operation, as run_chunk makes for kernels.
-static void trace_comm(Trace *trace, int iteration, int op, double start, double end) {
+static const Where MAIN_THREAD_WAITS = {0, 0};
+
+// A trace record of a communication operation, as run_chunk makes for kernels,
+// on `thread` (-1: the communication thread, numbered by dist_gather_trace).
+static void trace_comm(Trace *trace, int iteration, int op, int thread, double start, double end) {
     if (!trace || !trace->records) return;
     size_t slot = __atomic_fetch_add(&trace->count, 1, __ATOMIC_RELAXED);
     if (slot < trace->capacity)
         trace->records[slot] =
-            (TraceRecord){iteration, op, 0, (Range){0, 1, 0, 1, 0, 0}, start - trace->origin, end - trace->origin,
-                          -1.0}; // no CPU time: a wait for messages, not a kernel
+            (TraceRecord){iteration, op, thread, (Range){0, 1, 0, 1, 0, 0}, start - trace->origin,
+                          end - trace->origin, -1.0}; // no CPU time: a wait for messages, not a kernel
+}
+
+// ----------------------------------------------------------------------------
+// --overlap on: the buckets, the communication thread, and the step that hands
+// buckets to it
+
+// A bucket's reduction, on the communication thread: its reduce-scatter, and
+// with the replicated update its all-gather too.
+static void reduce_bucket(Executor *ex, const Bucket *b) {
+    const Where thread = {1, 1};
+    float *grads = ex->step->model->grads_memory;
+    if (ex->direct) reduce_scatter_direct(ex, grads, &b->reduce, thread);
+    else reduce_scatter_ring(ex, grads, &b->reduce, thread);
+    if (!ex->sharded) all_gather(ex, grads, &b->gather, thread);
+}
+
+// The communication thread: reduces the buckets in the order the start
+// operations hand them over, which the step's token makes the same on every
+// rank. It calls MPI only while the main thread waits in the node executor
+// (whose wait operations return once it is done), so MPI_THREAD_SERIALIZED is
+// enough.
+static void *communicate(void *arg) {
+    Executor *ex = arg;
+    pthread_mutex_lock(&ex->comm_lock);
+    for (;;) {
+        while (!ex->queue_count && !ex->stop) pthread_cond_wait(&ex->comm_wake, &ex->comm_lock);
+        if (!ex->queue_count) break;
+        int b = ex->queue[ex->queue_head];
+        ex->queue_head = (ex->queue_head + 1) % ex->n_buckets;
+        ex->queue_count--;
+        Trace *trace = ex->trace;
+        int iteration = ex->iteration;
+        long generation = ex->generation;
+        pthread_mutex_unlock(&ex->comm_lock);
+        double t0 = now_seconds();
+        reduce_bucket(ex, &ex->buckets[b]);
+        double t1 = now_seconds();
+        trace_comm(trace, iteration, ex->buckets[b].op_comm, -1, t0, t1);
+        pthread_mutex_lock(&ex->comm_lock);
+        ex->comm_busy_s += t1 - t0;
+        ex->done[b] = generation;
+        pthread_cond_broadcast(&ex->comm_done);
+    }
+    pthread_mutex_unlock(&ex->comm_lock);
+    return NULL;
+}
+
+// The step's OP_COMM operations (StepDescription.comm): comm 2b hands bucket b
+// to the communication thread, comm 2b + 1 waits until it is reduced.
+static void comm_op(void *context, const Op *op, int iteration) {
+    Executor *ex = context;
+    (void)iteration;
+    int b = op->comm / 2;
+    pthread_mutex_lock(&ex->comm_lock);
+    if (op->comm % 2 == 0) {
+        ex->queue[(ex->queue_head + ex->queue_count++) % ex->n_buckets] = b;
+        pthread_cond_signal(&ex->comm_wake);
+    } else {
+        while (ex->done[b] != ex->generation) pthread_cond_wait(&ex->comm_done, &ex->comm_lock);
+    }
+    pthread_mutex_unlock(&ex->comm_lock);
+}
+
+static int bucket_of_layer(const Executor *ex, int layer) {
+    return layer >= 0 ? ex->step->model->config.num_layers - 1 - layer : ex->n_buckets - 1;
+}
+
+// Appends an OP_COMM operation of bucket b to the step: comm < 0 for the
+// communication thread's record (no accesses: no executor runs it); else with
+// write accesses to the bucket's gradients, and to the token (`token_writes`)
+// or reading it.
+static int add_bucket_op(Executor *ex, const Bucket *b, Phase phase, const char *what, int comm, int token_writes) {
+    StepDescription *s = ex->step;
+    char label[48];
+    const char *verb = ex->sharded ? "grad reduce-scatter" : "grad all-reduce";
+    if (b->layer >= 0) snprintf(label, sizeof(label), "%s L%d%s", verb, b->layer, what);
+    else snprintf(label, sizeof(label), "%s wte+wpe+lnf%s", verb, what);
+    int i = step_add_comm(s, phase, label);
+    if (i < 0) return -1;
+    s->ops[i].layer = b->layer;
+    s->ops[i].comm = comm;
+    if (comm < 0) return i;
+    const GPT2 *model = s->model;
+    for (int t = 0; t < NUM_PARAM_TENSORS; t++)
+        if ((b->layer >= 0) == (model->param_shape[t].per_layer != 0) &&
+            step_comm_access(s, i, BUF_GRAD, t, b->layer, 1) != 0)
+            return -1;
+    return step_comm_access(s, i, BUF_COMM, 0, -1, token_writes) != 0 ? -1 : i;
+}
+
+// The buckets, their partitions, this rank's sub-shards and the parameters'
+// all-gather. Sub-shard q of a bucket: elements [cut[q], cut[q + 1]) of its
+// tensors counted one after the other, R nearly equal parts cut at rows.
+static int build_buckets(Executor *ex) {
+    const GPT2 *model = ex->step->model;
+    int L = model->config.num_layers, R = ex->ranks, me = ex->rank, nb = L + 1;
+    ex->n_buckets = nb;
+    ex->buckets = calloc((size_t)nb, sizeof(Bucket));
+    ex->mine = malloc((size_t)nb * NUM_PARAM_TENSORS * sizeof(Span));
+    ex->queue = malloc((size_t)nb * sizeof(int));
+    ex->done = calloc((size_t)nb, sizeof(long));
+    // pieces[(q * nb + k) * NUM_PARAM_TENSORS ...]: bucket k's sub-shard q, n_qk[q * nb + k] of them
+    Span *pieces = malloc((size_t)R * nb * NUM_PARAM_TENSORS * sizeof(Span));
+    Span *joined = malloc((size_t)R * nb * NUM_PARAM_TENSORS * sizeof(Span));
+    int *n_qk = calloc((size_t)R * nb, sizeof(int)), *n = malloc((size_t)R * sizeof(int));
+    Span **of = malloc((size_t)R * sizeof(Span *));
+    size_t *cut = malloc((size_t)(R + 1) * sizeof(size_t));
+    int ok = ex->buckets && ex->mine && ex->queue && ex->done && pieces && joined && n_qk && n && of && cut;
+    for (int k = 0; ok && k < nb; k++) {
+        Bucket *b = &ex->buckets[k];
+        b->layer = k < L ? L - 1 - k : -1;
+        for (int t = 0; t < NUM_PARAM_TENSORS; t++) {
+            const ParamShape *shape = &model->param_shape[t];
+            if ((b->layer >= 0) != (shape->per_layer != 0)) continue;
+            size_t lo = (size_t)(param_slice(model, &model->grads, t, b->layer) - model->grads_memory);
+            b->spans[b->n_spans++] = (Span){lo, lo + (size_t)shape->rows * shape->cols, (size_t)shape->cols};
+        }
+        bucket_cuts(b, R, cut);
+        size_t widest = 0;
+        for (int q = 0; q < R; q++) {
+            if (cut[q + 1] - cut[q] > widest) widest = cut[q + 1] - cut[q];
+            of[q] = pieces + ((size_t)q * nb + k) * NUM_PARAM_TENSORS;
+            n[q] = n_qk[q * nb + k] = bucket_pieces(b, cut[q], cut[q + 1], of[q]);
+        }
+        size_t ring_block = (widest + RING_DEPTH - 1) / RING_DEPTH;
+        ring_block = ring_block > BLOCK_FLOATS ? BLOCK_FLOATS : ring_block < 1 ? 1 : ring_block;
+        ok = partition_of(&b->reduce, R, of, n, ex->direct ? BLOCK_FLOATS : ring_block) == 0 &&
+             (ex->sharded || partition_of(&b->gather, R, of, n, BLOCK_FLOATS) == 0);
+        for (int i = 0; i < n[me]; i++) ex->mine[ex->n_mine++] = of[me][i];
+    }
+    // the parameters' all-gather: shard q is rank q's sub-shards of every bucket, bucket by bucket
+    for (int q = 0; ok && q < R; q++) {
+        of[q] = joined + (size_t)q * nb * NUM_PARAM_TENSORS;
+        n[q] = 0;
+        for (int k = 0; k < nb; k++)
+            for (int i = 0; i < n_qk[q * nb + k]; i++)
+                of[q][n[q]++] = pieces[((size_t)q * nb + k) * NUM_PARAM_TENSORS + i];
+    }
+    ok = ok && (!ex->sharded || partition_of(&ex->params, R, of, n, BLOCK_FLOATS) == 0);
+    free(pieces);
+    free(joined);
+    free(n_qk);
+    free(n);
+    free(of);
+    free(cut);
+    return ok ? 0 : -1;
+}
+
+// The step the node executor runs with --overlap on, in ex->run:
+//   the forward and backward operations, each bucket's start operation right
+//   after the last one that writes its gradients (wte's: the encoder's
+//   backward pass; the language-model head writes them first);
+//   then per bucket its wait operation and its AdamW operations (cut to this
+//   rank's sub-shards when sharded).
+// The start operations write the token, the waits read it: every executor
+// runs the starts in this order, and no wait (which blocks its thread) before
+// the last start, so that no compute thread waits while backward work remains.
+// Returns 0 or -1 (memory).
+static int build_run(Executor *ex, int first_update) {
+    StepDescription *s = ex->step;
+    for (int k = 0; k < ex->n_buckets; k++) {
+        Bucket *b = &ex->buckets[k];
+        if ((b->op_start = add_bucket_op(ex, b, PHASE_BACKWARD, " start", 2 * k, 1)) < 0 ||
+            (b->op_wait = add_bucket_op(ex, b, PHASE_UPDATE, " wait", 2 * k + 1, 0)) < 0 ||
+            (b->op_comm = add_bucket_op(ex, b, PHASE_BACKWARD, "", -1, 0)) < 0)
+            return -1;
+    }
+    if (ex->sharded && (ex->op_gather = step_add_comm(s, PHASE_UPDATE, "param all-gather")) < 0) return -1;
+    int *last = malloc((size_t)ex->n_buckets * sizeof(int));
+    if (!last) return -1;
+    for (int k = 0; k < ex->n_buckets; k++) last[k] = first_update - 1;
+    for (int i = 0; i < first_update; i++)
+        for (int a = 0; a < s->ops[i].n_access; a++) {
+            const Access *access = &s->ops[i].access[a];
+            const Buffer *buffer = &s->buffers[access->buffer];
+            if (access->writes && buffer->kind == BUF_GRAD) last[bucket_of_layer(ex, buffer->layer)] = i;
+        }
+    Span everything = {0, s->model->num_parameters, 1};
+    const Span *ranges = ex->sharded ? ex->mine : &everything;
+    int n_ranges = ex->sharded ? ex->n_mine : 1;
+    int n = first_update + 2 * ex->n_buckets;
+    for (int i = first_update; i < s->n_ops; i++)
+        if (s->ops[i].kind == OP_ADAMW) n += cut_op(s, i, ranges, n_ranges, NULL, NULL, NULL);
+    ex->run_ops = malloc((size_t)n * sizeof(Op));
+    ex->run_origin = malloc((size_t)n * sizeof(int));
+    ex->run_row0 = malloc((size_t)n * sizeof(int));
+    if (!ex->run_ops || !ex->run_origin || !ex->run_row0) {
+        free(last);
+        return -1;
+    }
+    int m = 0;
+#define EMIT(i) (ex->run_ops[m] = s->ops[i], ex->run_origin[m] = (i), ex->run_row0[m++] = 0)
+    for (int i = 0; i < first_update; i++) {
+        EMIT(i);
+        for (int k = 0; k < ex->n_buckets; k++)
+            if (last[k] == i) EMIT(ex->buckets[k].op_start);
+    }
+    for (int k = 0; k < ex->n_buckets; k++) {
+        EMIT(ex->buckets[k].op_wait);
+        for (int i = first_update; i < s->n_ops; i++)
+            if (s->ops[i].kind == OP_ADAMW && bucket_of_layer(ex, s->ops[i].layer) == k)
+                m += cut_op(s, i, ranges, n_ranges, ex->run_ops + m, ex->run_origin + m, ex->run_row0 + m);
+    }
+#undef EMIT
+    free(last);
+    ex->run = *s; // after the appends: ops and buffers may have moved
+    ex->run.ops = ex->run_ops;
+    ex->run.n_ops = m;
+    ex->run.comm = comm_op;
+    ex->run.comm_context = ex;
+    return 0;
+}
+
+// Floats this rank sends in one bucketed collective of partition p: every
+// shard but its own (reduce-scatter), or, all-gather, every shard but the
+// next rank's (ring) or its own to every other rank (direct).
+static size_t sent_reduce(const Executor *ex, const Partition *p) {
+    size_t all = 0;
+    for (int q = 0; q < ex->ranks; q++) all += shard_elements(p, q);
+    return ex->ranks == 1 ? 0 : all - shard_elements(p, ex->rank);
+}
+static size_t sent_gather(const Executor *ex, const Partition *p) {
+    int R = ex->ranks;
+    if (R == 1) return 0;
+    if (ex->direct) return shard_elements(p, ex->rank) * (size_t)(R - 1);
+    size_t all = 0;
+    for (int q = 0; q < R; q++) all += shard_elements(p, q);
+    return all - shard_elements(p, (ex->rank + 1) % R);
+}
+
+Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err) {
+    const char *name = options->executor ? options->executor : "forkjoin";
+    const Inner *inner = inner_named(name);
+    if (!inner) {
+        dist_check_executor(options, err);
+        return NULL;
+    }
+    Executor *ex = calloc(1, sizeof(*ex));
+    if (!ex) {
+        set_error(err, "out of memory creating the executor");
+        return NULL;
+    }
+    ex->step = step;
+    ex->inner = inner;
+    ex->sharded = options->sharded_update;
+    ex->direct = options->direct_collective;
+    ex->overlap = options->overlap;
+    ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
+    ex->rank = world_rank;
+    ex->ranks = world_size;
+    if (ex->overlap) {
+        pthread_mutex_init(&ex->comm_lock, NULL);
+        pthread_cond_init(&ex->comm_wake, NULL);
+        pthread_cond_init(&ex->comm_done, NULL);
+    }
+    const GPT2 *model = step->model;
+    int R = ex->ranks;
+    ex->weights = malloc(R * sizeof(float));
+    ex->shard = malloc((R + 1) * sizeof(size_t));
+    size_t scratch = model->num_parameters > BLOCK_FLOATS ? BLOCK_FLOATS : model->num_parameters;
+#ifdef GPT2_SMPI
+    // shared among the ranks as the gradients are (core/model.c): nothing is added
+    ex->acc = SMPI_SHARED_MALLOC(scratch * sizeof(float));
+    ex->recv = SMPI_SHARED_MALLOC(scratch * sizeof(float));
+#else
+    ex->acc = malloc(scratch * sizeof(float));
+    ex->recv = malloc(scratch * sizeof(float));
+#endif
+    if (!ex->weights || !ex->shard || !ex->acc || !ex->recv) goto oom;
+    int B = global_B > 0 ? global_B : step->B;
+    for (int q = 0; q < R; q++) {
+        int b0, b1;
+        dist_share(B, q, R, &b0, &b1);
+        ex->weights[q] = (float)(b1 - b0) / (float)B;
+    }
+    shard_boundaries(model, R, ex->shard);
+    // the same on every rank: the receiver cuts a shard where its sender does
+    size_t widest = 0;
+    for (int q = 0; q < R; q++)
+        if (ex->shard[q + 1] - ex->shard[q] > widest) widest = ex->shard[q + 1] - ex->shard[q];
+    size_t ring_block = (widest + RING_DEPTH - 1) / RING_DEPTH;
+    ring_block = ring_block > BLOCK_FLOATS ? BLOCK_FLOATS : ring_block < 1 ? 1 : ring_block;
+    if (partition_of_ranges(&ex->reduce_blocks, R, ex->shard, ex->direct ? BLOCK_FLOATS : ring_block) != 0 ||
+        partition_of_ranges(&ex->gather_blocks, R, ex->shard, BLOCK_FLOATS) != 0)
+        goto oom;
+
+    // the update's operations follow every forward and backward one (step.c: describe_update comes last)
+    int first_update = step->n_ops;
+    for (int i = 0; i < step->n_ops; i++)
+        if (step->ops[i].phase == PHASE_UPDATE) {
+            first_update = i;
+            break;
+        }
+    for (int i = first_update; i < step->n_ops; i++)
+        if (step->ops[i].kind != OP_ADAMW) {
+            set_error(err, "the step's update phase holds an operation other than AdamW");
+            executor_destroy(ex);
+            return NULL;
+        }
+    ex->n_compute = first_update;
+    size_t n = model->num_parameters, mine = ex->shard[ex->rank + 1] - ex->shard[ex->rank];
+    int next = (ex->rank + 1) % R;
+    if (ex->overlap) {
+        if (build_buckets(ex) != 0 || build_run(ex, first_update) != 0) goto oom;
+        if (pthread_create(&ex->comm_thread, NULL, communicate, ex) != 0) {
+            set_error(err, "cannot start the communication thread");
+            executor_destroy(ex);
+            return NULL;
+        }
+        ex->comm_started = 1;
+        if (!(ex->run_ex = inner->create(&ex->run, options, err))) {
+            executor_destroy(ex);
+            return NULL;
+        }
+        size_t sent = ex->sharded ? sent_gather(ex, &ex->params) : 0;
+        for (int k = 0; k < ex->n_buckets; k++)
+            sent += sent_reduce(ex, &ex->buckets[k].reduce) +
+                    (ex->sharded ? 0 : sent_gather(ex, &ex->buckets[k].gather));
+        ex->bytes_per_step = (long long)sent * (long long)sizeof(float);
+    } else {
+        int n_update = step->n_ops - first_update;
+        ex->update_ops = malloc((n_update > 0 ? n_update : 1) * sizeof(Op));
+        ex->update_origin = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
+        ex->update_row0 = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
+        if (!ex->update_ops || !ex->update_origin || !ex->update_row0) goto oom;
+        ex->update = *step;
+        if (ex->sharded)
+            cut_update(ex, first_update, ex->shard[ex->rank], ex->shard[ex->rank + 1]);
+        else
+            cut_update(ex, first_update, 0, model->num_parameters);
+        ex->op_reduce = step_add_comm(step, PHASE_UPDATE, "grad reduce-scatter");
+        ex->op_gather = step_add_comm(step, PHASE_UPDATE, ex->sharded ? "param all-gather" : "grad all-gather");
+        if (ex->op_reduce < 0 || ex->op_gather < 0) goto oom;
+        ex->compute = *step; // after the appends: ops may have moved
+        ex->compute.n_ops = ex->n_compute;
+        if (!(ex->compute_ex = inner->create(&ex->compute, options, err)) ||
+            !(ex->update_ex = inner->create(&ex->update, options, err))) {
+            executor_destroy(ex);
+            return NULL;
+        }
+        // floats sent per step. direct: every other shard's gradients, then this shard (parameters or
+        // reduced gradients) to every other rank. ring: every shard but this rank's in the reduce-scatter,
+        // every shard but the next rank's in the all-gather.
+        size_t sent = ex->direct ? (n - mine) + mine * (size_t)(R - 1)
+                                 : R == 1 ? 0 : (n - mine) + (n - (ex->shard[next + 1] - ex->shard[next]));
+        ex->bytes_per_step = (long long)sent * (long long)sizeof(float);
+    }
+    ex->bytes_per_step += (long long)(R - 1) * (long long)sizeof(float); // the losses
+    // at most: a send and a receive of every block of every shard, and the losses
+    int most = blocks_in(&ex->reduce_blocks, R) > blocks_in(&ex->gather_blocks, R) ? blocks_in(&ex->reduce_blocks, R)
+                                                                                   : blocks_in(&ex->gather_blocks, R);
+    for (int k = 0; k < ex->n_buckets; k++) {
+        if (blocks_in(&ex->buckets[k].reduce, R) > most) most = blocks_in(&ex->buckets[k].reduce, R);
+        if (blocks_in(&ex->buckets[k].gather, R) > most) most = blocks_in(&ex->buckets[k].gather, R);
+    }
+    if (blocks_in(&ex->params, R) > most) most = blocks_in(&ex->params, R);
+    if (!(ex->requests = malloc((2 * (size_t)most + 4 * (size_t)R + 8) * sizeof(MPI_Request)))) goto oom;
+    return ex;
+oom:
+    set_error(err, "out of memory creating the executor");
+    executor_destroy(ex);
+    return NULL;
+}
+
+void executor_info(const Executor *ex, ExecutorInfo *info) {
+    if (ex->overlap) {
+        ex->inner->info(ex->run_ex, info);
+        // and the communication thread's records
+        info->chunks_per_step += ex->n_buckets + (ex->sharded ? 1 : 0);
+        return;
+    }
+    ExecutorInfo c, u;
+    ex->inner->info(ex->compute_ex, &c);
+    ex->inner->info(ex->update_ex, &u);
+    *info = c;
+    info->chunks_per_step = c.chunks_per_step + u.chunks_per_step + 2; // and the two comm records
+    info->edges_per_step = c.edges_per_step + u.edges_per_step;
+}
+
+// The records of one node executor's run since `before` name its own
+// operations: make them the whole step's, rows and all. The communication
+// thread's (thread -1) name the whole step's already.
+static void trace_to_step(Trace *trace, size_t before, const int *origin, const int *row0) {
+    if (!trace || !trace->records) return;
+    for (size_t i = before; i < trace->count && i < trace->capacity; i++) {
+        TraceRecord *r = &trace->records[i];
+        if (r->thread < 0) continue;
+        r->range.x0 += row0[r->op];
+        r->range.x1 += row0[r->op];
+        r->op = origin[r->op];
+    }
+}
+
+// --overlap on: one run of the node executor does the forward and backward
+// passes, the buckets' reductions beside them, and the update.
+static void train_overlapped(Executor *ex, int it, float *losses, StepReport *report, Trace *trace) {
+    GPT2 *model = ex->step->model;
+    StepReport part;
+    ex->run.adamw = ex->step->adamw;
+    pthread_mutex_lock(&ex->comm_lock);
+    ex->generation++;
+    ex->trace = trace;
+    ex->iteration = it;
+    ex->comm_busy_s = 0.0;
+    pthread_mutex_unlock(&ex->comm_lock);
+    size_t before = trace && trace->records ? trace->count : 0;
+    ex->inner->train(ex->run_ex, it, 1, losses, &part, trace);
+    trace_to_step(trace, before, ex->run_origin, ex->run_row0);
+    for (int p = 0; p < NUM_PHASES; p++) report->phase_s[p] = part.phase_s[p];
+    // every wait operation has returned: the communication thread is idle
+    pthread_mutex_lock(&ex->comm_lock);
+    report->comm_s = ex->comm_busy_s;
+    pthread_mutex_unlock(&ex->comm_lock);
+    double t0 = now_seconds();
+    reduce_losses(ex, &losses[it]);
+    if (ex->sharded) all_gather(ex, model->params_memory, &ex->params, MAIN_THREAD_WAITS);
+    double t1 = now_seconds();
+    if (ex->sharded) trace_comm(trace, it, ex->op_gather, 0, t0, t1);
+    report->comm_s += t1 - t0;
 }
 
 void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {
@@ -637,6 +1191,12 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         StepReport *report = &reports[it - first], part;
         *report = (StepReport){0};
         double step_start = now_seconds();
+        if (ex->overlap) {
+            train_overlapped(ex, it, losses, report, trace);
+            report->step_s = now_seconds() - step_start;
+            report->loss = losses[it];
+            continue;
+        }
         // the front may change the settings between steps (--verify's probe step)
         ex->update.adamw = ex->step->adamw;
 
@@ -652,10 +1212,12 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
 #endif
 
         double t0 = now_seconds();
-        reduce_scatter(ex, model->grads_memory, &losses[it]);
-        if (!ex->sharded) all_gather(ex, model->grads_memory);
+        reduce_losses(ex, &losses[it]);
+        if (ex->direct) reduce_scatter_direct(ex, model->grads_memory, &ex->reduce_blocks, MAIN_THREAD_WAITS);
+        else reduce_scatter_ring(ex, model->grads_memory, &ex->reduce_blocks, (Where){ex->threads, 0});
+        if (!ex->sharded) all_gather(ex, model->grads_memory, &ex->gather_blocks, MAIN_THREAD_WAITS);
         double t1 = now_seconds();
-        trace_comm(trace, it, ex->op_reduce, t0, t1);
+        trace_comm(trace, it, ex->op_reduce, 0, t0, t1);
         report->comm_s += t1 - t0;
 
 #ifdef GPT2_SMPI
@@ -667,21 +1229,13 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         ex->inner->train(ex->update_ex, it, 1, losses, &part, trace);
         report->phase_s[PHASE_UPDATE] = part.phase_s[PHASE_UPDATE];
 #endif
-        // the update's records name its own operations: make them the whole step's, rows and all
-        if (trace && trace->records)
-            for (size_t i = before; i < trace->count && i < trace->capacity; i++) {
-                TraceRecord *r = &trace->records[i];
-                int row0 = ex->update_row0[r->op];
-                r->op = ex->update_origin[r->op];
-                r->range.x0 += row0;
-                r->range.x1 += row0;
-            }
+        trace_to_step(trace, before, ex->update_origin, ex->update_row0);
 
         if (ex->sharded) {
             double t2 = now_seconds();
-            all_gather(ex, model->params_memory);
+            all_gather(ex, model->params_memory, &ex->gather_blocks, MAIN_THREAD_WAITS);
             double t3 = now_seconds();
-            trace_comm(trace, it, ex->op_gather, t2, t3);
+            trace_comm(trace, it, ex->op_gather, 0, t2, t3);
             report->comm_s += t3 - t2;
         }
         report->step_s = now_seconds() - step_start;
@@ -691,8 +1245,35 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
 
 void executor_destroy(Executor *ex) {
     if (!ex) return;
+    if (ex->comm_started) {
+        pthread_mutex_lock(&ex->comm_lock);
+        ex->stop = 1;
+        pthread_cond_signal(&ex->comm_wake);
+        pthread_mutex_unlock(&ex->comm_lock);
+        pthread_join(ex->comm_thread, NULL);
+    }
+    if (ex->overlap) {
+        pthread_mutex_destroy(&ex->comm_lock);
+        pthread_cond_destroy(&ex->comm_wake);
+        pthread_cond_destroy(&ex->comm_done);
+    }
     if (ex->compute_ex) ex->inner->destroy(ex->compute_ex);
     if (ex->update_ex) ex->inner->destroy(ex->update_ex);
+    if (ex->run_ex) ex->inner->destroy(ex->run_ex);
+    for (int k = 0; ex->buckets && k < ex->n_buckets; k++) {
+        partition_free(&ex->buckets[k].reduce);
+        partition_free(&ex->buckets[k].gather);
+    }
+    partition_free(&ex->reduce_blocks);
+    partition_free(&ex->gather_blocks);
+    partition_free(&ex->params);
+    free(ex->buckets);
+    free(ex->mine);
+    free(ex->queue);
+    free(ex->done);
+    free(ex->run_ops);
+    free(ex->run_origin);
+    free(ex->run_row0);
     free(ex->update_ops);
     free(ex->update_origin);
     free(ex->update_row0);
@@ -704,7 +1285,6 @@ void executor_destroy(Executor *ex) {
     free(ex);
 }
 
-// ----------------------------------------------------------------------------
 // what the front needs besides training
 
 long long dist_comm_bytes_per_step(const Executor *ex) { return ex->bytes_per_step; }
@@ -712,7 +1292,9 @@ long long dist_comm_bytes_per_step(const Executor *ex) { return ex->bytes_per_st
 long long dist_comm_message_bytes(void) { return (long long)(BLOCK_FLOATS * sizeof(float)); }
 
 void dist_gather_gradients(Executor *ex) {
-    if (ex->sharded) all_gather(ex, ex->step->model->grads_memory);
+    if (ex->sharded)
+        all_gather(ex, ex->step->model->grads_memory, ex->overlap ? &ex->params : &ex->gather_blocks,
+                   MAIN_THREAD_WAITS);
 }
 
 float *dist_gather_sequences(const float *mine, size_t seq_floats) {
@@ -743,10 +1325,13 @@ float *dist_gather_sequences(const float *mine, size_t seq_floats) {
 
 void dist_reset_moments(Executor *ex) {
     const GPT2 *model = ex->step->model;
-    size_t lo = ex->sharded ? ex->shard[ex->rank] : 0;
-    size_t hi = ex->sharded ? ex->shard[ex->rank + 1] : model->num_parameters;
-    memset(model->m_memory + lo, 0, (hi - lo) * sizeof(float));
-    memset(model->v_memory + lo, 0, (hi - lo) * sizeof(float));
+    Span whole = {ex->sharded ? ex->shard[ex->rank] : 0,
+                  ex->sharded ? ex->shard[ex->rank + 1] : model->num_parameters, 1};
+    const Span *kept = ex->sharded && ex->overlap ? ex->mine : &whole;
+    for (int i = 0; i < (ex->sharded && ex->overlap ? ex->n_mine : 1); i++) {
+        memset(model->m_memory + kept[i].lo, 0, (kept[i].hi - kept[i].lo) * sizeof(float));
+        memset(model->v_memory + kept[i].lo, 0, (kept[i].hi - kept[i].lo) * sizeof(float));
+    }
 }
 
 void dist_placement_json(FILE *out, const char *fragment) {
@@ -772,6 +1357,9 @@ void dist_sync_trace_origin(Trace *trace) {
 
 void dist_gather_trace(Trace *trace, int threads_per_rank) {
     long long count = (long long)(trace->count < trace->capacity ? trace->count : trace->capacity);
+    // the communication thread's records (thread -1): rank r's as thread R x threads + r, after every worker
+    for (long long i = 0; i < count; i++)
+        if (trace->records[i].thread < 0) trace->records[i].thread = world_size * threads_per_rank + world_rank;
     if (world_rank != 0) {
         MPI_Send(&count, 1, MPI_LONG_LONG, 0, TAG_TRACE, MPI_COMM_WORLD);
         MPI_Send(trace->records, (int)(count * (long long)sizeof(TraceRecord)), MPI_BYTE, 0, TAG_TRACE,
@@ -792,7 +1380,8 @@ void dist_gather_trace(Trace *trace, int threads_per_rank) {
         MPI_Recv(trace->records + trace->count, (int)(more * (long long)sizeof(TraceRecord)), MPI_BYTE, q, TAG_TRACE,
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (size_t i = trace->count; i < trace->count + (size_t)more; i++)
-            trace->records[i].thread += q * threads_per_rank;
+            if (trace->records[i].thread < world_size * threads_per_rank)
+                trace->records[i].thread += q * threads_per_rank;
         trace->count += (size_t)more;
     }
     trace->capacity = trace->count;

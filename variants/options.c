@@ -70,7 +70,7 @@ enum {
     OPT_SEED, OPT_THREADS, OPT_BATCH_SUBSIZE, OPT_TOKEN_CHUNK, OPT_CHANNEL_CHUNK, OPT_TILE_COLUMNS,
     OPT_TILE_IN_CHANNELS, OPT_TILE_SEQUENCES, OPT_TILES_PER_PRODUCT, OPT_JSON, OPT_TRACE, OPT_DESCRIBE,
     OPT_DESCRIBE_GRAPH, OPT_VERIFY, OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE, OPT_CHECK, OPT_EXECUTOR, OPT_UPDATE,
-    OPT_COLLECTIVE, OPT_END
+    OPT_COLLECTIVE, OPT_OVERLAP, OPT_END
 };
 
 // The distributed variants' options come last: the others' table ends before them.
@@ -106,10 +106,11 @@ static const struct option LONG_OPTIONS[] = {
     {"executor", required_argument, NULL, OPT_EXECUTOR},
     {"update", required_argument, NULL, OPT_UPDATE},
     {"collective", required_argument, NULL, OPT_COLLECTIVE},
+    {"overlap", required_argument, NULL, OPT_OVERLAP},
     {NULL, 0, NULL, 0},
 };
 #define N_LONG_OPTIONS ((int)(sizeof(LONG_OPTIONS) / sizeof(LONG_OPTIONS[0])) - 1)
-#define N_DISTRIBUTED_OPTIONS 3
+#define N_DISTRIBUTED_OPTIONS 4
 #define SHORT_OPTIONS ":hB:T:" // leading ':': a missing value is told apart from an unknown option
 
 // The option of getopt_long code `code` as written on the command line ("-B", "--steps").
@@ -234,6 +235,11 @@ int options_parse(int argc, char **argv, int distributed, Options *o, char *err,
                 return refuse(err, err_len, "%s: '%s' is neither ring nor direct", name, shown(v, buf, sizeof(buf)));
             o->exec.direct_collective = strcmp(v, "direct") == 0;
             break;
+        case OPT_OVERLAP:
+            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+                return refuse(err, err_len, "%s: '%s' is neither on nor off", name, shown(v, buf, sizeof(buf)));
+            o->exec.overlap = strcmp(v, "on") == 0;
+            break;
         case ':': return refuse(err, err_len, "%s: missing value", option_name(optopt, name, sizeof(name)));
         default: // '?': an unknown option, or a value given to one that takes none (optopt names it)
             if (optopt >= 256)
@@ -355,6 +361,9 @@ void options_usage(FILE *out, const char *program, int distributed) {
                 "  --collective ALG     ring (reduce-scatter and all-gather around the ranks: each rank\n"
                 "                       sends (R-1)/R of the gradients; default) or direct (every shard\n"
                 "                       sent straight to its owner, summed there in rank order)\n"
+                "  --overlap on|off     on: reduce the gradients layer by layer, from the last, while the\n"
+                "                       backward pass goes on (a communication thread); off: after it\n"
+                "                       (default off)\n"
                 "  The global batch (-B) is split over the ranks (mpirun -np R): rank r gets\n"
                 "  sequences [B*r/R, B*(r+1)/R). Every rank must be given the same options and data.\n");
 }

@@ -132,6 +132,16 @@ def test_the_engines_agree_on_d12():
             assert got["reduce_scatter_s"] == pytest.approx(times[2 * i], rel=0.10), lay
 
 
+def test_overlapped_step_by_hand():
+    """Forward 4 s, backward 6 s, two buckets of half the parameters each, final at half and at the end
+    of the backward pass: the first bucket's collective hides behind the backward pass while it is
+    shorter than the rest of it; the last bucket's never does."""
+    profile = [(0.5, 0.5), (1.0, 0.5)]
+    assert distributed.overlapped_step(10.0, 4.0, profile, 2.0, 1.0) == pytest.approx(12.0)  # 10 + 1 + 1
+    assert distributed.overlapped_step(10.0, 4.0, profile, 10.0, 1.0) == pytest.approx(18.0)  # 7 + 5, + 5, + 1
+    assert distributed.overlapped_step(10.0, 4.0, [(1.0, 1.0)], 3.0, 1.0) == pytest.approx(14.0)  # nothing hidden
+
+
 def test_dist_share_and_rank_view():
     assert [distributed.dist_share(5, r, 2) for r in range(2)] == [(0, 2), (2, 5)]
     m = machinefiles.Machine("m", False, 8, 10.0, (1, 2, 4, 8), (10.0, 18.0, 30.0, 40.0),
@@ -203,6 +213,12 @@ def test_predict_distributed_here_and_on_mn5(mpi_sweep):
     parts = frame["compute_s"] + frame["reduce_scatter_s"] + frame["all_gather_s"] + frame["update_s"]
     assert list(parts) == pytest.approx(list(frame["predicted_step_s"]))
     assert frame["reduce_scatter_s"].iloc[0] == 0 and frame["reduce_scatter_s"].iloc[1] > 0
+    # --overlap on: nothing to hide at one rank; at two, between no communication before the update and none hidden
+    overlap = frame["predicted_step_overlap_s"]
+    assert overlap.iloc[0] == pytest.approx(frame["predicted_step_s"].iloc[0])
+    floor = frame["compute_s"] + frame["update_s"] + frame["all_gather_s"]  # sharded: the parameters' all-gather after
+    assert floor.iloc[1] <= overlap.iloc[1] <= frame["predicted_step_s"].iloc[1] * (1 + 1e-12)
+    assert "overlap_s" in proc.stdout
     val = pd.read_csv(out / "distributed_validation.csv")
     assert sorted(zip(val["ranks"], val["threads"])) == [(1, 1), (2, 1)]
     assert "validation" in proc.stdout and "error" in proc.stdout

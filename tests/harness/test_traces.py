@@ -174,6 +174,25 @@ def test_exports_of_every_variant_pass_both_checkers(real_traces):
             assert f["load_balance"] == 1.0
 
 
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun missing: scripts/install-deps.sh")
+def test_exports_of_an_overlapped_mpi_run_pass_both_checkers(tmp_path):
+    """gpt2-mpi --overlap on at 2 ranks: each rank's communication thread is a thread of its own after
+    the workers (2 ranks x 1 thread: threads 2 and 3), its bucket records beside the workers' compute."""
+    csv = tmp_path / "mpi.csv"
+    launcher = ["mpirun", "-q", "-np", "2", "--oversubscribe", "--bind-to", "none"]
+    launcher += ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    subprocess.run(launcher + [str(BUILD / "gpt2-mpi"), "--config", "tiny", "-B", "2", "-T", "32", "--steps", "3",
+                               "--threads", "1", "--overlap", "on", "--trace", str(csv)],
+                   check=True, capture_output=True, timeout=120)
+    c = traceformats.read_chunks(csv)
+    assert set(c["thread"]) == {0, 1, 2, 3}
+    assert set(c[c["thread"] >= 2]["kernel"]) == {"comm"}
+    traceformats.write_paraver(c, 2, tmp_path / "mpi", title="mpi")
+    assert traceformats.check_paraver(tmp_path / "mpi") == []
+    traceformats.write_perfetto(c, 2, tmp_path / "mpi.json", title="mpi")
+    assert traceformats.check_perfetto(tmp_path / "mpi.json") == []
+
+
 def broken(tmp_path, out, name, suffix, edit):
     """A copy of out/name.* with `edit` applied to the file with `suffix`; returns the new stem."""
     stem = tmp_path / f"broken-{name}"

@@ -30,6 +30,19 @@ contributions of the other nodes to the node's shards). So
 
   bound = max((R-1)/R 4N / intra_bandwidth, (nodes-1)/nodes 4N / bandwidth)
 
+--overlap on (the binary's gradients reduced in buckets during the backward pass): bucket k (the
+transformer blocks from the last, then wte, wpe and the final LayerNorm) is handed over once the
+backward pass has done the work of the operations up to the last one with its layer (the embeddings'
+when it ends: the encoder's backward pass writes wte last), at forward + backward x that share of the
+backward pass's task work; the buckets' collectives run one after the other, each taking the whole
+reduce-scatter's time (and the replicated update's gradient all-gather's) x its share of the
+parameters (its AdamW operations' bytes). So, with f_k the end of bucket k's collective,
+
+  f_k = max(f_{k-1}, ready_k) + comm_k,   step = max(f_last, compute) + update + [parameters' all-gather]
+
+(no contention between the communication and the compute: the communication thread on a core of
+its own). The frame gives both: predicted_step_s (--overlap off) and predicted_step_overlap_s.
+
 Efficiency: against one rank of the layout (the same threads and share of its node) alone, without
 communication and with the whole update, on the batch of one rank (weak scaling: the per-rank batch)
 or the whole batch (strong): weak T_1 / T_R, strong T_1 / (R T_R).
@@ -138,9 +151,40 @@ def rank_config(ck, batch):
                           for key, v in chunks.items())
 
 
-def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target, overhead=0.0):
+def bucket_profile(g, work):
+    """The buckets of --overlap on in the order they are handed over (the module comment): per bucket
+    (the share of the backward pass's task work done when its gradients are final, its share of the
+    parameters)."""
+    per_op, params = {}, {}
+    for t in range(g.n_tasks):
+        if g.phase[t] == "backward":
+            per_op[g.op[t]] = per_op.get(g.op[t], 0.0) + work.duration[t]
+    for op in g.ops:
+        if op.get("kernel") == "adamw":
+            params[op["layer"]] = params.get(op["layer"], 0.0) + float(op.get("bytes") or 0)
+    total, done, ready = sum(per_op.values()), 0.0, {}
+    for op in sorted(per_op):
+        done += per_op[op]
+        ready[g.ops[op]["layer"]] = done / total if total > 0 else 1.0
+    ready[-1] = 1.0
+    size = sum(params.values())
+    layers = sorted((layer for layer in params if layer >= 0), reverse=True) + [-1]
+    return [(ready.get(layer, 1.0), params.get(layer, 0.0) / size if size > 0 else 0.0) for layer in layers]
+
+
+def overlapped_step(compute, forward, profile, bucket_comm_s, after_s):
+    """The step with --overlap on: the buckets' collectives (bucket_comm_s for all of them) beside the
+    backward pass, then the update and what follows it (after_s; the module comment)."""
+    end = 0.0
+    for ready, share in profile:
+        end = max(end, forward + (compute - forward) * ready) + bucket_comm_s * share
+    return max(end, compute) + after_s
+
+
+def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target, overhead=0.0, profile=None):
     """(compute seconds: the slowest rank's forward and backward, update seconds) of `layout`, each
-    task `overhead` seconds longer (the node executor's runtime cost, prediction.runtime_overheads)."""
+    task `overhead` seconds longer (the node executor's runtime cost, prediction.runtime_overheads).
+    `profile`, a dict, receives the slowest rank's forward seconds and bucket_profile."""
     view = rank_view(target, layout.ranks_per_node)
     if layout.threads > view.cores:
         raise StudyError(f"{target.path or target.name}: {layout.threads} threads per rank x "
@@ -154,7 +198,11 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
         g = graphs.get(rank_config(ck, b), layout.threads, b)
         work = prediction.with_overhead(prediction.scaled_work(g, traced, medians[ck], source, view, g.path,
                                                                reread=False), overhead)
-        compute = max(compute, _part(g, work, lambda ph: ph != UPDATE, view, layout.threads))
+        part = _part(g, work, lambda ph: ph != UPDATE, view, layout.threads)
+        if part >= compute and profile is not None:
+            profile["forward_s"] = _part(g, work, lambda ph: ph == "forward", view, layout.threads)
+            profile["buckets"] = bucket_profile(g, work)
+        compute = max(compute, part)
     g = graphs.get(rank_config(ck, max(1, batch // layout.ranks)), layout.threads, max(1, batch // layout.ranks))
     share = 1.0 / layout.ranks if layout.update == "sharded" else 1.0
     work = prediction.with_overhead(prediction.scaled_work(g, traced, medians[ck], source, view, g.path, share,
@@ -201,18 +249,20 @@ def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, so
         if net.nodes and lay.nodes > net.nodes and target.network is not None:
             raise StudyError(f"{target.path or target.name}: network.nodes: {lay.nodes} nodes asked, "
                              f"the machine has {net.nodes}")
-        compute, update = compute_parts(graphs, medians, ck, lay, batch, parameters, source, target, overhead)
+        profile = {}
+        compute, update = compute_parts(graphs, medians, ck, lay, batch, parameters, source, target, overhead,
+                                        profile)
         # the ring's adds run on the rank's threads, direct's on its main thread
         view = rank_view(target, lay.ranks_per_node)
         reduce_Bs = view.bandwidth(min(lay.threads, view.cores) if lay.collective == "ring" else 1)
-        parts.append((compute, update, reduce_Bs))
+        parts.append((compute, update, reduce_Bs, profile))
         if lay.ranks > 1 and engine == "replay":
             for what in network.COLLECTIVES:
                 specs.append(network.spec(lay.ranks, lay.ranks_per_node, parameters, message_bytes, net, reduce_Bs,
                                           what, lay.collective))
     times = network.replay(specs) if specs else []
     out, i = [], 0
-    for lay, batch, (compute, update, reduce_Bs) in zip(layouts, batches, parts):
+    for lay, batch, (compute, update, reduce_Bs, profile) in zip(layouts, batches, parts):
         rs = ag = 0.0
         step = None
         if lay.ranks > 1 and engine == "smpi":
@@ -225,11 +275,15 @@ def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, so
         if step is None:
             comm = rs + ag
             step = compute + comm + update
+        sharded = lay.update == "sharded"
+        overlapped = overlapped_step(compute, profile.get("forward_s", compute), profile.get("buckets", [(1.0, 1.0)]),
+                                     rs + (0.0 if sharded else ag), update + (ag if sharded else 0.0))
         out.append({"ranks": lay.ranks, "threads": lay.threads, "ranks_per_node": lay.ranks_per_node,
                     "nodes": lay.nodes, "update": lay.update, "collective": lay.collective, "compute_s": compute,
                     "reduce_scatter_s": rs, "reduce_scatter_bound_s":
                         bandwidth_bound(net, lay.ranks, lay.nodes, parameters) if lay.ranks > 1 else 0.0,
                     "all_gather_s": ag, "comm_s": comm, "update_s": update, "predicted_step_s": step,
+                    "predicted_step_overlap_s": overlapped,
                     "engine": engine, "network": "measured" if net.measured else "not measured"})
     return out
 

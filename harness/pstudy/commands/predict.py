@@ -120,11 +120,13 @@ def main_distributed(args, directory, meta, source, target):
           f"network: {'none in the machine file: one node, shared memory, assumed' if net is None else ('measured' if net.measured else 'public figures, not measured')}; "
           f"communication: {'the binary under SimGrid SMPI' if args.engine == 'smpi' else 'its messages replayed on SimGrid'})")
     print(f"{'nodes':>5} {'ranks':>5} {'T':>4} {'batch':>6} {'compute_s':>10} {'reduce_s':>9} {'gather_s':>9} "
-          f"{'update_s':>9} {'step_s':>9} {'effic':>6}")
+          f"{'update_s':>9} {'step_s':>9} {'effic':>6} {'overlap_s':>9}")
     for _, r in frame.iterrows():
         print(f"{r['nodes']:>5} {r['ranks']:>5} {r['threads']:>4} {r['global_batch']:>6} {r['compute_s']:>10.4f} "
               f"{r['reduce_scatter_s']:>9.4f} {r['all_gather_s']:>9.4f} {r['update_s']:>9.4f} "
-              f"{r['predicted_step_s']:>9.4f} {100 * r['efficiency']:>5.1f}%")
+              f"{r['predicted_step_s']:>9.4f} {100 * r['efficiency']:>5.1f}% {r['predicted_step_overlap_s']:>9.4f}")
+    print("step_s: --overlap off (the binary's default); overlap_s: --overlap on, the gradients reduced bucket by "
+          "bucket beside the backward pass")
     if len(validation):
         print("validation (measured gpt2-mpi points of the results, one node):")
         for _, r in validation.iterrows():
