@@ -34,8 +34,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
+from pstudy import errors  # noqa: E402
+
+errors.require_modules("bench/mpi_overlap.py")
 from pstudy.analyse.compare import hl_paired_ratio_ci  # noqa: E402
 
+PROGRAM = "bench/mpi_overlap.py"
 SETTINGS = ("off", "on")
 
 
@@ -90,12 +94,12 @@ def main():
     if args.steps < 2 or args.repetitions < 1:
         ap.error("--steps must be at least 2 (one warm-up) and --repetitions at least 1")
     if shutil.which("mpirun") is None:
-        sys.exit("bench/mpi_overlap.py: mpirun is not on PATH (scripts/install-deps.sh installs openmpi-bin)")
+        errors.exit_bad_input(PROGRAM, "mpirun is not on PATH (scripts/install-deps.sh installs openmpi-bin)")
     if not (ROOT / "build" / args.compiler / args.kernels / "gpt2-mpi").exists():
-        sys.exit(f"bench/mpi_overlap.py: build/{args.compiler}/{args.kernels}/gpt2-mpi is missing: run `make`")
+        errors.exit_bad_input(PROGRAM, f"build/{args.compiler}/{args.kernels}/gpt2-mpi is missing: run `make`")
     made = subprocess.run(["make", "-s", "-C", str(ROOT), "build/bench/mpi_bandwidth"], capture_output=True, text=True)
     if made.returncode != 0:
-        sys.exit(f"bench/mpi_overlap.py: make build/bench/mpi_bandwidth: {made.stderr.strip()}")
+        errors.exit_bad_input(PROGRAM, f"make build/bench/mpi_bandwidth: {made.stderr.strip()}")
 
     links = [bandwidth(args)]
     samples = {s: [] for s in SETTINGS}
