@@ -185,12 +185,13 @@ OVNI_BUILD := build/ovni
 OVNI_LIB   := $(OVNI_BUILD)/install/lib/libovni.so
 OVNIEMU    := $(OVNI_BUILD)/install/bin/ovniemu
 OVNI_COMMIT := cf025e242f45fc43f62165cbf07f6f2077d53747
-# how nOS-V was configured, kept in a file that changes only when the choice does, so that
+# whether nOS-V was configured with ovni, kept in a file that changes only when the choice does (not
+# with the tree's place, so that a copy of a built tree stays built), so that
 # switching OVNI rebuilds nOS-V and the variant on it
 NOSV_WITH  := $(if $(filter yes,$(OVNI)),--with-ovni=$(abspath $(OVNI_BUILD))/install,--without-ovni)
 NOSV_STAMP := build/nosv-configure.flags
 ifeq ($(filter clean print-% dist,$(MAKECMDGOALS)),)
-$(shell mkdir -p build && { [ "$$(cat $(NOSV_STAMP) 2>/dev/null)" = "$(NOSV_WITH)" ] || echo "$(NOSV_WITH)" > $(NOSV_STAMP); })
+$(shell mkdir -p build && { [ "$$(cat $(NOSV_STAMP) 2>/dev/null)" = "ovni=$(OVNI)" ] || echo "ovni=$(OVNI)" > $(NOSV_STAMP); })
 endif
 RUNTIME_CFLAGS_nosv := -I$(NOSV_BUILD)/install/include
 RUNTIME_LDLIBS_nosv  = -L$(NOSV_BUILD)/install/lib -lnosv -Wl,-rpath,'$$ORIGIN/../../nosv/install/lib' \

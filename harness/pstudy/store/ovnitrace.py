@@ -1,8 +1,8 @@
 """The runtime's own trace beside a run's: nOS-V's ovni trace of a traced nosv run, and its Paraver
 conversion by ovniemu (docs/traces.md).
 
-A traced run of a variant in RUNTIME_TRACED whose binary is linked with libovni (make ovni) also gets
-PERFSTUDY_OVNI_TRACE: nOS-V writes its ovni trace (one stream per thread it knows) into
+A traced run of a variant on nOS-V (vocabulary.NOSV_VARIANTS) whose binary is linked with libovni
+(make ovni) also gets PERFSTUDY_OVNI_TRACE: nOS-V writes its ovni trace (one stream per thread it knows) into
 traces/<run stem>.ovni/. A sweep's exports and `perfstudy trace` turn that into two Paraver traces,
 by thread and by CPU, beside the run's own Paraver export: <run stem>.ovni-thread.{prv,pcf,row} and
 <run stem>.ovni-cpu.{prv,pcf,row}, and ovni's Paraver views (.cfg) into ovni-cfg/."""
@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 
 from pstudy.errors import StudyError
+from pstudy.store import vocabulary
 
-# the variants whose runtime records an ovni trace, and the variable that asks their binary for it
-RUNTIME_TRACED = ("nosv",)
+# the variable that asks a binary on nOS-V for its runtime's trace
 ENV = "PERFSTUDY_OVNI_TRACE"
 SUFFIX = ".ovni"
 VIEWS = ("thread", "cpu")
@@ -44,7 +44,7 @@ def trace_dir(run_trace):
 def environment(variant, binary, run_trace):
     """{PERFSTUDY_OVNI_TRACE: its directory} for a traced run that can record the runtime's trace,
     after clearing what a run before it left there; {} otherwise."""
-    if run_trace is None or variant not in RUNTIME_TRACED or not linked(binary):
+    if run_trace is None or variant not in vocabulary.NOSV_VARIANTS or not linked(binary):
         return {}
     target = trace_dir(run_trace)
     shutil.rmtree(target, ignore_errors=True)

@@ -60,6 +60,9 @@ TEXT_KEYS = ("starpu_sched",)
 RUNTIME_VARIANTS = ("nosv", "starpu")
 # the variants that run on StarPU, the only ones a sweep's starpu_sched applies to
 STARPU_VARIANTS = ("starpu",)
+# the variants on nOS-V, whose runtime records an ovni trace of itself when built with ovni
+# (store/ovnitrace.py)
+NOSV_VARIANTS = ("nosv",)
 # StarPU 1.3's schedulers (starpu_sched_get_predefined_policies(), the names STARPU_SCHED takes):
 # a config naming another is refused when it is loaded, as gpt2-starpu refuses it at run time.
 # tests/test_bad_input.py checks this list against the installed library's.
