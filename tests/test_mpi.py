@@ -82,6 +82,17 @@ def test_mpi_is_seq_up_to_rounding_and_bit_identical_across_executors_threads_re
         assert other_params == params, tag
 
 
+def every_executor(tmp_path, prefix, options, ranks):
+    """{PREFIX-EXECUTOR-THREADS: (losses, params)} of a 3-sequence run with `options` under every node
+    executor, forkjoin at 1 and 2 threads."""
+    runs = {}
+    for executor, threads in (("forkjoin", 1), ("forkjoin", 2), ("tasks", 2), ("taskiter", 2)):
+        tag = f"{prefix}-{executor}-{threads}"
+        runs[tag] = losses_and_params(tmp_path, tag, ["-B", 3, *options, "--executor", executor, "--threads", threads],
+                                      ranks)
+    return runs
+
+
 @pytest.mark.serial
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_ring_and_direct_collectives_at_1_2_3_ranks_every_executor(tmp_path, ranks):
@@ -90,11 +101,7 @@ def test_ring_and_direct_collectives_at_1_2_3_ranks_every_executor(tmp_path, ran
     only); the direct collective within 1e-6 of it (the same bits up to 2 ranks, a different order
     at 3)."""
     seq_losses, seq_params = losses_and_params(tmp_path, "seq", ["-B", 3], ranks=0)
-    results = {}
-    for executor, threads in (("forkjoin", 1), ("forkjoin", 2), ("tasks", 2), ("taskiter", 2)):
-        tag = f"ring-{executor}-{threads}"
-        results[tag] = losses_and_params(tmp_path, tag, ["-B", 3, "--collective", "ring", "--executor", executor,
-                                                         "--threads", threads], ranks)
+    results = every_executor(tmp_path, "ring", ["--collective", "ring"], ranks)
     results["repeat"] = losses_and_params(tmp_path, "repeat", ["-B", 3, "--threads", 1], ranks)
     losses, params = results["ring-forkjoin-1"]
     assert max(abs(a - b) for a, b in zip(losses, seq_losses)) < 1e-5
@@ -118,11 +125,7 @@ def test_overlap_at_1_2_3_ranks_every_executor(tmp_path, ranks):
     of two terms has one value in either order) and with the direct collective at any rank count
     (its sums run in rank order either way)."""
     seq_losses, seq_params = losses_and_params(tmp_path, "seq", ["-B", 3], ranks=0)
-    results = {}
-    for executor, threads in (("forkjoin", 1), ("forkjoin", 2), ("tasks", 2), ("taskiter", 2)):
-        tag = f"on-{executor}-{threads}"
-        results[tag] = losses_and_params(tmp_path, tag, ["-B", 3, "--overlap", "on", "--executor", executor,
-                                                         "--threads", threads], ranks)
+    results = every_executor(tmp_path, "on", ["--overlap", "on"], ranks)
     results["repeat"] = losses_and_params(tmp_path, "repeat", ["-B", 3, "--overlap", "on", "--threads", 1], ranks)
     results["replicated"] = losses_and_params(tmp_path, "replicated", ["-B", 3, "--overlap", "on", "--update",
                                                                        "replicated", "--executor", "taskiter",
