@@ -3,15 +3,16 @@
 test: it times things, and needs the machine to itself).
 
     bench/disturb_validation.py run --out DIR [--config default --config predict-d12]
-                                [--cpus 0] [--duty 0.25,0.5] [--period-us 10000] [--rounds 1]
+                                [--cpus 0] [--duty 0.25,0.5] [--period-us 10000,100000] [--rounds 1]
     bench/disturb_validation.py check DIR
 (with the Python scripts/find-python.sh names: one that imports pandas, matplotlib and scipy)
 
 run, per config (default: configs/default.toml and configs/predict-d12.toml), per round: the sweep
 quiet, then the same sweep beside build/bench/disturb (a CPU-bound co-runner pinned to --cpus, busy
 for each --duty of every --period-us, the noise injection of Ferreira et al., SC08, and Hoefler
-et al., SC10) at each duty in turn, into DIR/<config>/quiet-r<round> and DIR/<config>/d<duty>-r<round>;
-quiet and disturbed sweeps alternate, so that a drift of the machine falls on both. Then check.
+et al., SC10) at each duty and period in turn, into DIR/<config>/quiet-r<round> and
+DIR/<config>/d<duty>-p<period>us-r<round>; quiet and disturbed sweeps alternate, their order reversed
+every round, so that a drift of the machine falls on both. Then check.
 
 check compares three predictions of each quiet point with its measurement:
   from quiet      harness/perfstudy predict QUIET                          (chunk wall times)
@@ -25,6 +26,7 @@ prediction on the mean; exit status 1 when it misses. Bad input: one line, exit 
 
 import argparse
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -66,14 +68,27 @@ def config_path(name):
     return path
 
 
-def duties(text):
+def number_list(option, text, ok, what):
     try:
         values = [float(t) for t in text.split(",")]
     except ValueError:
-        raise StudyError(f"--duty: expected comma-separated numbers in (0, 1], got {text!r}") from None
-    if not values or not all(0 < v <= 1 for v in values):
-        raise StudyError(f"--duty: expected comma-separated numbers in (0, 1], got {text!r}")
+        raise StudyError(f"{option}: expected comma-separated {what}, got {text!r}") from None
+    if not values or not all(ok(v) for v in values):
+        raise StudyError(f"{option}: expected comma-separated {what}, got {text!r}")
     return values
+
+
+def duties(text):
+    return number_list("--duty", text, lambda v: 0 < v <= 1, "numbers in (0, 1]")
+
+
+def periods(text):
+    # below a millisecond the co-runner's wake-ups, not its duty, would be the disturbance
+    return number_list("--period-us", text, lambda v: 1000 <= v <= 10_000_000, "microseconds in [1000, 1e7]")
+
+
+# a disturbed sweep's directory: d<duty>-p<period>us-r<round>; older ones lack the period
+DISTURBED_NAME = re.compile(r"d(?P<duty>[0-9.]+)(?:-p(?P<period>[0-9.]+)us)?-r(?P<round>[0-9]+)")
 
 
 def sweep(config, root):
@@ -101,19 +116,19 @@ def disturbed_sweep(config, root, cpus, duty, period_us):
 
 def run(args):
     out = Path(args.out)
-    levels = duties(args.duty)
-    for name in args.config or DEFAULT_CONFIGS:
-        config = config_path(name)
+    levels = [(duty, period) for period in periods(args.period_us) for duty in duties(args.duty)]
+    configs = [config_path(name) for name in args.config or DEFAULT_CONFIGS]
+    for config in configs:
         for r in range(args.rounds):
             order = [None] + levels if r % 2 == 0 else levels[::-1] + [None]  # interleaved, reversed every round
-            for duty in order:
-                tag = "quiet" if duty is None else f"d{duty:g}"
+            for level in order:
+                tag = "quiet" if level is None else f"d{level[0]:g}-p{level[1]:g}us"
                 print(f"== {config.stem} round {r}: {tag}", file=sys.stderr, flush=True)
                 root = out / config.stem / f"{tag}-r{r}"
-                if duty is None:
+                if level is None:
                     sweep(config, root)
                 else:
-                    disturbed_sweep(config, root, args.cpus, duty, args.period_us)
+                    disturbed_sweep(config, root, args.cpus, *level)
     return check(out)
 
 
@@ -143,7 +158,10 @@ def check(out):
     for study in sorted(p for p in out.iterdir() if p.is_dir()):
         quiet = {p.name.split("-r")[-1]: results_dir(p) for p in study.glob("quiet-r*")}
         for disturbed_root in sorted(study.glob("d*-r*")):
-            duty, rnd = disturbed_root.name[1:].split("-r")
+            name = DISTURBED_NAME.fullmatch(disturbed_root.name)
+            if not name:
+                raise StudyError(f"{disturbed_root}: not a disturbed sweep's name (d<duty>-p<period>us-r<round>)")
+            duty, rnd = name["duty"], name["round"]
             if rnd not in quiet:
                 raise StudyError(f"{disturbed_root}: no quiet-r{rnd} beside it")
             q, d = quiet[rnd], results_dir(disturbed_root)
@@ -215,7 +233,8 @@ def main(argv=None):
     r.add_argument("--config", action="append")
     r.add_argument("--cpus", default="0", help="CPUs the co-runner is pinned to (default 0: one core)")
     r.add_argument("--duty", default="0.25,0.5", help="comma-separated duty cycles (default 0.25,0.5)")
-    r.add_argument("--period-us", type=float, default=10000.0, help="the co-runner's period (default 10 ms)")
+    r.add_argument("--period-us", default="10000,100000",
+                   help="comma-separated periods of the co-runner in microseconds (default 10 and 100 ms)")
     r.add_argument("--rounds", type=int, default=1, help="quiet and disturbed sweeps, alternating (default 1)")
     c = sub.add_parser("check")
     c.add_argument("out")
