@@ -32,7 +32,7 @@ MARCH         ?= -march=native
 CFLAGS_COMMON := -std=c11 -O3 $(MARCH) -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -g
 LDLIBS        := -lm -ldl
 
-CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/taskgraph.c core/traffic.c core/counters.c core/schedule.c
+CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/disturbance.c core/taskgraph.c core/traffic.c core/counters.c core/schedule.c
 # the kernel set: `fast` (gemm.c, kernels_fast.c) or `reference` (llm.c's loops)
 KERNEL_SRC_fast      := core/gemm.c core/kernels_fast.c
 KERNEL_SRC_reference := core/kernels_reference.c
@@ -210,7 +210,7 @@ RUNTIME_LDLIBS_starpu :=
 RUNTIME_DEPS_starpu   :=
 # every build of such a variant: the compiled trees, the counters and sanitizer builds
 RUNTIME_TREES := $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(foreach t,$(k) $(k)-avx2 $(k)-likwid $(k)-papi,build/$(c)/$(t))))
-$(foreach v,$(RUNTIME_VARIANTS),$(eval $(patsubst %,%/obj/exec-$(v).o,$(RUNTIME_TREES)) $(patsubst %,%/gpt2-$(v),$(RUNTIME_TREES)) build/asan/gpt2-$(v): $(RUNTIME_DEPS_$(v))))
+$(foreach v,$(RUNTIME_VARIANTS),$(eval $(patsubst %,%/obj/exec-$(v).o,$(RUNTIME_TREES)) $(patsubst %,%/gpt2-$(v),$(RUNTIME_TREES)) build/asan/obj/exec-$(v).o build/asan/gpt2-$(v): $(RUNTIME_DEPS_$(v))))
 NOSV_SOURCES := $(shell find third_party/nos-v -type f 2>/dev/null)
 # autoreconf writes into the tree it runs in: a copy of the sources, under build/. nOS-V's own
 # make is not $(MAKE), which `make -n` would run, in a tree configure has not made
@@ -307,15 +307,18 @@ unit-tests: $(UNIT_TESTS)
 build/tests/test_gemm-%: tests/test_gemm.c core/gemm.c core/gemm_naive.c core/gemm.h core/gemm_naive.h tests/avx512_emu.h
 	@mkdir -p build/tests
 	$(word 1,$(subst -, ,$*)) $(UNIT_CFLAGS) $(GEMM_TEST_FLAGS_$(word 2,$(subst -, ,$*))) -o $@ tests/test_gemm.c core/gemm.c core/gemm_naive.c -lm
-build/tests/test_traffic-%: tests/test_traffic.c $(CORE_SRC) $(KERNEL_SRC_fast) $(HEADERS)
+# the traffic and graph tests link the fast tree's core objects, built once for the variants
+TREE_CORE = $(patsubst core/%.c,build/$(1)/fast/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_fast))
+.SECONDEXPANSION:
+build/tests/test_traffic-%: tests/test_traffic.c $$(call TREE_CORE,$$*) $(HEADERS)
 	@mkdir -p build/tests
-	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_traffic.c $(filter-out core/taskgraph.c core/schedule.c,$(CORE_SRC)) $(KERNEL_SRC_fast) -lm
+	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_traffic.c $(filter-out %/taskgraph.o %/schedule.o,$(call TREE_CORE,$*)) -lm
 build/tests/test_memory-%: tests/test_memory.c core/model.c core/model.h core/checked.h
 	@mkdir -p build/tests
 	$* $(UNIT_CFLAGS) -o $@ tests/test_memory.c core/model.c -lm
-build/tests/test_taskgraph-%: tests/test_taskgraph.c $(CORE_SRC) $(KERNEL_SRC_fast) $(HEADERS)
+build/tests/test_taskgraph-%: tests/test_taskgraph.c $$(call TREE_CORE,$$*) $(HEADERS)
 	@mkdir -p build/tests
-	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_taskgraph.c $(CORE_SRC) $(KERNEL_SRC_fast) -lm
+	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_taskgraph.c $(call TREE_CORE,$*) -lm
 
 # benchmarks (not tests): figures printed, nothing asserted
 OPENBLAS_DIR := /usr/lib/x86_64-linux-gnu/openblas-serial
@@ -376,12 +379,26 @@ answer: deps
 ASAN_FLAGS := -std=c11 -O1 -g -march=native -ffp-contract=off -fno-omit-frame-pointer -fsanitize=address,undefined -Wall -Wextra
 .PHONY: asan
 asan: $(patsubst %,build/asan/gpt2-%,$(filter-out $(DISTRIBUTED_VARIANTS),$(BUILT_NAMES)))
-$(patsubst %,build/asan/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/asan/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
-	@mkdir -p build/asan
-	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' variants/main.c $(FRONT_SRC) variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(LDLIBS)
-build/asan/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(GEMM_SRC) $(HEADERS)
-	@mkdir -p build/asan
-	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' $(RUNTIME_CFLAGS_$*) variants/main.c $(FRONT_SRC) variants/$*.c $(CORE_SRC) $(GEMM_SRC) -o $@ $(RUNTIME_LDLIBS_$*) $(LDLIBS)
+# the core compiled once, as a build tree is, and linked into every variant
+ASAN_OBJ  := build/asan/obj
+ASAN_CORE := $(patsubst core/%.c,$(ASAN_OBJ)/%.o,$(CORE_SRC) $(GEMM_SRC))
+ASAN_FRONT := $(patsubst variants/%.c,$(ASAN_OBJ)/front-%.o,$(FRONT_SRC))
+$(ASAN_OBJ):
+	mkdir -p $@
+$(ASAN_OBJ)/%.o: core/%.c $(HEADERS) | $(ASAN_OBJ)
+	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' -c $< -o $@
+$(ASAN_OBJ)/main-omp.o: variants/main.c $(HEADERS) | $(ASAN_OBJ)
+	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' -c $< -o $@
+$(ASAN_OBJ)/main-seq.o: variants/main.c $(HEADERS) | $(ASAN_OBJ)
+	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' -c $< -o $@
+$(ASAN_OBJ)/exec-%.o: variants/%.c $(HEADERS) | $(ASAN_OBJ)
+	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' $(RUNTIME_CFLAGS_$*) -c $< -o $@
+$(ASAN_OBJ)/front-%.o: variants/%.c $(HEADERS) | $(ASAN_OBJ)
+	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' -c $< -o $@
+$(patsubst %,build/asan/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/asan/gpt2-%: $(ASAN_OBJ)/main-seq.o $(ASAN_FRONT) $(ASAN_OBJ)/exec-%.o $(ASAN_CORE)
+	gcc $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
+build/asan/gpt2-%: $(ASAN_OBJ)/main-omp.o $(ASAN_FRONT) $(ASAN_OBJ)/exec-%.o $(ASAN_CORE)
+	gcc $(ASAN_FLAGS) -fopenmp $(filter %.o,$^) -o $@ $(RUNTIME_LDLIBS_$*) $(LDLIBS)
 
 # libFuzzer targets for the readers and the command line (tests/fuzz/fuzz_*.c), clang with ASan and
 # UBSan (any UB report aborts). `make fuzz FUZZ_SECONDS=N` runs each for N

@@ -2,10 +2,12 @@
 // chunk reads the wall clock (CLOCK_MONOTONIC, served by the vDSO without entering the kernel)
 // and the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID, a system call on Linux) at its start and
 // end (core/trace.c); the cost of tracing a step is about 2 x (the two costs) x its chunks.
+// Every step, traced or not, also reads what disturbed it (core/disturbance.c: /proc/stat and
+// getrusage) twice, timed here as "disturbance_ns".
 //
 // Usage: clockcost [--calls N] [--repeats R]
 // Prints one JSON object: {"calls": N, "repeats": R, "monotonic_ns": ..., "thread_cputime_ns": ...,
-//   "process_cputime_ns": ...}, each the median over R repeats of N back-to-back reads, timed by the
+//   "process_cputime_ns": ..., "disturbance_ns": ...}, each the median over R repeats of N back-to-back reads, timed by the
 // thread's own CPU clock (on a shared machine the wall clock would count the time the benchmark was
 // descheduled as the reads' cost), and the same timed by the wall clock ("*_wall_ns").
 // Errors: one line "clockcost: <option>: <problem>", exit status 2.
@@ -18,6 +20,7 @@
 
 #define BENCH_PROGRAM "clockcost"
 #include "bench_cli.h"
+#include "../core/disturbance.h"
 
 static double thread_cpu_s(void) {
     struct timespec ts;
@@ -37,6 +40,28 @@ static double per_call_ns(clockid_t clock, long long calls, int repeats, double 
         for (long long i = 0; i < calls; i++) {
             clock_gettime(clock, &ts);
             sink += ts.tv_nsec;
+        }
+        walls[r] = (now_s() - t0) / (double)calls * 1e9;
+        times[r] = (thread_cpu_s() - c0) / (double)calls * 1e9;
+    }
+    (void)sink;
+    qsort(times, (size_t)repeats, sizeof(double), bench_by_value);
+    qsort(walls, (size_t)repeats, sizeof(double), bench_by_value);
+    *wall_ns = walls[repeats / 2];
+    return times[repeats / 2];
+}
+
+// The same for one disturbance reading (a file read: about a thousand times a clock read, so a
+// hundredth of the calls).
+static double disturbance_ns(long long calls, int repeats, double *times, double *wall_ns) {
+    volatile long sink = 0;
+    double *walls = times + repeats;
+    for (int r = 0; r < repeats; r++) {
+        double c0 = thread_cpu_s(), t0 = now_s();
+        for (long long i = 0; i < calls; i++) {
+            Disturbance d;
+            disturbance_now(&d);
+            sink += d.involuntary_switches;
         }
         walls[r] = (now_s() - t0) / (double)calls * 1e9;
         times[r] = (thread_cpu_s() - c0) / (double)calls * 1e9;
@@ -69,9 +94,11 @@ int main(int argc, char **argv) {
     double mono = per_call_ns(CLOCK_MONOTONIC, calls, repeats, times, &mono_w);
     double thread = per_call_ns(CLOCK_THREAD_CPUTIME_ID, calls, repeats, times, &thread_w);
     double process = per_call_ns(CLOCK_PROCESS_CPUTIME_ID, calls, repeats, times, &process_w);
+    double dist_w, dist = disturbance_ns(calls / 100 > 0 ? calls / 100 : 1, repeats, times, &dist_w);
     printf("{\"calls\": %lld, \"repeats\": %d, \"monotonic_ns\": %.2f, \"thread_cputime_ns\": %.2f, "
-           "\"process_cputime_ns\": %.2f, \"monotonic_wall_ns\": %.2f, \"thread_cputime_wall_ns\": %.2f, "
-           "\"process_cputime_wall_ns\": %.2f}\n", calls, repeats, mono, thread, process, mono_w, thread_w, process_w);
+           "\"process_cputime_ns\": %.2f, \"disturbance_ns\": %.2f, \"monotonic_wall_ns\": %.2f, "
+           "\"thread_cputime_wall_ns\": %.2f, \"process_cputime_wall_ns\": %.2f, \"disturbance_wall_ns\": %.2f}\n",
+           calls, repeats, mono, thread, process, dist, mono_w, thread_w, process_w, dist_w);
     free(times);
     return 0;
 }

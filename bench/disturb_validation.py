@@ -4,7 +4,8 @@ test: it times things, and needs the machine to itself).
 
     bench/disturb_validation.py run --out DIR [--config default --config predict-d12]
                                 [--cpus 0] [--duty 0.25,0.5] [--period-us 10000,100000] [--rounds 1]
-    bench/disturb_validation.py check DIR
+                                [--machine FILE]
+    bench/disturb_validation.py check DIR [--machine FILE]
 (with the Python scripts/find-python.sh names: one that imports pandas, matplotlib and scipy)
 
 run, per config (default: configs/default.toml and configs/predict-d12.toml), per round: the sweep
@@ -48,9 +49,14 @@ DEFAULT_CONFIGS = ("default", "predict-d12")
 TARGET = 0.05
 
 
+def launch(args):
+    """harness/perfstudy ARGS from the repository, its standard output captured (a CompletedProcess)."""
+    return subprocess.run([str(PERFSTUDY), *args], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+
+
 def perfstudy(*args, quiet=False):
     """Runs a perfstudy subcommand; its stdout's last line. StudyError where it fails."""
-    proc = subprocess.run([str(PERFSTUDY), *map(str, args)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = launch([str(a) for a in args])
     if not quiet:
         sys.stdout.write(proc.stdout)
     if proc.returncode != 0:
@@ -129,7 +135,7 @@ def run(args):
                     sweep(config, root)
                 else:
                     disturbed_sweep(config, root, args.cpus, *level)
-    return check(out)
+    return check(out, args.machine)
 
 
 def results_dir(root):
@@ -139,8 +145,10 @@ def results_dir(root):
     return found[0]
 
 
-def validation(directory, *options, out):
-    perfstudy("predict", directory, *options, "--out", out, quiet=True)
+def validation(directory, *options, out, machine=None):
+    """{point key: (measured, predicted)} of perfstudy predict's validation.csv."""
+    perfstudy("predict", directory, *options, *(("--source-machine", machine) if machine else ()), "--out", out,
+              quiet=True)
     import pandas as pd
 
     frame = pd.read_csv(Path(out) / "validation.csv", na_values=["NA"], keep_default_na=False)
@@ -148,80 +156,183 @@ def validation(directory, *options, out):
             for row in frame.to_dict("records")}
 
 
-def check(out):
+def run_medians(directories):
+    """{point key: [each run's median measured step]} over the runs of all `directories`."""
+    from pstudy.analyse import prediction
+    from pstudy.store import resultsdir
+
+    out = {}
+    for d in directories:
+        for point, values in prediction.run_step_medians(resultsdir.read_steps(d)).items():
+            out.setdefault(point, []).extend(values)
+    return out
+
+
+def why(directories):
+    """{point key: (parallel efficiency, idle share waiting inside parallel operations, idle share
+    in the runtime)}: the runs' POP factors (pstudy.analyse.efficiency, from their traces), mean
+    over the runs of all `directories`. The two idle shares are of the threads' time (p x runtime):
+    load imbalance (a thread in a kernel of a parallel operation while others wait: fork-join's
+    barrier waiting for a descheduled thread) and scheduling (no thread in a kernel)."""
+    import pandas as pd
+    from pstudy.analyse import efficiency
+    from pstudy.store import resultsdir
+
+    frames = []
+    for d in directories:
+        meta = resultsdir.read_meta(d)
+        runs, _ = efficiency.directory_factors(d, meta.warmup, efficiency.ok_runs(resultsdir.read_runs(d)))
+        if len(runs):
+            frames.append(runs)
+    if not frames:
+        return {}
+    runs = pd.concat(frames, ignore_index=True)
+    out = {}
+    for _, r in runs.iterrows():
+        key = vocabulary.point_key(r)
+        busy = vocabulary.workers(key) * r["runtime_s"]
+        out.setdefault(key, []).append((r["parallel_efficiency"], r["imbalance_s"] / busy, r["scheduling_s"] / busy))
+    return {point: tuple(float(sum(v[i] for v in values) / len(values)) for i in range(3))
+            for point, values in out.items()}
+
+
+def slowdown_interval(disturbed, quiet):
+    """(median(disturbed) / median(quiet), low, high): the ratio of the two groups' medians of run
+    medians, with a 95% percentile-bootstrap interval resampling each group's runs (scipy.stats)."""
+    import numpy as np
+    from scipy import stats
+
+    d, q = np.asarray(disturbed, dtype=float), np.asarray(quiet, dtype=float)
+    ratio = float(np.median(d) / np.median(q))
+    if len(d) < 2 or len(q) < 2:
+        return ratio, float("nan"), float("nan")
+    res = stats.bootstrap((d, q), lambda a, b, axis: np.median(a, axis=axis) / np.median(b, axis=axis),
+                          vectorized=True, paired=False, confidence_level=0.95, n_resamples=2000,
+                          method="percentile", random_state=np.random.default_rng(20081115))
+    return ratio, float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def median(values):
     import statistics
+    values = [v for v in values if v is not None and v == v]
+    return statistics.median(values) if values else None
+
+
+def check(out, machine=None):
+    """Pools every round of a study: the quiet step of a point is the median over all its quiet
+    runs' steps; each prediction is the median over the rounds' predictions; the slowdown is the
+    disturbed runs' median over the quiet runs', with its interval."""
+    import statistics
+    from pstudy.store import resultsdir
 
     out = Path(out)
     if not out.is_dir():
         raise StudyError(f"{out}: no such directory")
-    rows, failed, noise = [], False, {}
+    rows, noise = [], {}
     for study in sorted(p for p in out.iterdir() if p.is_dir()):
         quiet = {p.name.split("-r")[-1]: results_dir(p) for p in study.glob("quiet-r*")}
+        if not quiet:
+            continue
+        levels = {}
         for disturbed_root in sorted(study.glob("d*-r*")):
             name = DISTURBED_NAME.fullmatch(disturbed_root.name)
             if not name:
                 raise StudyError(f"{disturbed_root}: not a disturbed sweep's name (d<duty>-p<period>us-r<round>)")
-            duty, rnd = name["duty"], name["round"]
-            if rnd not in quiet:
-                raise StudyError(f"{disturbed_root}: no quiet-r{rnd} beside it")
-            q, d = quiet[rnd], results_dir(disturbed_root)
-            from_quiet = validation(q, out=q / "predict-quiet")
-            wall = validation(d, "--against", q, out=d / "predict-against-quiet")
-            cpu = validation(d, "--dedicated", "--against", q, out=d / "predict-dedicated-against-quiet")
-            own = {k: m for k, (m, _) in validation(d, out=d / "predict-own").items()}  # the disturbed steps
-            # the dedicated machine predicted from the quiet runs too: on a machine that is not
-            # quite quiet, the two dedicated predictions agree where the measured steps cannot
-            quiet_cpu = validation(q, "--dedicated", out=q / "predict-dedicated")
-            try:
-                corunner = json.loads((d / "disturb.json").read_text())
-            except (OSError, ValueError):
-                corunner = {}
-            for key, step in own.items():  # the sensitivity `report` shows, kept with the quiet results
-                if key in from_quiet:
-                    quiet_step = from_quiet[key][0]
-                    noise.setdefault(q, []).append({
-                        **dict(zip(vocabulary.POINT_KEYS, key)), "duty": float(duty),
-                        "cpus": ",".join(map(str, corunner.get("cpus", []))) or None,
-                        "period_us": corunner.get("period_us"), "quiet_step_s": quiet_step,
-                        "disturbed_step_s": step, "slowdown": step / quiet_step})
-            for key, (measured, predicted) in sorted(cpu.items(), key=lambda kv: vocabulary.point_sort_key(kv[0])):
-                rows.append({"study": study.name, "duty": float(duty), "round": rnd, "point": key,
-                             "measured": measured, "quiet": from_quiet.get(key, (None, None))[1],
-                             "wall": wall[key][1], "cpu": predicted, "disturbed": own.get(key),
-                             "quiet_cpu": quiet_cpu.get(key, (None, None))[1]})
+            if name["round"] not in quiet:
+                raise StudyError(f"{disturbed_root}: no quiet-r{name['round']} beside it")
+            levels.setdefault(float(name["duty"]), []).append((name["round"], results_dir(disturbed_root)))
+        quiet_steps = {}
+        for q in quiet.values():
+            steps = resultsdir.read_steps(q)
+            for key, g in steps[~steps["warmup"]].groupby(vocabulary.POINT_KEYS, dropna=False):
+                quiet_steps.setdefault(vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key))), []).extend(
+                    g["step_s"].tolist())
+        measured = {point: statistics.median(v) for point, v in quiet_steps.items()}
+        from_quiet = {}
+        for rnd, q in quiet.items():
+            for key, (_, predicted) in validation(q, out=q / "predict-quiet", machine=machine).items():
+                from_quiet.setdefault(key, []).append(predicted)
+            for key, (_, predicted) in validation(q, "--dedicated", out=q / "predict-dedicated", machine=machine).items():
+                from_quiet.setdefault(("cpu",) + key, []).append(predicted)
+        quiet_runs, quiet_why = run_medians(quiet.values()), why(quiet.values())
+        home = quiet[min(quiet)]  # the results directory `report` shows the sensitivity of
+        for duty, sweeps in sorted(levels.items()):
+            by_period = {}
+            for rnd, d in sweeps:
+                try:
+                    corunner = json.loads((d / "disturb.json").read_text())
+                except (OSError, ValueError):
+                    corunner = {}
+                by_period.setdefault(corunner.get("period_us"), []).append((rnd, d, corunner))
+            for period, group in sorted(by_period.items(), key=lambda kv: kv[0] or 0):
+                wall, cpu = {}, {}
+                for rnd, d, _ in group:
+                    for key, (_, predicted) in validation(d, "--against", quiet[rnd],
+                                                          out=d / "predict-against-quiet", machine=machine).items():
+                        wall.setdefault(key, []).append(predicted)
+                    for key, (_, predicted) in validation(d, "--dedicated", "--against", quiet[rnd],
+                                                          out=d / "predict-dedicated-against-quiet",
+                                                          machine=machine).items():
+                        cpu.setdefault(key, []).append(predicted)
+                dirs = [d for _, d, _ in group]
+                disturbed_runs, disturbed_why = run_medians(dirs), why(dirs)
+                cpus = ",".join(map(str, group[0][2].get("cpus", []))) or None
+                for key in sorted(set(measured) & set(disturbed_runs), key=vocabulary.point_sort_key):
+                    slowdown, low, high = slowdown_interval(disturbed_runs[key], quiet_runs[key])
+                    qw, dw = quiet_why.get(key), disturbed_why.get(key)
+                    noise.setdefault(home, []).append({
+                        **dict(zip(vocabulary.POINT_KEYS, key)), "duty": duty, "cpus": cpus, "period_us": period,
+                        "quiet_step_s": median(quiet_runs[key]), "disturbed_step_s": median(disturbed_runs[key]),
+                        "slowdown": slowdown, "slowdown_low": low, "slowdown_high": high,
+                        "quiet_runs": len(quiet_runs[key]), "disturbed_runs": len(disturbed_runs[key]),
+                        **noisefigure.why_columns(qw, dw)})
+                    if key in cpu:
+                        rows.append({"study": study.name, "duty": duty, "period_us": period, "point": key,
+                                     "rounds": len(cpu[key]), "measured": measured[key],
+                                     "quiet": median(from_quiet.get(key, [])), "wall": median(wall.get(key, [])),
+                                     "cpu": median(cpu[key]), "quiet_cpu": median(from_quiet.get(("cpu",) + key, [])),
+                                     "slowdown": slowdown, "low": low, "high": high})
     if not rows:
         raise StudyError(f"{out}: no quiet and disturbed sweeps to compare (run first)")
     for q, table in noise.items():
         print(f"wrote {noisefigure.write(q, table)} (perfstudy report {q} shows it)")
-    print(f"{'study':<14} {'duty':>4} {'point':<36} {'quiet_s':>9} {'from quiet':>10} {'disturbed wall':>14} "
-          f"{'disturbed CPU':>13} {'slowdown':>8} {'CPU: disturbed/quiet':>20}")
+    return print_check(rows, noise)
+
+
+def pct(value, measured, width):
+    return f"{'NA' if value is None else f'{100 * (value / measured - 1):+.1f}%':>{width}}"
+
+
+def print_check(rows, noise):
+    import statistics
+
+    print(f"{'study':<12} {'duty':>4} {'period':>6} {'point':<34} {'quiet_s':>8} {'from quiet':>10} "
+          f"{'disturbed wall':>14} {'disturbed CPU':>13} {'slowdown [95%]':>20} {'CPU vs quiet CPU':>16}")
+    failed = False
     for r in rows:
-        label = vocabulary.point_label(r["point"])
-        err = {k: None if r[k] is None else r[k] / r["measured"] - 1 for k in ("quiet", "wall", "cpu")}
-        failed |= abs(err["cpu"]) > TARGET
-        slowdown = "" if r["disturbed"] is None else f"{r['disturbed'] / r['measured']:.2f}x"
-        print(f"{r['study']:<14} {r['duty']:>4g} {label:<36} {r['measured']:>9.5f} "
-              + " ".join(f"{'NA' if e is None else f'{100 * e:+.1f}%':>{w}}" for e, w in
-                         ((err["quiet"], 10), (err["wall"], 14), (err["cpu"], 13)))
-              + f" {slowdown:>8} "
-              + ("" if r["quiet_cpu"] is None else f"{100 * (r['cpu'] / r['quiet_cpu'] - 1):+19.1f}%"))
-    wall = statistics.fmean(abs(r["wall"] / r["measured"] - 1) for r in rows)
-    cpu = statistics.fmean(abs(r["cpu"] / r["measured"] - 1) for r in rows)
-    worst = max(abs(r["cpu"] / r["measured"] - 1) for r in rows)
-    print(f"mean |error| of the quiet steps predicted from the disturbed runs: wall times {100 * wall:.1f}%, "
-          f"CPU times {100 * cpu:.1f}% (largest {100 * worst:.1f}%; target {100 * TARGET:.0f}% at every point)")
+        error = r["cpu"] / r["measured"] - 1
+        failed |= abs(error) > TARGET
+        interval = "" if r["low"] != r["low"] else f" [{r['low']:.2f}, {r['high']:.2f}]"
+        print(f"{r['study']:<12} {r['duty']:>4g} {(r['period_us'] or 0) / 1000:>4g}ms "
+              f"{vocabulary.point_label(r['point']):<34} {r['measured']:>8.4f} "
+              f"{pct(r['quiet'], r['measured'], 10)} {pct(r['wall'], r['measured'], 14)} "
+              f"{pct(r['cpu'], r['measured'], 13)} {r['slowdown']:>7.2f}x{interval:<12} "
+              f"{'' if r['quiet_cpu'] is None else pct(r['cpu'], r['quiet_cpu'], 16)}")
+    wall = [abs(r["wall"] / r["measured"] - 1) for r in rows if r["wall"] is not None]
+    cpu = [abs(r["cpu"] / r["measured"] - 1) for r in rows]
+    print(f"quiet steps predicted from the disturbed runs, |error| mean and largest: wall times "
+          f"{100 * statistics.fmean(wall):.1f}% and {100 * max(wall):.1f}%, CPU times {100 * statistics.fmean(cpu):.1f}% "
+          f"and {100 * max(cpu):.1f}% (target {100 * TARGET:.0f}% at every point; "
+          f"{sum(e <= TARGET for e in cpu)} of {len(cpu)} points within it)")
     agree = [abs(r["cpu"] / r["quiet_cpu"] - 1) for r in rows if r["quiet_cpu"]]
     if agree:
-        print(f"the CPU-time predictions from the disturbed and from the quiet runs differ by {100 * statistics.fmean(agree):.1f}% "
-              f"on the mean, {100 * max(agree):.1f}% at most (both predict the machine undisturbed)")
-    sens = {}
-    for r in rows:
-        if r["disturbed"] is not None:
-            sens.setdefault((r["study"], r["point"][0], r["duty"]), []).append(r["disturbed"] / r["measured"])
-    print("noise sensitivity (median disturbed step over quiet step, per variant):")
-    for (study, variant, duty), values in sorted(sens.items()):
-        print(f"  {study:<14} {variant:<10} duty {duty:g}: {statistics.median(values):.3f}x over {len(values)} points")
-    failed |= cpu >= wall
+        print(f"the CPU-time predictions from the disturbed and from the quiet runs differ by "
+              f"{100 * statistics.fmean(agree):.1f}% on the mean, {100 * max(agree):.1f}% at most "
+              "(both predict the machine undisturbed)")
+    for q, table in noise.items():
+        import pandas as pd
+        print("\n".join(noisefigure.table_lines(pd.DataFrame(table))))
+    failed |= statistics.fmean(cpu) >= statistics.fmean(wall)
     return 1 if failed else 0
 
 
@@ -238,13 +349,16 @@ def main(argv=None):
     r.add_argument("--rounds", type=int, default=1, help="quiet and disturbed sweeps, alternating (default 1)")
     c = sub.add_parser("check")
     c.add_argument("out")
+    for p in (r, c):
+        p.add_argument("--machine", help="the machine file predict replays on (perfstudy predict --source-machine; "
+                                         "default: each quiet sweep's measured ceilings)")
     args = parser.parse_args(argv)
     try:
         if args.command == "run":
             if args.rounds < 1:
                 raise StudyError(f"--rounds: expected a positive integer, got {args.rounds}")
             return run(args)
-        return check(args.out)
+        return check(args.out, args.machine)
     except StudyError as err:
         print(f"disturb_validation: {err}", file=sys.stderr)
         return 2

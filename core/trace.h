@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "counters.h"
+#include "disturbance.h"
 #include "step.h"
 
 typedef struct {

@@ -39,7 +39,21 @@ typedef struct {
     double phase_s[NUM_PHASES];
     double step_s;
     double comm_s;      // time in communication between processes (distributed variants; else 0)
+    // what disturbed the step from outside (the difference of two Disturbance
+    // readings around it; negative: not known)
+    double steal_s;
+    long involuntary_switches;
 } StepReport;
+
+// Fills a report's disturbance from readings before and after its step.
+static inline void report_disturbance(StepReport *r, const Disturbance *before, const Disturbance *after) {
+    int steal = before->steal_s >= 0 && after->steal_s >= 0;
+    int switches = before->involuntary_switches >= 0 && after->involuntary_switches >= 0;
+    r->steal_s = steal ? (after->steal_s > before->steal_s ? after->steal_s - before->steal_s : 0.0) : -1.0;
+    r->involuntary_switches = !switches ? -1
+        : after->involuntary_switches > before->involuntary_switches
+        ? after->involuntary_switches - before->involuntary_switches : 0;
+}
 
 typedef struct {
     int threads;

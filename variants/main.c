@@ -167,18 +167,24 @@ static void print_step(const Options *o, int step, const StepReport *r) {
     char loss[32];
     if (isfinite(r->loss)) snprintf(loss, sizeof(loss), "%.9g", r->loss);
     else snprintf(loss, sizeof(loss), "null");
+    // what disturbed the step, null where it could not be read
+    char steal[32], switches[32];
+    if (r->steal_s >= 0) snprintf(steal, sizeof(steal), "%.2f", r->steal_s);
+    else snprintf(steal, sizeof(steal), "null");
+    if (r->involuntary_switches >= 0) snprintf(switches, sizeof(switches), "%ld", r->involuntary_switches);
+    else snprintf(switches, sizeof(switches), "null");
 #ifdef DISTRIBUTED
     if (o->json)
         printf("{\"step\": %d, \"loss\": %s, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, "
-               "\"comm_s\": %.9f, \"step_s\": %.9f}\n",
+               "\"comm_s\": %.9f, \"step_s\": %.9f, \"steal_s\": %s, \"involuntary_switches\": %s}\n",
                step, loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
-               r->comm_s, r->step_s);
+               r->comm_s, r->step_s, steal, switches);
 #else
     if (o->json)
         printf("{\"step\": %d, \"loss\": %s, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, "
-               "\"step_s\": %.9f}\n",
+               "\"step_s\": %.9f, \"steal_s\": %s, \"involuntary_switches\": %s}\n",
                step, loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
-               r->step_s);
+               r->step_s, steal, switches);
 #endif
     else if (!silent)
         fprintf(stderr, "step %4d  loss %.6f  (forward %.3f s, backward %.3f s, update %.3f s, step %.3f s)\n",
@@ -197,7 +203,12 @@ static void train(Executor *ex, const Options *o, int first, int n, float *losse
         for (int i = 0; i < n; i++) print_step(o, first + i, &reports[i]);
     } else {
         for (int i = 0; i < n; i++) {
+            // a whole-loop executor reads these at its iterations' ends itself
+            Disturbance before, after;
+            disturbance_now(&before);
             executor_train(ex, first + i, 1, losses, &reports[i], trace);
+            disturbance_now(&after);
+            report_disturbance(&reports[i], &before, &after);
             print_step(o, first + i, &reports[i]);
         }
     }

@@ -80,6 +80,8 @@ struct Executor {
     int first, last;
     long remaining;     // task instances still to complete
     PhaseSpan *spans;   // spans[worker * n + (iteration - first)]
+    long *left;         // per iteration, its task instances still to complete
+    Disturbance *marks; // marks[i + 1]: read as iteration i ended; marks[0] at the start
     sem_t done;         // posted when the last instance completes
     char placement[384];
 };
@@ -99,6 +101,8 @@ static void run_task(nosv_task_t task) {
     PhaseSpan *span = &ex->spans[(size_t)me * (ex->last - ex->first) + (in->iteration - ex->first)];
     if (t0 < span->start[phase]) span->start[phase] = t0;
     if (t1 > span->end[phase]) span->end[phase] = t1;
+    if (__atomic_sub_fetch(&ex->left[in->iteration - ex->first], 1, __ATOMIC_ACQ_REL) == 0)
+        disturbance_now(&ex->marks[in->iteration - ex->first + 1]);
 }
 
 // Counts one predecessor of (iteration, task) down; when it became ready,
@@ -337,7 +341,9 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
     // spans are indexed by nOS-V's logical CPU, below its CPU count
     ex->spans = malloc((size_t)ex->workers * n * sizeof(PhaseSpan));
     double *iteration_end = calloc(n, sizeof(double));
-    if (!ex->spans || !iteration_end) {
+    ex->left = malloc(n * sizeof(long));
+    ex->marks = malloc((n + 1) * sizeof(Disturbance));
+    if (!ex->spans || !iteration_end || !ex->left || !ex->marks) {
         fprintf(stderr, "gpt2-nosv: out of memory for per-iteration timings\n");
         exit(2);
     }
@@ -351,6 +357,8 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         ex->counters[first & 1][t] = g->n_pred[t];
         ex->counters[(first + 1) & 1][t] = ex->armed[t];
     }
+    for (int i = 0; i < n; i++) ex->left[i] = n_tasks;
+    disturbance_now(&ex->marks[0]);
     double start_time = now_seconds();
     for (int t = 0; t < n_tasks; t++)
         if (g->n_pred[t] == 0) {
@@ -381,9 +389,14 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         iteration_end[i] = end;
         report->step_s = end - (i == 0 ? start_time : iteration_end[i - 1]);
         report->loss = losses[first + i];
+        report_disturbance(report, &ex->marks[i], &ex->marks[i + 1]);
     }
     free(ex->spans);
     ex->spans = NULL;
+    free(ex->left);
+    ex->left = NULL;
+    free(ex->marks);
+    ex->marks = NULL;
     free(iteration_end);
 }
 

@@ -169,7 +169,11 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
     // spans[thread * n + (iteration - first)]
     PhaseSpan *spans = malloc((size_t)ex->threads * n * sizeof(PhaseSpan));
     double *iteration_end = calloc(n, sizeof(double));
-    if (!spans || !iteration_end) {
+    // the thread that runs an iteration's last task reads the disturbance
+    // counters: marks[i + 1] at iteration i's end, marks[0] at the start
+    long *left = malloc(n * sizeof(long));
+    Disturbance *marks = malloc((n + 1) * sizeof(Disturbance));
+    if (!spans || !iteration_end || !left || !marks) {
         fprintf(stderr, "gpt2-taskiter: out of memory for per-iteration timings\n");
         exit(2);
     }
@@ -178,6 +182,8 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
             spans[i].start[p] = 1e300;
             spans[i].end[p] = -1e300;
         }
+    for (int i = 0; i < n; i++) left[i] = n_tasks;
+    disturbance_now(&marks[0]);
     double start_time = now_seconds();
 
 #pragma omp parallel num_threads(ex->threads)
@@ -207,6 +213,8 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
             PhaseSpan *span = &spans[(size_t)me * n + (job.iteration - first)];
             if (t0 < span->start[phase]) span->start[phase] = t0;
             if (t1 > span->end[phase]) span->end[phase] = t1;
+            if (__atomic_sub_fetch(&left[job.iteration - first], 1, __ATOMIC_ACQ_REL) == 0)
+                disturbance_now(&marks[job.iteration - first + 1]);
             // release successors in this iteration, then in the next one, and
             // take the next job in the same hold of the lock
             int locked = 0;
@@ -243,9 +251,12 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         iteration_end[i] = end;
         report->step_s = end - (i == 0 ? start_time : iteration_end[i - 1]);
         report->loss = losses[first + i];
+        report_disturbance(report, &marks[i], &marks[i + 1]);
     }
     free(spans);
     free(iteration_end);
+    free(left);
+    free(marks);
 }
 
 // The graph the loop replays: no wait between phases or iterations.

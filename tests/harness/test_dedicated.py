@@ -196,6 +196,49 @@ def test_intervals_resample_runs_before_their_iterations():
     assert two == mixed
 
 
+def test_steps_record_steal_time_and_involuntary_switches(sweep):
+    # every variant's steps: per-step executors read them around each step, taskiter at its
+    # iterations' ends
+    steps = pd.read_csv(sweep[0] / "steps.csv", na_values=["NA"], keep_default_na=False)
+    assert set(VARIANTS) <= set(steps["variant"])
+    for column in ("steal_s", "involuntary_switches"):
+        assert steps[column].notna().all() and (steps[column] >= 0).all(), column
+    assert (steps["involuntary_switches"] == steps["involuntary_switches"].round()).all()
+
+
+def test_bad_step_disturbance_is_one_line(sweep, tmp_path):
+    bad = copy(sweep[0], tmp_path / "bad")
+    steps = (bad / "steps.csv").read_text().splitlines()
+    header = steps[0].split(",")
+    cells = steps[1].split(",")
+    cells[header.index("involuntary_switches")] = "-3"
+    (bad / "steps.csv").write_text("\n".join([steps[0], ",".join(cells), *steps[2:]]) + "\n")
+    proc = perfstudy("report", bad, "--no-figures")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "steps.csv: row 2, column involuntary_switches" in proc.stderr
+
+
+def test_validation_intervals_hold_the_measured_points_run_to_run_scatter():
+    point = ("v", "gcc", "fast", 2) + (None,) * 8
+    one = ("v", "gcc", "fast", 1) + (None,) * 8
+    e = 2.718281828459045
+    # two points of three runs, at 2 threads: sigma of the logs is 0.1 at that thread count
+    spread = prediction.RunSpread([{point: [1.0, e ** 0.1, e ** -0.1], ("w",) + point[1:]: [2.0, 2 * e ** 0.1, 2 * e ** -0.1]}],
+                                  {point: 4})
+    assert abs(spread.sigma(2) - 0.1) < 1e-12 and spread.sigma(1) == spread.sigma(2)  # 1 thread: the pool
+    assert prediction.RunSpread([{point: [1.0]}], {}).sigma(2) is None
+    low, high = spread.widen(1.0, 0.98, 1.02, point, source_runs=5)
+    half = prediction.Z_INTERVAL * (0.1 / 2)  # the measured median of 4 runs
+    assert abs(high - e ** ((0.02 ** 2 + half ** 2) ** 0.5 * 1.0)) < 2e-3 and low < 0.98 and high > 1.02
+    # one source run adds its own speed; no measured term for the step itself
+    wide = spread.widen(1.0, 0.98, 1.02, point, source_runs=1)
+    assert wide[1] > high
+    step = spread.widen(1.0, 0.98, 1.02, point, source_runs=5, measured=False)
+    assert step == (0.98, 1.02)
+    # nothing repeated: the bootstrap's interval as it was
+    assert prediction.RunSpread([], {}).widen(1.0, 0.98, 1.02, one, 1) == (0.98, 1.02)
+
+
 def test_noise_sensitivity_table_reads_and_refuses_bad_rows(tmp_path):
     from pstudy.show import noisefigure
 
@@ -206,12 +249,66 @@ def test_noise_sensitivity_table_reads_and_refuses_bad_rows(tmp_path):
     noisefigure.write(tmp_path, rows)
     frame = noisefigure.read(tmp_path)
     assert list(frame["slowdown"]) == [1.2, 1.6]
-    assert "forkjoin" in noisefigure.table_lines(frame)[1] and "1.20x" in noisefigure.table_lines(frame)[1]
+    lines = noisefigure.table_lines(frame)
+    assert lines[1] == "  period 10 ms, duty 0.25:" and "forkjoin" in lines[2] and lines[2].endswith("1.20x")
     assert noisefigure.figure(frame, tmp_path).read_bytes()[:4] == b"\x89PNG"
-    rows[1]["slowdown"] = "x"
+    # a table with intervals and why: both printed
+    rows[0].update(slowdown_low=1.1, slowdown_high=1.3, quiet_runs=3, disturbed_runs=3,
+                   **noisefigure.why_columns((0.9, 0.05, 0.02), (0.7, 0.25, 0.03)))
     noisefigure.write(tmp_path, rows)
-    with pytest.raises(StudyError, match=r"noise_sensitivity\.csv: row 3, column slowdown"):
-        noisefigure.read(tmp_path)
+    frame = noisefigure.read(tmp_path)
+    line = noisefigure.table_lines(frame)[2]
+    assert "1.20x [1.10, 1.30]" in line and "0.90 (waiting in parallel operations 5%" in line and "-> 0.70" in line
+    assert noisefigure.figure(frame, tmp_path).read_bytes()[:4] == b"\x89PNG"
+    # a table written before the interval: NA there, read as before
+    old = pd.read_csv(noisefigure.path_of(tmp_path), na_values=["NA"], keep_default_na=False)[noisefigure.COLUMNS]
+    old.to_csv(noisefigure.path_of(tmp_path), index=False, na_rep="NA")
+    assert noisefigure.read(tmp_path)["slowdown_low"].isna().all()
+    for column, value in (("slowdown", "x"), ("slowdown_low", "-1"), ("quiet_idle_imbalance", "y")):
+        bad = [dict(r) for r in rows]
+        bad[1][column] = value
+        noisefigure.write(tmp_path, bad)
+        with pytest.raises(StudyError, match=rf"noise_sensitivity\.csv: row 3, column {column}"):
+            noisefigure.read(tmp_path)
+
+
+@pytest.mark.skipif(not (REPO / "build" / "bench" / "disturb").exists(), reason="make build/bench/disturb")
+def test_disturb_validation_runs_quiet_and_disturbed_and_checks_them(sweep, tmp_path, monkeypatch, capsys):
+    # the benchmark's driver end to end on the tiny model: a quiet sweep and one beside the real
+    # co-runner, the three predictions, the slowdown with its interval and why (not its figures:
+    # this machine runs other tests beside it)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("disturb_validation", REPO / "bench" / "disturb_validation.py")
+    dv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dv)
+    monkeypatch.setattr(dv, "launch", lambda args: warm_perfstudy.perfstudy(*args, cwd=REPO, timeout=300))
+    cfg = tmp_path / "tiny-noise.toml"
+    cfg.write_text(CONFIG.format(variants=json.dumps(["seq", "forkjoin"])).replace("repetitions = 1", "repetitions = 2"))
+    out = tmp_path / "study"
+    status = dv.main(["run", "--out", str(out), "--config", str(cfg), "--duty", "0.5", "--period-us", "20000",
+                      "--machine", str(sweep[1])])
+    printed = capsys.readouterr().out
+    assert status in (0, 1), printed  # 1: the 5% target missed, as a machine running other tests may
+    assert {p.name for p in (out / "tiny-noise").iterdir()} == {"quiet-r0", "d0.5-p20000us-r0"}
+    assert "quiet steps predicted from the disturbed runs, |error| mean and largest: wall times" in printed
+    assert "  period 20 ms, duty 0.5:" in printed
+    from pstudy.show import noisefigure
+    quiet = dv.results_dir(out / "tiny-noise" / "quiet-r0")
+    table = noisefigure.read(quiet)
+    assert set(table["variant"]) == {"seq", "forkjoin"} and (table["period_us"] == 20000).all()
+    assert (table["quiet_runs"] == 2).all() and (table["disturbed_runs"] == 2).all()
+    assert (table["slowdown_low"] <= table["slowdown"]).all() and (table["slowdown"] <= table["slowdown_high"]).all()
+    two = table[table["threads"] == 2]
+    assert ((two["quiet_parallel_efficiency"] > 0) & (two["quiet_parallel_efficiency"] <= 1)).all()
+    assert two["disturbed_idle_imbalance"].notna().all()
+    # bad input: one line, exit 2, before anything runs
+    for args, what in ((["--period-us", "10"], "--period-us"), (["--duty", "0"], "--duty"),
+                       (["--config", "no-such"], "--config")):
+        assert dv.main(["run", "--out", str(tmp_path / "x"), *args]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and what in err, err
+    assert dv.main(["check", str(tmp_path / "nothing")]) == 2
 
 
 @pytest.mark.skipif(not (REPO / "build" / "bench" / "disturb").exists(), reason="make build/bench/disturb")
@@ -234,3 +331,5 @@ def test_clockcost_times_both_clocks():
                           capture_output=True, text=True, timeout=30)
     record = json.loads(done.stdout)
     assert record["monotonic_ns"] > 0 and record["thread_cputime_ns"] > 0
+    # a reading of /proc/stat and getrusage: far more than a clock read served by the vDSO
+    assert record["disturbance_ns"] > record["monotonic_ns"]

@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import os
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -192,6 +193,7 @@ def trace_stats(directory, warmup, clock=WALL):
 
 
 INTERVAL = 0.90  # the prediction intervals' coverage
+Z_INTERVAL = statistics.NormalDist().inv_cdf(0.5 + INTERVAL / 2)  # 1.645: its normal quantile
 REPLICATES = 40  # bootstrap replicates of each interval
 
 
@@ -255,6 +257,79 @@ def interval(step, replicate_steps):
         return step, step
     tail = (1 - INTERVAL) / 2
     return min(step, percentile(replicate_steps, tail)), max(step, percentile(replicate_steps, 1 - tail))
+
+
+def run_step_medians(steps):
+    """{point key: [each run's median kept step_s]} of a steps frame (resultsdir.read_steps)."""
+    steps = steps[~steps["warmup"]]
+    out = {}
+    for key, group in steps.groupby(vocabulary.POINT_KEYS + ["repetition"], dropna=False):
+        point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key[:-1])))
+        out.setdefault(point, []).append(float(group["step_s"].median()))
+    return out
+
+
+class RunSpread:
+    """How far a point's step moves from one run (one start of the binary) to the next on the
+    machine that measured it: the pooled standard deviation of the log of each run's median step
+    around its point's mean log, over the points with at least two runs, per thread count (a shared
+    host moves a wide team more) and over all thread counts.
+
+    A prediction interval that a measurement is held to must hold the measurement's own scatter:
+    the bootstrap (bootstrap_medians) sees how the source durations move, not that the measured
+    median of n runs scatters by about sigma / sqrt(n) around the step, nor, where a single run fed
+    the source, that run's own speed. `widen` adds both in quadrature, in log space.
+
+    `pooled`: {point: [run medians]} dicts to estimate sigma from (the checked directory's, and
+    whatever else the same machine measured in the same session); `runs`: {point: number of runs}
+    of the checked points (1 where a point is not there)."""
+
+    def __init__(self, pooled, runs):
+        sums = {}
+        for per_point in pooled:
+            for point, medians in per_point.items():
+                logs = [math.log(v) for v in medians if v > 0]
+                if len(logs) < 2:
+                    continue
+                mean = sum(logs) / len(logs)
+                ss = sum((v - mean) ** 2 for v in logs)
+                for key in (point[3], None):
+                    total, dof = sums.get(key, (0.0, 0))
+                    sums[key] = (total + ss, dof + len(logs) - 1)
+        self._sums = sums
+        self.runs = dict(runs)
+
+    def sigma(self, threads):
+        """The pooled log standard deviation at `threads` (over every thread count where that one
+        has fewer than 2 degrees of freedom); None where no point had two runs."""
+        for key in (threads, None):
+            total, dof = self._sums.get(key, (0.0, 0))
+            if dof >= (2 if key is not None else 1):
+                return math.sqrt(total / dof)
+        return None
+
+    def widen(self, step, low, high, point, source_runs, measured=True):
+        """(low, high) of the interval a measurement of `point` is held to: the bootstrap's
+        [low, high] around `step`, with the measured median's run-to-run scatter (`measured`: False
+        for the step itself, the source's sampling alone), and the source's where fewer than two
+        runs fed it (`source_runs`), added in quadrature."""
+        if low is None or high is None or not (low == low and high == high) or step <= 0:
+            return low, high
+        spread, single = self.sigma(point[3]) if measured else None, self.sigma(1)
+        var = (spread ** 2 / max(1, self.runs.get(point, 1)) if spread else 0.0) \
+            + (single ** 2 if source_runs < 2 and single else 0.0)
+        if var <= 0:
+            return low, high
+        extra = Z_INTERVAL * math.sqrt(var)
+        below = math.log(step / low) if low > 0 else 0.0
+        above = math.log(high / step) if high > 0 else 0.0
+        return step * math.exp(-math.hypot(below, extra)), step * math.exp(math.hypot(above, extra))
+
+
+def source_runs(stats, ck):
+    """How many runs fed configuration `ck`'s durations (distinct run names of its kept
+    iterations; entries without one count as one run)."""
+    return len({entry[2] if len(entry) > 2 else None for entry in (stats.iterations or {}).get(ck) or []})
 
 
 def predicted_interval(graphs, draws, ck, threads, source, target, step, **kw):
@@ -967,7 +1042,9 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     directory whose measured points the validation compares with (the same machine, quiet), matched
     by point key; the probes beside the runs are then not used. Every predicted step has an
     INTERVAL interval (predicted_low, predicted_high) from `replicates` bootstrap replicates of the
-    source iterations (bootstrap_medians; NaN with 0 replicates). The validation's frame carries
+    source iterations (bootstrap_medians; NaN with 0 replicates); the validation's intervals also
+    hold the measured points' own run-to-run scatter (RunSpread.widen, from the checked directory's
+    repeated points). The validation's frame carries
     `attrs["unmatched"]`: one line per point of `against` without a source here, and per point
     measured here that `against` lacks."""
     import pandas as pd
@@ -982,6 +1059,9 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     overheads = runtime_overheads(graphs, medians, measured, source, stats.costs)
     draws = bootstrap_medians(stats, replicates) if replicates else []
 
+    checked_runs = run_step_medians(resultsdir.read_steps(directory if against is None else against))
+    spread = RunSpread([checked_runs], {point: len(v) for point, v in checked_runs.items()})
+
     def bounds(ck, p, step, **kw):
         if not draws:
             return math.nan, math.nan
@@ -995,7 +1075,8 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         for p in counts:
             kw = {"overhead": overheads.of(ck[0], config=ck), "noise": stats.noise.get(ck) if target is source else None}
             step, pop = predict_point(graphs, medians, ck, p, source, target, **kw)
-            low, high = bounds(ck, p, step, **kw)
+            low, high = spread.widen(step, *bounds(ck, p, step, **kw), config_point(ck, p), source_runs(stats, ck),
+                                     measured=False)
             if progress:
                 progress(ck, p, step)
             base = step if p == 1 else base
@@ -1024,7 +1105,8 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
             continue
         overhead = overheads.of(ck[0], leave_out=ck, config=ck)
         step, step_beside = predict_measured(graphs, medians, ck, point, source, overhead, stats.noise.get(ck), peaks)
-        low, high = bounds(ck, point[3], step, overhead=overhead, noise=stats.noise.get(ck))
+        low, high = spread.widen(step, *bounds(ck, point[3], step, overhead=overhead, noise=stats.noise.get(ck)),
+                                 point, source_runs(stats, ck))
         step_beside = math.nan if step_beside is None else step_beside
         replayed = replay_own_times(graphs.get(ck, point[3]), own.get(point, []), meta.warmup, source, overhead,
                                     clock)

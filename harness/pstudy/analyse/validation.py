@@ -189,11 +189,28 @@ def pack(studies, out, command, notes=()):
     return out
 
 
+def run_spread(recording, study, own):
+    """prediction.RunSpread of a recording's study: sigma pooled over the repeated points of every
+    results directory the recording keeps (the same machine in the same session), the run counts
+    of the study's points from its kept results, else from its runs' own chunk times."""
+    kept = sorted(p.parent for p in (recording.directory / "results").glob("*/steps.csv"))
+    results = recording.results_of(study)
+    if results is not None and results not in kept:
+        kept.append(results)
+    pooled = [prediction.run_step_medians(resultsdir.read_steps(d)) for d in kept]
+    if results is not None:
+        runs = {point: len(v) for point, v in prediction.run_step_medians(resultsdir.read_steps(results)).items()}
+    else:
+        runs = {point: len(v) for point, v in (own or {}).items()}
+    return prediction.RunSpread(pooled, runs)
+
+
 def validate(recording, machine=None, intervals=False):
     """Per recorded point: predicted and measured step time, error, target (a pandas frame, COLUMNS).
     With `intervals`, each sweep point's prediction interval (predicted_low, predicted_high:
     prediction.bootstrap_medians over the kept iterations of the 1-thread runs, where the recording
-    keeps each run's chunk times; NA elsewhere)."""
+    keeps each run's chunk times, widened by the measured point's run-to-run scatter (run_spread);
+    NA elsewhere)."""
     import pandas as pd
 
     source = machine or machinefiles.load(recording.directory / validationdata.MACHINE)
@@ -220,6 +237,8 @@ def validate(recording, machine=None, intervals=False):
                 if point[3] == 1 and not vocabulary.is_distributed(point[0]):
                     its.setdefault(prediction.config_key(point), []).extend(prediction.iterations_of(runs))
             draws = prediction.bootstrap_medians(prediction.TraceStats(medians, {}, {}, {}, its))
+            spread = run_spread(recording, study, own)
+            runs_fed = {ck: len({entry[2] for entry in entries}) for ck, entries in its.items()}
         for point in sorted(measured, key=vocabulary.point_sort_key):
             ck = prediction.config_key(point)
             if vocabulary.is_distributed(point[0]) or ck not in medians:
@@ -231,8 +250,9 @@ def validate(recording, machine=None, intervals=False):
             meas = measured[point]
             replayed = prediction.replay_own_frames(graphs.get(ck, point[3]), (own or {}).get(point, []), source,
                                                     overhead)
-            low, high = prediction.predicted_interval(graphs, draws, ck, point[3], source, source, step,
-                                                      overhead=overhead, noise=noise.get(ck)) if draws else (None, None)
+            low, high = spread.widen(step, *prediction.predicted_interval(
+                graphs, draws, ck, point[3], source, source, step, overhead=overhead, noise=noise.get(ck)),
+                point, runs_fed.get(ck, 0)) if draws else (None, None)
             rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
                          "predicted_low": low, "predicted_high": high,
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,

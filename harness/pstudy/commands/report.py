@@ -89,7 +89,7 @@ def main(args):
             points = traced["points"]
             if points is not None:
                 details.append(("efficiency factors:", str(outdir / resultsdir.EFFICIENCY_CSV)))
-            page = write_page(directory, meta, summary, outdir, traced, roof, why)
+            page = write_page(directory, meta, summary, outdir, traced, roof, why, noise)
     out.write(summary_text.text(directory, meta, summary, chart, roofline=roof, points=points, details=details,
                                 page=page, roofline_why=why))
     if noise is not None:
@@ -132,9 +132,9 @@ def write_trace_figures(directory, meta, summary, outdir):
     return result
 
 
-def write_page(directory, meta, summary, outdir, traced, roof, why):
+def write_page(directory, meta, summary, outdir, traced, roof, why, noise=None):
     """plots/<name>/report.html: the findings first, then the machine, the run, the tables and
-    every figure, self-contained."""
+    every figure, self-contained; the sensitivity to noise where the directory has its table."""
     from pstudy.analyse import efficiency, findings
     from pstudy.show import htmlreport, terminal
     from pstudy.show import summary as summary_text
@@ -212,6 +212,10 @@ def write_page(directory, meta, summary, outdir, traced, roof, why):
                                            "largest thread count: kernels coloured by kind, idle black, phase "
                                            "starts as dashed lines") for p in traced["timelines"]],
         "roofline": roof_figures, "roofline_verdict": verdict, "roofline_why": why or "",
+        "noise_table": "\n".join(noisefigure.table_lines(noise)) if noise is not None else "",
+        "noise_figures": [htmlreport.figure(p, "each point's step beside a CPU co-runner over its quiet step, "
+                                               "against the co-runner's duty cycle, a panel per period")
+                          for p in [outdir / "noise_sensitivity.png"] if noise is not None and p.exists()],
         "failures": failures})
 
 

@@ -410,9 +410,10 @@ def parse(text, study, point):
                 return Outcome(GARBAGE, f"stdout line {n}: step {record['step']}: negative {key} {value}",
                                info=info)
             record[key] = float(value)
-        for key in vocabulary.DISTRIBUTED_STEP_FIELDS:  # optional: only distributed variants report it
+        # optional: only distributed variants report comm_s, and a system may not say what disturbed a step
+        for key in vocabulary.DISTRIBUTED_STEP_FIELDS + vocabulary.DISTURBANCE_STEP_FIELDS:
             value = obj.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
                 record[key] = float(value)
         record["warmup"] = record["step"] < warmup
         steps.append(record)

@@ -9,6 +9,19 @@ from pstudy.store import resultsdir, vocabulary
 
 NOISE_DIR, NOISE_CSV = "noise", "noise_sensitivity.csv"
 COLUMNS = [*vocabulary.POINT_KEYS, "duty", "cpus", "period_us", "quiet_step_s", "disturbed_step_s", "slowdown"]
+# what later tables add (NA in older ones): the slowdown's 95% interval over the runs, the runs on
+# each side, and why (the runs' POP factors, quiet and disturbed: parallel efficiency, and the idle
+# shares of the threads' time waiting inside parallel operations and in the runtime)
+WHY = ("parallel_efficiency", "idle_imbalance", "idle_scheduling")
+OPTIONAL = ["slowdown_low", "slowdown_high", "quiet_runs", "disturbed_runs",
+            *(f"{side}_{name}" for side in ("quiet", "disturbed") for name in WHY)]
+
+
+def why_columns(quiet, disturbed):
+    """The WHY columns of a row from two (parallel efficiency, idle imbalance, idle scheduling)
+    tuples (None: not traced)."""
+    return {f"{side}_{name}": (values[i] if values else None)
+            for side, values in (("quiet", quiet), ("disturbed", disturbed)) for i, name in enumerate(WHY)}
 
 
 def path_of(directory):
@@ -21,7 +34,7 @@ def write(directory, rows):
 
     path = path_of(directory)
     path.parent.mkdir(parents=True, exist_ok=True)
-    resultsdir.write_csv(path, pd.DataFrame(rows, columns=COLUMNS))
+    resultsdir.write_csv(path, pd.DataFrame(rows, columns=COLUMNS + OPTIONAL))
     return path
 
 
@@ -35,6 +48,15 @@ def read(directory):
     if not path.is_file():
         return None
     frame = resultsdir.read_csv(path, COLUMNS, what="not a noise sensitivity table")
+    for col in OPTIONAL:
+        if col not in frame.columns:
+            frame[col] = None
+        numbers = pd.to_numeric(frame[col], errors="coerce")
+        bad = ((numbers.isna() & frame[col].notna()) | (numbers < 0)).to_numpy()
+        if bad.any():
+            i = int(bad.nonzero()[0][0])
+            raise StudyError(f"{path}: row {i + 2}, column {col}: {frame[col].iloc[i]!r} is not a non-negative number")
+        frame[col] = numbers.astype(float)
     for col in ("duty", "quiet_step_s", "disturbed_step_s", "slowdown"):
         numbers = pd.to_numeric(frame[col], errors="coerce")
         bad = (numbers.isna() | ~np.isfinite(numbers.astype(float)) | (numbers <= 0)).to_numpy()
@@ -45,33 +67,72 @@ def read(directory):
     return frame
 
 
+def _period(value):
+    return "period ?" if value != value or value is None else f"period {float(value) / 1000:g} ms"
+
+
+def _factor(row, side):
+    pe = row.get(f"{side}_parallel_efficiency")
+    if pe is None or pe != pe:
+        return None
+    return (f"{pe:.2f} (waiting in parallel operations {100 * row[f'{side}_idle_imbalance']:.0f}%, "
+            f"in the runtime {100 * row[f'{side}_idle_scheduling']:.0f}%)")
+
+
 def table_lines(frame):
-    """Per variant and duty, the median slowdown over its points and the range."""
-    out = ["noise sensitivity (step beside a CPU co-runner over the quiet step; bench/disturb_validation.py):"]
-    for (variant, duty), g in frame.groupby(["variant", "duty"], sort=False):
-        out.append(f"  {variant:<10} duty {duty:g}: {g['slowdown'].median():.2f}x "
+    """Per period and duty, each point's slowdown with its interval (at each variant's widest
+    team, the table the answer quotes), then why: parallel efficiency quiet and disturbed, and
+    which idle time grew; then per variant the median over all its points."""
+    out = ["noise sensitivity (step beside a CPU co-runner over the quiet step, 95% interval over the runs; "
+           "bench/disturb_validation.py):"]
+    widest = frame.groupby("variant")["threads"].transform("max")
+    for (period, duty), g in frame[frame["threads"] == widest].groupby(["period_us", "duty"], dropna=False,
+                                                                       sort=True):
+        out.append(f"  {_period(period)}, duty {duty:g}:")
+        for _, row in g.iterrows():
+            point = vocabulary.point_key(row)
+            interval = "" if row["slowdown_low"] != row["slowdown_low"] else \
+                f" [{row['slowdown_low']:.2f}, {row['slowdown_high']:.2f}]"
+            line = f"    {vocabulary.point_label(point):<34} {row['slowdown']:.2f}x{interval:<14}"
+            quiet, disturbed = _factor(row, "quiet"), _factor(row, "disturbed")
+            if quiet and disturbed and point[3] > 1:
+                line += f" parallel efficiency {quiet} -> {disturbed}"
+            out.append(line.rstrip())
+    out.append("  per variant, every point (median, range):")
+    for (variant, period, duty), g in frame.groupby(["variant", "period_us", "duty"], dropna=False, sort=False):
+        out.append(f"    {variant:<10} {_period(period)}, duty {duty:g}: {g['slowdown'].median():.2f}x "
                    f"({g['slowdown'].min():.2f}-{g['slowdown'].max():.2f}x over {len(g)} points)")
     return out
 
 
 def figure(frame, out_dir):
-    """noise_sensitivity.png: each point's slowdown against the co-runner's duty cycle."""
+    """noise_sensitivity.png: each point's slowdown against the co-runner's duty cycle, with its
+    interval where the table has one; one panel per period."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for key, g in frame.groupby([*vocabulary.POINT_KEYS], dropna=False, sort=False):
-        g = g.groupby("duty")["slowdown"].median()
-        point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))
-        colour, marker = vocabulary.variant_style(point[0])
-        ax.plot([0.0, *g.index], [1.0, *g.values], "--" if point[3] == 1 else "-", marker=marker, color=colour,
-                label=vocabulary.point_label(point))
-    ax.set_xlabel("co-runner duty cycle")
-    ax.set_ylabel("step beside it / quiet step")
-    ax.set_title("Sensitivity to noise (a CPU co-runner on some of the step's cores)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+    periods = sorted(frame["period_us"].dropna().unique().tolist()) or [None]
+    fig, axes = plt.subplots(1, len(periods), figsize=(7 * len(periods), 4.5), sharey=True, squeeze=False)
+    for ax, period in zip(axes[0], periods):
+        part = frame if period is None else frame[frame["period_us"] == period]
+        for key, g in part.groupby([*vocabulary.POINT_KEYS], dropna=False, sort=False):
+            g = g.groupby("duty")[["slowdown", "slowdown_low", "slowdown_high"]].median()
+            point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))
+            colour, marker = vocabulary.variant_style(point[0])
+            ax.plot([0.0, *g.index], [1.0, *g["slowdown"]], "--" if point[3] == 1 else "-", marker=marker,
+                    color=colour, label=vocabulary.point_label(point))
+            known = g["slowdown_low"].notna()
+            if known.any():
+                ax.errorbar(g.index[known], g["slowdown"][known],
+                            yerr=[g["slowdown"][known] - g["slowdown_low"][known],
+                                  g["slowdown_high"][known] - g["slowdown"][known]],
+                            fmt="none", ecolor=colour, alpha=0.5, capsize=2)
+        ax.set_xlabel("co-runner duty cycle")
+        ax.set_title("Sensitivity to noise" + ("" if period is None else f", {_period(period)}"))
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel("step beside it / quiet step")
+    axes[0][-1].legend(fontsize=7)
     path = Path(out_dir) / "noise_sensitivity.png"
     resultsdir.atomic_savefig(fig, path, dpi=110)
     plt.close(fig)

@@ -403,7 +403,7 @@ class Meta(dict):
 def write_meta(directory, meta):
     write_json(ResultsDir(directory).meta, dict(meta))
 STEP_COLUMNS = KEYS + ["repetition", "step", "warmup", "forward_s", "backward_s", "update_s", "step_s", "loss",
-                       *vocabulary.DISTRIBUTED_STEP_FIELDS]
+                       *vocabulary.DISTRIBUTED_STEP_FIELDS, *vocabulary.DISTURBANCE_STEP_FIELDS]
 RUN_COLUMNS = KEYS + ["repetition", "order", "status", "error", "exit_code", "wall_s", "omp_runtime",
                       "proc_bind", "places", "tasks_per_step", "num_parameters",
                       "peak_beside_gflops", "peak_beside_slowest_thread", "peak_beside_slowest_time",
@@ -851,6 +851,7 @@ def tables(directory):
     for col in ("exit_code", "tasks_per_step", "num_parameters", "peak_beside_slowest_thread",
                 "peak_after_slowest_thread", "involuntary_switches"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").round().astype("Int64")
+    steps["involuntary_switches"] = pd.to_numeric(steps["involuntary_switches"], errors="coerce").round().astype("Int64")
     steps = steps.sort_values(KEYS + ["repetition", "step"], na_position="first").reset_index(drop=True)
     runs = runs.sort_values(["order"]).reset_index(drop=True)
     failures = runs[runs["status"] != "ok"][FAILURE_COLUMNS].reset_index(drop=True)
@@ -871,7 +872,7 @@ def read_csv(path, columns=(), what="", absent=None):
     except (OSError, ValueError, EOFError, lzma.LZMAError) as err:  # EOFError: a truncated .gz
         raise StudyError(f"{path}: unreadable: {err}") from None
     # a key or step field newer than the file: NA, as for a variant without it
-    for col in vocabulary.OPTIONAL_KEYS + vocabulary.DISTRIBUTED_STEP_FIELDS:
+    for col in vocabulary.OPTIONAL_KEYS + vocabulary.DISTRIBUTED_STEP_FIELDS + vocabulary.DISTURBANCE_STEP_FIELDS:
         if col in columns and col not in frame.columns:
             frame[col] = None
     missing = [c for c in columns if c not in frame.columns]
@@ -1020,6 +1021,14 @@ def read_steps(directory, runs=None):
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise _cell_error(path, i, column, steps[column].iloc[i], "is not a number")
+        steps[column] = numbers.astype(float)
+    for column in vocabulary.DISTURBANCE_STEP_FIELDS:  # NA where not known; else a count or time >= 0
+        numbers = pd.to_numeric(steps[column], errors="coerce")
+        bad = ((numbers.isna() & steps[column].notna()) | ~(numbers.isna() | (np.isfinite(numbers) & (numbers >= 0)))
+               ).to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise _cell_error(path, i, column, steps[column].iloc[i], "is not a non-negative number")
         steps[column] = numbers.astype(float)
     _check_unique(steps, path, KEYS + ["repetition", "step"], "the same step of the same run")
     runs = read_runs(directory, absent=f"{ResultsDir(directory).runs_csv}: missing, and steps.csv's runs are "

@@ -83,6 +83,9 @@ CHUNK_OPTIONS = {"batch_subsize": ("--batch-subsize", "batch_subsize"), "k": ("-
                  "tiles_per_product": ("--tiles-per-product", "tiles_per_product")}
 # what distributed variants add to each step record (time in communication between processes)
 DISTRIBUTED_STEP_FIELDS = ("comm_s",)
+# what each step record adds where the binary could read it (null, NA, otherwise): the host's
+# steal time and the process's involuntary context switches over the step (core/trace.h)
+DISTURBANCE_STEP_FIELDS = ("steal_s", "involuntary_switches")
 
 # colours and markers of the four original variants (kept stable across figures); others cycle
 _STYLE = {"seq": ("black", "s"), "forkjoin": ("tab:blue", "o"), "tasks": ("tab:orange", "^"),
