@@ -28,41 +28,29 @@ static double thread_cpu_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-// Nanoseconds per read of `clock` on the thread's CPU clock, and on the wall clock in *wall_ns:
-// the medians over `repeats` runs of `calls` reads. The values read are summed into a volatile
-// sink so that no read is left out.
-static double per_call_ns(clockid_t clock, long long calls, int repeats, double *times, double *wall_ns) {
-    volatile long sink = 0;
-    double *walls = times + repeats;
-    for (int r = 0; r < repeats; r++) {
-        struct timespec ts;
-        double c0 = thread_cpu_s(), t0 = now_s();
-        for (long long i = 0; i < calls; i++) {
-            clock_gettime(clock, &ts);
-            sink += ts.tv_nsec;
-        }
-        walls[r] = (now_s() - t0) / (double)calls * 1e9;
-        times[r] = (thread_cpu_s() - c0) / (double)calls * 1e9;
-    }
-    (void)sink;
-    qsort(times, (size_t)repeats, sizeof(double), bench_by_value);
-    qsort(walls, (size_t)repeats, sizeof(double), bench_by_value);
-    *wall_ns = walls[repeats / 2];
-    return times[repeats / 2];
+// What is timed: one read of a clock, or one disturbance reading; the value is returned for the
+// sink, so that no read is left out.
+static long read_clock(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return ts.tv_nsec;
+}
+static long read_disturbance(clockid_t unused) {
+    (void)unused;
+    Disturbance d;
+    disturbance_now(&d);
+    return d.involuntary_switches;
 }
 
-// The same for one disturbance reading (a file read: about a thousand times a clock read, so a
-// hundredth of the calls).
-static double disturbance_ns(long long calls, int repeats, double *times, double *wall_ns) {
+// Nanoseconds per call of `read` (with `clock`) on the thread's CPU clock, and on the wall clock
+// in *wall_ns: the medians over `repeats` runs of `calls` calls.
+static double per_call_ns(long (*read)(clockid_t), clockid_t clock, long long calls, int repeats, double *times,
+                          double *wall_ns) {
     volatile long sink = 0;
     double *walls = times + repeats;
     for (int r = 0; r < repeats; r++) {
         double c0 = thread_cpu_s(), t0 = now_s();
-        for (long long i = 0; i < calls; i++) {
-            Disturbance d;
-            disturbance_now(&d);
-            sink += d.involuntary_switches;
-        }
+        for (long long i = 0; i < calls; i++) sink += read(clock);
         walls[r] = (now_s() - t0) / (double)calls * 1e9;
         times[r] = (thread_cpu_s() - c0) / (double)calls * 1e9;
     }
@@ -91,10 +79,12 @@ int main(int argc, char **argv) {
     double *times = malloc(2 * (size_t)repeats * sizeof(double));
     if (!times) usage_error("memory", "cannot allocate");
     double mono_w, thread_w, process_w;
-    double mono = per_call_ns(CLOCK_MONOTONIC, calls, repeats, times, &mono_w);
-    double thread = per_call_ns(CLOCK_THREAD_CPUTIME_ID, calls, repeats, times, &thread_w);
-    double process = per_call_ns(CLOCK_PROCESS_CPUTIME_ID, calls, repeats, times, &process_w);
-    double dist_w, dist = disturbance_ns(calls / 100 > 0 ? calls / 100 : 1, repeats, times, &dist_w);
+    double mono = per_call_ns(read_clock, CLOCK_MONOTONIC, calls, repeats, times, &mono_w);
+    double thread = per_call_ns(read_clock, CLOCK_THREAD_CPUTIME_ID, calls, repeats, times, &thread_w);
+    double process = per_call_ns(read_clock, CLOCK_PROCESS_CPUTIME_ID, calls, repeats, times, &process_w);
+    // a file read costs about a thousand clock reads: a hundredth of the calls
+    double dist_w, dist = per_call_ns(read_disturbance, CLOCK_MONOTONIC, calls / 100 > 0 ? calls / 100 : 1, repeats,
+                                      times, &dist_w);
     printf("{\"calls\": %lld, \"repeats\": %d, \"monotonic_ns\": %.2f, \"thread_cputime_ns\": %.2f, "
            "\"process_cputime_ns\": %.2f, \"disturbance_ns\": %.2f, \"monotonic_wall_ns\": %.2f, "
            "\"thread_cputime_wall_ns\": %.2f, \"process_cputime_wall_ns\": %.2f, \"disturbance_wall_ns\": %.2f}\n",

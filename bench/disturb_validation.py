@@ -2,13 +2,13 @@
 """Validation under noise made on purpose, and each variant's sensitivity to it (a benchmark, not a
 test: it times things, and needs the machine to itself).
 
-    bench/disturb_validation.py run --out DIR [--config default --config predict-d12]
+    bench/disturb_validation.py run --out DIR [--config default --config noise-d12]
                                 [--cpus 0] [--duty 0.25,0.5] [--period-us 10000,100000] [--rounds 1]
                                 [--machine FILE]
     bench/disturb_validation.py check DIR [--machine FILE]
 (with the Python scripts/find-python.sh names: one that imports pandas, matplotlib and scipy)
 
-run, per config (default: configs/default.toml and configs/predict-d12.toml), per round: the sweep
+run, per config (default: configs/default.toml and configs/noise-d12.toml), per round: the sweep
 quiet, then the same sweep beside build/bench/disturb (a CPU-bound co-runner pinned to --cpus, busy
 for each --duty of every --period-us, the noise injection of Ferreira et al., SC08, and Hoefler
 et al., SC10) at each duty and period in turn, into DIR/<config>/quiet-r<round> and
@@ -45,7 +45,7 @@ from pstudy.store import vocabulary  # noqa: E402
 
 PERFSTUDY = ROOT / "harness" / "perfstudy"
 DISTURB = ROOT / "build" / "bench" / "disturb"
-DEFAULT_CONFIGS = ("default", "predict-d12")
+DEFAULT_CONFIGS = ("default", "noise-d12")
 TARGET = 0.05
 
 

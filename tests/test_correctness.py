@@ -220,7 +220,7 @@ def test_json_keys_are_the_same_for_every_variant():
         info = __import__("json").loads(r.stdout.splitlines()[0])["info"]
         assert info["variant"] == variant
         assert info["omp_runtime"] in (("none",) if variant == "seq" else ("libgomp",))
-    assert keys == {("backward_s", "forward_s", "loss", "step", "step_s", "update_s")}
+    assert keys == {("backward_s", "forward_s", "involuntary_switches", "loss", "steal_s", "step", "step_s", "update_s")}
 
 
 def test_clang_builds_run_on_llvm_openmp():

@@ -3,6 +3,7 @@ switches, `predict --dedicated` (chunks at their CPU time), `--against` another 
 and the prediction intervals, on a real sweep of the tiny model (build/gcc/fast/gpt2-*)."""
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -115,7 +116,7 @@ def test_predict_dedicated_and_against_another_directory(sweep, tmp_path):
                      "--out", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
     assert "CPU time (dedicated)" in proc.stdout and "disturbance:" in proc.stdout
-    assert "intervals (bootstrap" in proc.stdout and "median width" in proc.stdout
+    assert "intervals (the source runs" in proc.stdout and "median width" in proc.stdout
     [line] = [x for x in proc.stdout.splitlines() if "not matched" in x]
     assert "taskiter" in line and "bs=4" in line and "no 1-thread trace" in line, line
     print(proc.stdout)
@@ -237,6 +238,33 @@ def test_validation_intervals_hold_the_measured_points_run_to_run_scatter():
     assert step == (0.98, 1.02)
     # nothing repeated: the bootstrap's interval as it was
     assert prediction.RunSpread([], {}).widen(1.0, 0.98, 1.02, one, 1) == (0.98, 1.02)
+
+
+def test_validation_intervals_widen_to_the_other_configurations_errors():
+    rows = []
+    for variant, error in (("a", 0.10), ("b", -0.20), ("c", 0.05), ("d", 0.40)):
+        for threads in (1, 2, 4):
+            e = 0.0 if threads == 1 else error
+            rows.append({"variant": variant, "compiler": "gcc", "kernels": "fast", "threads": threads,
+                         "measured_step_s": 1.0, "predicted_step_s": 1.0 + e,
+                         "predicted_low": (1.0 + e) * 0.99, "predicted_high": (1.0 + e) * 1.01})
+    frame = pd.DataFrame(rows)
+    out = prediction.cross_validated(frame)
+    # 1-thread points: untouched; the others: the largest error of the other configurations (6
+    # others, too few for the 90% rank: their largest)
+    one = out[out["threads"] == 1]
+    assert (one["predicted_low"] == frame[frame["threads"] == 1]["predicted_low"]).all()
+    a = out[(out["variant"] == "a") & (out["threads"] == 2)].iloc[0]
+    q = abs(math.log(1 / 1.4))  # d's error, the largest of the others
+    assert abs(a["predicted_high"] - 1.1 * math.exp(q)) < 1e-9 and abs(a["predicted_low"] - 1.1 * math.exp(-q)) < 1e-9
+    # d's own large error is not in its pool: b's is the largest of the others
+    d = out[(out["variant"] == "d") & (out["threads"] == 4)].iloc[0]
+    assert abs(d["predicted_low"] - 1.4 * math.exp(-abs(math.log(1 / 0.8)))) < 1e-9
+    inside = (out["predicted_low"] <= out["measured_step_s"]) & (out["measured_step_s"] <= out["predicted_high"])
+    assert inside[out["variant"] != "d"].all() and not inside[(out["variant"] == "d") & (out["threads"] > 1)].any()
+    # one configuration: nothing to learn from
+    alone = frame[frame["variant"] == "a"]
+    assert prediction.cross_validated(alone)["predicted_high"].tolist() == alone["predicted_high"].tolist()
 
 
 def test_noise_sensitivity_table_reads_and_refuses_bad_rows(tmp_path):

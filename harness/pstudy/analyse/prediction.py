@@ -326,6 +326,41 @@ class RunSpread:
         return step * math.exp(-math.hypot(below, extra)), step * math.exp(math.hypot(above, extra))
 
 
+def cross_validated(validation):
+    """The validation frame with each multi-thread point's interval widened, where it is narrower,
+    to the prediction's error measured on the other configurations: the INTERVAL quantile of
+    |log(measured / predicted)| over the multi-thread points of every other configuration (each
+    configuration has its own 1-thread source, so its points' errors share that source's and are
+    left out together), as the jackknife+ of Barber et al. (Ann. Statist. 2021) holds out each point
+    and takes the ceil(INTERVAL (n + 1))-th smallest of the others' residuals; with too few others
+    for that rank, the largest. The modelled interval (the bootstrap, RunSpread) holds what the
+    model knows of its inputs; this one what the machine did to predictions like it. 1-thread
+    points replay their own runs and are neither widened nor part of the pool; a frame without an
+    interval column, or with one configuration, is returned as it is."""
+    if "predicted_low" not in validation.columns or not len(validation):
+        return validation
+    frame = validation.copy()
+    points = [vocabulary.point_key(r) for r in frame.to_dict("records")]
+    usable = [p[3] > 1 and not vocabulary.is_distributed(p[0]) and m > 0 and s > 0 and lo == lo
+              for p, m, s, lo in zip(points, frame["measured_step_s"].astype(float),
+                                     frame["predicted_step_s"].astype(float), frame["predicted_low"].astype(float))]
+    residual = [abs(math.log(m / s)) if ok else math.nan
+                for ok, m, s in zip(usable, frame["measured_step_s"].astype(float), frame["predicted_step_s"].astype(float))]
+    configs = [config_key(p) for p in points]
+    low, high = frame["predicted_low"].astype(float).tolist(), frame["predicted_high"].astype(float).tolist()
+    for i, ok in enumerate(usable):
+        if not ok:
+            continue
+        others = sorted(r for j, r in enumerate(residual) if usable[j] and configs[j] != configs[i])
+        if not others:
+            continue
+        q = others[min(len(others), math.ceil(INTERVAL * (len(others) + 1))) - 1]
+        step = float(frame["predicted_step_s"].iloc[i])
+        low[i], high[i] = min(low[i], step * math.exp(-q)), max(high[i], step * math.exp(q))
+    frame["predicted_low"], frame["predicted_high"] = low, high
+    return frame
+
+
 def source_runs(stats, ck):
     """How many runs fed configuration `ck`'s durations (distinct run names of its kept
     iterations; entries without one count as one run)."""
@@ -1044,7 +1079,8 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
     INTERVAL interval (predicted_low, predicted_high) from `replicates` bootstrap replicates of the
     source iterations (bootstrap_medians; NaN with 0 replicates); the validation's intervals also
     hold the measured points' own run-to-run scatter (RunSpread.widen, from the checked directory's
-    repeated points). The validation's frame carries
+    repeated points) and, at more than one thread, the error of the other configurations'
+    predictions (cross_validated). The validation's frame carries
     `attrs["unmatched"]`: one line per point of `against` without a source here, and per point
     measured here that `against` lacks."""
     import pandas as pd
@@ -1128,6 +1164,7 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
                                                                         "replayed_own_s", "error_own"])
     for col in vocabulary.CHUNK_KEYS:
         vframe[col] = vframe[col].astype("Int64")
+    vframe = cross_validated(vframe)
     vframe.attrs["unmatched"] = unmatched
     return frame, vframe, overheads
 

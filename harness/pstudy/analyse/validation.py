@@ -209,8 +209,8 @@ def validate(recording, machine=None, intervals=False):
     """Per recorded point: predicted and measured step time, error, target (a pandas frame, COLUMNS).
     With `intervals`, each sweep point's prediction interval (predicted_low, predicted_high:
     prediction.bootstrap_medians over the kept iterations of the 1-thread runs, where the recording
-    keeps each run's chunk times, widened by the measured point's run-to-run scatter (run_spread);
-    NA elsewhere)."""
+    keeps each run's chunk times, widened by the measured point's run-to-run scatter (run_spread)
+    and by the other configurations' errors (prediction.cross_validated); NA elsewhere)."""
     import pandas as pd
 
     source = machine or machinefiles.load(recording.directory / validationdata.MACHINE)
@@ -300,6 +300,14 @@ def validate(recording, machine=None, intervals=False):
     frame = pd.DataFrame(rows, columns=COLUMNS)
     for col in vocabulary.CHUNK_KEYS:
         frame[col] = frame[col].astype("Int64")
+    if intervals:  # each study's sweep intervals, widened by the other configurations' errors
+        for study in frame["study"].dropna().unique():
+            rows_of = (frame["study"] == study) & (frame["kind"] == "sweep") & frame["predicted_low"].notna()
+            if rows_of.any():
+                widened = prediction.cross_validated(frame[rows_of].astype({"predicted_low": float,
+                                                                             "predicted_high": float}))
+                frame.loc[rows_of, ["predicted_low", "predicted_high"]] = \
+                    widened[["predicted_low", "predicted_high"]].to_numpy()
     return frame
 
 

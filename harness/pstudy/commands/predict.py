@@ -269,7 +269,8 @@ def main(args):
         print(f"  largest error {100 * worst:.1f}% over {len(validation)} measured points")
         cover = prediction.coverage(validation)
         if cover is not None:
-            print(f"  {100 * prediction.INTERVAL:.0f}% intervals (bootstrap over the source iterations) hold "
+            print(f"  {100 * prediction.INTERVAL:.0f}% intervals (the source runs and iterations resampled, the "
+                  "measured points' run-to-run scatter, the other configurations' errors) hold "
                   f"{100 * cover[0]:.0f}% of the {cover[2]} measured points; median width {100 * cover[1]:.1f}% of the "
                   "predicted step")
         probed = validation["error_beside"].dropna()
