@@ -267,6 +267,25 @@ def test_validation_intervals_widen_to_the_other_configurations_errors():
     assert prediction.cross_validated(alone)["predicted_high"].tolist() == alone["predicted_high"].tolist()
 
 
+def test_validation_intervals_pool_the_errors_of_their_own_thread_count():
+    # a shared host: 2 threads predicted within 2%, 16 threads over-predicted by half
+    rows = [{"variant": v, "compiler": "gcc", "kernels": "fast", "threads": t, "measured_step_s": 1.0,
+             "predicted_step_s": 1.0 + e, "predicted_low": 1.0 + e, "predicted_high": 1.0 + e}
+            for v, small, large in (("a", 0.01, 0.5), ("b", -0.02, 0.6), ("c", 0.015, 0.4), ("d", 0.0, 0.55))
+            for t, e in ((1, 0.0), (2, small), (16, large))]
+    out = prediction.cross_validated(pd.DataFrame(rows))
+    two = out[out["threads"] == 2]
+    assert ((two["predicted_high"] - two["predicted_low"]) / two["predicted_step_s"] < 0.1).all()
+    sixteen = out[out["threads"] == 16]
+    # the 16-thread intervals hold their measurements, but for the worst one's (beyond every other's)
+    assert (sixteen["predicted_low"] <= 1.0).tolist() == [True, False, True, True]
+    # with fewer than CONFORMAL_MINIMUM others at a count, every count's points pool
+    three = pd.DataFrame([r for r in rows if r["variant"] != "d" or r["threads"] != 2])
+    lone = prediction.cross_validated(three[three["variant"].isin(["a", "b"]) | (three["threads"] != 2)])
+    a2 = lone[(lone["variant"] == "a") & (lone["threads"] == 2)].iloc[0]
+    assert a2["predicted_low"] < 1.01 * math.exp(-0.3)
+
+
 def test_noise_sensitivity_table_reads_and_refuses_bad_rows(tmp_path):
     from pstudy.show import noisefigure
 

@@ -543,10 +543,7 @@ def test_probe_drift_is_the_team_rate_after_over_before():
 # 1-thread runs) on the recordings that keep each run's chunk times; a recording whose 90% intervals
 # hold fewer than COVERAGE of its measured points is a strict expected failure naming the figure
 COVERAGE = 0.85
-COVERAGE_MISSES = {
-    "2026-11-27-xeon-emr-vm16-c": "90% intervals hold 50% of 26 points (median width 15%): they measure the "
-                                  "sampling of the 1-thread iterations, not the 16-vCPU host's speed from run "
-                                  "to run, which moves the multi-thread points beyond them"}
+COVERAGE_MISSES = {}
 
 
 def _with_chunk_times(directory):

@@ -326,14 +326,22 @@ class RunSpread:
         return step * math.exp(-math.hypot(below, extra)), step * math.exp(math.hypot(above, extra))
 
 
+# the fewest other configurations' points at a thread count that make that count's own pool of
+# errors (cross_validated); with fewer, the pool is every other multi-thread point
+CONFORMAL_MINIMUM = 3
+
+
 def cross_validated(validation):
     """The validation frame with each multi-thread point's interval widened, where it is narrower,
     to the prediction's error measured on the other configurations: the INTERVAL quantile of
-    |log(measured / predicted)| over the multi-thread points of every other configuration (each
-    configuration has its own 1-thread source, so its points' errors share that source's and are
-    left out together), as the jackknife+ of Barber et al. (Ann. Statist. 2021) holds out each point
-    and takes the ceil(INTERVAL (n + 1))-th smallest of the others' residuals; with too few others
-    for that rank, the largest. The modelled interval (the bootstrap, RunSpread) holds what the
+    |log(measured / predicted)| over the points of every other configuration at the same thread
+    count (each configuration has its own 1-thread source, so its points' errors share that
+    source's and are left out together), as the jackknife+ of Barber et al. (Ann. Statist. 2021)
+    holds out each point and takes the ceil(INTERVAL (n + 1))-th smallest of the others' residuals;
+    with too few others for that rank, the largest. The pool is per thread count (a Mondrian
+    split, Vovk et al. 2005) because the error grows with the team: what a shared host takes
+    from 16 threads it does not take from 2; with fewer than CONFORMAL_MINIMUM such points, every
+    other configuration's multi-thread points. The modelled interval (the bootstrap, RunSpread) holds what the
     model knows of its inputs; this one what the machine did to predictions like it. 1-thread
     points replay their own runs and are neither widened nor part of the pool; a frame without an
     interval column, or with one configuration, is returned as it is."""
@@ -351,7 +359,9 @@ def cross_validated(validation):
     for i, ok in enumerate(usable):
         if not ok:
             continue
-        others = sorted(r for j, r in enumerate(residual) if usable[j] and configs[j] != configs[i])
+        others = [j for j in range(len(points)) if usable[j] and configs[j] != configs[i]]
+        alike = [j for j in others if points[j][3] == points[i][3]]
+        others = sorted(residual[j] for j in (alike if len(alike) >= CONFORMAL_MINIMUM else others))
         if not others:
             continue
         q = others[min(len(others), math.ceil(INTERVAL * (len(others) + 1))) - 1]
