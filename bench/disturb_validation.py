@@ -228,7 +228,7 @@ def check(out, machine=None):
     out = Path(out)
     if not out.is_dir():
         raise StudyError(f"{out}: no such directory")
-    rows, noise = [], {}
+    rows, noise, floor = [], {}, []
     for study in sorted(p for p in out.iterdir() if p.is_dir()):
         quiet = {p.name.split("-r")[-1]: results_dir(p) for p in study.glob("quiet-r*")}
         if not quiet:
@@ -254,6 +254,7 @@ def check(out, machine=None):
                 from_quiet.setdefault(key, []).append(predicted)
             for key, (_, predicted) in validation(q, "--dedicated", out=q / "predict-dedicated", machine=machine).items():
                 from_quiet.setdefault(("cpu",) + key, []).append(predicted)
+        floor.extend(reproducibility(study.name, quiet, machine))
         quiet_runs, quiet_why = run_medians(quiet.values()), why(quiet.values())
         home = quiet[min(quiet)]  # the results directory `report` shows the sensitivity of
         for duty, sweeps in sorted(levels.items()):
@@ -296,14 +297,35 @@ def check(out, machine=None):
         raise StudyError(f"{out}: no quiet and disturbed sweeps to compare (run first)")
     for q, table in noise.items():
         print(f"wrote {noisefigure.write(q, table)} (perfstudy report {q} shows it)")
-    return print_check(rows, noise)
+    return print_check(rows, noise, floor)
+
+
+def reproducibility(study, quiet, machine=None):
+    """The machine's own floor: each quiet round's CPU-time prediction of every other quiet round's
+    measured points (perfstudy predict Q_a --dedicated --against Q_b), and the rounds' measured
+    medians against each other. Nothing was disturbed on purpose between them, so what separates
+    them is the machine's drift, the limit of what any prediction here can be checked to. [(study,
+    point, |prediction error|, |measured a / measured b - 1|)]."""
+    out = []
+    for a, qa in sorted(quiet.items()):
+        for b, qb in sorted(quiet.items()):
+            if a == b:
+                continue
+            for key, (measured, predicted) in validation(qa, "--dedicated", "--against", qb,
+                                                         out=qa / f"predict-dedicated-against-quiet-r{b}",
+                                                         machine=machine).items():
+                out.append((study, key, abs(predicted / measured - 1), None))
+            if a < b:
+                ma, mb = run_medians([qa]), run_medians([qb])
+                out.extend((study, key, None, abs(median(ma[key]) / median(mb[key]) - 1)) for key in set(ma) & set(mb))
+    return out
 
 
 def pct(value, measured, width):
     return f"{'NA' if value is None else f'{100 * (value / measured - 1):+.1f}%':>{width}}"
 
 
-def print_check(rows, noise):
+def print_check(rows, noise, floor=()):
     import statistics
 
     print(f"{'study':<12} {'duty':>4} {'period':>6} {'point':<34} {'quiet_s':>8} {'from quiet':>10} "
@@ -329,6 +351,14 @@ def print_check(rows, noise):
         print(f"the CPU-time predictions from the disturbed and from the quiet runs differ by "
               f"{100 * statistics.fmean(agree):.1f}% on the mean, {100 * max(agree):.1f}% at most "
               "(both predict the machine undisturbed)")
+    for study in sorted({f[0] for f in floor}):
+        predicted = [f[2] for f in floor if f[0] == study and f[2] is not None]
+        drift = [f[3] for f in floor if f[0] == study and f[3] is not None]
+        if predicted and drift:
+            print(f"{study}: the quiet rounds against each other (the machine's own floor): CPU-time prediction "
+                  f"|error| mean {100 * statistics.fmean(predicted):.1f}%, largest {100 * max(predicted):.1f}% "
+                  f"({sum(e <= TARGET for e in predicted)} of {len(predicted)} within {100 * TARGET:.0f}%); measured "
+                  f"medians {100 * statistics.fmean(drift):.1f}% apart on the mean, {100 * max(drift):.1f}% at most")
     for q, table in noise.items():
         import pandas as pd
         print("\n".join(noisefigure.table_lines(pd.DataFrame(table))))
