@@ -9,7 +9,9 @@
 // bandwidth; bench/thief takes bandwidth), runs for --seconds S (default: until SIGTERM or SIGINT),
 // then prints one JSON object:
 //   {"cpus": [..], "duty": D, "period_us": P, "seconds": s, "busy_s": b, "achieved_duty": b / (s x cpus)}
-// "ready" is printed on stderr once every thread is pinned and running.
+// "ready" is printed on stderr once every thread is pinned and running. It stops as on SIGTERM when
+// the process that started it exits: a co-runner left behind by a killed driver would disturb
+// every run after it, the quiet ones too.
 //
 // Usage: disturb --cpus LIST [--duty D] [--period-us P] [--seconds S]     (LIST: 0,1 or 0-3)
 // Errors: one line "disturb: <option>: <problem>", exit status 2.
@@ -22,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BENCH_PROGRAM "disturb"
 #include "bench_cli.h"
@@ -121,6 +125,9 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    // the parent read before asking: one that exited in between is seen as a changed parent
+    pid_t parent = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) stop_requested = 1;
 
     Spinner *spinners = calloc((size_t)n, sizeof(Spinner));
     pthread_t *threads = calloc((size_t)n, sizeof(pthread_t));

@@ -27,6 +27,7 @@ prediction on the mean; exit status 1 when it misses. Bad input: one line, exit 
 
 import argparse
 import json
+import os
 import re
 import signal
 import subprocess
@@ -120,6 +121,30 @@ def disturbed_sweep(config, root, cpus, duty, period_us):
     return directory
 
 
+# busier than this, in CPUs' worth, the machine is not idle before a quiet sweep
+IDLE_BUSY_CPUS = 0.1
+
+
+def busy_cpus(seconds=1.0):
+    """CPUs' worth of time the machine spent busy (not idle, not waiting on I/O) over `seconds`,
+    from /proc/stat's cpu line; None where it cannot be read."""
+    import time
+
+    def sample():
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+        return sum(fields[:8]), fields[3] + fields[4]  # user..steal; idle + iowait
+
+    try:
+        (total0, idle0), start = sample(), time.monotonic()
+        time.sleep(seconds)
+        (total1, idle1), elapsed = sample(), time.monotonic() - start
+    except (OSError, ValueError, IndexError):
+        return None
+    ticks = (total1 - total0) or 1
+    return (1 - (idle1 - idle0) / ticks) * ticks / (elapsed * os.sysconf("SC_CLK_TCK"))
+
+
 def run(args):
     out = Path(args.out)
     levels = [(duty, period) for period in periods(args.period_us) for duty in duties(args.duty)]
@@ -132,6 +157,10 @@ def run(args):
                 print(f"== {config.stem} round {r}: {tag}", file=sys.stderr, flush=True)
                 root = out / config.stem / f"{tag}-r{r}"
                 if level is None:
+                    busy = busy_cpus()
+                    if busy is not None and busy > IDLE_BUSY_CPUS:  # a co-runner left behind, another job
+                        print(f"warning: {root}: {busy:.2f} CPUs' worth busy before the quiet sweep: "
+                              "its runs will not be quiet", file=sys.stderr, flush=True)
                     sweep(config, root)
                 else:
                     disturbed_sweep(config, root, args.cpus, *level)
@@ -228,7 +257,7 @@ def check(out, machine=None):
     out = Path(out)
     if not out.is_dir():
         raise StudyError(f"{out}: no such directory")
-    rows, noise, floor = [], {}, []
+    rows, noise, floor, unquiet = [], {}, [], []
     for study in sorted(p for p in out.iterdir() if p.is_dir()):
         quiet = {p.name.split("-r")[-1]: results_dir(p) for p in study.glob("quiet-r*")}
         if not quiet:
@@ -254,6 +283,7 @@ def check(out, machine=None):
                 from_quiet.setdefault(key, []).append(predicted)
             for key, (_, predicted) in validation(q, "--dedicated", out=q / "predict-dedicated", machine=machine).items():
                 from_quiet.setdefault(("cpu",) + key, []).append(predicted)
+        unquiet.extend(f"{study.name}/{q.parent.name}: {line}" for q in quiet.values() for line in disturbed_quiet_runs(q))
         floor.extend(reproducibility(study.name, quiet, machine))
         quiet_runs, quiet_why = run_medians(quiet.values()), why(quiet.values())
         home = quiet[min(quiet)]  # the results directory `report` shows the sensitivity of
@@ -297,7 +327,40 @@ def check(out, machine=None):
         raise StudyError(f"{out}: no quiet and disturbed sweeps to compare (run first)")
     for q, table in noise.items():
         print(f"wrote {noisefigure.write(q, table)} (perfstudy report {q} shows it)")
+    for line in unquiet:
+        print(f"warning: {line}")
     return print_check(rows, noise, floor)
+
+
+# a quiet run is taken for a disturbed one where its median step had this many times the
+# involuntary context switches of the directory's median run, and at least UNQUIET_SWITCHES: a
+# pinned team on an otherwise idle machine is preempted a few times a step at most
+UNQUIET_FACTOR, UNQUIET_SWITCHES = 4, 10
+
+
+def disturbed_quiet_runs(directory):
+    """One line per point of a quiet sweep some of whose runs were not quiet: their steps' median
+    involuntary context switches (core/disturbance.c's, in steps.csv) against the sweep's. The
+    co-runner is not beside a quiet sweep; something else was (another process, the host), and
+    the pooled quiet step and every prediction checked against it carry it: rerun the round. None
+    for sweeps recorded without the column."""
+    from pstudy.store import resultsdir
+
+    steps = resultsdir.read_steps(directory)
+    if "involuntary_switches" not in steps.columns:
+        return []
+    steps = steps[~steps["warmup"] & steps["involuntary_switches"].notna()]
+    runs = steps.groupby(vocabulary.POINT_KEYS + ["repetition"], dropna=False)["involuntary_switches"].median()
+    if runs.empty:
+        return []
+    typical = float(runs.median())
+    limit = max(UNQUIET_SWITCHES, UNQUIET_FACTOR * typical)
+    lines = []
+    for key, group in runs[runs > limit].groupby(level=list(range(len(vocabulary.POINT_KEYS))), dropna=False):
+        point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))
+        lines.append(f"{vocabulary.point_label(point)}: {len(group)} run(s) with {group.min():g}-{group.max():g} "
+                     f"involuntary switches a step, the sweep's runs {typical:g}: not quiet, rerun the round")
+    return lines
 
 
 def reproducibility(study, quiet, machine=None):

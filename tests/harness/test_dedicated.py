@@ -349,6 +349,13 @@ def test_disturb_validation_runs_quiet_and_disturbed_and_checks_them(sweep, tmp_
     two = table[table["threads"] == 2]
     assert ((two["quiet_parallel_efficiency"] > 0) & (two["quiet_parallel_efficiency"] <= 1)).all()
     assert two["disturbed_idle_imbalance"].notna().all()
+    # a quiet run that something else preempted on every step is named, from its step records
+    steps = pd.read_csv(quiet / "steps.csv", na_values=["NA"], keep_default_na=False)
+    hit = (steps["variant"] == "forkjoin") & (steps["threads"] == 2) & (steps["repetition"] == 1)
+    steps.loc[hit, "involuntary_switches"] = 1000
+    steps.to_csv(quiet / "steps.csv", index=False, na_rep="NA")
+    [line] = dv.disturbed_quiet_runs(quiet)
+    assert line.startswith("forkjoin gcc/fast t=2: 1 run(s) with 1000-1000 involuntary switches a step"), line
     # bad input: one line, exit 2, before anything runs
     for args, what in ((["--period-us", "10"], "--period-us"), (["--duty", "0"], "--duty"),
                        (["--config", "no-such"], "--config")):
