@@ -354,8 +354,9 @@ def test_disturb_validation_runs_quiet_and_disturbed_and_checks_them(sweep, tmp_
     hit = (steps["variant"] == "forkjoin") & (steps["threads"] == 2) & (steps["repetition"] == 1)
     steps.loc[hit, "involuntary_switches"] = 1000
     steps.to_csv(quiet / "steps.csv", index=False, na_rep="NA")
-    [line] = dv.disturbed_quiet_runs(quiet)
-    assert line.startswith("forkjoin gcc/fast t=2: 1 run(s) with 1000-1000 involuntary switches a step"), line
+    lines = dv.disturbed_quiet_runs(quiet)  # the tests beside this one may have preempted others
+    assert any(line.startswith("forkjoin gcc/fast t=2: ") and "-1000 involuntary switches a step" in line
+               for line in lines), lines
     # bad input: one line, exit 2, before anything runs
     for args, what in ((["--period-us", "10"], "--period-us"), (["--duty", "0"], "--duty"),
                        (["--config", "no-such"], "--config")):
