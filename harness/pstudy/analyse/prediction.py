@@ -281,7 +281,7 @@ class RunSpread:
     the source, that run's own speed. `widen` adds both in quadrature, in log space.
 
     `pooled`: {point: [run medians]} dicts to estimate sigma from (the checked directory's, and
-    whatever else the same machine measured in the same session); `runs`: {point: number of runs}
+    whatever else the same machine measured the same day); `runs`: {point: number of runs}
     of the checked points (1 where a point is not there)."""
 
     def __init__(self, pooled, runs):

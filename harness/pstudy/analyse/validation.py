@@ -191,7 +191,7 @@ def pack(studies, out, command, notes=()):
 
 def run_spread(recording, study, own):
     """prediction.RunSpread of a recording's study: sigma pooled over the repeated points of every
-    results directory the recording keeps (the same machine in the same session), the run counts
+    results directory the recording keeps (the same machine, measured the same day), the run counts
     of the study's points from its kept results, else from its runs' own chunk times."""
     kept = sorted(p.parent for p in (recording.directory / "results").glob("*/steps.csv"))
     results = recording.results_of(study)
