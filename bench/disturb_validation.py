@@ -27,7 +27,6 @@ prediction on the mean; exit status 1 when it misses. Bad input: one line, exit 
 
 import argparse
 import json
-import os
 import re
 import signal
 import subprocess
@@ -126,23 +125,15 @@ IDLE_BUSY_CPUS = 0.1
 
 
 def busy_cpus(seconds=1.0):
-    """CPUs' worth of time the machine spent busy (not idle, not waiting on I/O) over `seconds`,
-    from /proc/stat's cpu line; None where it cannot be read."""
+    """CPUs' worth of time the machine spent busy over the next `seconds`; None where /proc/stat
+    cannot be read."""
     import time
 
-    def sample():
-        with open("/proc/stat") as f:
-            fields = [int(v) for v in f.readline().split()[1:]]
-        return sum(fields[:8]), fields[3] + fields[4]  # user..steal; idle + iowait
+    from pstudy.measure import ceilings
 
-    try:
-        (total0, idle0), start = sample(), time.monotonic()
-        time.sleep(seconds)
-        (total1, idle1), elapsed = sample(), time.monotonic() - start
-    except (OSError, ValueError, IndexError):
-        return None
-    ticks = (total1 - total0) or 1
-    return (1 - (idle1 - idle0) / ticks) * ticks / (elapsed * os.sysconf("SC_CLK_TCK"))
+    before, start = ceilings.cpu_times(), time.monotonic()
+    time.sleep(seconds)
+    return ceilings.busy_cpus(before, ceilings.cpu_times(), time.monotonic() - start)
 
 
 def run(args):
@@ -283,7 +274,8 @@ def check(out, machine=None):
                 from_quiet.setdefault(key, []).append(predicted)
             for key, (_, predicted) in validation(q, "--dedicated", out=q / "predict-dedicated", machine=machine).items():
                 from_quiet.setdefault(("cpu",) + key, []).append(predicted)
-        unquiet.extend(f"{study.name}/{q.parent.name}: {line}" for q in quiet.values() for line in disturbed_quiet_runs(q))
+        unquiet.extend(f"{study.name}/{q.parent.name}: {line}"
+                       for q in quiet.values() for line in disturbed_quiet_runs(q))
         floor.extend(reproducibility(study.name, quiet, machine))
         quiet_runs, quiet_why = run_medians(quiet.values()), why(quiet.values())
         home = quiet[min(quiet)]  # the results directory `report` shows the sensitivity of
@@ -344,22 +336,24 @@ def disturbed_quiet_runs(directory):
     co-runner is not beside a quiet sweep; something else was (another process, the host), and
     the pooled quiet step and every prediction checked against it carry it: rerun the round. None
     for sweeps recorded without the column."""
+    from pstudy.analyse import prediction
     from pstudy.store import resultsdir
 
     steps = resultsdir.read_steps(directory)
     if "involuntary_switches" not in steps.columns:
         return []
-    steps = steps[~steps["warmup"] & steps["involuntary_switches"].notna()]
-    runs = steps.groupby(vocabulary.POINT_KEYS + ["repetition"], dropna=False)["involuntary_switches"].median()
-    if runs.empty:
+    runs = prediction.run_step_medians(steps[steps["involuntary_switches"].notna()], "involuntary_switches")
+    every = [v for values in runs.values() for v in values]
+    if not every:
         return []
-    typical = float(runs.median())
+    typical = median(every)
     limit = max(UNQUIET_SWITCHES, UNQUIET_FACTOR * typical)
     lines = []
-    for key, group in runs[runs > limit].groupby(level=list(range(len(vocabulary.POINT_KEYS))), dropna=False):
-        point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))
-        lines.append(f"{vocabulary.point_label(point)}: {len(group)} run(s) with {group.min():g}-{group.max():g} "
-                     f"involuntary switches a step, the sweep's runs {typical:g}: not quiet, rerun the round")
+    for point in sorted(runs, key=vocabulary.point_sort_key):
+        over = [v for v in runs[point] if v > limit]
+        if over:
+            lines.append(f"{vocabulary.point_label(point)}: {len(over)} run(s) with {min(over):g}-{max(over):g} "
+                         f"involuntary switches a step, the sweep's runs {typical:g}: not quiet, rerun the round")
     return lines
 
 
@@ -369,7 +363,7 @@ def reproducibility(study, quiet, machine=None):
     medians against each other. Nothing was disturbed on purpose between them, so what separates
     them is the machine's drift, the limit of what any prediction here can be checked to. [(study,
     point, |prediction error|, |measured a / measured b - 1|)]."""
-    out = []
+    out, medians = [], {r: run_medians([q]) for r, q in quiet.items()}
     for a, qa in sorted(quiet.items()):
         for b, qb in sorted(quiet.items()):
             if a == b:
@@ -379,8 +373,9 @@ def reproducibility(study, quiet, machine=None):
                                                          machine=machine).items():
                 out.append((study, key, abs(predicted / measured - 1), None))
             if a < b:
-                ma, mb = run_medians([qa]), run_medians([qb])
-                out.extend((study, key, None, abs(median(ma[key]) / median(mb[key]) - 1)) for key in set(ma) & set(mb))
+                ma, mb = medians[a], medians[b]
+                out.extend((study, key, None, abs(median(ma[key]) / median(mb[key]) - 1))
+                           for key in set(ma) & set(mb))
     return out
 
 

@@ -259,13 +259,14 @@ def interval(step, replicate_steps):
     return min(step, percentile(replicate_steps, tail)), max(step, percentile(replicate_steps, 1 - tail))
 
 
-def run_step_medians(steps):
-    """{point key: [each run's median kept step_s]} of a steps frame (resultsdir.read_steps)."""
+def run_step_medians(steps, column="step_s"):
+    """{point key: [each run's median of `column` over its kept steps]} of a steps frame
+    (resultsdir.read_steps)."""
     steps = steps[~steps["warmup"]]
     out = {}
     for key, group in steps.groupby(vocabulary.POINT_KEYS + ["repetition"], dropna=False):
         point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key[:-1])))
-        out.setdefault(point, []).append(float(group["step_s"].median()))
+        out.setdefault(point, []).append(float(group[column].astype(float).median()))
     return out
 
 
@@ -341,21 +342,21 @@ def cross_validated(validation):
     with too few others for that rank, the largest. The pool is per thread count (a Mondrian
     split, Vovk et al. 2005) because the error grows with the team: what a shared host takes
     from 16 threads it does not take from 2; with fewer than CONFORMAL_MINIMUM such points, every
-    other configuration's multi-thread points. The modelled interval (the bootstrap, RunSpread) holds what the
-    model knows of its inputs; this one what the machine did to predictions like it. 1-thread
+    other configuration's multi-thread points. The modelled interval (the bootstrap, RunSpread)
+    holds what the model knows of its inputs; this one what the machine did to predictions like
+    it. 1-thread
     points replay their own runs and are neither widened nor part of the pool; a frame without an
     interval column, or with one configuration, is returned as it is."""
     if "predicted_low" not in validation.columns or not len(validation):
         return validation
     frame = validation.copy()
     points = [vocabulary.point_key(r) for r in frame.to_dict("records")]
-    usable = [p[3] > 1 and not vocabulary.is_distributed(p[0]) and m > 0 and s > 0 and lo == lo
-              for p, m, s, lo in zip(points, frame["measured_step_s"].astype(float),
-                                     frame["predicted_step_s"].astype(float), frame["predicted_low"].astype(float))]
-    residual = [abs(math.log(m / s)) if ok else math.nan
-                for ok, m, s in zip(usable, frame["measured_step_s"].astype(float), frame["predicted_step_s"].astype(float))]
-    configs = [config_key(p) for p in points]
+    measured, predicted = frame["measured_step_s"].astype(float).tolist(), frame["predicted_step_s"].astype(float).tolist()
     low, high = frame["predicted_low"].astype(float).tolist(), frame["predicted_high"].astype(float).tolist()
+    usable = [p[3] > 1 and not vocabulary.is_distributed(p[0]) and m > 0 and s > 0 and lo == lo
+              for p, m, s, lo in zip(points, measured, predicted, low)]
+    residual = [abs(math.log(m / s)) if ok else math.nan for ok, m, s in zip(usable, measured, predicted)]
+    configs = [config_key(p) for p in points]
     for i, ok in enumerate(usable):
         if not ok:
             continue
@@ -365,8 +366,7 @@ def cross_validated(validation):
         if not others:
             continue
         q = others[min(len(others), math.ceil(INTERVAL * (len(others) + 1))) - 1]
-        step = float(frame["predicted_step_s"].iloc[i])
-        low[i], high[i] = min(low[i], step * math.exp(-q)), max(high[i], step * math.exp(q))
+        low[i], high[i] = min(low[i], predicted[i] * math.exp(-q)), max(high[i], predicted[i] * math.exp(q))
     frame["predicted_low"], frame["predicted_high"] = low, high
     return frame
 

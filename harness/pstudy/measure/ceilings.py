@@ -52,6 +52,7 @@ as many cores as it should and that the per-thread peak says the same. load_ceil
 raises CeilingsError naming the file and the key that is wrong.
 """
 
+import collections
 import datetime
 import json
 import os
@@ -240,8 +241,12 @@ def peak_beside_of_job(binary, status, stdout, stderr):
     return _probe_record(binary, result)
 
 
+# jiffies over all CPUs since boot: the hypervisor's (steal), idle or waiting on I/O, and all
+CpuTimes = collections.namedtuple("CpuTimes", "steal idle total")
+
+
 def cpu_times():
-    """(steal, total) jiffies over all CPUs from /proc/stat, or None where unreadable."""
+    """CpuTimes from /proc/stat's cpu line, or None where unreadable."""
     try:
         with open("/proc/stat") as f:
             fields = f.readline().split()
@@ -251,14 +256,23 @@ def cpu_times():
         return None
     # user nice system idle iowait irq softirq steal [guest guest_nice, already in user/nice]
     values = [int(v) for v in fields[1:9]]
-    return values[7], sum(values)
+    return CpuTimes(values[7], values[3] + values[4], sum(values))
 
 
 def steal_fraction(before, after):
     """Share of all CPUs' time the hypervisor took between two cpu_times() readings, or None."""
-    if before is None or after is None or after[1] <= before[1]:
+    if before is None or after is None or after.total <= before.total:
         return None
-    return round((after[0] - before[0]) / (after[1] - before[1]), 3)
+    return round((after.steal - before.steal) / (after.total - before.total), 3)
+
+
+def busy_cpus(before, after, seconds):
+    """CPUs' worth of time spent busy (neither idle nor waiting on I/O) between two cpu_times()
+    readings `seconds` apart, or None."""
+    if before is None or after is None or seconds <= 0:
+        return None
+    busy = (after.total - after.idle) - (before.total - before.idle)
+    return busy / os.sysconf("SC_CLK_TCK") / seconds
 
 
 def likwid_bench_available(likwid_bench="likwid-bench"):
