@@ -233,7 +233,9 @@ def main(args):
     frame, validation, overheads = prediction.predict(directory, meta, source, target, counts, args.build_dir,
                                                       stats=stats, clock=clock, against=against,
                                                       replicates=args.replicates)
-    out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
+    # each kind of prediction in a directory of its own, so that none overwrites another's
+    name = target.name + ("-dedicated" if args.dedicated else "") + (f"-against-{against.name}" if against else "")
+    out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "prediction.csv", frame)
     resultsdir.write_csv(out / "validation.csv", validation)
