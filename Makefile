@@ -1,14 +1,43 @@
-# gpt2-perfstudy. `make` builds every variant with gcc and clang; `make test`
-# and `make run` first install what is missing (scripts/install-deps.sh).
+# gpt2-perfstudy. `make` builds every variant this machine can build, with every C compiler it has
+# (gcc and clang by default; COMPILERS="gcc icx" names others), and ends with a summary of what it
+# built and what it left out, and why. `make all-variants` fails if anything was left out. On Debian
+# as root (or with sudo), `make test` and `make run` first install what is missing
+# (scripts/install-deps.sh); elsewhere they install nothing and name what is missing.
 #
-#   build/<compiler>/<kernels>/gpt2-<variant>   compiler: gcc clang; kernels: fast reference
-#   build/gpt2-<variant>                        links to build/gcc/<KERNELS>/gpt2-<variant>
+#   build/<compiler>/<kernels>/gpt2-<variant>   compiler: those found; kernels: fast reference
+#   build/gpt2-<variant>                        links to build/<first compiler>/<KERNELS>/gpt2-<variant>
 #
 # Every compiler x kernel-set tree is built; KERNELS (default fast) only picks
 # what build/gpt2-<variant> links to.
 
 KERNELS   ?= fast
-COMPILERS ?= gcc clang
+# the target of the variants' and ceiling benchmarks' builds: this machine's CPU, unless a build is
+# made for another (MARCH=-march=x86-64-v4: binaries for a machine of that class that has no compiler)
+MARCH     ?= -march=native
+
+# What this machine can build is probed, not assumed (scripts/probe-build.sh writes build/probe.mk:
+# the compilers that compile and run an OpenMP program, the flags each accepts, mpicc, StarPU's
+# headers, an installed or buildable nOS-V and ovni, smpicc). COMPILERS names the compilers to try;
+# those that pass are the ones built.
+COMPILERS_ASKED := $(or $(COMPILERS),gcc clang)
+PROBE := build/probe.mk
+ifeq ($(filter clean print-flags print-variants dist,$(MAKECMDGOALS)),)
+$(shell COMPILERS='$(COMPILERS_ASKED)' MARCH='$(MARCH)' OVNI='$(OVNI)' sh scripts/probe-build.sh $(PROBE))
+include $(PROBE)
+endif
+override COMPILERS := $(PROBED_COMPILERS)
+BUILD_COMPILER := $(firstword $(COMPILERS))
+# the goals that build need one compiler at least; the others (test and run, which install first on
+# Debian, clean, deps) do not
+ifeq ($(strip $(COMPILERS)),)
+ifneq ($(if $(MAKECMDGOALS),$(filter all build all-variants test-build unit-tests avx2 asan smpi bench,$(MAKECMDGOALS)),all),)
+$(error no C compiler here compiles and runs an OpenMP C11 program (tried: $(COMPILERS_ASKED); build/probe.txt says why): load one ('module load gcc'), or name it: make COMPILERS="icx")
+endif
+endif
+# the benchmarks' compiler (bench/Makefile.bench), unless CC is given
+ifeq ($(origin CC),default)
+CC := $(BUILD_COMPILER)
+endif
 # the variants and their kinds: one line each in variants/LIST (the harness reads it too);
 # sequential ones are linked without OpenMP
 VARIANTS            := $(shell sed -e 's/\#.*//' variants/LIST | awk 'NF {print $$1}')
@@ -26,10 +55,11 @@ node_rename = $(foreach f,executor_create executor_info executor_train executor_
 MPICC     ?= mpicc
 PYTHON     = $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
 
-# the target of the variants' and ceiling benchmarks' builds: this machine's CPU, unless a build is
-# made for another (MARCH=-march=x86-64-v4: binaries for a machine of that class that has no compiler)
-MARCH         ?= -march=native
-CFLAGS_COMMON := -std=c11 -O3 $(MARCH) -ffp-contract=off -fno-math-errno -fno-trapping-math -Wall -Wextra -g
+# the flags of every build; -march, -fno-math-errno, -fno-trapping-math and -g only where the compiler
+# accepts them (FLAGS_<compiler>, probed); -ffp-contract=off always (bit-identity needs it)
+CFLAGS_BASE   := -std=c11 -O3 -ffp-contract=off -Wall -Wextra
+CFLAGS_COMMON := $(CFLAGS_BASE) $(MARCH) -fno-math-errno -fno-trapping-math -g
+cflags_for     = $(CFLAGS_BASE) $(FLAGS_$(1))
 LDLIBS        := -lm -ldl
 
 CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/fileio.c core/data.c core/trace.c core/disturbance.c core/taskgraph.c core/traffic.c core/counters.c core/schedule.c
@@ -79,7 +109,7 @@ $(patsubst %,build/$(1)/$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(3)/gpt
 build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-omp.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(1) $(4) -fopenmp $$(filter %.o,$$^) -o $$@ $$(RUNTIME_LDLIBS_$$*) $(LDLIBS)
 endef
-$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k),$(k),$(CFLAGS_COMMON)))))
+$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k),$(k),$(call cflags_for,$(c))))))
 
 # Builds with hardware-counter regions around every kernel (core/counters.h):
 #   make counters COUNTERS=likwid   ->  build/<compiler>/<kernels>-likwid/gpt2-<variant>  (-DUSE_LIKWID -llikwid)
@@ -91,10 +121,10 @@ COUNTERS_PKG_papi   := libpapi-dev papi-tools
 define COUNTERS_TREE
 $(patsubst %,build/$(1)/$(2)-$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)-$(3)/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
 	@mkdir -p $$(@D)
-	$(1) $(CFLAGS_COMMON) -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
+	$(1) $(call cflags_for,$(1)) -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $(LDLIBS) -l$(3)
 build/$(1)/$(2)-$(3)/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
 	@mkdir -p $$(@D)
-	$(1) $(CFLAGS_COMMON) -fopenmp -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' $$(RUNTIME_CFLAGS_$$*) variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $$(RUNTIME_LDLIBS_$$*) $(LDLIBS) -l$(3)
+	$(1) $(call cflags_for,$(1)) -fopenmp -DUSE_$(shell echo $(3) | tr a-z A-Z) -DKERNELS_NAME='"$(2)"' $$(RUNTIME_CFLAGS_$$*) variants/main.c $(FRONT_SRC) variants/$$*.c $(CORE_SRC) $(KERNEL_SRC_$(2)) -o $$@ $$(RUNTIME_LDLIBS_$$*) $(LDLIBS) -l$(3)
 endef
 $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(foreach b,likwid papi,$(eval $(call COUNTERS_TREE,$(c),$(k),$(b))))))
 .PHONY: counters
@@ -108,15 +138,19 @@ counters:
 # machine that has AVX-512 (`make avx2`; bench/kernels.py --isa avx2, or a sweep with
 # run.binary = "{build_dir}/{compiler}/{kernels}-avx2/gpt2-{variant}").
 #   build/<compiler>/<kernels>-avx2/gpt2-<variant>
-CFLAGS_AVX2 := $(subst $(MARCH),-mavx2 -mfma,$(CFLAGS_COMMON))
-$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k),$(k)-avx2,$(CFLAGS_AVX2)))))
+cflags_avx2 = $(subst $(MARCH),-mavx2 -mfma,$(call cflags_for,$(1)))
+$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k),$(k)-avx2,$(call cflags_avx2,$(c))))))
 
 BUILT_VARIANTS := $(wildcard $(patsubst %,variants/%.c,$(VARIANTS)))
 BUILT_NAMES    := $(patsubst variants/%.c,%,$(BUILT_VARIANTS))
 KERNEL_SETS ?= fast reference
-BINARIES := $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(BUILT_NAMES),build/$(c)/$(k)/gpt2-$(v))))
+# the variants a compiler's trees get: each one whose runtime or MPI the probe found
+NOSV_OK    := $(filter home vendored,$(NOSV_FROM))
+LEFT_OUT    = $(if $(HAVE_STARPU),,starpu) $(if $(NOSV_OK),,nosv) $(if $(MPI_$(1)),,$(DISTRIBUTED_VARIANTS))
+variants_for = $(filter-out $(call LEFT_OUT,$(1)),$(BUILT_NAMES))
+BINARIES := $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(call variants_for,$(c)),build/$(c)/$(k)/gpt2-$(v))))
 # `make avx2`: the AVX2 trees of every variant but the distributed one, and the product benchmark
-AVX2_BINARIES := $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(filter-out $(DISTRIBUTED_VARIANTS),$(BUILT_NAMES)),build/$(c)/$(k)-avx2/gpt2-$(v))))
+AVX2_BINARIES := $(foreach c,$(COMPILERS),$(foreach k,$(KERNEL_SETS),$(foreach v,$(filter-out $(DISTRIBUTED_VARIANTS),$(call variants_for,$(c))),build/$(c)/$(k)-avx2/gpt2-$(v))))
 avx2: $(AVX2_BINARIES) build/bench/gemm_bench-avx2
 
 # gpt2-mpi on a simulated cluster: built with SimGrid's smpicc (Debian's libsimgrid-dev) and run
@@ -152,11 +186,20 @@ $(patsubst %,$(SMPI_TREE)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(SMPI_TREE)/gpt2-%: 
 # no -march and no contraction, so that its arithmetic is the Python reference's, bit for bit
 REPLAY_LIB := build/harness/libreplay.so
 build: $(BINARIES) $(BENCH_BINS) $(REPLAY_LIB)
-	@for v in $(BUILT_NAMES); do ln -sfn gcc/$(KERNELS)/gpt2-$$v build/gpt2-$$v; done
+	@for v in $(BUILT_NAMES); do rm -f build/gpt2-$$v; done
+	@for v in $(call variants_for,$(BUILD_COMPILER)); do ln -sfn $(BUILD_COMPILER)/$(KERNELS)/gpt2-$$v build/gpt2-$$v; done
+	@$(foreach c,$(COMPILERS),echo "built with $(c) ($(KERNEL_SETS)): $(call variants_for,$(c))";)
+	@sed -n 's/^left-out \([^:]*\): /left out: \1: /p; s/^note /note: /p' build/probe.txt
+
+# every variant, compiler and tool, or a failure naming what was left out (what CI builds)
+.PHONY: all-variants
+all-variants: build
+	@if grep -q '^left-out' build/probe.txt; then \
+	    echo "all-variants: $$(grep -c '^left-out' build/probe.txt) left out (above; build/probe.txt)" >&2; exit 1; fi
 
 $(REPLAY_LIB): harness/replay/replay.c
 	@mkdir -p $(@D)
-	gcc -std=c11 -O2 -fPIC -shared -ffp-contract=off -Wall -Wextra -o $@ $<
+	$(BUILD_COMPILER) -std=c11 -O2 -fPIC -shared -ffp-contract=off -Wall -Wextra -o $@ $<
 
 deps:
 	@scripts/install-deps.sh
@@ -165,47 +208,61 @@ deps:
 # compiled with RUNTIME_CFLAGS_<name>, linked with RUNTIME_LDLIBS_<name>, built after what
 # RUNTIME_DEPS_<name> lists, and is not one of the MPI variant's node-level executors (which
 # are OpenMP programs inside each process).
-#   nosv    nOS-V, vendored in third_party/nos-v (third_party/README.md): built here, out of the
-#           source tree, into build/nosv/install (its default configuration file beside it), and
-#           rebuilt only when a file of its sources changes. A shared library found through the
-#           binary's run path, relative to the binary first: nOS-V interposes pthread_create and
-#           the affinity calls, and refuses to start unless it comes before libc in the program's
-#           library list, which a library linked into the executable itself does not.
-#           Configured with ovni (below) unless OVNI=no, so that a run can record a trace of it
-#   starpu  StarPU 1.3, Debian's libstarpu-dev: its headers only; the variant opens the library
-#           at run time, so that a machine without it gets a one-line error, not the loader's
+#   nosv    nOS-V: an installed one where the probe found it (NOSV_HOME, or pkg-config nos-v: a
+#           site's module), else the copy vendored in third_party/nos-v (third_party/README.md),
+#           built here, out of the source tree, into build/nosv/install (its default configuration
+#           file beside it), and rebuilt only when a file of its sources changes. A shared library
+#           found through the binary's run path, relative to the binary first: nOS-V interposes
+#           pthread_create and the affinity calls, and refuses to start unless it comes before libc
+#           in the program's library list, which a library linked into the executable itself does not.
+#           Configured with ovni (below) when ovni is at hand, so that a run can record a trace of it
+#   starpu  StarPU 1.3 (Debian's libstarpu-dev, or STARPU_HOME): its headers only; the variant opens
+#           the library at run time, so that a machine without it gets a one-line error, not the loader's
 NOSV_BUILD := build/nosv
 NOSV_LIB   := $(NOSV_BUILD)/install/lib/libnosv.so
-# ovni, vendored in third_party/ovni: the trace library nOS-V emits to and ovniemu, which turns a
-# trace into Paraver's (docs/traces.md). Built with CMake into build/ovni/install: the library and
-# ovniemu alone (ovnisync, the one tool that needs MPI, is left out). OVNI=no, or no cmake, builds
-# nOS-V without it; gpt2-nosv then refuses a runtime trace with one line.
-OVNI       ?= $(if $(shell command -v cmake 2>/dev/null),yes,no)
+# ovni: the trace library nOS-V emits to and ovniemu, which turns a trace into Paraver's
+# (docs/traces.md). An installed one (OVNI_HOME, pkg-config ovni), else the copy vendored in
+# third_party/ovni, built with CMake into build/ovni/install: the library and ovniemu alone
+# (ovnisync, the one tool that needs MPI, is left out). OVNI=no, or neither an installed ovni nor
+# cmake, builds nOS-V without it; gpt2-nosv then refuses a runtime trace with one line.
 OVNI_BUILD := build/ovni
 OVNI_LIB   := $(OVNI_BUILD)/install/lib/libovni.so
 OVNIEMU    := $(OVNI_BUILD)/install/bin/ovniemu
 OVNI_COMMIT := cf025e242f45fc43f62165cbf07f6f2077d53747
+OVNI_HOME_USED := $(if $(filter home,$(OVNI_FROM)),$(OVNI_PREFIX),$(if $(filter vendored,$(OVNI_FROM)),$(abspath $(OVNI_BUILD))/install))
 # whether nOS-V was configured with ovni, kept in a file that changes only when the choice does (not
 # with the tree's place, so that a copy of a built tree stays built), so that
 # switching OVNI rebuilds nOS-V and the variant on it
-NOSV_WITH  := $(if $(filter yes,$(OVNI)),--with-ovni=$(abspath $(OVNI_BUILD))/install,--without-ovni)
+NOSV_WITH  := $(if $(OVNI_HOME_USED),--with-ovni=$(OVNI_HOME_USED),--without-ovni)
 NOSV_STAMP := build/nosv-configure.flags
+NOSV_STAMP_TEXT := ovni=$(OVNI_FROM)$(if $(filter home,$(OVNI_FROM)), $(OVNI_PREFIX))
 ifeq ($(filter clean print-% dist,$(MAKECMDGOALS)),)
-$(shell mkdir -p build && { [ "$$(cat $(NOSV_STAMP) 2>/dev/null)" = "ovni=$(OVNI)" ] || echo "ovni=$(OVNI)" > $(NOSV_STAMP); })
+$(shell mkdir -p build && { [ "$$(cat $(NOSV_STAMP) 2>/dev/null)" = "$(NOSV_STAMP_TEXT)" ] || echo "$(NOSV_STAMP_TEXT)" > $(NOSV_STAMP); })
 endif
+ifeq ($(NOSV_FROM),home)
+RUNTIME_CFLAGS_nosv := -I$(NOSV_PREFIX)/include
+RUNTIME_LDLIBS_nosv  = -L$(NOSV_PREFIX)/lib -lnosv -Wl,-rpath,$(NOSV_PREFIX)/lib
+RUNTIME_DEPS_nosv   :=
+else
 RUNTIME_CFLAGS_nosv := -I$(NOSV_BUILD)/install/include
 RUNTIME_LDLIBS_nosv  = -L$(NOSV_BUILD)/install/lib -lnosv -Wl,-rpath,'$$ORIGIN/../../nosv/install/lib' \
                        -Wl,-rpath,'$$ORIGIN/../nosv/install/lib' -Wl,-rpath,$(abspath $(NOSV_BUILD))/install/lib
 RUNTIME_DEPS_nosv   := $(NOSV_LIB) $(NOSV_STAMP)
+endif
 # with ovni the variant names libovni itself, through run paths relative to it as nOS-V's, so
 # that the library nOS-V needs is found in a tree that has moved, and calls it (variants/nosv.c)
-ifeq ($(OVNI),yes)
+ifeq ($(OVNI_FROM),vendored)
 RUNTIME_CFLAGS_nosv += -DWITH_OVNI -I$(OVNI_BUILD)/install/include
 RUNTIME_LDLIBS_nosv += -Wl,--push-state,--no-as-needed -L$(OVNI_BUILD)/install/lib -lovni -Wl,--pop-state \
                        -Wl,-rpath,'$$ORIGIN/../../ovni/install/lib' -Wl,-rpath,'$$ORIGIN/../ovni/install/lib' \
                        -Wl,-rpath,$(abspath $(OVNI_BUILD))/install/lib
+RUNTIME_DEPS_nosv   += $(OVNI_LIB)
 endif
-RUNTIME_CFLAGS_starpu = $(shell pkg-config --cflags starpu-1.3 2>/dev/null || echo -I/usr/include/starpu/1.3)
+ifeq ($(OVNI_FROM),home)
+RUNTIME_CFLAGS_nosv += -DWITH_OVNI -I$(OVNI_PREFIX)/include
+RUNTIME_LDLIBS_nosv += -Wl,--push-state,--no-as-needed -L$(OVNI_PREFIX)/lib -lovni -Wl,--pop-state -Wl,-rpath,$(OVNI_PREFIX)/lib
+endif
+RUNTIME_CFLAGS_starpu = $(STARPU_CFLAGS)
 RUNTIME_LDLIBS_starpu :=
 RUNTIME_DEPS_starpu   :=
 # every build of such a variant: the compiled trees, the counters and sanitizer builds
@@ -214,12 +271,12 @@ $(foreach v,$(RUNTIME_VARIANTS),$(eval $(patsubst %,%/obj/exec-$(v).o,$(RUNTIME_
 NOSV_SOURCES := $(shell find third_party/nos-v -type f 2>/dev/null)
 # autoreconf writes into the tree it runs in: a copy of the sources, under build/. nOS-V's own
 # make is not $(MAKE), which `make -n` would run, in a tree configure has not made
-$(NOSV_LIB): $(NOSV_SOURCES) $(NOSV_STAMP) $(if $(filter yes,$(OVNI)),$(OVNI_LIB))
+$(NOSV_LIB): $(NOSV_SOURCES) $(NOSV_STAMP) $(if $(filter vendored,$(OVNI_FROM)),$(OVNI_LIB))
 	@rm -rf $(NOSV_BUILD) && mkdir -p $(NOSV_BUILD)/obj
 	cp -a third_party/nos-v $(NOSV_BUILD)/src
 	cd $(NOSV_BUILD)/src && autoreconf -fi > ../autoreconf.log 2>&1 || { tail -20 ../autoreconf.log >&2; exit 1; }
 	cd $(NOSV_BUILD)/obj && ../src/configure --prefix=$(abspath $(NOSV_BUILD))/install --enable-shared --disable-static \
-	    --without-papi $(NOSV_WITH) CC=gcc CFLAGS=-O2 > ../configure.log 2>&1 || { tail -20 ../configure.log >&2; exit 1; }
+	    --without-papi $(NOSV_WITH) CC=$(BUILD_COMPILER) CFLAGS=-O2 > ../configure.log 2>&1 || { tail -20 ../configure.log >&2; exit 1; }
 	env -u MAKEFLAGS -u MFLAGS make -C $(NOSV_BUILD)/obj -j$(BUILD_JOBS) install > $(NOSV_BUILD)/make.log 2>&1 || \
 	    { tail -20 $(NOSV_BUILD)/make.log >&2; exit 1; }
 	@touch $@
@@ -231,7 +288,7 @@ OVNI_SOURCES := $(shell find third_party/ovni -type f 2>/dev/null)
 # OVNI_CONFIG_DIR in its environment, where the tree has moved)
 $(OVNI_LIB): $(OVNI_SOURCES)
 	@rm -rf $(OVNI_BUILD) && mkdir -p $(OVNI_BUILD)/install/lib $(OVNI_BUILD)/install/bin $(OVNI_BUILD)/install/include
-	cmake -S third_party/ovni -B $(OVNI_BUILD)/obj -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DUSE_MPI=OFF \
+	cmake -S third_party/ovni -B $(OVNI_BUILD)/obj -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=$(BUILD_COMPILER) -DUSE_MPI=OFF \
 	    -DBUILD_TESTING=OFF -DCMAKE_INSTALL_PREFIX=$(abspath $(OVNI_BUILD))/install -DOVNI_GIT_COMMIT=$(OVNI_COMMIT) > $(OVNI_BUILD)/cmake.log 2>&1 || \
 	    { tail -20 $(OVNI_BUILD)/cmake.log >&2; exit 1; }
 	env -u MAKEFLAGS -u MFLAGS cmake --build $(OVNI_BUILD)/obj -j$(BUILD_JOBS) --target ovni ovniemu > $(OVNI_BUILD)/make.log 2>&1 || \
@@ -263,27 +320,34 @@ bench-runtimes: deps
 # the AVX2 builds the bit-identity and kernel benchmark tests compare, the SMPI build the two
 # distributed engines are checked with
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-TEST_BUILDS := build unit-tests asan fuzz-build smpi $(filter build/gcc/fast-avx2/%,$(AVX2_BINARIES))
+TEST_BUILDS := build unit-tests $(if $(HAVE_ASAN),asan) $(if $(HAVE_FUZZER),fuzz-build) $(if $(HAVE_SMPICC),smpi) \
+               $(filter build/gcc/fast-avx2/%,$(AVX2_BINARIES))
 .PHONY: test-build
 test-build: $(TEST_BUILDS)
 
+# Where scripts/install-deps.sh installs (Debian, as root or with sudo) nothing may be left out: the
+# tests are built with all-variants and told (PERFSTUDY_REQUIRE_ALL) to fail where a component they
+# need is missing. Elsewhere they skip it and say why.
+REQUIRE_ALL = $$([ "$$(scripts/install-deps.sh --mode)" = apt ] && echo 1)
 test: deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
-	@scripts/run-tests.sh
+	@if [ -n "$(REQUIRE_ALL)" ]; then $(MAKE) --no-print-directory all-variants > /dev/null; fi
+	@PERFSTUDY_REQUIRE_ALL=$(REQUIRE_ALL) scripts/run-tests.sh
 
 # the long tier (tests/conftest.py, LONG_TESTS) alone, and everything
 .PHONY: test-long test-all
 test-long: deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
-	@RUN_TESTS_TIER=long scripts/run-tests.sh
+	@PERFSTUDY_REQUIRE_ALL=$(REQUIRE_ALL) RUN_TESTS_TIER=long scripts/run-tests.sh
 test-all: deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
-	@RUN_TESTS_TIER=all scripts/run-tests.sh
+	@PERFSTUDY_REQUIRE_ALL=$(REQUIRE_ALL) RUN_TESTS_TIER=all scripts/run-tests.sh
 
 # the default study: sweep, then tables, figures and the roofline verdict
+RUN_CONFIG ?= configs/default.toml
 run: deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) build
-	@dir=$$(harness/perfstudy run --no-summary configs/default.toml) && harness/perfstudy report "$$dir"
+	@dir=$$(harness/perfstudy run --no-summary $(RUN_CONFIG)) && harness/perfstudy report "$$dir"
 
 reference:
 	$(PYTHON) tests/reference/make_reference.py --all --out tests/fixtures

@@ -11,6 +11,8 @@ import signal
 
 import pytest
 
+import components  # tests/components.py: what a test needs that a machine may lack
+
 # The long tier: tests that repeat what make test already checks once, over a whole matrix or many
 # times (every chunking, a false-flag rate, backward compatibility with each older layout), and
 # long end-to-end runs of what a shorter test covers. `make test` leaves them out to stay within
@@ -58,6 +60,9 @@ LONG_TESTS = {
     "test_check_limits.py::test_check_refuses_a_chunking_over_the_task_limit_as_the_run_does[taskiter]",
     "test_check_limits.py::test_check_refuses_a_chunking_over_the_task_limit_as_the_run_does[nosv]",
     "test_check_limits.py::test_check_refuses_a_chunking_over_the_task_limit_as_the_run_does[starpu]",
+    # the cluster node's build from nothing, default study and budgeted study (minutes); make, doctor
+    # and make run on the node stay
+    "test_cluster_node.py::test_a_whole_study_from_scratch_comes_home_as_one_archive",
 }
 
 SERIAL_FILES = {
@@ -90,6 +95,15 @@ def pytest_configure(config):
     signal.signal(signal.SIGINT, signal.default_int_handler)
     config.addinivalue_line("markers", "serial: runs alone (timings, or both cores), not beside other tests")
     config.addinivalue_line("markers", "long: the long tier, left out of make test (LONG_TESTS)")
+    config.addinivalue_line("markers", "needs(*components): skipped where one is missing (tests/components.py)")
+
+
+def pytest_runtest_setup(item):
+    wanted = {name for mark in item.iter_markers("needs") for name in mark.args}
+    if hasattr(item, "callspec"):
+        wanted |= components.needed_by_parameters(item.callspec.params)
+    for name in sorted(wanted):
+        components.require(name)
 
 
 def is_long(item):

@@ -32,6 +32,9 @@ def run_fuzzer(args, timeout):
     return out
 
 
+pytestmark = pytest.mark.needs("fuzz")
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_corpus_replays_clean(fuzz_build, target):
     files = sorted((ROOT / "tests" / "fuzz" / "corpus" / target).iterdir())

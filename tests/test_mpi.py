@@ -2,7 +2,6 @@
 by the rank count or not), bit-identical results across repeats, executors and threads per rank
 for both update modes, the communication in traces, and bad input."""
 import os
-import shutil
 import signal
 import struct
 import subprocess
@@ -12,7 +11,7 @@ import pytest
 
 from variant_helpers import FIXTURES, binary, fixture_settings, json_lines, run, step_records
 
-pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun missing: scripts/install-deps.sh")
+pytestmark = pytest.mark.needs("mpi")
 # the runs that train on every rank with several threads are marked serial (tests/conftest.py); the bad
 # input and disagreement cases end before any training and run beside other tests
 

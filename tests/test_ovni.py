@@ -15,6 +15,7 @@ from variant_helpers import ROOT, binary, run
 sys.path.insert(0, str(ROOT / "harness"))
 from pstudy.store import ovnitrace  # noqa: E402
 
+pytestmark = pytest.mark.needs("nosv", "ovni")
 TINY_RUN = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--threads", "2"]
 OVNIEMU = ROOT / "build" / "ovni" / "install" / "bin" / "ovniemu"
 PERFSTUDY = ROOT / "harness" / "perfstudy"

@@ -13,6 +13,9 @@ def asan_build():
     return ROOT / "build" / "asan"
 
 
+pytestmark = pytest.mark.needs("asan")
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_tiny_run_is_sanitizer_clean(asan_build, variant):
     d = FIXTURES / "odd36"

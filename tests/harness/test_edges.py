@@ -7,7 +7,6 @@ and a Slurm client that misbehaves is handled."""
 import importlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -204,7 +203,7 @@ os.execvp("mpirun", cmd)
 
 
 @needs_real
-@pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun missing: scripts/install-deps.sh")
+@pytest.mark.needs("mpi")
 def test_a_distributed_point_whose_ranks_disagree_is_recorded_and_the_sweep_goes_on(tmp_path):
     real = Study(tmp_path, REAL_BUILD)
     wrapper = tmp_path / "mpirun-disagreeing"

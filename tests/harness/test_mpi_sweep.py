@@ -4,14 +4,13 @@ mpirun."""
 
 import json
 import os
-import shutil
 
 import pandas as pd
 import pytest
 
 from conftest import REPO, Study
 
-pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun missing: scripts/install-deps.sh")
+pytestmark = pytest.mark.needs("mpi")
 
 CONFIG = """
 [model]

@@ -8,6 +8,8 @@ import subprocess
 
 import pytest
 
+import components
+
 PROBE = ('<script>window.addEventListener("load",()=>{const s=[...document.images].map('
          'i=>i.complete&&i.naturalWidth>0?1:0);document.body.setAttribute("data-images",s.join(""));'
          'document.body.setAttribute("data-text",document.body.innerText.length);'
@@ -23,7 +25,7 @@ def chromium():
         path = shutil.which(name)
         if path:
             return path
-    pytest.skip("chromium is not installed (scripts/install-deps.sh installs Debian's chromium)")
+    components.require("chromium")
 
 
 def probe_page(browser, page, tmp_path, text=None):

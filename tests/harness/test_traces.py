@@ -174,7 +174,7 @@ def test_exports_of_every_variant_pass_both_checkers(real_traces):
             assert f["load_balance"] == 1.0
 
 
-@pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun missing: scripts/install-deps.sh")
+@pytest.mark.needs("mpi")
 def test_exports_of_an_overlapped_mpi_run_pass_both_checkers(tmp_path):
     """gpt2-mpi --overlap on at 2 ranks: each rank's communication thread is a thread of its own after
     the workers (2 ranks x 1 thread: threads 2 and 3), its bucket records beside the workers' compute."""

@@ -3,24 +3,27 @@
     perfstudy answer DIR [DIR ...] [--out DIR]
 
 Each DIR is a results directory (its measured steps), a validation recording (its points.csv:
-one median a point), or a folder of either under results/ (a committed study in docs/studies/).
+one median a point), a folder of either under results/ (a committed study in docs/studies/), or a
+study archive (perfstudy study --archive FILE.tar.gz), read as the folder it unpacks to.
 Sweep points give each variant's speedup over seq and its ratio to fork-join at each thread count;
 a sweep with repetitions gives the paired ratio with its 95% interval (analyse/answer.py says
 how). With --out, answer.md (the tables, each with its source) and answer.png (the figure) are
 written there.
 """
 
+import contextlib
 import math
 from pathlib import Path
 
 from pstudy.analyse import answer
 from pstudy.errors import StudyError
 from pstudy.show import answerfigure
-from pstudy.store import resultsdir, validationdata, vocabulary
+from pstudy.store import resultsdir, studyarchive, validationdata, vocabulary
 
 
 def add_arguments(parser):
-    parser.add_argument("dirs", nargs="+", help="results directories, validation recordings, or folders of them")
+    parser.add_argument("dirs", nargs="+", help="results directories, validation recordings, folders of them, "
+                                                "or study archives (perfstudy study --archive FILE.tar.gz)")
     parser.add_argument("--out", help="a directory to write answer.md and answer.png into")
 
 
@@ -90,17 +93,23 @@ def paired_table(rows):
 
 
 def main(args):
+    with contextlib.ExitStack() as unpacked:
+        found = []
+        for d in args.dirs:  # an archive is read where it is unpacked, for as long as this runs
+            found += sources(unpacked.enter_context(studyarchive.unpacked(d)) if studyarchive.is_archive(d) else d)
+        return answer_of(args, found)
+
+
+def answer_of(args, found):
     import pandas as pd
 
-    found = []
-    for d in args.dirs:
-        found += sources(d)
     if len({p.resolve() for _, p in found}) != len(found):
         raise StudyError("a directory given twice: each is counted once")
     out_lines, sweep_rows, paired_rows = [], [], []
     for kind, directory in found:
         frame, steps, cpu = points_of(kind, directory)
-        where = f"{directory}" + (f" ({cpu})" if cpu else "")
+        # by name, not path: the same from an archive as from the folder it unpacks to
+        where = directory.name + (f" ({cpu})" if cpu else "")
         reps = steps["repetition"].nunique() if steps is not None else 1
         if steps is not None and reps >= 2:
             rows = answer.paired_ratios(steps)

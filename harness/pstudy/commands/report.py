@@ -1,18 +1,20 @@
 """report a results directory: summary table, chart, figures, efficiency factors, timelines and report.html in plots/."""
 
+import argparse
 import os
 import sys
 from pathlib import Path
 
 from pstudy import common
-from pstudy.store import resultsdir, vocabulary
+from pstudy.store import resultsdir, studyarchive, vocabulary
 from pstudy.analyse import tables
 from pstudy.errors import StudyError
 from pstudy.show import noisefigure
 
 
 def add_arguments(parser):
-    parser.add_argument("results_dir", help="a results directory, the name of one in results/, or \"latest\"")
+    parser.add_argument("results_dir", help="a results directory, the name of one in results/, \"latest\", or a "
+                                            "study archive (FILE.tar.gz: unpacked into results/FILE/, each directory reported)")
     parser.add_argument("--plots-root", default=os.environ.get("PERFSTUDY_PLOTS"),
                         help="figures go to PLOTS_ROOT/<results name>/ (default: $PERFSTUDY_PLOTS or <repo>/plots)")
     parser.add_argument("--formats", default="png,svg", help="comma-separated figure formats (default png,svg)")
@@ -26,6 +28,11 @@ def add_arguments(parser):
 
 
 def main(args):
+    if studyarchive.is_archive(args.results_dir):  # unpacked into the results root, each directory reported
+        status = 0
+        for found in studyarchive.unpack_kept(args.results_dir, common.results_root()):
+            status = max(status, main(argparse.Namespace(**{**vars(args), "results_dir": str(found)})))
+        return status
     directory = resultsdir.ResultsDir(resultsdir.locate(args.results_dir))
     meta = resultsdir.read_meta(directory)  # check the directory before the heavy imports
     formats = [] if args.no_figures else common.choices(args.formats, common.FIGURE_FORMATS, "--formats")

@@ -11,7 +11,7 @@ from pstudy.measure import evidence
 from pstudy.store import config as configmod
 from pstudy.store import ovnitrace, resultsdir, sweep, traceformats
 from pstudy.analyse import tables
-from pstudy.measure import ceilings, provenance, runner, slurm
+from pstudy.measure import ceilings, doctor, provenance, runner, slurm
 from pstudy.common import REPO_ROOT
 from pstudy.errors import StudyError, os_error_message
 
@@ -381,8 +381,9 @@ def check_inputs(study, order):
         if key not in binaries:
             path = runner.binary_path(study, run.point, str(REPO_ROOT))
             if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-                raise StudyError(f"{study.path}: run.binary: no executable {path} for {'/'.join(key)} "
-                                 "(build it first, or set run.build_dir / PERFSTUDY_BUILD_DIR)")
+                why = doctor.why_not_built(common.build_dir(study), run.point.compiler, run.point.variant)
+                raise StudyError(f"{study.path}: run.binary: no executable {path} for {'/'.join(key)}: {why} "
+                                 "(or set run.build_dir / PERFSTUDY_BUILD_DIR)")
             binaries[key] = path
     if study.model["config"] is not None:  # what the binaries accept, asked of them, not a copied list
         for path in sorted(set(binaries.values())):

@@ -36,14 +36,17 @@ from pstudy import common
 from pstudy.common import REPO_ROOT
 from pstudy.errors import StudyError
 from pstudy.store import config as configmod
-from pstudy.store import resultsdir
+from pstudy.store import resultsdir, studyarchive
 
 RESERVE_S = 30       # the packing, and the slack of a sweep stopped at its deadline (its last run ends)
 MIN_SWEEP_S = 60     # what a later config is left at least, if the budget holds it
+# a short budget (a first look at a node, a minute) scales both down: a quarter of it at most for
+# the packing's slack, and 40% at most kept for each later config
+MIN_BUDGET_S = 60
 BUILD_S = 300        # the build at most
 CEILINGS_S = 300     # the ceilings at most
 STOP_GRACE_S = 20    # after SIGTERM, a sweep has this long to tabulate before it is killed
-ARCHIVE_ROOT = "study"
+ARCHIVE_ROOT = studyarchive.ROOT
 
 MACHINE_COMMANDS = [
     ("date", ["date", "-u"]), ("uname", ["uname", "-a"]), ("nproc", ["nproc"]), ("lscpu", ["lscpu"]),
@@ -52,6 +55,7 @@ MACHINE_COMMANDS = [
     ("transparent huge pages", ["cat", "/sys/kernel/mm/transparent_hugepage/enabled"]),
     ("gcc", ["gcc", "--version"]), ("clang", ["clang", "--version"]), ("mpicc", ["mpicc", "--showme:version"]),
     ("python3", [sys.executable, "--version"]),
+    ("perfstudy doctor", [str(REPO_ROOT / "harness" / "perfstudy"), "doctor"]),
 ]
 COUNTER_COMMANDS = [
     ("kernel PMUs", ["ls", "/sys/bus/event_source/devices"]),
@@ -65,7 +69,7 @@ COUNTER_COMMANDS = [
 def add_arguments(parser):
     parser.add_argument("configs", nargs="+", help="TOML files, or names of ones in configs/, run in this order")
     parser.add_argument("--budget", type=float, required=True,
-                        help="seconds the whole study may take, packing included (at least 120)")
+                        help="seconds the whole study may take, packing included (at least 60)")
     parser.add_argument("--archive", required=True, help="the archive to write (FILE.tar.gz; must not exist)")
     parser.add_argument("--threads", help="the ceilings' thread counts (default: every count the configs sweep)")
     parser.add_argument("--no-build", action="store_true", help="use the binaries already in build/")
@@ -83,8 +87,9 @@ class Clock:
 
 
 def main(args):
-    if not args.budget >= 120:
-        raise StudyError(f"--budget {args.budget:g}: at least 120 seconds (the ceilings and one sweep)")
+    if not args.budget >= MIN_BUDGET_S:
+        raise StudyError(f"--budget {args.budget:g}: at least {MIN_BUDGET_S} seconds (the ceilings and one sweep)")
+    reserve_s, min_sweep_s = min(RESERVE_S, 0.15 * args.budget), min(MIN_SWEEP_S, 0.4 * args.budget)
     archive = Path(args.archive)
     if not archive.name.endswith(".tar.gz"):
         raise StudyError(f"--archive {archive}: the name must end in .tar.gz")
@@ -115,7 +120,7 @@ def main(args):
         if not args.no_build:
             step("2. build")
             status = bounded(["make", "-s", f"-j{os.cpu_count() or 1}", "build"], clock,
-                             min(BUILD_S, clock.left() - RESERVE_S - MIN_SWEEP_S), log)
+                             min(BUILD_S, clock.left() - reserve_s - min_sweep_s), log)
             step(f"build: {describe(status)}")
         step(f"3. ceilings at {threads} threads")
         ceilings = root / "ceilings" / "ceilings.json"
@@ -123,13 +128,13 @@ def main(args):
         status = bounded([str(REPO_ROOT / "harness" / "perfstudy"), "ceilings", "--threads", threads,
                           "--places", str(study0.placement.get("places", "cores")),
                           "--proc-bind", str(study0.placement.get("proc_bind", "close")), "--out", str(ceilings)],
-                         clock, min(CEILINGS_S, clock.left() - RESERVE_S - MIN_SWEEP_S * len(paths)), log)
+                         clock, min(CEILINGS_S, clock.left() - reserve_s - min_sweep_s * len(paths)), log)
         step(f"ceilings: {describe(status)}")
-        results = root / "results"
+        results = root / studyarchive.RESULTS
         for i, path in enumerate(paths):
-            later = MIN_SWEEP_S * (len(paths) - i - 1)
-            seconds = clock.left() - RESERVE_S - later
-            if seconds < MIN_SWEEP_S / 2:
+            later = min_sweep_s * (len(paths) - i - 1)
+            seconds = clock.left() - reserve_s - later
+            if seconds < min_sweep_s / 2:
                 step(f"4. {path.name}: left out ({clock.left():.0f} s left)")
                 continue
             step(f"4. sweep {path.name} (at most {seconds:.0f} s)")

@@ -94,8 +94,11 @@ def cpu():
 
 def facts(study, build_dir):
     """What meta.json records of the build and the machine a sweep starts on."""
+    from pstudy.measure import doctor
+
     return {"compilers": compilers(study, build_dir), "cpu": cpu(), "system": system(), "software": software(),
-            "topology": topology(study.placement, study.sweep["threads"])}
+            "topology": topology(study.placement, study.sweep["threads"]),
+            "doctor": doctor.facts(build_dir, thorough=False)}
 
 
 def topology(placement, thread_counts):

@@ -329,6 +329,7 @@ def new_meta(name, study, git, seed, binaries, facts, order, command, started, *
         "system": facts["system"],
         "software": facts["software"],
         "topology": facts["topology"],
+        "doctor": facts.get("doctor"),
         "config_text": study.text,
         **extra,
     }
