@@ -63,6 +63,8 @@ LONG_TESTS = {
     # the cluster node's build from nothing, default study and budgeted study (minutes); make, doctor
     # and make run on the node stay
     "test_cluster_node.py::test_a_whole_study_from_scratch_comes_home_as_one_archive",
+    # a whole study inside a Slurm batch job (a minute of budget); the sweeps through Slurm stay
+    "test_slurm.py::test_the_study_batch_script_leaves_its_archive",
 }
 
 SERIAL_FILES = {

@@ -161,8 +161,12 @@ def test_a_whole_study_from_scratch_comes_home_as_one_archive(node):
     unpacked = where / "home" / "unpacked"
     unpacked.mkdir()
     subprocess.run(["tar", "-xzf", str(archive), "-C", str(unpacked)], check=True)
-    for part in ("machine.txt", "counters.txt", "log.txt", "ceilings"):
+    for part in ("machine.txt", "counters.txt", "log.txt"):
         assert (unpacked / "study" / part).exists(), part
+    log = (unpacked / "study" / "log.txt").read_text()
+    # on a loaded 2-core machine the ceilings can outrun their share of a minute: then the log says so
+    assert (unpacked / "study" / "ceilings").exists() or "ceilings: stopped at its deadline" in log, log
+    assert "doctor" in (unpacked / "study" / "machine.txt").read_text()
     from_archive = run(str(repo / "harness" / "perfstudy"), "answer", str(archive))
     from_folder = run(str(repo / "harness" / "perfstudy"), "answer", str(unpacked / "study"))
     assert from_archive.returncode == 0, from_archive.stderr

@@ -133,3 +133,16 @@ def test_install_deps_without_apt_names_what_is_missing_and_refuses_without_a_co
     assert done.returncode == 2, done.stderr
     assert "install-deps: missing gcc: not on PATH" in done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("install-deps: the study cannot run here")
+
+
+def test_a_sweep_of_a_binary_make_left_out_stops_first_with_makes_reason(study):
+    """A config that asks for what the build left out ends before its first run, naming the binary
+    and why make left it out (the build's probe), not only that it is missing."""
+    shutil.rmtree(study.build / "clang")
+    (study.build / "probe.txt").write_text("compiler gcc: gcc 12\nleft-out clang: not on PATH (a module)\n")
+    text = study.config().read_text().replace("[sweep]", '[sweep]\ncompilers = ["gcc", "clang"]')
+    done = study.perfstudy("run", study.config(name="both", text=text))
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert "clang/fast/gpt2-" in line and "make left it out: clang: not on PATH (a module)" in line, line
+    assert not study.result_dirs()

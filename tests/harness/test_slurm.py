@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tarfile
 import time
 
 import pandas as pd
@@ -295,3 +296,30 @@ def test_failed_submission_is_one_line_exit_2_and_loses_nothing(slurm, tmp_path)
     assert good.returncode == 0, good.stderr
     [d] = study.result_dirs()  # the same directory, resumed
     assert (pd.read_csv(d / "runs.csv")["status"] == "ok").all()
+
+
+def test_the_study_batch_script_leaves_its_archive(slurm, tmp_path):
+    """scripts/study.sbatch as a cluster's user submits it: perfstudy doctor, then a study within its
+    budget, and one archive where PERFSTUDY_ARCHIVE says."""
+    config = tmp_path / "tiny.toml"
+    config.write_text(CONFIG.format(variants='["seq", "forkjoin"]').replace("ranks = [1, 2]\n", "").replace(
+        "[launcher]\n", "").replace('args = ["--oversubscribe", "--bind-to", "none"]\n', ""))
+    archive, log = tmp_path / "node.tar.gz", tmp_path / "job.log"
+    env = dict(os.environ, **slurm, PERFSTUDY_CONFIGS=str(config), PERFSTUDY_BUDGET="60",
+               PERFSTUDY_ARCHIVE=str(archive), PERFSTUDY_STUDY_OPTIONS="--no-build")
+    done = subprocess.run(["sbatch", "--parsable", f"--output={log}", "--time=5", str(REPO / "scripts" / "study.sbatch")],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    job = done.stdout.strip().split(";")[0]
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        queued = subprocess.run(["squeue", "-h", "-j", job], env=env, capture_output=True, text=True, timeout=30)
+        if not queued.stdout.strip():
+            break
+        time.sleep(1)
+    said = log.read_text() if log.exists() else "(no job log)"
+    assert archive.is_file(), said[-3000:]
+    assert "widest vector ISA" in said  # perfstudy doctor ran first, in the job
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+    assert "study/machine.txt" in names and any(n.endswith("/steps.csv") for n in names), names

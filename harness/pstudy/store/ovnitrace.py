@@ -52,9 +52,14 @@ def environment(variant, binary, run_trace):
 
 
 def ovniemu(build):
-    """ovniemu of the build tree `build` (make ovni), or None."""
-    path = Path(build) / "ovni" / "install" / "bin" / "ovniemu"
-    return path if os.access(path, os.X_OK) else None
+    """ovniemu of the build tree `build` (make ovni), else of an installed ovni the build was made
+    against ($OVNI_HOME/bin, or on PATH: a site's module), or None."""
+    for path in (Path(build) / "ovni" / "install" / "bin" / "ovniemu",
+                 Path(os.environ.get("OVNI_HOME") or "/nonexistent") / "bin" / "ovniemu",
+                 Path(shutil.which("ovniemu") or "/nonexistent")):
+        if os.access(path, os.X_OK):
+            return path
+    return None
 
 
 def convert(recorded, stem, outdir, emulator):
