@@ -96,7 +96,7 @@ def test_a_traced_nosv_sweep_gives_a_paraver_trace_of_the_runtime(tmp_path):
     stem = recorded.name.removesuffix(".ovni")
     # the project's own trace and the runtime's, by thread and by CPU, side by side
     assert {p.name for p in printed} == {f"{stem}{v}{s}" for v in ("", ".ovni-thread", ".ovni-cpu")
-                                         for s in (".prv", ".pcf", ".row")}
+                                         for s in (".prv", ".pcf", ".row")} | {f"{stem}.ovni-align.txt"}
     thread_prv = tmp_path / "x" / f"{stem}.ovni-thread.prv"
     records = prv_records(thread_prv)
     # ovniemu writes every channel, a thread's state among them, as events
@@ -104,11 +104,26 @@ def test_a_traced_nosv_sweep_gives_a_paraver_trace_of_the_runtime(tmp_path):
     state, states = pcf_event_type(thread_prv.with_suffix(".pcf"), "Thread: thread state")
     assert "Running" in states.values() and any(t == state for e in records["2"] for t in e[5::2])
     task_type, labels = pcf_event_type(thread_prv.with_suffix(".pcf"), "nOS-V task type")
-    chunk = [v for v, label in labels.items() if "chunk" in label]
-    assert chunk, labels
-    # the threads that ran a chunk task: nOS-V's two workers, not the thread that submitted them
-    runners = {e[3] for e in records["2"] for t, v in zip(e[5::2], e[6::2]) if t == task_type and v in chunk}
+    # one task type per operation kind, named as the step names it: Paraver says which operation ran
+    named = {label.split()[-1] for label in labels.values()}
+    assert {"matmul_fwd", "matmul_bwd_weight", "attention_fwd", "adamw"} <= named, labels
+    matmul = [v for v, label in labels.items() if label.endswith("matmul_fwd")]
+    ran = {v for e in records["2"] for t, v in zip(e[5::2], e[6::2]) if t == task_type}
+    assert set(matmul) & ran, (matmul, ran)
+    # the threads that ran a task: nOS-V's two workers, not the thread that submitted them
+    runners = {e[3] for e in records["2"] for t, v in zip(e[5::2], e[6::2]) if t == task_type and v != 0}
     assert len(runners) == 2, runners
+    # the two traces aligned by one offset: 99% of the chunks of the run's own trace start within 10 us
+    # of a task start in ovni's, once shifted by it (a worker preempted in between is the rest)
+    align = dict(line.split() for line in (tmp_path / "x" / f"{stem}.ovni-align.txt").read_text().splitlines()
+                 if line and not line.startswith("#"))
+    offset, p99 = int(align["offset_ns"]), int(align["residual_p99_ns"])
+    starts = sorted(e[4] for e in records["2"] for t, v in zip(e[5::2], e[6::2]) if t == task_type and v != 0)
+    ours = [round(float(line.split(",")[11]) * 1e9) for line in
+            (directory / "traces" / f"{stem}.csv").read_text().splitlines()[1:]]
+    assert len(ours) == int(align["chunks"]) and p99 < 10_000, align
+    within = [min(abs(s - (t + offset)) for s in starts) <= p99 for t in ours]
+    assert sum(within) >= 0.99 * len(ours), align
     rows = thread_prv.with_suffix(".row").read_text()
     assert re.search(r"LEVEL THREAD SIZE (\d+)", rows) and int(re.search(r"LEVEL THREAD SIZE (\d+)", rows)[1]) >= 3
 

@@ -70,7 +70,9 @@ struct Executor {
     int workers;        // nOS-V's CPUs: the threads, or every CPU of the process where it has fewer
     int *counters[2];   // predecessors still to finish, per task, per slot
     int *armed;         // counter value a task starts an iteration with (beyond the first)
-    nosv_task_type_t type;
+    // one task type per operation kind, named as the kind (matmul_fwd, adamw, ...), so that the
+    // runtime's own trace (ovni's Paraver views) says which operation each worker ran
+    nosv_task_type_t types[NUM_OP_KINDS];
     nosv_task_t *tasks[2]; // one nOS-V task per chunk task and slot
     int initialised;    // nosv_init succeeded: nosv_shutdown is owed
     const char *ovni;   // the version of the libovni recording the runtime, or NULL
@@ -278,7 +280,9 @@ static int start_runtime(Executor *ex, char *err, size_t err_len) {
     snprintf(ex->placement + used, sizeof(ex->placement) - used, "]%s%s%s", ex->ovni ? ", \"ovni\": \"" : "",
              ex->ovni ? ex->ovni : "", ex->ovni ? "\"" : "");
     free(cpus);
-    rc = nosv_type_init(&ex->type, run_task, NULL, task_completed, "chunk", NULL, NULL, NOSV_TYPE_INIT_NONE);
+    for (int kind = 0; kind < NUM_OP_KINDS && rc == 0; kind++)
+        rc = nosv_type_init(&ex->types[kind], run_task, NULL, task_completed, op_kind_name((OpKind)kind), NULL, NULL,
+                            NOSV_TYPE_INIT_NONE);
     if (rc != 0) {
         snprintf(err, err_len, "nosv: nosv_type_init failed: %s", nosv_get_error_string(rc));
         return -1;
@@ -315,7 +319,8 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     for (int t = 0; t < n; t++) ex->armed[t] = ex->graph.n_pred[t] + ex->graph.n_next_pred[t];
     for (int slot = 0; slot < 2; slot++)
         for (int t = 0; t < n; t++) {
-            if (nosv_create(&ex->tasks[slot][t], ex->type, sizeof(Instance), NOSV_CREATE_NONE) != 0) goto oom;
+            nosv_task_type_t type = ex->types[step->ops[ex->graph.tasks[t].op].kind];
+            if (nosv_create(&ex->tasks[slot][t], type, sizeof(Instance), NOSV_CREATE_NONE) != 0) goto oom;
             *instance_of(ex->tasks[slot][t]) = (Instance){ex, t, -1};
         }
     return ex;
@@ -414,7 +419,8 @@ void executor_destroy(Executor *ex) {
             nosv_destroy(ex->tasks[slot][t], NOSV_DESTROY_NONE);
         free(ex->tasks[slot]);
     }
-    if (ex->type) nosv_type_destroy(ex->type, NOSV_TYPE_DESTROY_NONE);
+    for (int kind = 0; kind < NUM_OP_KINDS; kind++)
+        if (ex->types[kind]) nosv_type_destroy(ex->types[kind], NOSV_TYPE_DESTROY_NONE);
     if (ex->initialised) nosv_shutdown();
     taskgraph_free(&ex->graph);
     free(ex->counters[0]);

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from pstudy.errors import StudyError
-from pstudy.store import vocabulary
+from pstudy.store import traceformats, vocabulary
 
 # the variable that asks a binary on nOS-V for its runtime's trace
 ENV = "PERFSTUDY_OVNI_TRACE"
@@ -126,8 +126,73 @@ def export_runtime(directory, available, chosen, outdir):
         if emulator is None:
             raise StudyError(f"{path}: a runtime trace, but no ovniemu to convert it under "
                              f"{', '.join(str(t) for t in trees)} (make ovni)")
-        written += convert(path, resultsdir.run_stem(key, rep), outdir, emulator)
+        stem = resultsdir.run_stem(key, rep)
+        written += convert(path, stem, outdir, emulator)
+        chunks = traceformats.read_chunks(available[(key, rep)])
+        written.append(write_alignment(Path(outdir) / f"{stem}.ovni-thread.prv",
+                                       [traceformats.nanoseconds(s) for s in chunks["start_s"]],
+                                       Path(outdir) / f"{stem}.ovni-align.txt"))
     return written
+
+
+# Aligning the runtime's trace with the run's own. Both clocks are CLOCK_MONOTONIC, with different
+# origins: the run's Paraver times count from its trace's origin (when training starts), ovni's from
+# the first event it recorded (in nosv_init). Each chunk is one nOS-V task, whose body starts right
+# after ovni marks the task running, so the two traces' task starts differ by one constant: the
+# offset, taken as the median over the chunks of (ovni's nearest task start - the chunk's start),
+# with the residuals' 99th percentile and largest beside it so that a reader sees how well it holds
+# (a worker preempted between ovni's event and the chunk's clock read gives the largest).
+TASK_TYPE_TITLE = "nOS-V task type"
+
+
+def task_starts_ns(prv):
+    """The times (ns, ascending) at which an ovniemu thread trace marks a thread as running a task
+    (its "nOS-V task type" event set to a type)."""
+    import numpy as np
+
+    pcf = Path(prv).with_suffix(".pcf").read_text(errors="replace")
+    found = re.search(r"EVENT_TYPE\n0\s+(\d+)\s+" + re.escape(TASK_TYPE_TITLE), pcf)
+    if not found:
+        raise StudyError(f"{Path(prv).with_suffix('.pcf')}: no event type {TASK_TYPE_TITLE!r}: not an ovniemu thread trace")
+    wanted, starts = found.group(1), []
+    with open(prv, errors="replace") as f:
+        next(f, None)
+        for line in f:
+            fields = line.rstrip("\n").split(":")
+            if fields[0] != "2":
+                continue
+            for t, v in zip(fields[6::2], fields[7::2]):
+                if t == wanted and v != "0":
+                    starts.append(int(fields[5]))
+    return np.sort(np.array(starts, dtype=np.int64))
+
+
+def alignment(prv, chunk_starts_ns):
+    """(offset_ns, the residuals' 99th percentile ns, the largest ns, chunks matched): ovni's time =
+    the run's time + offset_ns."""
+    import numpy as np
+
+    ovni = task_starts_ns(prv)
+    ours = np.sort(np.asarray(chunk_starts_ns, dtype=np.int64))
+    if len(ovni) == 0 or len(ours) == 0:
+        raise StudyError(f"{prv}: no task starts to align with the run's chunks")
+    first = ovni[0] - ours[0]  # the first chunk is the first task, in both
+    at = np.clip(np.searchsorted(ovni, ours + first), 1, len(ovni) - 1)
+    nearest = np.where(np.abs(ovni[at] - (ours + first)) < np.abs(ovni[at - 1] - (ours + first)), ovni[at], ovni[at - 1])
+    offset = int(np.median(nearest - ours))
+    residuals = np.abs(nearest - ours - offset)
+    return offset, int(np.percentile(residuals, 99)), int(np.max(residuals)), len(ours)
+
+
+def write_alignment(prv, chunk_starts_ns, path):
+    """Writes the alignment of the ovniemu thread trace `prv` with the run's chunks to `path`."""
+    offset, p99, largest, n = alignment(prv, chunk_starts_ns)
+    Path(path).write_text(
+        "# ovni's Paraver time (ns) = this run's Paraver time (ns) + offset_ns; both CLOCK_MONOTONIC\n"
+        f"# (docs/traces.md, 'The runtime's own trace'); over {n} chunks, 99% of the residuals are within\n"
+        f"# {p99} ns, the largest {largest} ns\n"
+        f"offset_ns {offset}\nresidual_p99_ns {p99}\nresidual_max_ns {largest}\nchunks {n}\n")
+    return path
 
 
 def check_prv(path, limit=None):
