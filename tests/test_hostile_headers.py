@@ -96,7 +96,7 @@ def wrapping_checkpoints(limit=8):
 
 def checkpoint_cases():
     cases = wrapping_checkpoints()
-    assert any(name.startswith("wrap-C536870912-L1") for name, _ in cases), "the issue's header is generated"
+    assert any(name.startswith("wrap-C536870912-L1") for name, _ in cases), "the header that wrapped the old 32-bit check is generated"
     payload = struct.pack(f"<{num_parameters(**TINY)}f", *([0.01] * num_parameters(**TINY)))
     # each dimension alone just above its limit, at 2^29 and at INT_MAX; zero and negative
     for dim, limit in LIMITS.items():
@@ -161,7 +161,7 @@ def check_refused(cases, tmp_path, asan_dir, args_for):
 
 
 def test_generator_reproduces_the_old_wrap():
-    # the file: 1 KB, C = 2^29, maxT near 2^31, accepted by the old check
+    # the file that wrapped the old check: 1 KB, C = 2^29, maxT near 2^31, accepted by it
     cfg = {"maxT": 2**31 - 7 - 32, "V": 32, "Vp": 32, "L": 1, "NH": 1, "C": 2**29}
     assert passed_old_check(cfg, 1024)
     assert len(wrapping_checkpoints()) >= 4

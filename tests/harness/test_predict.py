@@ -227,7 +227,7 @@ def test_graphs_kept_from_another_build_are_named(sweep, tmp_path):
                       "to describe them with this build)"]
 
 
-LOAN_CEILINGS = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16" / "ceilings.json"
+VM16_CEILINGS = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16" / "ceilings.json"
 
 
 def test_ceilings_from_another_boot_of_the_machine_are_named(sweep, tmp_path):
@@ -238,7 +238,7 @@ def test_ceilings_from_another_boot_of_the_machine_are_named(sweep, tmp_path):
     shutil.copytree(directory, copy)
     runs_boot = json.loads((copy / "meta.json").read_text())["system"]["boot_id"]
     assert runs_boot == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    ceilings = json.loads(LOAN_CEILINGS.read_text())
+    ceilings = json.loads(VM16_CEILINGS.read_text())
     for boot, warned in ((runs_boot, False), ("0" * 8 + runs_boot[8:], True)):
         ceilings["host"]["boot_id"] = boot
         (copy / "ceilings.json").write_text(json.dumps(ceilings))
