@@ -53,162 +53,173 @@ static int product_tile_width(const Chunking *c, const StepDescription *s, int c
 }
 
 // Granularity for the machine: the knobs left at 0 (BATCH_SUBSIZE, k, the two
-// tile widths, the products' row chunks), chosen from the thread count P.
+// tile widths, the products' row chunks), chosen from the thread count P, in
+// one of three regimes (docs/variants.md, "The automatic chunking"):
 //
-// At 1 thread: one chunk of every operation's rows and products uncut. There
-// is nothing to run side by side, and every cut costs: a row chunk reads the
+// One thread: one chunk of every operation's rows and products uncut. There is
+// nothing to run side by side, and every cut costs: a row chunk reads the
 // packed weight again, a column tile packs its rows of the input again, and a
 // task more is a task more to schedule.
 //
-// At P >= 2, first: the products' rows whole where the batch has no more
-// rows (B x T) than the narrowest product has columns (C), or where they are
-// given whole (why: below, at whole_rows). Then no pass packs the weights
-// (variants/main.c), every product, however wide, is cut into P equal tiles
-// in units of 16 columns as fork-join cuts it (tiles_per_product;
-// tile_columns is the narrowest's), a weight gradient's input channels are
-// cut in tiles of C, and the other row operations keep row chunks of their
-// own (tile_sequences = B: the products' rows apart from them), cut by
-// sequences, then by halving k down to CHUNK_MIN_ROW_CHUNK_TOKENS, until
-// there are CHUNK_WHOLE_ROW_TILES_PER_THREAD x P of them. At d12, B=4, T=64:
-// 2 threads, tiles of 384 columns and 768 input channels, the other row
-// operations by sequence; 4 threads, tiles of 192, the others by sequence x
-// 32 tokens; 16 threads, tiles of 48, by 8 tokens.
+// Whole rows (P >= 2, the batch has no more rows, B x T, than the narrowest
+// product has columns, C; or the rows are given whole): no pass packs the
+// weights, every product is cut into P equal tiles of 16-column units as
+// fork-join cuts it, a weight gradient's input channels in tiles of C, and the
+// other row operations get row chunks of their own (rows_of_the_other_ops).
 //
-// Otherwise: cut until the narrowest row-split product has at least
-// CHUNK_TILES_PER_THREAD x P tiles, so that every thread finds ready tiles
-// while the last ones of a product run and the next operation's first rows
-// become ready early, or until the tiles reach their floors:
-//   rows: at least CHUNK_MIN_TILE_ROWS (16, two to three register tiles of
-//         the micro-kernel, MR = 8 or 6 rows; each row chunk reads the whole
-//         packed weight, so fewer rows read it more often per FLOP); cut by
-//         sequences first (BATCH_SUBSIZE halved), then by tokens (k halved),
-//         which also lets the layers of one sequence overlap; the products'
-//         row chunks are the row chunks (tile_sequences = 0), unless
-//         tile_sequences was given;
-//   columns: at least CHUNK_MIN_TILE_PANELS (4) panels of the micro-kernel
-//         (NR = 32 floats with AVX-512, 16 with AVX2: 128 or 64 columns;
-//         each column tile packs its rows of the input again); C cut into n
-//         equal parts in whole panels, a product of m x C columns getting
-//         m x n tiles.
-// Each step cuts the dimension with more room above its floor (rows on a
-// tie: a row cut repeats no packing of the input). At d12, B=8, T=1024 (8192
-// rows): 16 threads, BATCH_SUBSIZE 1, k 128 and tiles of 768.
-//
-// The weight gradients' output channels come in chunks of at least 256
-// (chunking_product_columns); there, their input channels are cut into the
-// fewest equal parts in whole panels, at least CHUNK_MIN_TILE_PANELS wide,
-// that give the narrowest (C x C, attproj's) the same target.
-static void choose_granularity(Chunking *c, const StepDescription *s, int threads) {
+// Tiles (P >= 2 otherwise): rows and columns cut until the narrowest product
+// has CHUNK_TILES_PER_THREAD x P tiles, or both reach their floors
+// (cut_rows_and_columns).
+
+// Where the rule stands while it chooses: the row chunk (bs sequences of k
+// tokens) and the narrowest row-split product's cut (parts tiles of `width`
+// columns), with what it may change (the knobs given as 0) and its bounds.
+typedef struct {
+    int bs, k, parts, width;
+    int free_bs, free_k, free_cols, free_in, free_seq;
+    int narrow, narrow_in, widest, panel, min_columns;
+    long target; // tiles of the narrowest product that keep every thread fed
+} Granularity;
+
+static Granularity granularity_start(const Chunking *c, const StepDescription *s, int threads) {
+    Granularity g = {0};
     int B = s->B, T = s->T;
-    int panel = tile_panel();
-    int min_columns = CHUNK_MIN_TILE_PANELS * panel;
-    int narrow = narrowest_product(s, 1), narrow_in = narrowest_product(s, 0);
-    int free_bs = c->batch_subsize == 0, free_k = c->token_chunk == 0;
-    int free_cols = c->tile_columns == 0 && c->tiles_per_product == 0;
-    int free_in = c->tile_in_channels == 0, free_seq = c->tile_sequences == 0;
-    c->chosen = (free_bs ? CHOSEN_BATCH_SUBSIZE : 0) | (free_k ? CHOSEN_TOKEN_CHUNK : 0) |
-                (free_cols ? CHOSEN_TILE_COLUMNS : 0) | (free_in ? CHOSEN_TILE_IN_CHANNELS : 0) |
-                (free_seq ? CHOSEN_TILE_SEQUENCES : 0);
-    int bs = free_bs ? B : min_int(c->batch_subsize, B), k = free_k ? T : min_int(c->token_chunk, T);
-    // the narrowest product cut into `parts` tiles of `width` columns: whole to start with (the wider
-    // ones in tiles as wide), or every product whole where that is narrower than the floor
-    int widest = max_int(chunking_widest_product(s, 1), 1);
-    int parts = 1, width = narrow >= min_columns ? narrow : widest;
-    if (!free_cols && c->tiles_per_product > 0) // in the unit of the rows as they stand before any cut below
-        width = min_int(equal_tile_width(narrow, c->tiles_per_product,
-                                         tile_unit(free_seq ? bs >= B && k >= T : c->tile_sequences >= B)), narrow);
-    else if (!free_cols)
-        width = c->tile_columns;
-    long target = (long)CHUNK_TILES_PER_THREAD * threads;
-    // The products' rows whole where the batch has no more rows (B x T) than
-    // the narrowest product has output columns (C), or where they are given
-    // whole. A product of M rows, K inputs and N outputs in P column tiles
-    // packs its input (M x K) P times, P - 1 more than once; cut into R row
-    // chunks it needs a pass that writes its packed weight (K x N) and R
-    // chunks that read it, R + 1 trips of the weight where fork-join's packing
-    // stays in cache. With R about P, whole rows move fewer bytes where M <= N,
-    // at any P. Measured (Xeon, 2 threads): d12 (256 rows, C = 768) with whole
-    // rows was what first matched fork-join; the small model (256 rows, C =
-    // 256) 0.936 of the row-cut chunking's step (paired, 8 rounds), 0.95 of
-    // fork-join's. Predicted for mn5-gpp (d12): taskiter with whole rows 1.03
-    // to 1.2 times fork-join's speed from 16 to 112 cores, where the row cuts
-    // were 0.91-0.98. The tiles are then one per thread of every product, as
-    // fork-join cuts it: each column tile packs its rows of the input again,
-    // and tiles of 384 columns against 192 (2 threads, d12, Xeon) made
-    // taskiter 3% faster, a weight gradient's input channels whole (C) against
-    // 256 3% more. The other row operations (LayerNorm, GELU, residuals,
-    // attention, the loss) keep their own row chunks, cut for the threads: in
-    // one chunk each, they ran on one thread while the other idled, 50
-    // thread-ms a step at d12 on 2 threads (traced).
-    int given_whole = free_seq ? !free_bs && !free_k && bs >= B && k >= T : c->tile_sequences >= B;
-    int may_be_whole = free_seq ? (free_bs || bs >= B) && (free_k || k >= T) : given_whole;
-    int whole_rows = threads > 1 && narrow > 0 && may_be_whole && (given_whole || (long)B * T <= narrow);
-    if (whole_rows && free_cols) width = equal_tile_width(narrow, threads, tile_unit(1));
-    // the row operations' chunks, where the products' rows are chunked apart from them
-    while ((whole_rows || !free_seq) && threads > 1 &&
-           (long)ceil_div(B, bs) * ceil_div(T, k) < (long)CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads) {
-        if (free_bs && bs > 1) bs = ceil_div(bs, 2);
-        else if (free_k && ceil_div(k, 2) >= CHUNK_MIN_ROW_CHUNK_TOKENS) k = ceil_div(k, 2);
+    g.panel = tile_panel();
+    g.min_columns = CHUNK_MIN_TILE_PANELS * g.panel;
+    g.narrow = narrowest_product(s, 1);
+    g.narrow_in = narrowest_product(s, 0);
+    g.free_bs = c->batch_subsize == 0;
+    g.free_k = c->token_chunk == 0;
+    g.free_cols = c->tile_columns == 0 && c->tiles_per_product == 0;
+    g.free_in = c->tile_in_channels == 0;
+    g.free_seq = c->tile_sequences == 0;
+    g.bs = g.free_bs ? B : min_int(c->batch_subsize, B);
+    g.k = g.free_k ? T : min_int(c->token_chunk, T);
+    // the narrowest product whole to start with (the wider ones in tiles as wide), or every product
+    // whole where that is narrower than the floor
+    g.widest = max_int(chunking_widest_product(s, 1), 1);
+    g.parts = 1;
+    g.width = g.narrow >= g.min_columns ? g.narrow : g.widest;
+    if (!g.free_cols && c->tiles_per_product > 0) // in the unit of the rows as they stand before any cut
+        g.width = min_int(equal_tile_width(g.narrow, c->tiles_per_product,
+                                           tile_unit(g.free_seq ? g.bs >= B && g.k >= T : c->tile_sequences >= B)),
+                          g.narrow);
+    else if (!g.free_cols)
+        g.width = c->tile_columns;
+    g.target = (long)CHUNK_TILES_PER_THREAD * threads;
+    return g;
+}
+
+// Whether the products keep their rows whole. A product of M rows, K inputs and
+// N outputs in P column tiles packs its input (M x K) P times; cut into R row
+// chunks, it needs a pass that writes its packed weight (K x N) and R chunks
+// that read it, R + 1 trips of the weight where fork-join's packing stays in
+// cache. With R about P, whole rows move fewer bytes where M <= N, at any P.
+static int rows_stay_whole(const Chunking *c, const StepDescription *s, const Granularity *g, int threads) {
+    int B = s->B, T = s->T;
+    int given_whole = g->free_seq ? !g->free_bs && !g->free_k && g->bs >= B && g->k >= T : c->tile_sequences >= B;
+    int may_be_whole = g->free_seq ? (g->free_bs || g->bs >= B) && (g->free_k || g->k >= T) : given_whole;
+    return threads > 1 && g->narrow > 0 && may_be_whole && (given_whole || (long)B * T <= g->narrow);
+}
+
+// The row operations' own chunks (LayerNorm, GELU, residuals, attention, the
+// loss), where the products' rows are chunked apart from them: by sequences,
+// then by halving k down to CHUNK_MIN_ROW_CHUNK_TOKENS, until there are
+// CHUNK_WHOLE_ROW_TILES_PER_THREAD x P of them. In one chunk each they would
+// run on one thread while the others idle.
+static void rows_of_the_other_ops(Granularity *g, const StepDescription *s, int threads) {
+    while ((long)ceil_div(s->B, g->bs) * ceil_div(s->T, g->k) < (long)CHUNK_WHOLE_ROW_TILES_PER_THREAD * threads) {
+        if (g->free_bs && g->bs > 1) g->bs = ceil_div(g->bs, 2);
+        else if (g->free_k && ceil_div(g->k, 2) >= CHUNK_MIN_ROW_CHUNK_TOKENS) g->k = ceil_div(g->k, 2);
         else break;
     }
-    while (!whole_rows && threads > 1 && narrow > 0) {
-        // the products' row chunks: tile_sequences given, or the row chunks (which then cutting rows cuts)
-        long product_rows = free_seq ? (long)ceil_div(B, bs) * ceil_div(T, k) : ceil_div(B, c->tile_sequences);
-        long tiles = product_rows * ceil_div(narrow, min_int(width, narrow));
-        if (tiles >= target) break;
+}
+
+// The tiles regime: cut until the narrowest row-split product has `target`
+// tiles, so that every thread finds ready tiles while the last ones of a
+// product run and the next operation's first rows become ready early, or
+// until the tiles reach their floors:
+//   rows: at least CHUNK_MIN_TILE_ROWS (two to three register tiles of the
+//         micro-kernel; each row chunk reads the whole packed weight, so fewer
+//         rows read it more often per FLOP); cut by sequences first
+//         (BATCH_SUBSIZE halved), then by tokens (k halved), which also lets
+//         the layers of one sequence overlap;
+//   columns: at least CHUNK_MIN_TILE_PANELS panels of the micro-kernel (each
+//         column tile packs its rows of the input again), C cut into n equal
+//         parts in whole panels.
+// Each step cuts the dimension with more room above its floor, rows on a tie
+// (a row cut repeats no packing of the input).
+static void cut_rows_and_columns(Granularity *g, const Chunking *c, const StepDescription *s) {
+    int B = s->B, T = s->T, narrow = g->narrow;
+    for (;;) {
+        // the products' row chunks: tile_sequences given, or the row chunks (which cutting rows cuts)
+        long product_rows = g->free_seq ? (long)ceil_div(B, g->bs) * ceil_div(T, g->k) : ceil_div(B, c->tile_sequences);
+        if (product_rows * ceil_div(narrow, min_int(g->width, narrow)) >= g->target) return;
         // the next cut of each dimension, if it stays above its floor
-        int next_bs = bs, next_k = k;
-        if (free_seq && free_bs && bs > 1) next_bs = ceil_div(bs, 2);
-        else if (free_seq && free_k && ceil_div(k, 2) >= CHUNK_MIN_TILE_ROWS) next_k = ceil_div(k, 2);
-        int can_rows = (next_bs != bs || next_k != k) && next_bs * next_k >= min_int(CHUNK_MIN_TILE_ROWS, B * T);
-        int next_parts = parts, next_width = width;
-        while (free_cols && next_width == width && next_parts < narrow)
-            next_width = ceil_div(ceil_div(narrow, ++next_parts), panel) * panel;
-        int can_cols = next_width < width && next_width >= min_columns;
-        if (!can_rows && !can_cols) break;
+        int next_bs = g->bs, next_k = g->k;
+        if (g->free_seq && g->free_bs && g->bs > 1) next_bs = ceil_div(g->bs, 2);
+        else if (g->free_seq && g->free_k && ceil_div(g->k, 2) >= CHUNK_MIN_TILE_ROWS) next_k = ceil_div(g->k, 2);
+        int can_rows = (next_bs != g->bs || next_k != g->k) && next_bs * next_k >= min_int(CHUNK_MIN_TILE_ROWS, B * T);
+        int next_parts = g->parts, next_width = g->width;
+        while (g->free_cols && next_width == g->width && next_parts < narrow)
+            next_width = ceil_div(ceil_div(narrow, ++next_parts), g->panel) * g->panel;
+        int can_cols = next_width < g->width && next_width >= g->min_columns;
+        if (!can_rows && !can_cols) return;
         // room above the floors, compared as ratios (rows x min_columns against width x min_rows)
-        int cut_rows = can_rows && (!can_cols || (long)bs * k * min_columns >= (long)width * CHUNK_MIN_TILE_ROWS);
-        if (cut_rows) {
-            bs = next_bs;
-            k = next_k;
+        if (can_rows && (!can_cols || (long)g->bs * g->k * g->min_columns >= (long)g->width * CHUNK_MIN_TILE_ROWS)) {
+            g->bs = next_bs;
+            g->k = next_k;
         } else {
-            parts = next_parts;
-            width = next_width;
+            g->parts = next_parts;
+            g->width = next_width;
         }
     }
-    if (free_bs) c->batch_subsize = bs;
-    if (free_k) c->token_chunk = k;
-    if (free_cols) c->tile_columns = threads > 1 && narrow > 0 ? width : widest;
+}
+
+// A weight gradient's input channels: whole (C) with the rows whole; else, its
+// output channels coming in chunks of at least 256 (chunking_product_columns),
+// the fewest equal parts in whole panels, at least CHUNK_MIN_TILE_PANELS wide,
+// that give the narrowest (C x C, attproj's) the target.
+static int input_channel_tile(const Chunking *c, const StepDescription *s, const Granularity *g, int whole_rows,
+                              int threads) {
+    int widest_in = max_int(chunking_widest_product(s, 0), 1), narrow_in = g->narrow_in;
+    if (whole_rows && narrow_in > 0) return narrow_in;
+    if (threads <= 1 || narrow_in <= 0) return widest_in;
+    int out_chunks = INT_MAX; // output-channel chunks of the narrowest weight gradient
+    for (int i = 0; i < s->n_ops; i++)
+        if (s->ops[i].cut_input_channels == narrow_in)
+            out_chunks = min_int(out_chunks, ceil_div(s->ops[i].split_channels,
+                                                      chunking_product_columns(c, s->ops[i].split_channels)));
+    int tile = widest_in;
+    for (int n = 1; n <= narrow_in; n++) {
+        int w = ceil_div(ceil_div(narrow_in, n), g->panel) * g->panel;
+        if (w < g->min_columns) break;
+        tile = min_int(w, widest_in);
+        if ((long)out_chunks * ceil_div(narrow_in, w) >= g->target) break;
+    }
+    return tile;
+}
+
+static void choose_granularity(Chunking *c, const StepDescription *s, int threads) {
+    Granularity g = granularity_start(c, s, threads);
+    c->chosen = (g.free_bs ? CHOSEN_BATCH_SUBSIZE : 0) | (g.free_k ? CHOSEN_TOKEN_CHUNK : 0) |
+                (g.free_cols ? CHOSEN_TILE_COLUMNS : 0) | (g.free_in ? CHOSEN_TILE_IN_CHANNELS : 0) |
+                (g.free_seq ? CHOSEN_TILE_SEQUENCES : 0);
+    int whole_rows = rows_stay_whole(c, s, &g, threads);
+    if (whole_rows && g.free_cols) g.width = equal_tile_width(g.narrow, threads, tile_unit(1));
+    if ((whole_rows || !g.free_seq) && threads > 1) rows_of_the_other_ops(&g, s, threads);
+    if (!whole_rows && threads > 1 && g.narrow > 0) cut_rows_and_columns(&g, c, s);
+    if (g.free_bs) c->batch_subsize = g.bs;
+    if (g.free_k) c->token_chunk = g.k;
+    if (g.free_cols) c->tile_columns = threads > 1 && g.narrow > 0 ? g.width : g.widest;
     // With the rows whole, every product in one tile per thread, as fork-join cuts it, rather than
     // in tiles as wide as the narrowest product's: each tile packs every row of its input again, so
-    // a product of 4C columns in 4P tiles packed them 4P times where fork-join packs them P times.
-    // Traced at d12, 2 threads (Xeon): tiles of 768 against 384 saved 26 thread-ms a step in the
-    // products (fc's input gradient 6 ms: its input, the 3 MB gradient of fc's output, does not
-    // stay in L2), but left the narrow products in one tile, which one thread ran alone.
-    if (free_cols && whole_rows) c->tiles_per_product = threads;
-    if (free_seq) c->tile_sequences = whole_rows ? B : 0;
+    // a product of 4C columns in 4P tiles would pack them 4P times where fork-join packs them P times.
+    if (g.free_cols && whole_rows) c->tiles_per_product = threads;
+    if (g.free_seq) c->tile_sequences = whole_rows ? s->B : 0;
     // the narrowest product's tile, as reported, in the unit of the rows as they now are
-    if (c->tiles_per_product > 0) c->tile_columns = product_tile_width(c, s, max_int(narrow, 1));
-    if (free_in) {
-        int widest_in = max_int(chunking_widest_product(s, 0), 1);
-        c->tile_in_channels = widest_in;
-        if (whole_rows && narrow_in > 0) {
-            c->tile_in_channels = narrow_in;
-        } else if (threads > 1 && narrow_in > 0) {
-            // output-channel chunks of the narrowest weight gradient
-            int out_chunks = INT_MAX;
-            for (int i = 0; i < s->n_ops; i++)
-                if (s->ops[i].cut_input_channels == narrow_in)
-                    out_chunks = min_int(out_chunks, ceil_div(s->ops[i].split_channels,
-                                                              chunking_product_columns(c, s->ops[i].split_channels)));
-            for (int n = 1; n <= narrow_in; n++) {
-                int w = ceil_div(ceil_div(narrow_in, n), panel) * panel;
-                if (w < min_columns) break;
-                c->tile_in_channels = min_int(w, widest_in);
-                if ((long)out_chunks * ceil_div(narrow_in, w) >= target) break;
-            }
-        }
-    }
+    if (c->tiles_per_product > 0) c->tile_columns = product_tile_width(c, s, max_int(g.narrow, 1));
+    if (g.free_in) c->tile_in_channels = input_channel_tile(c, s, &g, whole_rows, threads);
 }
 
 int chunking_resolve(Chunking *c, const StepDescription *s, int threads, char *err, size_t err_len) {
