@@ -44,15 +44,11 @@
 #include "../core/schedule.h"
 #include "../core/taskgraph.h"
 #include "executor.h"
+#include "iteration_spans.h"
 
 const char *const EXECUTOR_NAME = "nosv";
 const int EXECUTOR_WHOLE_LOOP = 1;
 const int EXECUTOR_PACKS_WEIGHTS = 1; // row chunks share one packing of each weight
-
-// Per-worker, per-iteration phase spans (earliest start, latest end).
-typedef struct {
-    double start[NUM_PHASES], end[NUM_PHASES];
-} PhaseSpan;
 
 typedef struct Executor Executor;
 
@@ -100,9 +96,7 @@ static void run_task(nosv_task_t task) {
     run_chunk(s, t->op, t->range, in->iteration, ex->losses, ex->trace, me);
     double t1 = now_seconds();
     Phase phase = s->ops[t->op].phase;
-    PhaseSpan *span = &ex->spans[(size_t)me * (ex->last - ex->first) + (in->iteration - ex->first)];
-    if (t0 < span->start[phase]) span->start[phase] = t0;
-    if (t1 > span->end[phase]) span->end[phase] = t1;
+    span_add(&ex->spans[(size_t)me * (ex->last - ex->first) + (in->iteration - ex->first)], phase, t0, t1);
     if (__atomic_sub_fetch(&ex->left[in->iteration - ex->first], 1, __ATOMIC_ACQ_REL) == 0)
         disturbance_now(&ex->marks[in->iteration - ex->first + 1]);
 }
@@ -344,19 +338,13 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
     ex->last = first + n;
     ex->remaining = (long)n * n_tasks;
     // spans are indexed by nOS-V's logical CPU, below its CPU count
-    ex->spans = malloc((size_t)ex->workers * n * sizeof(PhaseSpan));
-    double *iteration_end = calloc(n, sizeof(double));
+    ex->spans = spans_new(ex->workers, n, "gpt2-nosv");
     ex->left = malloc(n * sizeof(long));
     ex->marks = malloc((n + 1) * sizeof(Disturbance));
-    if (!ex->spans || !iteration_end || !ex->left || !ex->marks) {
+    if (!ex->left || !ex->marks) {
         fprintf(stderr, "gpt2-nosv: out of memory for per-iteration timings\n");
         exit(2);
     }
-    for (long i = 0; i < (long)ex->workers * n; i++)
-        for (int p = 0; p < NUM_PHASES; p++) {
-            ex->spans[i].start[p] = 1e300;
-            ex->spans[i].end[p] = -1e300;
-        }
     // the first iteration of this run has no predecessors in a previous one
     for (int t = 0; t < n_tasks; t++) {
         ex->counters[first & 1][t] = g->n_pred[t];
@@ -374,35 +362,13 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         }
     while (sem_wait(&ex->done) != 0) continue; // EINTR
 
-    // As in taskiter: a phase's time is the span from its first task's start
-    // to its last task's end, a step's the interval between the completions
-    // of consecutive iterations.
-    for (int i = 0; i < n; i++) {
-        StepReport *report = &reports[i];
-        *report = (StepReport){0};
-        double end = start_time;
-        for (int p = 0; p < NUM_PHASES; p++) {
-            double lo = 1e300, hi = -1e300;
-            for (int w = 0; w < ex->workers; w++) {
-                const PhaseSpan *span = &ex->spans[(size_t)w * n + i];
-                if (span->start[p] < lo) lo = span->start[p];
-                if (span->end[p] > hi) hi = span->end[p];
-            }
-            report->phase_s[p] = hi > lo ? hi - lo : 0.0;
-            if (hi > end) end = hi;
-        }
-        iteration_end[i] = end;
-        report->step_s = end - (i == 0 ? start_time : iteration_end[i - 1]);
-        report->loss = losses[first + i];
-        report_disturbance(report, &ex->marks[i], &ex->marks[i + 1]);
-    }
+    spans_report(ex->spans, ex->workers, first, n, start_time, losses, ex->marks, reports);
     free(ex->spans);
     ex->spans = NULL;
     free(ex->left);
     ex->left = NULL;
     free(ex->marks);
     ex->marks = NULL;
-    free(iteration_end);
 }
 
 // The graph the loop replays: no wait between phases or iterations.

@@ -20,6 +20,7 @@
 #include "../core/schedule.h"
 #include "../core/taskgraph.h"
 #include "executor.h"
+#include "iteration_spans.h"
 
 const char *const EXECUTOR_NAME = "taskiter";
 const int EXECUTOR_WHOLE_LOOP = 1;
@@ -28,11 +29,6 @@ const int EXECUTOR_PACKS_WEIGHTS = 1; // row chunks share one packing of each we
 typedef struct {
     int iteration, task;
 } Ready;
-
-// Per-thread, per-iteration-slot phase spans (earliest start, latest end).
-typedef struct {
-    double start[NUM_PHASES], end[NUM_PHASES];
-} PhaseSpan;
 
 struct Executor {
     StepDescription *step;
@@ -166,22 +162,15 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
             ex->counters[first & 1][t] = ex->armed[t];
         }
     long remaining = (long)n * n_tasks;
-    // spans[thread * n + (iteration - first)]
-    PhaseSpan *spans = malloc((size_t)ex->threads * n * sizeof(PhaseSpan));
-    double *iteration_end = calloc(n, sizeof(double));
+    PhaseSpan *spans = spans_new(ex->threads, n, "gpt2-taskiter");
     // the thread that runs an iteration's last task reads the disturbance
     // counters: marks[i + 1] at iteration i's end, marks[0] at the start
     long *left = malloc(n * sizeof(long));
     Disturbance *marks = malloc((n + 1) * sizeof(Disturbance));
-    if (!spans || !iteration_end || !left || !marks) {
+    if (!left || !marks) {
         fprintf(stderr, "gpt2-taskiter: out of memory for per-iteration timings\n");
         exit(2);
     }
-    for (long i = 0; i < (long)ex->threads * n; i++)
-        for (int p = 0; p < NUM_PHASES; p++) {
-            spans[i].start[p] = 1e300;
-            spans[i].end[p] = -1e300;
-        }
     for (int i = 0; i < n; i++) left[i] = n_tasks;
     disturbance_now(&marks[0]);
     double start_time = now_seconds();
@@ -210,9 +199,7 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
             double t0 = now_seconds();
             run_chunk(s, t->op, t->range, job.iteration, losses, trace, me);
             double t1 = now_seconds();
-            PhaseSpan *span = &spans[(size_t)me * n + (job.iteration - first)];
-            if (t0 < span->start[phase]) span->start[phase] = t0;
-            if (t1 > span->end[phase]) span->end[phase] = t1;
+            span_add(&spans[(size_t)me * n + (job.iteration - first)], phase, t0, t1);
             if (__atomic_sub_fetch(&left[job.iteration - first], 1, __ATOMIC_ACQ_REL) == 0)
                 disturbance_now(&marks[job.iteration - first + 1]);
             // release successors in this iteration, then in the next one, and
@@ -230,31 +217,8 @@ void executor_train(Executor *ex, int first, int n, float *losses, StepReport *r
         }
     }
 
-    // Phases of one iteration overlap each other and the neighbouring
-    // iterations: a phase's time is the span from its first task's start to
-    // its last task's end, and a step's time is the interval between the
-    // completions of consecutive iterations.
-    for (int i = 0; i < n; i++) {
-        StepReport *report = &reports[i];
-        *report = (StepReport){0};
-        double end = start_time;
-        for (int p = 0; p < NUM_PHASES; p++) {
-            double lo = 1e300, hi = -1e300;
-            for (int th = 0; th < ex->threads; th++) {
-                const PhaseSpan *span = &spans[(size_t)th * n + i];
-                if (span->start[p] < lo) lo = span->start[p];
-                if (span->end[p] > hi) hi = span->end[p];
-            }
-            report->phase_s[p] = hi > lo ? hi - lo : 0.0;
-            if (hi > end) end = hi;
-        }
-        iteration_end[i] = end;
-        report->step_s = end - (i == 0 ? start_time : iteration_end[i - 1]);
-        report->loss = losses[first + i];
-        report_disturbance(report, &marks[i], &marks[i + 1]);
-    }
+    spans_report(spans, ex->threads, first, n, start_time, losses, marks, reports);
     free(spans);
-    free(iteration_end);
     free(left);
     free(marks);
 }
