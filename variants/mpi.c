@@ -994,6 +994,130 @@ static size_t sent_gather(const Executor *ex, const Partition *p) {
     return all - shard_elements(p, (ex->rank + 1) % R);
 }
 
+// Each rank's share of the batch (the weights of its gradients in the average), the shards of the
+// parameters, the scratch of the collectives and their partitions into messages. -1 when out of memory.
+static int shard_the_parameters(Executor *ex, const StepDescription *step) {
+    const GPT2 *model = step->model;
+    int R = ex->ranks;
+    ex->weights = malloc(R * sizeof(float));
+    ex->shard = malloc((R + 1) * sizeof(size_t));
+    size_t scratch = model->num_parameters > BLOCK_FLOATS ? BLOCK_FLOATS : model->num_parameters;
+#ifdef GPT2_SMPI
+    // shared among the ranks as the gradients are (core/model.c): nothing is added
+    ex->acc = SMPI_SHARED_MALLOC(scratch * sizeof(float));
+    ex->recv = SMPI_SHARED_MALLOC(scratch * sizeof(float));
+#else
+    ex->acc = malloc(scratch * sizeof(float));
+    ex->recv = malloc(scratch * sizeof(float));
+#endif
+    if (!ex->weights || !ex->shard || !ex->acc || !ex->recv) return -1;
+    int B = global_B > 0 ? global_B : step->B;
+    for (int q = 0; q < R; q++) {
+        int b0, b1;
+        dist_share(B, q, R, &b0, &b1);
+        ex->weights[q] = (float)(b1 - b0) / (float)B;
+    }
+    shard_boundaries(model, R, ex->shard);
+    // the same on every rank: the receiver cuts a shard where its sender does
+    size_t widest = 0;
+    for (int q = 0; q < R; q++)
+        if (ex->shard[q + 1] - ex->shard[q] > widest) widest = ex->shard[q + 1] - ex->shard[q];
+    size_t ring_block = (widest + RING_DEPTH - 1) / RING_DEPTH;
+    ring_block = ring_block > BLOCK_FLOATS ? BLOCK_FLOATS : ring_block < 1 ? 1 : ring_block;
+    if (partition_of_ranges(&ex->reduce_blocks, R, ex->shard, ex->direct ? BLOCK_FLOATS : ring_block) != 0 ||
+        partition_of_ranges(&ex->gather_blocks, R, ex->shard, BLOCK_FLOATS) != 0)
+        return -1;
+    return 0;
+}
+
+// The first of the update's operations, which follow every forward and backward one (step.c:
+// describe_update comes last); -1 when the update holds anything but AdamW.
+static int first_update_op(const StepDescription *step) {
+    int first_update = step->n_ops;
+    for (int i = 0; i < step->n_ops; i++)
+        if (step->ops[i].phase == PHASE_UPDATE) {
+            first_update = i;
+            break;
+        }
+    for (int i = first_update; i < step->n_ops; i++)
+        if (step->ops[i].kind != OP_ADAMW) return -1;
+    return first_update;
+}
+
+// --overlap on: the buckets, their communication thread and one run of the inner executor over
+// the whole step with the buckets' operations in it. 0, or -1 with `err` set.
+static int create_overlapped(Executor *ex, const ExecOptions *options, int first_update, Error *err) {
+    if (build_buckets(ex) != 0 || build_run(ex, first_update) != 0) {
+        set_error(err, "out of memory creating the executor");
+        return -1;
+    }
+    if (pthread_create(&ex->comm_thread, NULL, communicate, ex) != 0) {
+        set_error(err, "cannot start the communication thread");
+        return -1;
+    }
+    ex->comm_started = 1;
+    if (!(ex->run_ex = ex->inner->create(&ex->run, options, err))) return -1;
+    size_t sent = ex->sharded ? sent_gather(ex, &ex->params) : 0;
+    for (int k = 0; k < ex->n_buckets; k++)
+        sent += sent_reduce(ex, &ex->buckets[k].reduce) + (ex->sharded ? 0 : sent_gather(ex, &ex->buckets[k].gather));
+    ex->bytes_per_step = (long long)sent * (long long)sizeof(float);
+    return 0;
+}
+
+// --overlap off: the forward and backward passes, then the exchange, then the update (of this rank's
+// shard where it is sharded), each run by an inner executor of its own. 0, or -1 with `err` set.
+static int create_after_backward(Executor *ex, StepDescription *step, const ExecOptions *options, int first_update,
+                                 Error *err) {
+    const GPT2 *model = step->model;
+    int R = ex->ranks, n_update = step->n_ops - first_update, next = (ex->rank + 1) % R;
+    ex->update_ops = malloc((n_update > 0 ? n_update : 1) * sizeof(Op));
+    ex->update_origin = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
+    ex->update_row0 = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
+    if (!ex->update_ops || !ex->update_origin || !ex->update_row0) {
+        set_error(err, "out of memory creating the executor");
+        return -1;
+    }
+    ex->update = *step;
+    if (ex->sharded)
+        cut_update(ex, first_update, ex->shard[ex->rank], ex->shard[ex->rank + 1]);
+    else
+        cut_update(ex, first_update, 0, model->num_parameters);
+    ex->op_reduce = step_add_comm(step, PHASE_UPDATE, "grad reduce-scatter");
+    ex->op_gather = step_add_comm(step, PHASE_UPDATE, ex->sharded ? "param all-gather" : "grad all-gather");
+    if (ex->op_reduce < 0 || ex->op_gather < 0) {
+        set_error(err, "out of memory creating the executor");
+        return -1;
+    }
+    ex->compute = *step; // after the appends: ops may have moved
+    ex->compute.n_ops = ex->n_compute;
+    if (!(ex->compute_ex = ex->inner->create(&ex->compute, options, err)) ||
+        !(ex->update_ex = ex->inner->create(&ex->update, options, err)))
+        return -1;
+    // floats sent per step. direct: every other shard's gradients, then this shard (parameters or
+    // reduced gradients) to every other rank. ring: every shard but this rank's in the reduce-scatter,
+    // every shard but the next rank's in the all-gather.
+    size_t n = model->num_parameters, mine = ex->shard[ex->rank + 1] - ex->shard[ex->rank];
+    size_t sent = ex->direct ? (n - mine) + mine * (size_t)(R - 1)
+                             : R == 1 ? 0 : (n - mine) + (n - (ex->shard[next + 1] - ex->shard[next]));
+    ex->bytes_per_step = (long long)sent * (long long)sizeof(float);
+    return 0;
+}
+
+// The requests of the largest exchange: a send and a receive of every block of every shard, and the
+// losses. -1 when out of memory.
+static int allocate_requests(Executor *ex) {
+    int R = ex->ranks;
+    int most = blocks_in(&ex->reduce_blocks, R) > blocks_in(&ex->gather_blocks, R) ? blocks_in(&ex->reduce_blocks, R)
+                                                                                   : blocks_in(&ex->gather_blocks, R);
+    for (int k = 0; k < ex->n_buckets; k++) {
+        if (blocks_in(&ex->buckets[k].reduce, R) > most) most = blocks_in(&ex->buckets[k].reduce, R);
+        if (blocks_in(&ex->buckets[k].gather, R) > most) most = blocks_in(&ex->buckets[k].gather, R);
+    }
+    if (blocks_in(&ex->params, R) > most) most = blocks_in(&ex->params, R);
+    ex->requests = malloc((2 * (size_t)most + 4 * (size_t)R + 8) * sizeof(MPI_Request));
+    return ex->requests ? 0 : -1;
+}
+
 Executor *executor_create(StepDescription *step, const ExecOptions *options, Error *err) {
     const char *name = options->executor ? options->executor : "forkjoin";
     const Inner *inner = inner_named(name);
@@ -1019,113 +1143,30 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
         pthread_cond_init(&ex->comm_wake, NULL);
         pthread_cond_init(&ex->comm_done, NULL);
     }
-    const GPT2 *model = step->model;
-    int R = ex->ranks;
-    ex->weights = malloc(R * sizeof(float));
-    ex->shard = malloc((R + 1) * sizeof(size_t));
-    size_t scratch = model->num_parameters > BLOCK_FLOATS ? BLOCK_FLOATS : model->num_parameters;
-#ifdef GPT2_SMPI
-    // shared among the ranks as the gradients are (core/model.c): nothing is added
-    ex->acc = SMPI_SHARED_MALLOC(scratch * sizeof(float));
-    ex->recv = SMPI_SHARED_MALLOC(scratch * sizeof(float));
-#else
-    ex->acc = malloc(scratch * sizeof(float));
-    ex->recv = malloc(scratch * sizeof(float));
-#endif
-    if (!ex->weights || !ex->shard || !ex->acc || !ex->recv) goto oom;
-    int B = global_B > 0 ? global_B : step->B;
-    for (int q = 0; q < R; q++) {
-        int b0, b1;
-        dist_share(B, q, R, &b0, &b1);
-        ex->weights[q] = (float)(b1 - b0) / (float)B;
+    if (shard_the_parameters(ex, step) != 0) {
+        set_error(err, "out of memory creating the executor");
+        executor_destroy(ex);
+        return NULL;
     }
-    shard_boundaries(model, R, ex->shard);
-    // the same on every rank: the receiver cuts a shard where its sender does
-    size_t widest = 0;
-    for (int q = 0; q < R; q++)
-        if (ex->shard[q + 1] - ex->shard[q] > widest) widest = ex->shard[q + 1] - ex->shard[q];
-    size_t ring_block = (widest + RING_DEPTH - 1) / RING_DEPTH;
-    ring_block = ring_block > BLOCK_FLOATS ? BLOCK_FLOATS : ring_block < 1 ? 1 : ring_block;
-    if (partition_of_ranges(&ex->reduce_blocks, R, ex->shard, ex->direct ? BLOCK_FLOATS : ring_block) != 0 ||
-        partition_of_ranges(&ex->gather_blocks, R, ex->shard, BLOCK_FLOATS) != 0)
-        goto oom;
-
-    // the update's operations follow every forward and backward one (step.c: describe_update comes last)
-    int first_update = step->n_ops;
-    for (int i = 0; i < step->n_ops; i++)
-        if (step->ops[i].phase == PHASE_UPDATE) {
-            first_update = i;
-            break;
-        }
-    for (int i = first_update; i < step->n_ops; i++)
-        if (step->ops[i].kind != OP_ADAMW) {
-            set_error(err, "the step's update phase holds an operation other than AdamW");
-            executor_destroy(ex);
-            return NULL;
-        }
+    int first_update = first_update_op(step);
+    if (first_update < 0) {
+        set_error(err, "the step's update phase holds an operation other than AdamW");
+        executor_destroy(ex);
+        return NULL;
+    }
     ex->n_compute = first_update;
-    size_t n = model->num_parameters, mine = ex->shard[ex->rank + 1] - ex->shard[ex->rank];
-    int next = (ex->rank + 1) % R;
-    if (ex->overlap) {
-        if (build_buckets(ex) != 0 || build_run(ex, first_update) != 0) goto oom;
-        if (pthread_create(&ex->comm_thread, NULL, communicate, ex) != 0) {
-            set_error(err, "cannot start the communication thread");
-            executor_destroy(ex);
-            return NULL;
-        }
-        ex->comm_started = 1;
-        if (!(ex->run_ex = inner->create(&ex->run, options, err))) {
-            executor_destroy(ex);
-            return NULL;
-        }
-        size_t sent = ex->sharded ? sent_gather(ex, &ex->params) : 0;
-        for (int k = 0; k < ex->n_buckets; k++)
-            sent += sent_reduce(ex, &ex->buckets[k].reduce) +
-                    (ex->sharded ? 0 : sent_gather(ex, &ex->buckets[k].gather));
-        ex->bytes_per_step = (long long)sent * (long long)sizeof(float);
-    } else {
-        int n_update = step->n_ops - first_update;
-        ex->update_ops = malloc((n_update > 0 ? n_update : 1) * sizeof(Op));
-        ex->update_origin = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
-        ex->update_row0 = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
-        if (!ex->update_ops || !ex->update_origin || !ex->update_row0) goto oom;
-        ex->update = *step;
-        if (ex->sharded)
-            cut_update(ex, first_update, ex->shard[ex->rank], ex->shard[ex->rank + 1]);
-        else
-            cut_update(ex, first_update, 0, model->num_parameters);
-        ex->op_reduce = step_add_comm(step, PHASE_UPDATE, "grad reduce-scatter");
-        ex->op_gather = step_add_comm(step, PHASE_UPDATE, ex->sharded ? "param all-gather" : "grad all-gather");
-        if (ex->op_reduce < 0 || ex->op_gather < 0) goto oom;
-        ex->compute = *step; // after the appends: ops may have moved
-        ex->compute.n_ops = ex->n_compute;
-        if (!(ex->compute_ex = inner->create(&ex->compute, options, err)) ||
-            !(ex->update_ex = inner->create(&ex->update, options, err))) {
-            executor_destroy(ex);
-            return NULL;
-        }
-        // floats sent per step. direct: every other shard's gradients, then this shard (parameters or
-        // reduced gradients) to every other rank. ring: every shard but this rank's in the reduce-scatter,
-        // every shard but the next rank's in the all-gather.
-        size_t sent = ex->direct ? (n - mine) + mine * (size_t)(R - 1)
-                                 : R == 1 ? 0 : (n - mine) + (n - (ex->shard[next + 1] - ex->shard[next]));
-        ex->bytes_per_step = (long long)sent * (long long)sizeof(float);
+    if ((ex->overlap ? create_overlapped(ex, options, first_update, err)
+                     : create_after_backward(ex, step, options, first_update, err)) != 0) {
+        executor_destroy(ex);
+        return NULL;
     }
-    ex->bytes_per_step += (long long)(R - 1) * (long long)sizeof(float); // the losses
-    // at most: a send and a receive of every block of every shard, and the losses
-    int most = blocks_in(&ex->reduce_blocks, R) > blocks_in(&ex->gather_blocks, R) ? blocks_in(&ex->reduce_blocks, R)
-                                                                                   : blocks_in(&ex->gather_blocks, R);
-    for (int k = 0; k < ex->n_buckets; k++) {
-        if (blocks_in(&ex->buckets[k].reduce, R) > most) most = blocks_in(&ex->buckets[k].reduce, R);
-        if (blocks_in(&ex->buckets[k].gather, R) > most) most = blocks_in(&ex->buckets[k].gather, R);
+    ex->bytes_per_step += (long long)(ex->ranks - 1) * (long long)sizeof(float); // the losses
+    if (allocate_requests(ex) != 0) {
+        set_error(err, "out of memory creating the executor");
+        executor_destroy(ex);
+        return NULL;
     }
-    if (blocks_in(&ex->params, R) > most) most = blocks_in(&ex->params, R);
-    if (!(ex->requests = malloc((2 * (size_t)most + 4 * (size_t)R + 8) * sizeof(MPI_Request)))) goto oom;
     return ex;
-oom:
-    set_error(err, "out of memory creating the executor");
-    executor_destroy(ex);
-    return NULL;
 }
 
 void executor_info(const Executor *ex, ExecutorInfo *info) {
