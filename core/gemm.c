@@ -17,10 +17,8 @@
 //   backward, weight          chans    IC   rows  dout[k*OC+m]     inp[k*IC+n]
 //
 // The micro-kernel is chosen at build time: AVX-512 (8 x 32 tile), AVX2+FMA
-// (6 x 16 tile; -DGEMM_MR=4 -DGEMM_NV=3 gives 4 x 24, slower on Zen 3), or
-// plain C with fmaf (4 x 16 tile) that compilers vectorize; -DGEMM_MR (up to
-// 14), -DGEMM_NV (1 to 4 vectors a row) and -DGEMM_YMM (the 256-bit kernel
-// on an AVX-512 build) give other tiles. Scratch lives on the stack, about
+// (6 x 16 tile), or plain C with fmaf (4 x 16 tile) that compilers vectorize;
+// -DGEMM_MR (up to 14) and -DGEMM_NV (1 to 4 vectors a row) give other tiles. Scratch lives on the stack, about
 // 870 KB per call at most (packed A <= 768 KB, packed B <= 96 KB; OpenMP's
 // worker threads get 4 MB (LLVM) or the process's stack limit, 8 MB, unless
 // OMP_STACKSIZE says otherwise); there is no global state, so calls on
@@ -41,9 +39,8 @@
 #endif
 
 // GEMM_VBITS: the vector width of the micro-kernel (512, 256, or 0 for the
-// portable one). -DGEMM_YMM on an AVX-512 build runs the 256-bit kernel
-// (with AVX-512VL's 32 vector registers).
-#if defined(__AVX512F__) && !defined(GEMM_YMM)
+// portable one).
+#if defined(__AVX512F__)
 #define GEMM_VBITS 512
 #elif defined(__AVX2__) && defined(__FMA__)
 #define GEMM_VBITS 256
@@ -136,20 +133,11 @@
 #define GEMM_NB (2 * GEMM_NR)
 #endif
 #endif
-#ifndef GEMM_PREFETCH_LOCALITY
-#define GEMM_PREFETCH_LOCALITY 2
-#endif
 #ifndef GEMM_NC
 #define GEMM_NC 3072
 #endif
-#ifndef GEMM_PREFETCH_B_ROWS
-#define GEMM_PREFETCH_B_ROWS 1
-#endif
 #ifndef GEMM_A_COLS_GROUP
 #define GEMM_A_COLS_GROUP 4
-#endif
-#ifndef GEMM_PREFETCH_C_FIRST
-#define GEMM_PREFETCH_C_FIRST 1
 #endif
 // Rows of B that pack_b_rows fetches ahead of the one it copies. There B
 // comes from memory in short runs (a block is kc rows of NB floats at the
@@ -174,17 +162,12 @@ enum { A_ROWS = 0, A_COLS = 1 };
 static inline int min_int(int a, int b) { return a < b ? a : b; }
 
 // Software prefetches. On x86 they are asm statements: gcc takes
-// __builtin_prefetch for an operation without side effects, and found the
+// __builtin_prefetch for an operation without side effects, and may find the
 // block prefetch below (a static function that does nothing else) "const"
-// and deleted its calls: until this was found (objdump: no prefetcht0 left
-// in gemm), the next-block prefetch never ran in gcc builds; clang kept it.
-// PREFETCH_BLOCK uses the hint GEMM_PREFETCH_LOCALITY (3: prefetcht0, 2: t1,
-// 1: t2, 0: nta); PREFETCH_W is prefetchw where the target has it.
-#if defined(GEMM_NO_PREFETCH)
-#define PREFETCH_R(p) ((void)(p))
-#define PREFETCH_W(p) ((void)(p))
-#define PREFETCH_BLOCK(p) ((void)(p))
-#elif defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+// and delete its calls. PREFETCH_BLOCK fetches into L2 (prefetcht1: into L1
+// the lines would displace the panel in use); PREFETCH_W is prefetchw where
+// the target has it.
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define GEMM_PF_ASM(insn, p) __asm__ volatile(insn " %0" : : "m"(*(const char *)(p)))
 #define PREFETCH_R(p) GEMM_PF_ASM("prefetcht0", p)
 #if defined(__PRFCHW__)
@@ -192,19 +175,11 @@ static inline int min_int(int a, int b) { return a < b ? a : b; }
 #else
 #define PREFETCH_W(p) GEMM_PF_ASM("prefetcht0", p)
 #endif
-#if GEMM_PREFETCH_LOCALITY == 3
-#define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetcht0", p)
-#elif GEMM_PREFETCH_LOCALITY == 2
 #define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetcht1", p)
-#elif GEMM_PREFETCH_LOCALITY == 1
-#define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetcht2", p)
-#else
-#define PREFETCH_BLOCK(p) GEMM_PF_ASM("prefetchnta", p)
-#endif
 #elif defined(__GNUC__)
 #define PREFETCH_R(p) __builtin_prefetch(p, 0, 3)
 #define PREFETCH_W(p) __builtin_prefetch(p, 1, 3)
-#define PREFETCH_BLOCK(p) __builtin_prefetch(p, 0, GEMM_PREFETCH_LOCALITY)
+#define PREFETCH_BLOCK(p) __builtin_prefetch(p, 0, 2)
 #else
 #define PREFETCH_R(p) ((void)(p))
 #define PREFETCH_W(p) ((void)(p))
@@ -230,7 +205,7 @@ static inline void prefetch_read(const float *p) { PREFETCH_R(p); }
 // with the broadcast as its own instruction or folded into the FMA. In the
 // products (d12, 256 rows, interleaved runs): 12x32 -1% overall, 14x32 -3%,
 // 8x48 +1% within noise (better on the input gradients, worse on the weight
-// gradients), ymm 12x16 (GEMM_YMM) -15%. 8x32 is kept.
+// gradients), ymm 12x16 -15%. 8x32 is kept.
 #if GEMM_VBITS == 512
 typedef __m512 vec;
 #define VLANES 16
@@ -619,15 +594,15 @@ static void pack_b_cols(float *p, const float *b, ptrdiff_t ldb, int k0, int kc,
 // nseg segments of len floats, segment s at base + s*stride; its lines are
 // numbered 0 .. nseg*(len/16 + 1) - 1 and fetched a few per tile.
 //
-// Measured once it ran (Zen 4, d12 at 256 rows): into L2 (prefetcht1,
-// GEMM_PREFETCH_LOCALITY 2) the forward products gained 4-13% (lmhead +12%,
+// Measured once it ran (Zen 4, d12 at 256 rows): into L2 (prefetcht1) the
+// forward products gained 4-13% (lmhead +12%,
 // fc +13% with the other changes of that commit); into L1 (prefetcht0) about
 // half that, the lines displacing the panel in use. For the row-copied B of
 // the input and weight gradients it depends on the pages: with 4 KB pages
 // (gemm_bench's malloc) it is within +-3% either way from run to run (one
 // run looked 1-3% slower with it, the next even); with 2 MB pages, as
 // model.c allocates its tensors, the input gradients are 2-6% faster with it
-// (three runs). On (GEMM_PREFETCH_B_ROWS 1). Issuing the lines from within the
+// (three runs): it stays on. Issuing the lines from within the
 // tile, one every 4 k instead of a burst before it, was 0.7% slower.
 // Ordinary loads in place of prefetches cost 3-12% (a load that misses
 // holds up retirement). Prefetching only every 2nd, 4th or 8th line of a
@@ -796,8 +771,7 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                   else pack_b_rows(bpack, b, ldb, k0, kc, jb, nb);
                   // The next block: the next columns, else the next K block.
                   BlockLines next = {NULL, 0, 0, 0};
-                  if (!b_cols && !GEMM_PREFETCH_B_ROWS) {
-                  } else if (jb + GEMM_NB < n0 + nc)
+                  if (jb + GEMM_NB < n0 + nc)
                       next = block_lines(b, ldb, b_cols, k0, kc, jb + GEMM_NB,
                                          min_int(n0 + nc - jb - GEMM_NB, GEMM_NB));
                   else if (more)
@@ -823,10 +797,8 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                         // on every K block but the first; on the first the
                         // stores need the lines too (measured: the weight
                         // gradients, one K block, 4-6% slower without).
-                        if (GEMM_PREFETCH_C_FIRST || k0 > 0) {
-                            if (t + 1 < ntiles) prefetch_rows(cp + GEMM_MR * ldc, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
-                            else if (j0 + GEMM_NR < n0 + nc) prefetch_rows(c + (ptrdiff_t)m0 * ldc + j0 + GEMM_NR, ldc, min_int(mc, GEMM_MR));
-                        }
+                        if (t + 1 < ntiles) prefetch_rows(cp + GEMM_MR * ldc, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
+                        else if (j0 + GEMM_NR < n0 + nc) prefetch_rows(c + (ptrdiff_t)m0 * ldc + j0 + GEMM_NR, ldc, min_int(mc, GEMM_MR));
                         if (nr == GEMM_NR) {
                             if (k0 == 0) tiles[mr](kc, ap, panel, init_row, 0, cp, ldc);
                             else tiles[mr](kc, ap, panel, cp, ldc, cp, ldc);
@@ -891,7 +863,7 @@ static void gemm_shared_b(int M, int N, int K, const float *a, ptrdiff_t lda, co
                     const float *ap = apack + (ptrdiff_t)t0 * kc;
                     float *cp = c + (ptrdiff_t)(m0 + t0) * ldc + j0;
                     prefetch_block_lines(&next, t * per_call, (t + 1) * per_call);
-                    if (GEMM_PREFETCH_C_FIRST && t + 1 < ntiles)
+                    if (t + 1 < ntiles)
                         prefetch_rows(cp + GEMM_MR * ldc, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
                     if (nr == GEMM_NR) {
                         tiles[mr](kc, ap, panel, zeros, 0, cp, ldc);
@@ -1126,7 +1098,7 @@ static void gemm_packed(int M, int K, int N, int c0, int c1, const float *a, ptr
                         prefetch_block_lines(&next, t * per_call, (t + 1) * per_call);
                         prefetch_block_lines(&anext, acall * aper_call, (acall + 1) * aper_call);
                         acall++;
-                        if ((GEMM_PREFETCH_C_FIRST || k0 > 0) && t + 1 < ntiles)
+                        if (t + 1 < ntiles)
                             prefetch_rows(cp + GEMM_MR * ldc + ja, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
                         if (ja == 0 && jb == GEMM_NR) {
                             if (k0 == 0) tiles[mr](kc, ap, panel, init_row, 0, cp, ldc);
