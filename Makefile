@@ -41,7 +41,7 @@ GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
 FRONT_SRC := variants/verify.c variants/options.c
 HEADERS  := $(wildcard core/*.h variants/*.h)
 
-.PHONY: all build deps test run reference clean print-flags print-variants avx2
+.PHONY: all build deps deps-test test run reference clean print-flags print-variants avx2
 # keep object files that pattern rules produce on the way (make would delete them)
 .SECONDARY:
 
@@ -160,6 +160,9 @@ $(REPLAY_LIB): harness/replay/replay.c
 
 deps:
 	@scripts/install-deps.sh
+# the tests' packages too (the PyTorch reference's generator): make test, not make run
+deps-test:
+	@scripts/install-deps.sh --test
 
 # Task runtimes (RUNTIME_VARIANTS, above). A variant named after a runtime here runs its chunk tasks on that runtime: it is
 # compiled with RUNTIME_CFLAGS_<name>, linked with RUNTIME_LDLIBS_<name>, built after what
@@ -267,16 +270,16 @@ TEST_BUILDS := build unit-tests asan fuzz-build smpi $(filter build/gcc/fast-avx
 .PHONY: test-build
 test-build: $(TEST_BUILDS)
 
-test: deps
+test: deps-test
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
 	@scripts/run-tests.sh
 
 # the long tier (tests/conftest.py, LONG_TESTS) alone, and everything
 .PHONY: test-long test-all
-test-long: deps
+test-long: deps-test
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
 	@RUN_TESTS_TIER=long scripts/run-tests.sh
-test-all: deps
+test-all: deps-test
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
 	@RUN_TESTS_TIER=all scripts/run-tests.sh
 
@@ -285,7 +288,7 @@ run: deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) build
 	@dir=$$(harness/perfstudy run --no-summary configs/default.toml) && harness/perfstudy report "$$dir"
 
-reference:
+reference: deps-test
 	$(PYTHON) tests/reference/make_reference.py --all --out tests/fixtures
 
 # C unit tests, run by tests/test_units.py: the fast products against the

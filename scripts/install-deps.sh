@@ -7,6 +7,10 @@ python3-scipy python3-pytest python3-pytest-xdist python3-jinja2 chromium libope
 papi-tools valgrind
 openmpi-bin libopenmpi-dev hwloc python3-simgrid libsimgrid-dev
 autoconf automake libtool pkg-config libnuma-dev libstarpu-dev cmake"
+# What only the tests need (make test, test-long, test-all: `install-deps.sh --test`): PyTorch, the
+# generator of the reference fixtures, whose self-checks tests/reference/ runs
+TEST_PACKAGES="python3-torch"
+[ "${1:-}" = "--test" ] && shift && PACKAGES="$PACKAGES $TEST_PACKAGES"
 [ $# -gt 0 ] && PACKAGES="$*"
 missing_packages() {
     missing=""
