@@ -50,7 +50,6 @@ LONG_TESTS = {
     "test_analysis.py::test_roofline_skips_the_warmup_steps_the_run_recorded",
     # bootstrap intervals over the largest committed recording
     "test_validation.py::test_prediction_intervals_cover_the_measured_points",
-    "test_validation.py::test_multicore_predictions_within_target_on_committed_studies[2026-11-27-xeon-emr-vm16-c]",
     # instruction counts under valgrind, twice over; the history of counts stays
     "test_instructions.py::test_counts_are_identical_across_runs_and_a_2_percent_kernel_change_is_flagged_there_only",
     "test_faults.py::test_report_of_a_path_with_dotdot_writes_inside_the_plots_root",
