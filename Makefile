@@ -71,7 +71,7 @@ GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
 FRONT_SRC := variants/verify.c variants/options.c
 HEADERS  := $(wildcard core/*.h variants/*.h)
 
-.PHONY: all build deps test run reference clean print-flags print-variants avx2
+.PHONY: all build deps deps-test test run reference clean print-flags print-variants avx2
 # keep object files that pattern rules produce on the way (make would delete them)
 .SECONDARY:
 
@@ -203,6 +203,9 @@ $(REPLAY_LIB): harness/replay/replay.c
 
 deps:
 	@scripts/install-deps.sh
+# the tests' packages too (the PyTorch reference's generator): make test, not make run
+deps-test:
+	@scripts/install-deps.sh --test
 
 # Task runtimes (RUNTIME_VARIANTS, above). A variant named after a runtime here runs its chunk tasks on that runtime: it is
 # compiled with RUNTIME_CFLAGS_<name>, linked with RUNTIME_LDLIBS_<name>, built after what
@@ -329,17 +332,17 @@ test-build: $(TEST_BUILDS)
 # tests are built with all-variants and told (PERFSTUDY_REQUIRE_ALL) to fail where a component they
 # need is missing. Elsewhere they skip it and say why.
 REQUIRE_ALL = $$([ "$$(scripts/install-deps.sh --mode)" = apt ] && echo 1)
-test: deps
+test: deps-test
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
 	@if [ -n "$(REQUIRE_ALL)" ]; then $(MAKE) --no-print-directory all-variants > /dev/null; fi
 	@PERFSTUDY_REQUIRE_ALL=$(REQUIRE_ALL) scripts/run-tests.sh
 
 # the long tier (tests/conftest.py, LONG_TESTS) alone, and everything
 .PHONY: test-long test-all
-test-long: deps
+test-long: deps-test
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
 	@PERFSTUDY_REQUIRE_ALL=$(REQUIRE_ALL) RUN_TESTS_TIER=long scripts/run-tests.sh
-test-all: deps
+test-all: deps-test
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) test-build
 	@PERFSTUDY_REQUIRE_ALL=$(REQUIRE_ALL) RUN_TESTS_TIER=all scripts/run-tests.sh
 
@@ -349,7 +352,7 @@ run: deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) build
 	@dir=$$(harness/perfstudy run --no-summary $(RUN_CONFIG)) && harness/perfstudy report "$$dir"
 
-reference:
+reference: deps-test
 	$(PYTHON) tests/reference/make_reference.py --all --out tests/fixtures
 
 # C unit tests, run by tests/test_units.py: the fast products against the

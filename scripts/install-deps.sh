@@ -4,7 +4,8 @@
 # modules, no root): installs nothing, and names each missing piece in one line, what it costs and
 # how to get it (scripts/needs.txt, and the build's probe); exit 0 when the study can run (make, a C
 # compiler with OpenMP, a Python with the harness's libraries), 2 when it cannot.
-#   install-deps.sh            what make run and make test need
+#   install-deps.sh            what make run needs
+#   install-deps.sh --test     and what only the tests need (TEST_PACKAGES)
 #   install-deps.sh PKG ...    these Debian packages only (apt where it can, else nothing)
 #   install-deps.sh --mode     prints "apt" or "report": which of the two this machine gets
 # Safe to run repeatedly: apt is called only when something is absent.
@@ -15,6 +16,9 @@ python3-scipy python3-pytest python3-pytest-xdist python3-jinja2 chromium libope
 papi-tools valgrind
 openmpi-bin libopenmpi-dev hwloc python3-simgrid libsimgrid-dev
 autoconf automake libtool pkg-config libnuma-dev libstarpu-dev cmake"
+# What only the tests need (make test, test-long, test-all: `install-deps.sh --test`): PyTorch, the
+# generator of the reference fixtures, whose self-checks tests/reference/ runs
+TEST_PACKAGES="python3-torch"
 
 apt_usable() {
     command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1 || return 1
@@ -24,6 +28,7 @@ apt_usable() {
 mode=report
 apt_usable && mode=apt
 if [ "${1-}" = --mode ]; then echo "$mode"; exit 0; fi
+[ "${1:-}" = "--test" ] && shift && PACKAGES="$PACKAGES $TEST_PACKAGES"
 [ $# -gt 0 ] && PACKAGES="$*"
 
 # Not Debian, or no rights: nothing is installed; what is missing is named, with its cost.

@@ -1,6 +1,7 @@
 """The model against the PyTorch fixtures, and every parallel variant against
 `seq`, bit for bit."""
 import itertools
+import json
 
 import pytest
 
@@ -17,17 +18,20 @@ def verify_args(name, steps=10):
             "--wd", s["wd"], "--expect-losses", d / "losses.txt", "--tolerance", "1e-4", "--json"]
 
 
+def check_verified(r):
+    """A --verify --json run passed every check: logits, loss, 16 gradient tensors, the 10 losses."""
+    assert r.returncode == 0, r.stderr
+    checks = [rec for rec in map(json.loads, r.stdout.splitlines()) if "verify" in rec]
+    assert len(checks) == 19, [c["verify"] for c in checks]
+    assert all(c["ok"] for c in checks)
+    assert all(c["max_abs_diff"] < 1e-4 for c in checks if "max_abs_diff" in c)
+
+
 @pytest.mark.parametrize("name", FIXTURE_NAMES)
 @pytest.mark.parametrize("compiler", COMPILERS)
 @pytest.mark.parametrize("kernels", ["fast", "reference"])
 def test_seq_matches_pytorch(name, compiler, kernels):
-    r = run([binary("seq", compiler, kernels)] + verify_args(name))
-    assert r.returncode == 0, r.stderr
-    checks = [rec for rec in map(__import__("json").loads, r.stdout.splitlines()) if "verify" in rec]
-    # logits, loss, 16 gradient tensors, the 10 losses
-    assert len(checks) == 19
-    assert all(c["ok"] for c in checks)
-    assert all(c["max_abs_diff"] < 1e-4 for c in checks if "max_abs_diff" in c)
+    check_verified(run([binary("seq", compiler, kernels)] + verify_args(name)))
 
 
 @pytest.mark.parametrize("variant", PARALLEL)
@@ -35,9 +39,8 @@ def test_seq_matches_pytorch(name, compiler, kernels):
 @pytest.mark.parametrize("kernels", ["fast", "reference"])
 @pytest.mark.parametrize("name", ["odd36", "wide20"])
 def test_parallel_variants_match_pytorch(variant, compiler, kernels, name):
-    r = run([binary(variant, compiler, kernels)] + verify_args(name) + ["--threads", "2", "--token-chunk", "5",
-                                                                      "--tile-columns", "16", "--tile-in-channels", "24"])
-    assert r.returncode == 0, r.stderr
+    check_verified(run([binary(variant, compiler, kernels)] + verify_args(name) + [
+        "--threads", "2", "--token-chunk", "5", "--tile-columns", "16", "--tile-in-channels", "24"]))
 
 
 def test_verify_fails_beyond_tolerance():

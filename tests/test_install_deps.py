@@ -62,3 +62,26 @@ def test_nothing_missing_runs_no_apt(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stderr == ""
     assert not (tmp_path / "calls").exists()
+
+
+def install_calls(root, *args):
+    done = subprocess.run(["sh", str(REPO / "scripts" / "install-deps.sh"), *args], env=fake_tools(root),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return [c.split() for c in (root / "calls").read_text().splitlines() if " install " in f" {c} "]
+
+
+def test_the_tests_packages_only_for_the_tests(tmp_path):
+    # PyTorch (the reference fixtures' generator) for make test, not for make run; the project's
+    # packages for both
+    (tmp_path / "run").mkdir()
+    (tmp_path / "test").mkdir()
+    [run] = install_calls(tmp_path / "run")
+    [test] = install_calls(tmp_path / "test", "--test")
+    assert "python3-torch" not in run and "python3-torch" in test
+    assert {"gcc", "python3-pandas", "openmpi-bin"} <= set(run) and set(run) < set(test)
+    # the Makefile asks for them where it runs the tests (MAKE=true: the dry run does not recurse)
+    dry = {target: subprocess.run(["make", "-n", "MAKE=true", target], cwd=REPO, capture_output=True, text=True,
+                                  timeout=60).stdout for target in ("run", "test")}
+    assert dry["run"].startswith("scripts/install-deps.sh\n"), dry["run"]
+    assert dry["test"].startswith("scripts/install-deps.sh --test\n"), dry["test"]

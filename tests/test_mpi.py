@@ -49,7 +49,8 @@ def test_mpi_matches_pytorch(name, compiler, update, overlap):
         ([[0, 1], [1, 3]] if name == "odd36" else [[0, 1], [1, 2]])
 
 
-TRAIN = ["--config", "tiny", "-T", "16", "--steps", "10", "--lr", "1e-3", "--json"]
+STEPS = 10
+TRAIN = ["--config", "tiny", "-T", "16", "--steps", STEPS, "--lr", "1e-3", "--json"]
 
 
 def losses_and_params(tmp_path, tag, args, ranks=2):
@@ -57,7 +58,10 @@ def losses_and_params(tmp_path, tag, args, ranks=2):
     r = mpirun(ranks, [binary("mpi")] + TRAIN + args + ["--save", out]) if ranks else \
         run([binary("seq")] + TRAIN + args + ["--save", out])
     assert r.returncode == 0, r.stderr
-    return [s["loss"] for s in step_records(r.stdout)], out.read_bytes()
+    losses = [s["loss"] for s in step_records(r.stdout)]
+    # every step's loss: the comparisons zip two runs' losses, which would stop at a short one
+    assert len(losses) == STEPS, (tag, losses)
+    return losses, out.read_bytes()
 
 
 @pytest.mark.serial

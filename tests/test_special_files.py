@@ -2,6 +2,7 @@
 a FIFO), --save is checked before the first step, and a checkpoint is written
 atomically (a killed save never leaves a partial file under the final name)."""
 import os
+import resource
 import signal
 import socket
 import stat
@@ -120,37 +121,41 @@ def test_save_writes_a_complete_checkpoint_without_leftovers(tmp_path):
 D6_BYTES = 1024 + 4 * 30357504  # d6: maxT 1024, Vp 50304, L 6, C 384
 
 
+def killed_past(nbytes):
+    """In the child before exec: a write past `nbytes` of any file ends it (SIGXFSZ), dumping no core."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, nbytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def test_killed_save_never_leaves_a_partial_file(tmp_path):
     """d6 (30M parameters, 122 MB) with no steps: the run is mostly the save.
-    Each attempt is killed as soon as its temporary file appears; afterwards
-    the final name holds either nothing (no save finished yet) or a complete
-    checkpoint, the one a finished run wrote before."""
+    Each attempt is killed in the middle of writing its temporary file, at a
+    quarter, half and three quarters of it: the file size limit (RLIMIT_FSIZE)
+    stops the write at that byte with SIGXFSZ, whose default action ends the
+    process at once, as SIGKILL would (no handler, no clean-up). Afterwards the
+    final name holds either nothing (no save finished yet) or a complete
+    checkpoint, the one a finished run wrote before. (A kill sent on seeing the
+    temporary file would race with the save: on a loaded machine the whole write
+    can finish between two looks.)"""
     dest = tmp_path / "d6.bin"
-    args = [binary("seq"), "--config", "d6", "-B", "1", "-T", "8", "--steps", "0", "--save", dest]
-    caught = 0
-    for attempt in range(4):
-        if attempt == 2:  # a complete save, which the next kills must leave in place
+    args = [str(a) for a in (binary("seq"), "--config", "d6", "-B", "1", "-T", "8", "--steps", "0", "--save", dest)]
+    for fraction in (0.25, 0.5, None, 0.75):
+        if fraction is None:  # a complete save, which the next kill must leave in place
             r = run(args, timeout=300)
             assert r.returncode == 0, r.stderr
             assert dest.stat().st_size == D6_BYTES
-        p = subprocess.Popen([str(a) for a in args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while p.poll() is None and time.monotonic() < deadline:
-            if any(n.name.startswith(".d6.bin.tmp-") for n in tmp_path.iterdir()):
-                p.send_signal(signal.SIGKILL)
-                caught += 1
-                break
-            time.sleep(0.002)
-        p.wait(timeout=60)
+            continue
+        limit = int(D6_BYTES * fraction)
+        r = subprocess.run(args, capture_output=True, text=True, timeout=300, preexec_fn=lambda: killed_past(limit))
+        assert r.returncode == -signal.SIGXFSZ, (r.returncode, r.stderr)
+        [partial] = [n for n in tmp_path.iterdir() if n.name.startswith(".d6.bin.tmp-")]
+        assert partial.stat().st_size == limit  # killed in the middle of the save
+        partial.unlink()
         if dest.exists():
             assert dest.stat().st_size == D6_BYTES, "a partial file under the final name"
             assert read_header(dest)[:2] == (20240326, 3)
         else:
-            assert attempt < 2, "the complete checkpoint disappeared"
-        for n in tmp_path.iterdir():
-            if n.name.startswith(".d6.bin.tmp-"):
-                n.unlink()
-    assert caught >= 3, "a save in progress was caught fewer than 3 times of 4"
+            assert fraction < 0.75, "the complete checkpoint disappeared"
 
 
 @pytest.mark.parametrize("option", ["--save", "--trace", "--describe-graph"])

@@ -166,16 +166,23 @@ def study16(tmp_path_factory):
     return measured, predicted
 
 
-# Known misses, strict: the day the model reaches the target there, the test fails and the entry goes.
-# The host gave this sweep's 4- and 16-thread runs less than the ceilings' peak curve says (the
-# study's README: 8 to 16 cores' worth at 16 threads from run to run), which no machine file holds.
-MISSES16 = {4: "predicted 3.59x against 2.81x measured (+27.6%)",
-            16: "predicted 7.43x against 5.23x measured (+42.2%)"}
+# Known misses, with the error each had when its entry was written (percent, + predicted faster):
+# each fails when its |error| grows by more than MISS_TOLERANCE, and when it comes within the target,
+# so that its entry goes. The host gave this sweep's 4- and 16-thread runs less than the ceilings'
+# peak curve says (the study's README: 8 to 16 cores' worth at 16 threads from run to run), which no
+# machine file holds: predicted 3.59x against 2.81x measured at 4 threads, 7.43x against 5.23x at 16.
+MISSES16 = {4: +27.6, 16: +42.2}
+MISS_TOLERANCE = 0.01
 
 
-@pytest.mark.parametrize("threads", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=MISSES16[p]))
-                                     if p in MISSES16 else p for p in THREADS16])
+@pytest.mark.parametrize("threads", THREADS16)
 def test_forkjoin_speedups_on_the_shared_16_vcpu_vm(study16, threads):
     measured, predicted = study16
     error = predicted[threads] / measured[threads] - 1
-    assert abs(error) <= TARGET, f"{threads} threads: {100 * error:+.1f}%"
+    if threads not in MISSES16:
+        assert abs(error) <= TARGET, f"{threads} threads: {100 * error:+.1f}%"
+        return
+    recorded = MISSES16[threads]
+    assert abs(error) <= abs(recorded) / 100 + MISS_TOLERANCE, \
+        f"{threads} threads: {100 * error:+.1f}%, recorded {recorded:+.1f}%"
+    assert abs(error) > TARGET, f"{threads} threads: {100 * error:+.1f}% now within target: its entry goes"

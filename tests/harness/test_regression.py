@@ -1,7 +1,10 @@
 """The regression detector: its statistics on known inputs, compare/regress/history end to end.
 
-Most tests run the fake variant (fast, controlled slowdowns); one uses the real binaries when
-they are built, confining the candidate's runs to one CPU with taskset.
+Most tests run the fake variant (fast, controlled slowdowns: a commit whose build makes the 2-thread
+points 25% slower, a candidate confined to one CPU with taskset). Two run the real binaries when
+they are built: a candidate wrapped to train on eight times the batch, a real slowdown that regress
+must find and confirm on fresh runs (make test), and a build compared with itself, which it must not
+flag (the long tier).
 """
 
 import itertools
@@ -291,7 +294,7 @@ def regress_config(study, repetitions=7):
     return path
 
 
-def test_regress_confirms_a_real_slowdown_and_keeps_the_checkout_clean(study, fake_repo):
+def test_regress_confirms_a_commits_slowdown_and_keeps_the_checkout_clean(study, fake_repo):
     repo, c = fake_repo
     done = study.perfstudy("regress", "--repo", repo, "--config", regress_config(study), "--seed", 5,
                            "--base", c["good"], "--candidate", c["slow"], timeout=120)
@@ -449,13 +452,12 @@ def test_regress_real_binaries_same_build_is_not_flagged(study):
 @needs_real[2]
 def test_regress_real_binaries_doing_eight_times_the_work_is_flagged(study):
     """The candidate's runs train on eight times the batch: a real slowdown of the real binaries
-    (several times: the step's fixed costs do not grow), which regress must confirm whatever else
-    the machine runs. It replaces a busy loop on the last CPU during the candidate's runs, whose
-    effect depended on the machine's other load (it failed once beside other work, and
-    1 of 10 runs beside a nice 19 busy loop on the other CPU). Smaller effects were not enough on
-    the shared machine (load average 6 to 8 on its 2 cores): twice the batch gave 1.6 times, with
-    an interval from 1.05 to 2.1, and the confirmation missed it; four times the batch failed 1 of
-    20 runs beside the busy loop. Eight times the batch passed 20 of 20 there."""
+    (several times: the step's fixed costs do not grow), which regress must find and confirm on
+    fresh runs whatever else the machine runs (other load slows both sides alike, and their runs
+    alternate). Eight times, because smaller effects were not found every time on a shared 2-core
+    machine at load average 6 to 8: twice the batch gave 1.6 times, with an interval from 1.05 to
+    2.1, and the confirmation missed it; four times the batch was missed in 1 of 20 sessions beside
+    a busy loop on the other CPU; eight times was found in 20 of 20 there."""
     wrapper = study.tmp / "octuple-batch.sh"
     wrapper.write_text(OCTUPLE_BATCH)
     wrapper.chmod(0o755)
@@ -463,6 +465,7 @@ def test_regress_real_binaries_doing_eight_times_the_work_is_flagged(study):
     done = real_regress(study, "--wrap-candidate", str(wrapper), threads="[2]")
     assert done.returncode == 1, done.stdout + done.stderr
     [session] = list((study.results / "regress").iterdir())
+    assert "confirmation" in done.stdout and (session / "confirm-candidate" / "runs.csv").is_file()
     table = pd.read_csv(session / "regress.csv", na_values=["NA"], keep_default_na=False)
     row = table.set_index("threads").loc[2]
     assert row["verdict"] == "REGRESSED"

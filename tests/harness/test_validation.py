@@ -64,10 +64,6 @@ def _validation_of(directory):
     return validation.validate(validationdata.Recording(directory))
 
 
-def _beyond(frame):
-    return frame[frame["error"].abs() > frame["target"]]
-
-
 @pytest.mark.skipif(not RECORDINGS, reason=f"no recording in docs/studies/ yet; on a quiet machine: {RECORD_COMMAND}")
 @pytest.mark.parametrize("directory", RECORDINGS, ids=[p.name for p in RECORDINGS])
 def test_predictions_within_target_on_recorded_runs(directory):
@@ -76,98 +72,181 @@ def test_predictions_within_target_on_recorded_runs(directory):
     sweep = frame[frame["kind"] == "sweep"]
     assert set(sweep["threads"]) >= {1, 2}, "the recording lacks 1- or 2-thread points"
     assert (frame["kind"] == "thief").any(), "the recording lacks the runs beside the thief"
-    held = frame[(frame["kind"] != "sweep") | (frame["threads"] == 1)]
-    bad = _beyond(held)
-    assert bad.empty, "beyond target:\n" + bad.to_string()
+    _hold_all_but_known_misses(frame[(frame["kind"] != "sweep") | (frame["threads"] == 1)], "error", {})
 
 
-# Recordings whose 2-thread points are known to miss, with why; any other recording is held to the
-# target, and a listed one that starts to hold fails (strict) so that its entry goes.
+# The points known to miss their target, each with the error it had when its entry was written
+# (percent of the measured step, signed: + predicted long). Each is a test of its own
+# (test_a_known_miss_grows_no_further): it fails when the point's |error| grows by more than
+# MISS_TOLERANCE, and when the point comes within its target, so that its entry goes. Every other
+# point of a recording is held to its target.
+MISS_TOLERANCE = 0.01
+# 2026-11-26-xeon-2vcpu was recorded on a slow day (d12's forkjoin 1.82 s a step at 1 thread, 1.84x
+# that at 2), and is validated with the chunk times scaled to their iteration's busy time, the runtime
+# cost per task measured in the traces (runtime.csv) and fork-join's barriers charged the chunks' noise
+# (noise.csv); its other 43 points are within their targets.
 TWO_THREAD_MISSES = {
-    "2026-11-26-xeon-2vcpu": "known miss: recorded on a slow day (d12's "
-    "forkjoin 1.82 s a step at 1 thread, 1.84x that at 2), validated with the chunk times scaled to their "
-    "iteration's busy time, the runtime cost per task measured in the traces (runtime.csv) and fork-join's "
-    "barriers charged the chunks' noise (noise.csv); at 2 threads d12's tasks with BATCH_SUBSIZE 1 is "
-    "predicted 6.5% long and the small model's taskiter BATCH_SUBSIZE 4, k 64 6.3% long; the other 43 points "
-    "within their targets, mean |error| 2.06% (d12's forkjoin -2.5%, -6.1% without the barriers' noise)",
+    "2026-11-26-xeon-2vcpu": {
+        "default: taskiter bs=4 k=64 gcc/fast t=2": +6.3,
+        "predict-d12: tasks bs=1 k=64 gcc/fast t=2": +6.5,
+    },
+}
+# wiki-124m-node16 on a shared 16-vCPU Xeon VM, one run of 3 steps a point, against each study's
+# machine file. 2026-11-27-xeon-emr-vm16 (no topology: the image had no hwloc): the task variants at
+# 8 threads reach 4.3-5.6x their 1-thread time where the peak benchmark's 8-thread figure, 3.9x one
+# thread's, reads to the model as a clock drop for every task. The thread speeds show the host placing
+# the vCPUs anew in each run (at 8 threads a different pair at 1.26-1.37x in each): no one topology
+# describes the sweep. -b and -c: their 1-thread runs, which give the chunk times, ran on a host that
+# moved under them (-b: seq 2.64 s, forkjoin 1.93 s; -c: seq 2.39 s against forkjoin 1.91 s, taskiter
+# BATCH_SUBSIZE 1's probes 171 GFLOP/s before and 97 after), which no machine file holds. Replayed
+# with each run's own chunk times, -c is within 4.1% everywhere
+# (test_the_schedule_model_alone_holds_on_every_committed_study): the miss is the chunks' speed.
+MULTICORE_MISSES = {
+    "2026-11-27-xeon-emr-vm16": {
+        "wiki-124m-node16: forkjoin gcc/fast t=4": -13.3,
+        "wiki-124m-node16: forkjoin gcc/fast t=16": -16.4,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=2": +15.7,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=4": -13.1,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=8": +48.5,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=8": +59.3,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=16": +12.8,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=16": +31.6,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=2": +5.2,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=2": +16.1,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=4": -21.1,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=8": +17.4,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=8": +39.2,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=16": +27.4,
+    },
+    "2026-11-27-xeon-emr-vm16-b": {
+        "wiki-124m-node16: forkjoin gcc/fast t=2": -16.4,
+        "wiki-124m-node16: forkjoin gcc/fast t=4": -22.8,
+        "wiki-124m-node16: forkjoin gcc/fast t=8": -41.7,
+        "wiki-124m-node16: forkjoin gcc/fast t=16": -10.3,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=2": +20.0,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=2": -15.5,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=4": +60.2,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=4": +57.1,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=16": +47.2,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=16": +50.6,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=2": +10.6,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=2": +20.8,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=4": +10.7,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=4": +63.4,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=8": -19.5,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=16": +20.4,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=16": +64.8,
+    },
+    "2026-11-27-xeon-emr-vm16-c": {
+        "wiki-124m-node16: forkjoin gcc/fast t=2": -9.4,
+        "wiki-124m-node16: forkjoin gcc/fast t=4": -22.2,
+        "wiki-124m-node16: forkjoin gcc/fast t=8": -28.1,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=2": -16.5,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=2": +27.7,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=4": -16.5,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=4": +44.3,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=8": +19.3,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=16": +40.5,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=16": +71.6,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=2": -16.1,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=8": +11.6,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=16": +20.7,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=16": +60.6,
+    },
+}
+# The same studies replayed with the probes beside each run. A probe of 0.15 s before a run of 5-10 s
+# sees where the host put the threads then, not where it moved them during the run (-b: the probe's
+# slowest thread is the trace's in 5 of the 15 runs at 4 threads or more); in -c the two probes of one
+# run differ by up to 43% (the host's capacity moves within seconds), and the chunks of the 16-thread
+# runs took 1.25-1.54x what the probes say beyond one thread's (scaled to the team's rate instead,
+# mean 15%).
+PROBED_MISSES = {
+    "2026-11-27-xeon-emr-vm16-b": {
+        "wiki-124m-node16: forkjoin gcc/fast t=2": -17.6,
+        "wiki-124m-node16: forkjoin gcc/fast t=4": -18.1,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=4": -10.5,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=4": +11.8,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=8": +14.6,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=16": +12.0,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=2": -5.5,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=2": -12.0,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=4": -10.1,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=8": -19.9,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=8": +14.8,
+    },
+    "2026-11-27-xeon-emr-vm16-c": {
+        "wiki-124m-node16: forkjoin gcc/fast t=2": -5.6,
+        "wiki-124m-node16: forkjoin gcc/fast t=4": +19.7,
+        "wiki-124m-node16: forkjoin gcc/fast t=8": -13.5,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=2": +6.9,
+        "wiki-124m-node16: taskiter bs=auto k=auto gcc/fast t=4": -12.0,
+        "wiki-124m-node16: taskiter bs=1 k=64 gcc/fast t=4": +23.9,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=2": -14.0,
+        "wiki-124m-node16: tasks bs=1 k=64 gcc/fast t=2": -10.4,
+        "wiki-124m-node16: tasks bs=auto k=auto gcc/fast t=16": -22.7,
+    },
+}
+# the multi-core studies' mean |error| (percent) where it is beyond validation.MULTICORE_MEAN: held,
+# as each known miss is, to what it was plus MISS_TOLERANCE
+MEAN_MISSES = {
+    ("2026-11-27-xeon-emr-vm16", "error"): 13.9,
+    ("2026-11-27-xeon-emr-vm16-b", "error"): 21.5,
+    ("2026-11-27-xeon-emr-vm16-c", "error"): 16.3,
+    ("2026-11-27-xeon-emr-vm16-b", "error_beside"): 7.0,
+    ("2026-11-27-xeon-emr-vm16-c", "error_beside"): 7.2,
 }
 
 
-def _params(recordings, misses):
-    """One test parameter per recording, a strict expected failure where `misses` says why."""
-    return [pytest.param(p, id=p.name, marks=[pytest.mark.xfail(strict=True, reason=misses[p.name])]
-                         if p.name in misses else []) for p in recordings]
+def _labelled(points):
+    return points.set_axis([validation.row_label(r) for _, r in points.iterrows()])
+
+
+def _hold_all_but_known_misses(points, column, misses):
+    """Every point of `points` that `misses` does not name within its target; every named point exists."""
+    labelled = _labelled(points)
+    assert labelled.index.is_unique
+    unknown = sorted(set(misses) - set(labelled.index))
+    assert not unknown, f"known misses that name no point: {unknown}"
+    held = labelled.drop(index=list(misses))
+    bad = held[held[column].astype(float).abs() > held["target"]]
+    assert bad.empty, f"{column} beyond target:\n" + bad[["measured_step_s", column, "target"]].to_string()
+
+
+def _hold_the_mean(points, column, directory):
+    mean = float(points[column].astype(float).abs().mean())
+    recorded = MEAN_MISSES.get((directory.name, column))
+    if recorded is None:
+        assert mean <= validation.MULTICORE_MEAN, f"mean |error| {100 * mean:.2f}%"
+    else:
+        assert mean <= recorded / 100 + MISS_TOLERANCE, f"mean |error| {100 * mean:.2f}%, recorded {recorded}%"
+        assert mean > validation.MULTICORE_MEAN, f"mean |error| {100 * mean:.2f}% now within target: its entry goes"
+
+
+def _sweep(directory):
+    frame = _validated(directory)
+    return frame[frame["kind"] == "sweep"]
 
 
 @pytest.mark.skipif(not RECORDINGS, reason=f"no recording in docs/studies/ yet; on a quiet machine: {RECORD_COMMAND}")
-@pytest.mark.parametrize("directory", _params(RECORDINGS, TWO_THREAD_MISSES))
+@pytest.mark.parametrize("directory", RECORDINGS, ids=[p.name for p in RECORDINGS])
 def test_two_thread_predictions_within_target_on_recorded_runs(directory):
-    frame = _validated(directory)
-    two = frame[(frame["kind"] == "sweep") & (frame["threads"] == 2)]
+    sweep = _sweep(directory)
+    two = sweep[sweep["threads"] == 2]
     assert not two.empty, "the recording lacks 2-thread points"
-    bad = _beyond(two)
-    assert bad.empty, "beyond target:\n" + bad.to_string()
-
-
-# Multi-core studies whose predictions are known to miss, with why; strict, so that the day the
-# model reaches the targets this fails and the entry goes.
-MULTICORE_MISSES = {
-    "2026-11-27-xeon-emr-vm16": "known miss: wiki-124m-node16 on a shared 16-vCPU Xeon VM (one repetition "
-    "of 3 steps a point) against its measured machine file (no topology: the image had no hwloc): mean "
-    "|error| 13.9%, 14 of 26 points beyond target, the task variants at 8 threads predicted 17-59% long "
-    "(they reach 4.3-5.6x their 1-thread time where the peak benchmark's 8-thread figure, 3.9x one "
-    "thread's, reads to the model as a clock drop for every task) and forkjoin at 16 threads 16% short. "
-    "With machines/xeon-emr-vm16.toml's topology inferred from that curve (two hardware threads a "
-    "core): mean 10.7%, forkjoin 25% and 40% short at 8 and 16 threads (its chunks slowed 1.6x and "
-    "2.0x there, computation scalability 0.64 and 0.50, more than the replay makes of the shared cores). "
-    "The thread speeds show the host placing the vCPUs anew in each run (at 8 threads a different pair at "
-    "1.26-1.37x in each): no one topology describes the sweep",
-    "2026-11-27-xeon-emr-vm16-c": "known miss: a third run of wiki-124m-node16 on a shared 16-vCPU Xeon VM (model 207, probes "
-    "before and after each run; peak 1.91x one thread at 2 threads, 3.75x at 4, 6.9x at 8, 7.9x at 16), one "
-    "run of 3 steps a point. Against its machine file: mean |error| 16.3%, 14 of 26 beyond target, largest "
-    "tasks and taskiter with BATCH_SUBSIZE 1 at 16 threads predicted 61-72% long. Its 1-thread runs ran "
-    "on a host that moved under them (seq 2.39 s against forkjoin 1.91 s; taskiter BATCH_SUBSIZE 1's probes "
-    "171 GFLOP/s before and 97 after). Replayed with each run's own chunk times: mean 0.49%, at most 4.1% "
-    "(test_the_schedule_model_alone_holds_on_every_committed_study): the miss is the chunks' speed",
-    "2026-11-27-xeon-emr-vm16-b": "known miss: a second run of wiki-124m-node16 on a shared 16-vCPU Xeon VM (model 207, "
-    "another start: peak 1.93x one thread at 2 threads, 2.75x at 4, 7.7x at 8, 8.0x at 16), one run of 3 "
-    "steps a point. Against its machine file: mean |error| 21.5%, 17 of 26 beyond target. Its 1-thread "
-    "runs, which give the chunk times, ran on a host that was slower in some of them than in others (seq "
-    "2.64 s, forkjoin 1.93 s; the probes beside them 149 and 161 GFLOP/s, taskiter's 105), which no machine "
-    "file holds. With the probes beside each run (test_probes_beside_the_runs_explain_most_of_the_error): "
-    "mean 7.0%, 8 beyond",
-}
-
+    _hold_all_but_known_misses(two, "error", TWO_THREAD_MISSES.get(directory.name, {}))
 
 
 @pytest.mark.skipif(not MULTICORE, reason="no multi-core study in docs/studies/ yet (perfstudy study on a bigger machine)")
-@pytest.mark.parametrize("directory", _params(MULTICORE, MULTICORE_MISSES))
+@pytest.mark.parametrize("directory", MULTICORE, ids=[p.name for p in MULTICORE])
 def test_multicore_predictions_within_target_on_committed_studies(directory):
-    frame = _validated(directory)
-    sweep = frame[frame["kind"] == "sweep"]
+    sweep = _sweep(directory)
     assert sweep["threads"].max() > 2
     assert set(sweep.loc[sweep["threads"] > 2, "target"]) == {validation.TARGET_MULTICORE}
-    bad = _beyond(sweep)
-    mean = float(sweep["error"].abs().mean())
-    assert bad.empty and mean <= validation.MULTICORE_MEAN, \
-        f"mean |error| {100 * mean:.1f}%; beyond target:\n" + bad.to_string()
+    _hold_all_but_known_misses(sweep, "error", MULTICORE_MISSES.get(directory.name, {}))
+    _hold_the_mean(sweep, "error", directory)
 
 
 PROBED = [p for p in MULTICORE if (p / validationdata.THREAD_PEAKS).is_file()]
-# what the probes beside each run leave, per study, where it is still beyond the targets
-PROBED_MISSES = {
-    "2026-11-27-xeon-emr-vm16-b": "known miss: with the probes beside each run, mean |error| 7.0% "
-    "(target 5%), 8 of 26 beyond target, largest forkjoin -18% at 2 and 4 threads and tasks (auto) -20% at 8: "
-    "a probe of 0.15 s before a run of 5-10 s sees where the host put the threads then, not where it "
-    "moved them during the run (the probe's slowest thread is the trace's in 5 of the 15 runs at 4 threads "
-    "or more)",
-    "2026-11-27-xeon-emr-vm16-c": "known miss: with the probes before and after each run, mean "
-    "|error| 7.2% (target 5%), 9 of 26 beyond target, largest taskiter BATCH_SUBSIZE 1 +24% and forkjoin "
-    "+20% at 4 threads, tasks (auto) -23% at 16: the two probes of one run differ by up to 43% (the host's "
-    "capacity moves within seconds), and the chunks of the 16-thread runs took 1.25-1.54x what the probes "
-    "say beyond one thread's, the per-thread probe missing what the team's rate shows (scaled to the "
-    "team's rate instead, mean 15%)",
-}
 
 
 @pytest.mark.skipif(not PROBED, reason="no multi-core study with probes beside its runs ([analysis] peak_beside)")
@@ -175,8 +254,7 @@ PROBED_MISSES = {
 def test_probes_beside_the_runs_explain_most_of_the_error(directory):
     # the same replay with each run's own thread speeds (prediction.speeds_beside) against the
     # machine file's curves: at least halves the mean error, and never worsens it at 1 thread
-    frame = _validated(directory)
-    sweep = frame[frame["kind"] == "sweep"]
+    sweep = _sweep(directory)
     probed = sweep[sweep["error_beside"].notna()]
     assert len(probed) == len(sweep), "every point of a probed sweep has its probes"
     assert probed["error_beside"].abs().mean() <= 0.5 * sweep["error"].abs().mean()
@@ -185,14 +263,31 @@ def test_probes_beside_the_runs_explain_most_of_the_error(directory):
 
 
 @pytest.mark.skipif(not PROBED, reason="no multi-core study with probes beside its runs ([analysis] peak_beside)")
-@pytest.mark.parametrize("directory", _params(PROBED, PROBED_MISSES))
+@pytest.mark.parametrize("directory", PROBED, ids=[p.name for p in PROBED])
 def test_multicore_predictions_beside_their_probes_within_target(directory):
-    frame = _validated(directory)
-    sweep = frame[frame["kind"] == "sweep"]
-    errors = sweep["error_beside"].astype(float)
-    bad = sweep[errors.abs() > sweep["target"]]
-    assert bad.empty and errors.abs().mean() <= validation.MULTICORE_MEAN, \
-        f"mean |error| {100 * errors.abs().mean():.1f}%; beyond target:\n" + bad.to_string()
+    sweep = _sweep(directory)
+    _hold_all_but_known_misses(sweep, "error_beside", PROBED_MISSES.get(directory.name, {}))
+    _hold_the_mean(sweep, "error_beside", directory)
+
+
+KNOWN_MISSES = [(name, column, label, recorded)
+                for table, column in ((TWO_THREAD_MISSES, "error"), (MULTICORE_MISSES, "error"),
+                                      (PROBED_MISSES, "error_beside"))
+                for name, points in table.items() for label, recorded in points.items()]
+
+
+@pytest.mark.parametrize("name,column,label,recorded", KNOWN_MISSES,
+                         ids=[re.sub(r"[^\w.=+-]+", "-", f"{n}-{c}-{label}") for n, c, label, _ in KNOWN_MISSES])
+def test_a_known_miss_grows_no_further(name, column, label, recorded):
+    directory = STUDIES / name
+    assert directory in ALL_RECORDINGS, f"{name}: no such recording; its known misses go"
+    points = _labelled(_sweep(directory))
+    assert label in points.index, f"{name}: {label}: no such point; its entry goes"
+    row = points.loc[label]
+    error = float(row[column])
+    assert abs(error) <= abs(recorded) / 100 + MISS_TOLERANCE, \
+        f"{label}: {column} {100 * error:+.1f}%, recorded {recorded:+.1f}%"
+    assert abs(error) > row["target"], f"{label}: {column} {100 * error:+.1f}% now within target: its entry goes"
 
 
 KEPT = [p for p in MULTICORE if (p / validationdata.OWN_CHUNKS).is_file()]
@@ -540,10 +635,9 @@ def test_probe_drift_is_the_team_rate_after_over_before():
 
 
 # the prediction intervals' coverage (prediction.bootstrap_medians over the kept iterations of the
-# 1-thread runs) on the recordings that keep each run's chunk times; a recording whose 90% intervals
-# hold fewer than COVERAGE of its measured points is a strict expected failure naming the figure
+# 1-thread runs) on the recordings that keep each run's chunk times: their 90% intervals hold at least
+# COVERAGE of the measured points
 COVERAGE = 0.85
-COVERAGE_MISSES = {}
 
 
 def _with_chunk_times(directory):
@@ -552,7 +646,7 @@ def _with_chunk_times(directory):
                and any((recording.results_of(s) / "traces").glob("*_t1_*")) for s in recording.studies())
 
 
-@pytest.mark.parametrize("directory", _params([p for p in ALL_RECORDINGS if _with_chunk_times(p)], COVERAGE_MISSES))
+@pytest.mark.parametrize("directory", [p for p in ALL_RECORDINGS if _with_chunk_times(p)], ids=lambda p: p.name)
 def test_prediction_intervals_cover_the_measured_points(directory):
     from pstudy.analyse import prediction
 

@@ -18,10 +18,11 @@ FIXTURE_NAMES = ["tiny_prime", "odd36", "heads4", "wide20"]
 sys.path.insert(0, HERE)
 
 import check_reference  # noqa: E402
+import components  # noqa: E402  (tests/components.py)
 
 
 def load_make_reference():
-    pytest.importorskip("torch")
+    components.require("torch")
     import make_reference
     return make_reference
 
@@ -156,7 +157,7 @@ def test_regeneration_is_byte_identical(tmp_path):
 
 
 def test_unknown_fixture_name_is_rejected(tmp_path):
-    pytest.importorskip("torch")
+    components.require("torch")
     r = subprocess.run([sys.executable, os.path.join(HERE, "make_reference.py"),
                         "--out", str(tmp_path), "--name", "nope"], capture_output=True, text=True)
     assert r.returncode == 2

@@ -311,18 +311,25 @@ def validate(recording, machine=None, intervals=False):
     return frame
 
 
+def row_label(r):
+    """A validated point's name, unique within its recording: 'predict-d12: tasks bs=1 k=64 gcc/fast t=2',
+    'default: seq gcc/fast t=1 beside thief dram d=0.25', 'predict-mpi: mpi gcc/fast t=1 x 2 ranks'."""
+    label = f"{r['study']}: {r['variant']}"
+    if str(r["batch_subsize"]) != "<NA>":
+        label += " " + vocabulary.chunking_label(*(r[c] for c in vocabulary.CHUNK_KEYS))
+    label += f" {r['compiler']}/{r['kernels']} t={r['threads']}"
+    if r["kind"] == "thief":
+        label += f" beside thief {r['mode']} d={r['duty']:g}"
+    elif r["kind"] == "distributed":
+        label += f" x {r['mode']}"
+    return label
+
+
 def report_lines(frame, title):
     """The per-point errors as lines, the worst first in its group, and a verdict line."""
     out = [title]
     for _, r in frame.iterrows():
-        label = f"{r['study']}: {r['variant']}"
-        if str(r["batch_subsize"]) != "<NA>":
-            label += " " + vocabulary.chunking_label(*(r[c] for c in vocabulary.CHUNK_KEYS))
-        label += f" {r['compiler']}/{r['kernels']} t={r['threads']}"
-        if r["kind"] == "thief":
-            label += f" beside thief {r['mode']} d={r['duty']:g}"
-        elif r["kind"] == "distributed":
-            label += f" x {r['mode']}"
+        label = row_label(r)
         flag = "ok" if abs(r["error"]) <= r["target"] else "BEYOND TARGET"
         beside = ""
         if _known(r.get("error_beside")):
