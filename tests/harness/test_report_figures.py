@@ -1,17 +1,20 @@
 """The report's figures fit: no roofline label drawn over another text, no caption, title or legend
-past its figure's edge."""
+past its figure's edge, and the paper figures (`perfstudy report --figures paper`) one column
+(8.5 cm) wide, vector, in print sizes, each beside the CSV of its data."""
 
 import itertools
+import re
 
 import matplotlib
 import pandas as pd
+import pytest
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from pstudy.analyse import roofline as rl  # noqa: E402
 from pstudy.analyse import tables, verdict  # noqa: E402
-from pstudy.show import plots, rooflinefigures  # noqa: E402
+from pstudy.show import paperfigures, plots, rooflinefigures  # noqa: E402
 from pstudy.store import resultsdir  # noqa: E402
 
 ROOF = rl.roofs({"best_gflops": 133.0, "best_isa": "avx512", "stream_GBs": {"triad": 23.6, "copy": 18.2},
@@ -75,11 +78,19 @@ def overlapping(fig):
     return [(a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2) if box_a.overlaps(box_b)]
 
 
-def test_roofline_labels_do_not_overlap():
-    """No kernel label covers another text; only kernels over the share threshold are labelled, the
-    largest always; nothing leaves the figure (the caption is wrapped to its width)."""
-    fig = rooflinefigures.roofline_figure(crowded(), ROOF, "Roofline: taskiter (gcc/fast) 2 threads bs=4 k=64",
-                                          rl.MODEL_NOTE)
+@pytest.mark.parametrize("paper", [False, True])
+def test_roofline_labels_do_not_overlap(paper):
+    """Drawn for the screen and for a column of a paper, no kernel label covers another text; only
+    kernels over the share threshold are labelled, the largest always; nothing leaves the figure
+    (the caption is wrapped to its width)."""
+    table = crowded()
+    if paper:
+        with plt.rc_context(paperfigures.STYLE):
+            fig = rooflinefigures.roofline_figure(table, ROOF, size=(paperfigures.WIDTH_IN, 2.9), fontsize=6,
+                                                  legend_below=True)
+    else:
+        fig = rooflinefigures.roofline_figure(table, ROOF, "Roofline: taskiter (gcc/fast) 2 threads bs=4 k=64",
+                                              rl.MODEL_NOTE)
     labels = [t.get_text() for t in fig.axes[0].texts if t.get_gid() == rooflinefigures.LABEL_GID]
     assert len(labels) >= 5, labels
     assert overlapping(fig) == []
@@ -111,3 +122,50 @@ def test_one_panel_speedup_figure_keeps_its_caption(finished_sweeps):
     assert len(fig.axes) == 1
     assert outside(fig) == []
     plt.close(fig)
+
+
+def test_paper_figures_fit_a_column_in_print_sizes(finished_sweeps):
+    """Each paper figure is 8.5 cm wide, no text in it is under 6 pt, nothing leaves it, and its
+    data has a row per point drawn."""
+    directory = resultsdir.ResultsDir(finished_sweeps.get(steps=3, repetitions=2))
+    summary = tables.read_summary(directory)
+    roof = [{"analyses": [{"kernels": "fast"}],
+             rl.FIGURE_INPUTS: {"rooflines": [{"kernels": crowded(), "roof": ROOF,
+                                               "path": directory / "roofline_taskiter_t2.png"}]}}]
+    names = []
+    with plt.rc_context(paperfigures.STYLE):
+        for name, fig, data in paperfigures.figures(summary, roof):
+            names.append(name)
+            assert fig.get_figwidth() == pytest.approx(8.5 / 2.54)
+            small = {t.get_text() for t in fig.findobj(matplotlib.text.Text)
+                     if t.get_text().strip() and t.get_visible() and t.get_fontsize() < paperfigures.SMALLEST_FONT_PT}
+            assert not small, (name, small)
+            assert outside(fig) == [], name
+            assert len(data) > 0, name
+            plt.close(fig)
+    assert names == ["speedup_gcc-fast", "efficiency_gcc-fast", "runtime-by-phase_gcc-fast", "vs-forkjoin_gcc-fast",
+                     "batch-subsize_gcc-fast", "roofline_taskiter_t2"]
+
+
+def test_report_writes_paper_figures_as_vector_pdf_with_their_data(reported_sweep):
+    plots_dir, done = reported_sweep
+    paper = plots_dir / paperfigures.DIR
+    pdfs = sorted(paper.glob("*.pdf"))
+    stems = {p.stem.split("_")[0] for p in pdfs}
+    assert {"speedup", "efficiency", "runtime-by-phase", "vs-forkjoin", "batch-subsize", "roofline"} <= stems
+    for pdf in pdfs:
+        data = pdf.read_bytes()
+        width = float(re.search(rb"/MediaBox \[ *0 0 ([\d.]+) ", data).group(1))
+        assert width == pytest.approx(8.5 / 2.54 * 72, abs=0.5), pdf.name
+        assert b"/Subtype /Image" not in data, pdf.name  # lines and text, no picture of them
+        csv = pd.read_csv(pdf.with_suffix(".csv"))
+        assert len(csv), pdf.name
+    assert "paper figures" in done.stdout
+
+
+def test_paper_figures_and_no_figures_is_one_line_error(study, finished_sweeps):
+    directory = study.copy_of(finished_sweeps.get(steps=3, repetitions=2))
+    r = study.perfstudy("report", directory, "--figures", "paper", "--no-figures")
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and "--no-figures" in r.stderr, r.stderr
+    assert not (study.plots / directory.name).exists()

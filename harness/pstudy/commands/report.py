@@ -23,12 +23,17 @@ def add_arguments(parser):
                              "(otherwise in summary.csv, roofline_verdict.txt and report.html)")
     parser.add_argument("--wait", action="store_true",
                         help="when another report is writing the same plots directory, wait for it (default: exit 2)")
+    parser.add_argument("--figures", choices=["paper"], dest="paper",
+                        help="paper: also the figures for a paper, vector PDF one column wide with their data as "
+                             "CSV, in paper/ beside the others")
 
 
 def main(args):
     directory = resultsdir.ResultsDir(resultsdir.locate(args.results_dir))
     meta = resultsdir.read_meta(directory)  # check the directory before the heavy imports
     formats = [] if args.no_figures else common.choices(args.formats, common.FIGURE_FORMATS, "--formats")
+    if args.paper and args.no_figures:
+        raise StudyError("--figures paper and --no-figures: choose one")
 
     import pandas as pd
 
@@ -90,6 +95,10 @@ def main(args):
             if points is not None:
                 details.append(("efficiency factors:", str(outdir / resultsdir.EFFICIENCY_CSV)))
             page = write_page(directory, meta, summary, outdir, traced, roof, why, noise)
+        if args.paper:
+            from pstudy.show import paperfigures
+            paper = paperfigures.write_all(summary, roof, outdir)
+            details.append((f"{len(paper)} paper figures (PDF, each with its CSV) in", str(outdir / paperfigures.DIR)))
     out.write(summary_text.text(directory, meta, summary, chart, roofline=roof, points=points, details=details,
                                 page=page, roofline_why=why))
     if noise is not None:
