@@ -160,10 +160,10 @@ def test_sections_lead_with_a_figure_or_a_verdict_and_fit_at_1300_px(report_page
     lead = re.search(r'<img src="[^"]*" alt="([^"]*)"', roofline).group(1)
     assert lead.startswith(f"{fastest.group(2)} at {fastest.group(1)} threads"), lead
     assert roofline.index(lead) < roofline.index('<p class="verdict">')
-    # the probe can fail: a section that opens with a long text, a table wider than the page
-    long = text.replace('<section id="roofline">\n<h2>Roofline</h2>',
-                        '<section id="roofline">\n<h2>Roofline</h2><pre>' + "a line\n" * 12 + "</pre>")
-    sections, _ = layout(browser, long, tmp_path)
+    # the probe can fail: a section that opens with a long text, a folded table wider than the page
+    bad = text.replace('<section id="roofline">\n<h2>Roofline</h2>',
+                       '<section id="roofline">\n<h2>Roofline</h2><pre>' + "a line\n" * 12 + "</pre>")
+    bad = bad.replace("<details>", "<details><table><tr><td>" + "x" * 300 + "</td></tr></table>", 1)
+    sections, wide = layout(browser, bad, tmp_path)
     assert sections["roofline"][0] == "PRE" and sections["roofline"][2] >= 12
-    wide_table = text.replace("<details>", "<details><table><tr><td>" + "x" * 300 + "</td></tr></table>", 1)
-    assert layout(browser, wide_table, tmp_path)[1]
+    assert "TABLE" in wide
