@@ -32,8 +32,6 @@ def main(args):
     directory = resultsdir.ResultsDir(resultsdir.locate(args.results_dir))
     meta = resultsdir.read_meta(directory)  # check the directory before the heavy imports
     formats = [] if args.no_figures else common.choices(args.formats, common.FIGURE_FORMATS, "--formats")
-    if args.paper and args.no_figures:
-        raise StudyError("--figures paper and --no-figures: choose one")
 
     import pandas as pd
 
@@ -44,6 +42,8 @@ def main(args):
     resultsdir.records(directory)  # a damaged run record ends the report before anything is drawn
     if summary.empty:
         raise StudyError(f"{directory}: no runs recorded yet")
+    if args.paper and args.no_figures:
+        raise StudyError("--figures paper and --no-figures: choose one")
     out = sys.stdout
     # a sweep in which every run failed or timed out has no time to show: its failures are the report
     measured = "step_median_s" in summary and summary["step_median_s"].notna().any()
