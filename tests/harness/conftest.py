@@ -1,5 +1,6 @@
 """Shared fixtures: a build tree of fake variant binaries and a way to call harness/perfstudy."""
 
+import json
 import os
 import shutil
 import sys
@@ -117,3 +118,17 @@ class Study:
 
     def result_dirs(self):
         return sorted(d for d in self.results.iterdir() if d.is_dir()) if self.results.exists() else []
+
+
+@pytest.fixture(scope="session")
+def reported_sweep(tmp_path_factory, finished_sweeps):
+    """A finished sweep of the fake variant with ceilings (so that its report has a roofline),
+    reported once with the paper figures: (its plots directory, the report's result). Read only."""
+    from test_roofline import ceilings
+    tmp = tmp_path_factory.mktemp("reported")
+    study = Study(tmp, make_build_tree(tmp))
+    directory = study.copy_of(finished_sweeps.get(steps=3, repetitions=2))
+    (directory / "ceilings.json").write_text(json.dumps(ceilings()))
+    done = study.perfstudy("report", directory, "--no-chart", "--formats", "png", "--figures", "paper", timeout=180)
+    assert done.returncode == 0, done.stderr
+    return study.plots / directory.name, done

@@ -47,6 +47,7 @@ def test_report_prints_table_and_writes_real_figures(study, finished):
     assert 300 <= height <= 2000 and 500 <= width <= 4000
     assert image.std() > 0.05  # not a blank canvas
     assert "<svg" in (plots / "runtime_step_gcc-fast.svg").read_text()[:2000]
+    assert not (plots / "paper").exists()  # drawn on request only (--figures paper): `make run` pays nothing
 
 
 def test_report_terminal_chart_with_and_without_gnuplot(study, finished):

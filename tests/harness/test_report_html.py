@@ -1,6 +1,8 @@
 """report.html: self-contained, and every figure loads in headless Chromium (Debian's chromium,
 installed by scripts/install-deps.sh); the page is not blank, opens with its findings and the
-machine, its CPU row is filled in, and nothing is wider than the page at 1280 px."""
+machine, its CPU row is filled in, nothing is wider than the page at 1280 px or 1300 px (its folded
+details open), and each section leads with a figure or a one-line verdict, the Roofline section with
+the chart of the fastest variant at the largest thread count."""
 
 import re
 import shutil
@@ -33,15 +35,21 @@ def probe_page(browser, page, tmp_path, text=None):
     non-zero natural width, '0' per broken one; "text": the length of its text; "overflow": how
     many px the document is wider than the window; "cpu": the length of the CPU row's value, -1
     without one}."""
-    probe = tmp_path / "probe.html"
-    probe.write_text((text if text is not None else page.read_text()).replace("</body>", PROBE))
+    dom = dump_dom(browser, text if text is not None else page.read_text(), PROBE, tmp_path, WIDTH)
+    number = {name: int(re.search(rf'data-{name}="(-?\d+)"', dom).group(1)) for name in ("text", "overflow", "cpu")}
+    return {"images": re.search(r'data-images="([01]*)"', dom).group(1), **number}
+
+
+def dump_dom(browser, text, probe, tmp_path, width):
+    """The DOM of the page `text` once loaded in Chromium `width` px wide, the script `probe` (which
+    ends with </body>) run on it."""
+    path = tmp_path / "probe.html"
+    path.write_text(text.replace("</body>", probe))
     r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
-                        "--hide-scrollbars", f"--window-size={WIDTH},1600", "--dump-dom", probe.as_uri()],
+                        "--hide-scrollbars", f"--window-size={width},1600", "--dump-dom", path.as_uri()],
                        capture_output=True, text=True, timeout=120)
-    m = re.search(r'data-images="([01]*)"', r.stdout)
-    assert m, f"chromium did not run the probe: {r.stderr[-500:]}"
-    number = {name: int(re.search(rf'data-{name}="(-?\d+)"', r.stdout).group(1)) for name in ("text", "overflow", "cpu")}
-    return {"images": m.group(1), **number}
+    assert "data-" in r.stdout, f"chromium did not run the probe: {r.stderr[-500:]}"
+    return r.stdout
 
 
 def loaded_images(browser, page, tmp_path):
@@ -50,14 +58,8 @@ def loaded_images(browser, page, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def report_page(tmp_path_factory, finished_sweeps):
-    from conftest import Study, make_build_tree
-    tmp = tmp_path_factory.mktemp("html")
-    study = Study(tmp, make_build_tree(tmp))
-    directory = study.copy_of(finished_sweeps.get(steps=3, repetitions=2))
-    r = study.perfstudy("report", directory, "--no-chart", "--formats", "png", timeout=180)
-    assert r.returncode == 0, r.stderr
-    return study.plots / directory.name / "report.html"
+def report_page(reported_sweep):
+    return reported_sweep[0] / "report.html"
 
 
 def test_report_is_self_contained(report_page):
@@ -105,3 +107,65 @@ def test_report_fits_the_page_and_names_the_cpu(report_page, tmp_path):
     text = report_page.read_text()
     wide = text.replace('<section id="machine">', '<p style="white-space:nowrap">' + "x" * 400 + '</p><section id="machine">')
     assert probe_page(browser, report_page, tmp_path, wide)["overflow"] > 0
+
+
+# Per section: the first element under its heading ("FIGURE", or "P.verdict" and how many lines it
+# takes), and how many lines of text come before its first figure or table; then, every <details>
+# opened, the elements whose right edge is past the window's.
+LAYOUT_PROBE = (
+    '<script>window.addEventListener("load",()=>{'
+    'const lines=e=>{const c=getComputedStyle(e);const h=parseFloat(c.lineHeight)||1.2*parseFloat(c.fontSize);'
+    'return Math.round(e.getBoundingClientRect().height/h)};'
+    'const shown=e=>e.matches("figure,table,img")||e.querySelector("figure,table,img")&&e.tagName!="DETAILS";'
+    'const out=[];for(const s of document.querySelectorAll("section")){'
+    'const kids=[...s.children].filter(e=>e.tagName!="H2");let before=0;'
+    'for(const k of kids){if(shown(k))break;before+=lines(k)}'
+    'const f=kids[0];out.push(s.id+":"+f.tagName+(f.className?"."+f.className:"")+":"+lines(f)+":"+before)}'
+    'document.body.setAttribute("data-sections",out.join(" "));'
+    'document.querySelectorAll("details").forEach(d=>d.open=true);'
+    'const w=document.documentElement.clientWidth;'
+    'const wide=[...document.body.querySelectorAll("*")].filter(e=>e.getBoundingClientRect().right>w+0.5)'
+    '.map(e=>e.tagName+(e.className?"."+e.className:""));'
+    'document.body.setAttribute("data-wide",wide.join(" ")||"none")});</script></body>')
+
+
+def layout(browser, text, tmp_path, width=1300):
+    """({section id: (first element, its lines, lines before the first figure or table)}, the elements
+    wider than the page with every <details> open) of a page in Chromium `width` px wide."""
+    dom = dump_dom(browser, text, LAYOUT_PROBE, tmp_path, width)
+    sections = {}
+    for item in re.search(r'data-sections="([^"]*)"', dom).group(1).split():
+        name, first, first_lines, before = item.split(":")
+        sections[name] = (first, int(first_lines), int(before))
+    wide = re.search(r'data-wide="([^"]*)"', dom).group(1)
+    return sections, [] if wide == "none" else wide.split()
+
+
+def test_sections_lead_with_a_figure_or_a_verdict_and_fit_at_1300_px(report_page, tmp_path):
+    """Every section opens with a figure or a verdict of at most two lines, with no more than 10
+    lines of text before its first figure or table; with its tables and folded text open, no
+    element is wider than the page; no cell says <NA>; the Roofline section opens with the chart of
+    the fastest point at the largest thread count, then its one-sentence verdict."""
+    browser = chromium()
+    text = report_page.read_text()
+    sections, wide = layout(browser, text, tmp_path)
+    assert {"findings", "machine", "identity", "summary", "figures", "efficiency", "timelines", "roofline",
+            "failures"} <= set(sections)
+    for name, (first, first_lines, before) in sections.items():
+        assert first == "FIGURE" or (first == "P.verdict" and first_lines <= 2), (name, first, first_lines)
+        assert before <= 10, (name, before)
+    assert sections["roofline"][0] == "FIGURE"
+    assert not wide, f"wider than the page at 1300 px: {wide[:10]}"
+    assert "&lt;NA&gt;" not in text and "<NA>" not in text
+    fastest = re.search(r"Fastest at (\d+) threads \([^)]*\): ([^,]+),", text)
+    roofline = text[text.index('<section id="roofline">'):]
+    lead = re.search(r'<img src="[^"]*" alt="([^"]*)"', roofline).group(1)
+    assert lead.startswith(f"{fastest.group(2)} at {fastest.group(1)} threads"), lead
+    assert roofline.index(lead) < roofline.index('<p class="verdict">')
+    # the probe can fail: a section that opens with a long text, a folded table wider than the page
+    bad = text.replace('<section id="roofline">\n<h2>Roofline</h2>',
+                       '<section id="roofline">\n<h2>Roofline</h2><pre>' + "a line\n" * 12 + "</pre>")
+    bad = bad.replace("<details>", "<details><table><tr><td>" + "x" * 300 + "</td></tr></table>", 1)
+    sections, wide = layout(browser, bad, tmp_path)
+    assert sections["roofline"][0] == "PRE" and sections["roofline"][2] >= 12
+    assert "TABLE" in wide

@@ -75,6 +75,13 @@ def chunking(row):
     return " ".join(parts)
 
 
+def point_name(row):
+    """A point as the terminal names it, its variant and its chunking: "taskiter bs=4 k=64", "forkjoin";
+    a record that carries its chunking already (fastest's, bounds') is named by it."""
+    words = row["chunking"] if "chunking" in row else chunking(row)
+    return " ".join(part for part in (str(row["variant"]), words) if part)
+
+
 def fastest(summary):
     """Per build and thread count, the point with the smallest median step time:
     [{"build", "threads", "variant", "chunking", "step_s", "speedup", "efficiency"}], in build and

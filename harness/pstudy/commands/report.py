@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from pstudy import common
-from pstudy.store import resultsdir, studyarchive, vocabulary
+from pstudy.store import resultsdir, studyarchive
 from pstudy.analyse import tables
 from pstudy.errors import StudyError
 from pstudy.show import noisefigure
@@ -25,6 +25,9 @@ def add_arguments(parser):
                              "(otherwise in summary.csv, roofline_verdict.txt and report.html)")
     parser.add_argument("--wait", action="store_true",
                         help="when another report is writing the same plots directory, wait for it (default: exit 2)")
+    parser.add_argument("--figures", choices=["paper"], dest="paper",
+                        help="paper: also the figures for a paper, vector PDF one column wide with their data as "
+                             "CSV, in paper/ beside the others")
 
 
 def main(args):
@@ -46,6 +49,8 @@ def main(args):
     resultsdir.records(directory)  # a damaged run record ends the report before anything is drawn
     if summary.empty:
         raise StudyError(f"{directory}: no runs recorded yet")
+    if args.paper and args.no_figures:
+        raise StudyError("--figures paper and --no-figures: choose one")
     out = sys.stdout
     # a sweep in which every run failed or timed out has no time to show: its failures are the report
     measured = "step_median_s" in summary and summary["step_median_s"].notna().any()
@@ -97,6 +102,10 @@ def main(args):
             if points is not None:
                 details.append(("efficiency factors:", str(outdir / resultsdir.EFFICIENCY_CSV)))
             page = write_page(directory, meta, summary, outdir, traced, roof, why, noise)
+        if args.paper:
+            from pstudy.show import paperfigures
+            paper = paperfigures.write_all(summary, roof, outdir)
+            details.append((f"{len(paper)} paper figures (PDF, each with its CSV) in", str(outdir / paperfigures.DIR)))
     out.write(summary_text.text(directory, meta, summary, chart, roofline=roof, points=points, details=details,
                                 page=page, roofline_why=why))
     if noise is not None:
@@ -143,7 +152,7 @@ def write_page(directory, meta, summary, outdir, traced, roof, why, noise=None):
     """plots/<name>/report.html: the findings first, then the machine, the run, the tables and
     every figure, self-contained; the sensitivity to noise where the directory has its table."""
     from pstudy.analyse import efficiency, findings
-    from pstudy.show import htmlreport, terminal
+    from pstudy.show import htmlreport, rooflinesection, terminal
     from pstudy.show import summary as summary_text
 
     model, run = meta.model, meta.run_settings
@@ -164,7 +173,7 @@ def write_page(directory, meta, summary, outdir, traced, roof, why, noise=None):
         bound = bounds.get((f["variant"], f["threads"]))
         lost = losing.get((f["threads"], f["build"]))
         found.append({"threads": f["threads"], "build": f["build"],
-                      "fastest": f["variant"] + (f" {f['chunking']}" if f["chunking"] else ""),
+                      "fastest": findings.point_name(f),
                       "step": f"{terminal.seconds(f['step_s'])} s",
                       "speedup": summary_text._fmt(f["speedup"]), "efficiency": summary_text._fmt(f["efficiency"]),
                       "bound": f"{bound['verdict']}: {bound['evidence']}" if bound else "not analysed",
@@ -185,9 +194,8 @@ def write_page(directory, meta, summary, outdir, traced, roof, why, noise=None):
                for p in sorted(outdir.glob(f"{kind}_step_*.png"))]
     table = ""
     if points is not None:
-        cols = ["variant", "compiler", "kernels", "threads", *vocabulary.CHUNK_KEYS, "n_runs"]
-        cols = [c for c in cols if c in points.columns]  # tables from before the tile keys
-        shown = points[cols].copy()
+        shown = point_columns(points, findings)
+        shown["runs"] = points["n_runs"].astype(int)
         for factor in efficiency.TABLE_ORDER:
             shown[efficiency.LABELS[factor].strip()] = [
                 f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if lo == lo else f"{v:.3f}"
@@ -197,20 +205,37 @@ def write_page(directory, meta, summary, outdir, traced, roof, why, noise=None):
                 "-" if v != v else f"{v:.2f}x" for v in points["slowest_thread_time"].astype(float)]
         shown["IPC / instruction scalability"] = "need counters"
         table = shown.to_html(index=False, na_rep="-", border=0)
-    roof_figures, verdict = [], ""
+    verdict = ""
     roof_dir = outdir / "roofline"
     if roof_dir.is_dir():
-        roof_figures = [htmlreport.figure(p) for p in sorted(roof_dir.rglob("*.png"))]
         verdict = "".join(p.read_text() for p in sorted(roof_dir.rglob("roofline_verdict.txt")))
-    failures = ""
+    failures, n_failed = "", 0
     if directory.failures_csv.exists():
         frame = resultsdir.read_csv(directory.failures_csv)
-        if len(frame):
-            failures = frame.to_html(index=False, na_rep="-", border=0)
+        n_failed = len(frame)
+        if n_failed:
+            shown = point_columns(frame, findings)
+            for col in ("repetition", "status", "exit_code", "error", "wall_s"):
+                if col in frame.columns:
+                    shown[col] = frame[col].astype(object).where(frame[col].notna(), "-")
+            failures = shown.to_html(index=False, border=0)
+    # each section's verdict in a line, in the terminal summary's words, at the largest thread count
+    top = max(fastest, key=lambda f: f["threads"])  # the summary has a timed point: main checked
+    bound = bounds.get((top["variant"], top["threads"]))
+    lost = [losing[k] for k in sorted(losing, key=lambda k: -k[0])[:1]]
+    header = summary_text.header(directory, meta)
+    verdicts = {"findings": "Fastest at " + summary_text.fastest_lines([top])[0].strip()
+                            + (f"; {bound['verdict']}" if bound else ""),
+                "identity": header[0], "machine": header[1].removeprefix("on "),
+                "summary": summary_text.base_line(summary),
+                "efficiency": summary_text.factor_lines(lost)[0].strip() if lost else "",
+                "failures": f"{n_failed} failed run{'s' if n_failed > 1 else ''} (failures.csv)" if n_failed
+                            else "No failed runs"}
+    verdicts = {k: v[:1].upper() + v[1:] + "." if v else "" for k, v in verdicts.items()}
     return htmlreport.write(outdir, {
         "name": meta.display_name(directory), "findings": found, "machine": machine, "identity": identity,
         "bases": "\n".join(terminal.base_lines(summary)),
-        "summary_table": terminal.table_frame(summary).to_html(index=False, border=0),
+        "summary_table": summary_frame(summary, findings, terminal).to_html(index=False, border=0),
         "figures": figures, "efficiency_table": table,
         "efficiency_note": efficiency.NOTE,
         "efficiency_figures": [htmlreport.figure(p) for p in traced["figures"]],
@@ -218,12 +243,33 @@ def write_page(directory, meta, summary, outdir, traced, roof, why, noise=None):
         "timelines": [htmlreport.figure(p, "per-thread timeline of one steady-state iteration per variant at the "
                                            "largest thread count: kernels coloured by kind, idle black, phase "
                                            "starts as dashed lines") for p in traced["timelines"]],
-        "roofline": roof_figures, "roofline_verdict": verdict, "roofline_why": why or "",
+        "roofline": rooflinesection.section(roof, fastest, verdict), "roofline_why": why or "", "verdicts": verdicts,
         "noise_table": "\n".join(noisefigure.table_lines(noise)) if noise is not None else "",
         "noise_figures": [htmlreport.figure(p, "each point's step beside a CPU co-runner over its quiet step, "
                                                "against the co-runner's duty cycle, a panel per period")
                           for p in [outdir / "noise_sensitivity.png"] if noise is not None and p.exists()],
         "failures": failures})
+
+
+def point_columns(frame, findings):
+    """A table's points in the terminal's words, one column ("taskiter bs=4 k=64") for the chunk
+    keys' many, mostly empty ones; the build where the table has several, then the thread count."""
+    import pandas as pd
+    shown = pd.DataFrame({"point": [findings.point_name(r) for _, r in frame.iterrows()]})
+    builds = frame["compiler"].astype(str) + "/" + frame["kernels"].astype(str)
+    if builds.nunique() > 1:
+        shown["build"] = list(builds)
+    shown["threads"] = list(frame["threads"].astype(int))
+    return shown
+
+
+def summary_frame(summary, findings, terminal):
+    """The terminal's table (terminal.table_frame) with its points named in one column."""
+    frame = terminal.table_frame(summary)
+    chunk_columns = ["variant", "bs", "k", "tiles", "ts", "tp", "sched", "ranks"]
+    frame = frame.drop(columns=[c for c in chunk_columns if c in frame.columns])
+    frame.insert(0, "point", [findings.point_name(r) for _, r in summary.iterrows()])
+    return frame
 
 
 def ceiling_rows(directory):

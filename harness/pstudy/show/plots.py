@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 
 from pstudy.store import resultsdir, vocabulary  # noqa: E402
+from pstudy.show import captions  # noqa: E402
 from pstudy.analyse.stats import speedup_prefix  # noqa: E402
 
 PHASES = ("step", "forward", "backward")
@@ -134,8 +135,7 @@ def figure(kind, phase, build, meta, compiler, kernels):
     axes[0].set_ylabel(ylabel(kind, phase))
     base_text = base_description(kind, phase, build, compiler, kernels)
     fig.suptitle(f"{title(kind, phase)} — {compiler}/{kernels} — {meta.get('name', '')}", fontsize=11)
-    fig.text(0.01, 0.01, base_text + "\n" + CI_NOTE, fontsize=7, va="bottom", ha="left")
-    fig.tight_layout(rect=(0, 0.07, 1, 0.95))
+    fig.tight_layout(rect=(0, captions.caption(fig, base_text + "\n" + CI_NOTE), 1, 0.95))
     return fig
 
 

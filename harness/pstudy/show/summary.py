@@ -105,6 +105,14 @@ def factor_lines(rows):
             f"{findings.slow_thread_text(*(r.get(k) for k in findings.SLOW_THREAD_FIELDS))}" for r in rows]
 
 
+def base_line(summary):
+    """What the table's speedups are against, in one line."""
+    seq = summary[(summary["variant"] == terminal.SEQ) & (summary["threads"] == 1)].dropna(subset=["step_median_s"])
+    return ("speedup and efficiency against seq on 1 thread"
+            + (f" ({terminal.seconds(seq.iloc[0]['step_median_s'])} s)" if len(seq) == 1 else "")
+            + "; efficiency = speedup / threads")
+
+
 def text(directory, meta, summary, chart=None, roofline=(), points=None, details=(), page=None,
          roofline_why=None):
     """The summary as text, ending with a newline. `roofline`: the roofline summaries; `points`:
@@ -112,11 +120,7 @@ def text(directory, meta, summary, chart=None, roofline=(), points=None, details
     hold the rest; `page`: report.html's path, when written."""
     from pstudy.analyse import findings
 
-    out = [*header(directory, meta), "", short_table(summary)]
-    seq = summary[(summary["variant"] == terminal.SEQ) & (summary["threads"] == 1)].dropna(subset=["step_median_s"])
-    out.append("speedup and efficiency against seq on 1 thread"
-               + (f" ({terminal.seconds(seq.iloc[0]['step_median_s'])} s)" if len(seq) == 1 else "")
-               + "; efficiency = speedup / threads")
+    out = [*header(directory, meta), "", short_table(summary), base_line(summary)]
     if chart:
         lines = chart.splitlines()
         while lines and not lines[0].strip():
