@@ -6,6 +6,7 @@ library modules, never each other.
 import contextlib
 import datetime
 import fcntl
+import hashlib
 import os
 import signal
 import sys
@@ -16,6 +17,15 @@ from pstudy.errors import StudyError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIGS_DIR = REPO_ROOT / "configs"
+
+
+def file_sha256(path):
+    """The SHA-256 of a file's bytes, read a megabyte at a time (a binary, an archive)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def now():

@@ -16,7 +16,7 @@ bandwidth could move in its measured time (the rest came from cache); the target
 curve then stretches chunks that run together (pstudy.simulate).
 """
 
-import hashlib
+
 import json
 import math
 import os
@@ -27,6 +27,7 @@ from pathlib import Path
 from pstudy.store import resultsdir, taskgraph, traceformats, vocabulary
 from pstudy.analyse import contention, simulate
 from pstudy.store import topology
+from pstudy import common
 from pstudy.errors import StudyError
 
 REPO_ROOT = vocabulary.REPO_ROOT
@@ -781,14 +782,6 @@ def graph_point(ck, threads):
     return config_point(ck, 1 if vocabulary.is_sequential(ck[0]) else threads)
 
 
-def file_sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def stale_graphs(directory):
     """One line per binary that described some of a results directory's kept task graphs and has
     been rebuilt since (its SHA-256 differs): those graphs are reused as they are, which after a
@@ -805,7 +798,7 @@ def stale_graphs(directory):
                     "describe the graphs again)"]
         if binary not in current:
             try:
-                current[binary] = file_sha256(binary)
+                current[binary] = common.file_sha256(binary)
             except OSError:
                 current[binary] = None
         if current[binary] != sha:
@@ -886,7 +879,7 @@ class Graphs:
         binary = self.binary(*ck[:3])
         graph = taskgraph.describe(binary, args, path, keep=keep)
         if binary not in self.sha256:  # once per binary: describing hundreds of graphs (--best)
-            self.sha256[binary] = file_sha256(binary)
+            self.sha256[binary] = common.file_sha256(binary)
         resultsdir.atomic_write(resultsdir.ResultsDir(self.directory).graph_origin(path),
                                 json.dumps({"binary": binary, "sha256": self.sha256[binary]}) + "\n")
         return graph

@@ -10,7 +10,6 @@ a damaged or foreign archive is refused in one line instead of writing outside i
 """
 
 import errno
-import hashlib
 import os
 import shutil
 import tarfile
@@ -18,6 +17,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+from pstudy import common
 from pstudy.errors import StudyError
 
 ROOT = "study"
@@ -74,14 +74,6 @@ def results_dirs(study_root):
     return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
 
 
-def digest(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def unpack_kept(path, results_root):
     """The archive unpacked, to stay, into results_root/<its name without .tar.gz>/ (reused when that
     folder is this same archive's unpacking; refused when it is anything else); its results
@@ -89,7 +81,7 @@ def unpack_kept(path, results_root):
     name = Path(path).name
     folder = Path(results_root) / name[: -len(next(s for s in SUFFIXES if name.endswith(s)))]
     mark = folder / UNPACKED_FROM
-    wanted = digest(path)
+    wanted = common.file_sha256(path)
     if folder.exists():
         if not (mark.is_file() and mark.read_text().split()[:1] == [wanted]):
             raise StudyError(f"{path}: would unpack into {folder}, which exists and is not this archive's "
