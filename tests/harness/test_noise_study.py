@@ -143,3 +143,11 @@ def test_a_killed_noise_study_leaves_no_sweep_running_undisturbed(tmp_path, buil
     [directory] = [p for p in disturbed.iterdir() if (p / "meta.json").is_file()]
     assert json.loads((directory / "meta.json").read_text())["status"] != "complete"
     assert not (directory / "disturb.json").exists()
+
+
+@needs_disturb
+@pytest.mark.parametrize("cpus", ["0,0", "0-1,1"])
+def test_the_corunner_refuses_a_cpu_given_twice(cpus):
+    done = subprocess.run([str(DISTURB), "--cpus", cpus, "--seconds", "0.1"], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "given twice" in done.stderr, done.stderr
