@@ -43,7 +43,7 @@ from pstudy import common  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
 from pstudy.measure import children  # noqa: E402
 from pstudy.show import noisefigure  # noqa: E402
-from pstudy.store import exclusive, machinefiles, vocabulary  # noqa: E402
+from pstudy.store import comparable, exclusive, machinefiles, vocabulary  # noqa: E402
 
 PERFSTUDY = ROOT / "harness" / "perfstudy"
 DISTURB = ROOT / "build" / "bench" / "disturb"
@@ -314,6 +314,7 @@ def check(out, machine=None):
                 raise StudyError(f"{disturbed_root}: no quiet-r{name['round']} beside it")
             disturbed = results_dir(disturbed_root)
             corunner_record(disturbed)  # every sweep's, before minutes of predictions
+            comparable.check([quiet[name["round"]], disturbed])
             levels.setdefault(float(name["duty"]), []).append((name["round"], disturbed))
         quiet_steps = {}
         for q in quiet.values():

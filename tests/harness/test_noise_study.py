@@ -74,6 +74,15 @@ def test_check_refuses_a_disturbed_sweep_without_the_corunners_record(dv, tmp_pa
     one_line(capsys, str(disturbed), "disturb.json", "interrupted")
 
 
+def test_check_refuses_a_disturbed_sweep_of_another_problem(dv, tmp_path, finished_sweeps, capsys):
+    out, disturbed = noise_layout(tmp_path, finished_sweeps)
+    meta = json.loads((disturbed / "meta.json").read_text())
+    meta["config"]["model"]["B"] = 8
+    (disturbed / "meta.json").write_text(json.dumps(meta))
+    assert dv.main(["check", str(out)]) == 2
+    one_line(capsys, str(disturbed), "B=8", "not comparable")
+
+
 @needs_disturb
 def test_run_refuses_an_interrupted_disturbed_sweep_before_measuring(dv, tmp_path, finished_sweeps, capsys):
     out, disturbed = noise_layout(tmp_path, finished_sweeps, record=False)

@@ -16,12 +16,13 @@ from pathlib import Path
 from pstudy.analyse import answer
 from pstudy.errors import StudyError
 from pstudy.show import answerfigure
-from pstudy.store import resultsdir, validationdata, vocabulary
+from pstudy.store import comparable, resultsdir, validationdata, vocabulary
 
 
 def add_arguments(parser):
     parser.add_argument("dirs", nargs="+", help="results directories, validation recordings, or folders of them")
     parser.add_argument("--out", help="a directory to write answer.md and answer.png into")
+    parser.add_argument(comparable.OPTION, action="store_true", help=comparable.HELP)
 
 
 def sources(path):
@@ -97,6 +98,10 @@ def main(args):
         found += sources(d)
     if len({p.resolve() for _, p in found}) != len(found):
         raise StudyError("a directory given twice: each is counted once")
+    if args.out:  # before the work, never into a results directory's measurements
+        resultsdir.output_dir(args.out, "--out")
+    measured = [p for kind, p in found if kind == "results"]
+    comparable.check(measured, args.mixed)
     out_lines, sweep_rows, paired_rows = [], [], []
     for kind, directory in found:
         frame, steps, cpu = points_of(kind, directory)
@@ -111,7 +116,7 @@ def main(args):
         study_col = frame["study"] if "study" in frame.columns else pd.Series([""] * len(frame))
         for study in sorted(set(study_col)):
             rows = answer.sweep_ratios(frame[study_col == study])
-            if not rows:
+            if not any(r["over_forkjoin"] == r["over_forkjoin"] for r in rows):  # no fork-join to be faster than
                 continue
             sweep_rows += rows
             out_lines += [f"Sweep points, one median a point{' (' + study + ')' if study else ''}: {where}", "",
@@ -136,7 +141,8 @@ def main(args):
                   "Made by `perfstudy answer " + " ".join(args.dirs) + " --out " + args.out + "`; do not edit.",
                   "A ratio above 1 means faster than fork-join.", ""]
         resultsdir.atomic_write(out / "answer.md", "\n".join(header) + "\n" + text + "\n")
-        answerfigure.draw(sweep_rows, paired_rows, "d12 step against threads: " + ", ".join(
+        models = sorted({str(comparable.identity(resultsdir.read_meta(p))[0]) for p in measured})
+        answerfigure.draw(sweep_rows, paired_rows, f"{', '.join(models) or 'the'} step against threads: " + ", ".join(
             Path(d).name for d in args.dirs), out / "answer.png")
         print(f"wrote {out / 'answer.md'} and {out / 'answer.png'}")
     return 0
