@@ -195,3 +195,25 @@ def test_a_study_refuses_what_would_leave_it_without_a_limit_or_ceilings(study_c
                            *[x for kv in args.items() for x in kv], timeout=60)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and needle in proc.stderr, proc.stderr
     assert not list(study.tmp.glob("a.tar.gz*"))
+
+
+class FullDisk:
+    """A claimed archive's file on a full disk."""
+
+    def write(self, data):
+        raise OSError(28, "No space left on device")
+
+    def flush(self):
+        pass
+
+
+def test_an_archive_that_cannot_be_written_names_it_and_the_files_kept(tmp_path):
+    work = tmp_path / ".study-x"
+    (work / studycmd.ARCHIVE_ROOT).mkdir(parents=True)
+    (work / studycmd.ARCHIVE_ROOT / "log.txt").write_text("x" * 100000)
+    claimed = exclusive.Claim(tmp_path / "a.tar.gz", tmp_path / "a.tar.gz.partial", FullDisk())
+    with pytest.raises(StudyError) as refused:
+        studycmd.pack(work, claimed)
+    message = str(refused.value)
+    assert str(tmp_path / "a.tar.gz") in message and "No space left" in message and str(work) in message, message
+    assert (work / studycmd.ARCHIVE_ROOT / "log.txt").exists()
