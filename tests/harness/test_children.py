@@ -21,28 +21,11 @@ from pstudy.commands import study as studycmd  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
 from pstudy.store import exclusive  # noqa: E402
 
-STUDY_CONFIG = """
-[model]
-config = "tiny"
-B = 4
-T = 64
+import conftest  # noqa: E402
 
-[run]
-steps = 2
-warmup = 1
-repetitions = 1
-timeout_s = 20
-seed = 7
-
-[sweep]
-variants = ["seq"]
-threads = [1]
-
-[analysis]
-ceilings = false
-roofline = false
-"""
-
+# one sequential run, nothing measured after it
+STUDY_CONFIG = conftest.SMALL_CONFIG.format(steps=2, repetitions=1, timeout_s=20, variants='["seq"]') + \
+    "\n[analysis]\nceilings = false\nroofline = false\n"
 
 @pytest.fixture
 def terminated_like_ctrl_c():

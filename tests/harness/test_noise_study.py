@@ -13,31 +13,18 @@ from pathlib import Path
 
 import pytest
 
+import conftest
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "bench" / "disturb_validation.py"
 DISTURB = REPO / "build" / "bench" / "disturb"
 
-CONFIG = """
-[model]
-config = "tiny"
-B = 4
-T = 64
 
-[run]
-steps = {steps}
-warmup = 1
-repetitions = 1
-timeout_s = 60
-seed = 7
+def sweep_config(steps):
+    """One sequential run of `steps` steps a sweep, nothing measured after it."""
+    return conftest.SMALL_CONFIG.format(steps=steps, repetitions=1, timeout_s=60, variants='["seq"]') + \
+        "\n[analysis]\nceilings = false\nroofline = false\n"
 
-[sweep]
-variants = ["seq"]
-threads = [1]
-
-[analysis]
-ceilings = false
-roofline = false
-"""
 
 needs_disturb = pytest.mark.skipif(not DISTURB.exists(), reason="make build/bench/disturb")
 
@@ -87,7 +74,7 @@ def test_check_refuses_a_disturbed_sweep_of_another_problem(dv, tmp_path, finish
 def test_run_refuses_an_interrupted_disturbed_sweep_before_measuring(dv, tmp_path, finished_sweeps, capsys):
     out, disturbed = noise_layout(tmp_path, finished_sweeps, record=False)
     config = tmp_path / "tiny.toml"
-    config.write_text(CONFIG.format(steps=2))
+    config.write_text(sweep_config(2))
     shutil.rmtree(out / "tiny" / "quiet-r0")
     assert dv.main(["run", "--out", str(out), "--config", str(config), "--duty", "0.25",
                     "--period-us", "10000"]) == 2
@@ -101,7 +88,7 @@ def test_run_refuses_an_interrupted_disturbed_sweep_before_measuring(dv, tmp_pat
 def test_run_refuses_a_corunner_or_machine_that_cannot_be_had_before_measuring(dv, tmp_path, capsys, options,
                                                                               needles):
     config = tmp_path / "tiny.toml"
-    config.write_text(CONFIG.format(steps=2))
+    config.write_text(sweep_config(2))
     out = tmp_path / "noise"
     assert dv.main(["run", "--out", str(out), "--config", str(config), *options]) == 2
     one_line(capsys, *needles)
@@ -123,7 +110,7 @@ def processes_naming(text):
 @needs_disturb
 def test_a_killed_noise_study_leaves_no_sweep_running_undisturbed(tmp_path, build_tree):
     config = tmp_path / "tiny.toml"
-    config.write_text(CONFIG.format(steps=30))
+    config.write_text(sweep_config(30))
     out = tmp_path / "noise"
     env = dict(os.environ, PERFSTUDY_BUILD_DIR=str(build_tree), FAKE_SLEEP_S="0.2")
     proc = subprocess.Popen([sys.executable, SCRIPT, "run", "--out", out, "--config", config, "--duty", "0.25",
