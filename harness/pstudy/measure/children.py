@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 
 from pstudy import common
 
@@ -52,7 +53,10 @@ def start(cmd, grace=2.0, cls=None, cwd=None, **popen):
     KeyboardInterrupt."""
     if cwd is not None and not os.path.isabs(cwd):
         raise ValueError(f"children.start: relative working directory {cwd}")
-    prctl, parent = _libc_prctl(), os.getpid()
+    # signal handlers are the main thread's alone, and the parent-death signal follows the thread
+    # that forks: another thread's child is started plainly in its own group
+    main = threading.current_thread() is threading.main_thread()
+    prctl, parent = _libc_prctl() if main else None, os.getpid()
 
     def die_with_parent():
         if prctl:
@@ -60,10 +64,10 @@ def start(cmd, grace=2.0, cls=None, cwd=None, **popen):
         if os.getppid() != parent:  # the parent died before the line above took effect
             os._exit(1)
 
-    with common.signals_deferred(reraise=False) as held:
+    with common.signals_deferred(reraise=False) if main else contextlib.nullcontext() as held:
         proc = (cls or subprocess.Popen)(absolute(cmd), cwd=cwd, start_new_session=True,
                                          preexec_fn=die_with_parent, **popen)
-    if held.caught:
+    if held is not None and held.caught:
         stop(proc, grace)
         raise KeyboardInterrupt(signal.Signals(held.caught[0]).name)
     return proc
@@ -73,7 +77,8 @@ def stop(proc, grace):
     """Stops the child's process group: SIGTERM, up to `grace` seconds for the child to end, then
     SIGKILL to the group (what the child left in it too). A signal arriving meanwhile is raised
     once the group is gone. Returns the child's exit status."""
-    with common.signals_deferred():
+    main = threading.current_thread() is threading.main_thread()
+    with common.signals_deferred() if main else contextlib.nullcontext():
         signal_group(proc, signal.SIGTERM)
         if grace > 0:
             try:
