@@ -110,7 +110,7 @@ def processes_naming(text):
 @needs_disturb
 def test_a_killed_noise_study_leaves_no_sweep_running_undisturbed(tmp_path, build_tree):
     config = tmp_path / "tiny.toml"
-    config.write_text(sweep_config(30))
+    config.write_text(sweep_config(15))
     out = tmp_path / "noise"
     env = dict(os.environ, PERFSTUDY_BUILD_DIR=str(build_tree), FAKE_SLEEP_S="0.2")
     proc = subprocess.Popen([sys.executable, SCRIPT, "run", "--out", out, "--config", config, "--duty", "0.25",
