@@ -92,6 +92,9 @@ static int parse_cpus(const char *text, int *cpus) {
         }
         for (long c = a; c <= b; c++) {
             if (n >= MAX_CPUS) usage_error("--cpus", "too many CPUs");
+            // two spinners on one CPU would take twice the duty there and be recorded as two CPUs
+            for (int i = 0; i < n; i++)
+                if (cpus[i] == c) usage_error("--cpus", "a CPU given twice");
             cpus[n++] = (int)c;
         }
         if (*p == ',') p++;

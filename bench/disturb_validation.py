@@ -27,8 +27,8 @@ prediction on the mean; exit status 1 when it misses. Bad input: one line, exit 
 
 import argparse
 import json
+import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -39,19 +39,27 @@ from pstudy import errors  # noqa: E402
 
 errors.require_modules("bench/disturb_validation.py")  # before minutes of measuring
 
+from pstudy import common  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
+from pstudy.measure import children  # noqa: E402
 from pstudy.show import noisefigure  # noqa: E402
-from pstudy.store import vocabulary  # noqa: E402
+from pstudy.store import comparable, exclusive, machinefiles, vocabulary  # noqa: E402
 
 PERFSTUDY = ROOT / "harness" / "perfstudy"
 DISTURB = ROOT / "build" / "bench" / "disturb"
 DEFAULT_CONFIGS = ("default", "noise-d12")
 TARGET = 0.05
+STOP_GRACE_S = 30  # a sweep stopped early has this long to tabulate what it measured
+CORUNNER_RECORD = "disturb.json"
 
 
 def launch(args):
-    """harness/perfstudy ARGS from the repository, its standard output captured (a CompletedProcess)."""
-    return subprocess.run([str(PERFSTUDY), *args], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    """harness/perfstudy ARGS from the repository, its standard output captured (a CompletedProcess);
+    stopped with this script, however it ends (children)."""
+    with children.running([PERFSTUDY, *args], grace=STOP_GRACE_S, cwd=str(ROOT), stdout=subprocess.PIPE,
+                          text=True) as proc:
+        out, _ = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out)
 
 
 def perfstudy(*args, quiet=False):
@@ -103,21 +111,57 @@ def sweep(config, root):
 
 
 def disturbed_sweep(config, root, cpus, duty, period_us):
-    """The sweep beside build/bench/disturb; the co-runner's own record written beside the results."""
-    if not DISTURB.is_file():
-        raise StudyError(f"{DISTURB}: missing (make build/bench/disturb)")
-    proc = subprocess.Popen([str(DISTURB), "--cpus", cpus, "--duty", str(duty), "--period-us", str(period_us)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if proc.stderr.readline().strip() != "ready":
-        proc.kill()
-        raise StudyError(f"{DISTURB}: {proc.communicate()[1].strip() or 'did not start'}")
-    try:
+    """The sweep beside build/bench/disturb; the co-runner's own record written beside the results
+    once the whole sweep ran beside it. A sweep that ends early (a signal, a failure) stops with
+    the co-runner and has no record: check and a later run refuse it, never taking it for disturbed."""
+    with children.running([DISTURB, "--cpus", cpus, "--duty", str(duty), "--period-us", str(period_us)],
+                          grace=STOP_GRACE_S, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        first = proc.stderr.readline().strip()
+        if first != "ready":
+            said = " ".join([first, proc.communicate()[1].strip()]).strip()
+            raise StudyError(f"{DISTURB}: {said or 'did not start'}")
         directory = sweep(config, root)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=30)
-    (directory / "disturb.json").write_text(out)
+        children.stop(proc, STOP_GRACE_S)
+        out, _ = proc.communicate()
+    exclusive.write(directory / CORUNNER_RECORD, out, "the co-runner's record")
     return directory
+
+
+def cpu_list(text):
+    """The CPUs of --cpus ("0,2-3", as build/bench/disturb reads it), each one this process may run
+    on and none twice: checked before the first sweep, which a co-runner that cannot start would spoil."""
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
+    cpus = []
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?", part)
+        if not m or (m[2] is not None and int(m[2]) < int(m[1])):
+            raise StudyError(f"--cpus: expected a list such as 0,2-3, got {text!r}")
+        cpus += range(int(m[1]), int(m[2] or m[1]) + 1)
+    if len(set(cpus)) != len(cpus):
+        raise StudyError(f"--cpus {text}: a CPU given twice")
+    outside = sorted(set(cpus) - allowed)
+    if outside:
+        raise StudyError(f"--cpus {text}: CPU {outside[0]} is not one this process may run on "
+                         f"(these: {','.join(map(str, sorted(allowed)))})")
+    return text
+
+
+def done_levels(out, configs, rounds, levels):
+    """The disturbed sweeps a run with --out already has whole (their co-runner's record beside
+    them), to be kept; StudyError for one that has results without the record (an interrupted one),
+    before anything runs."""
+    done = set()
+    for config in configs:
+        for r in range(rounds):
+            for duty, period in levels:
+                root = out / config.stem / f"d{duty:g}-p{period:g}us-r{r}"
+                found = [p for p in root.iterdir() if (p / "meta.json").is_file()] if root.is_dir() else []
+                if any(not (p / CORUNNER_RECORD).is_file() for p in found):
+                    raise StudyError(f"{root}: a sweep without the co-runner's record ({CORUNNER_RECORD}): "
+                                     "interrupted, not disturbed throughout; remove it to measure it again")
+                if found:
+                    done.add(root)
+    return done
 
 
 # busier than this, in CPUs' worth, the machine is not idle before a quiet sweep
@@ -137,9 +181,15 @@ def busy_cpus(seconds=1.0):
 
 
 def run(args):
-    out = Path(args.out)
+    out = Path(args.out).resolve()
     levels = [(duty, period) for period in periods(args.period_us) for duty in duties(args.duty)]
-    configs = [config_path(name) for name in args.config or DEFAULT_CONFIGS]
+    configs = [config_path(name).resolve() for name in args.config or DEFAULT_CONFIGS]
+    cpu_list(args.cpus)
+    if args.machine:
+        machinefiles.load(args.machine)
+    if not DISTURB.is_file():
+        raise StudyError(f"{DISTURB}: missing (make build/bench/disturb)")
+    done = done_levels(out, configs, args.rounds, levels)
     for config in configs:
         for r in range(args.rounds):
             order = [None] + levels if r % 2 == 0 else levels[::-1] + [None]  # interleaved, reversed every round
@@ -147,7 +197,9 @@ def run(args):
                 tag = "quiet" if level is None else f"d{level[0]:g}-p{level[1]:g}us"
                 print(f"== {config.stem} round {r}: {tag}", file=sys.stderr, flush=True)
                 root = out / config.stem / f"{tag}-r{r}"
-                if level is None:
+                if root in done:
+                    print(f"== {root}: measured before, kept", file=sys.stderr, flush=True)
+                elif level is None:
                     busy = busy_cpus()
                     if busy is not None and busy > IDLE_BUSY_CPUS:  # a co-runner left behind, another job
                         print(f"warning: {root}: {busy:.2f} CPUs' worth busy before the quiet sweep: "
@@ -260,7 +312,10 @@ def check(out, machine=None):
                 raise StudyError(f"{disturbed_root}: not a disturbed sweep's name (d<duty>-p<period>us-r<round>)")
             if name["round"] not in quiet:
                 raise StudyError(f"{disturbed_root}: no quiet-r{name['round']} beside it")
-            levels.setdefault(float(name["duty"]), []).append((name["round"], results_dir(disturbed_root)))
+            disturbed = results_dir(disturbed_root)
+            corunner_record(disturbed)  # every sweep's, before minutes of predictions
+            comparable.check([quiet[name["round"]], disturbed])
+            levels.setdefault(float(name["duty"]), []).append((name["round"], disturbed))
         quiet_steps = {}
         for q in quiet.values():
             steps = resultsdir.read_steps(q)
@@ -282,10 +337,7 @@ def check(out, machine=None):
         for duty, sweeps in sorted(levels.items()):
             by_period = {}
             for rnd, d in sweeps:
-                try:
-                    corunner = json.loads((d / "disturb.json").read_text())
-                except (OSError, ValueError):
-                    corunner = {}
+                corunner = corunner_record(d)
                 by_period.setdefault(corunner.get("period_us"), []).append((rnd, d, corunner))
             for period, group in sorted(by_period.items(), key=lambda kv: kv[0] or 0):
                 wall, cpu = {}, {}
@@ -322,6 +374,22 @@ def check(out, machine=None):
     for line in unquiet:
         print(f"warning: {line}")
     return print_check(rows, noise, floor)
+
+
+def corunner_record(directory):
+    """The co-runner's record beside a disturbed sweep; StudyError when there is none (the sweep was
+    interrupted, and what ran of it may have run without the co-runner) or it is not one."""
+    path = directory / CORUNNER_RECORD
+    try:
+        record = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise StudyError(f"{directory}: no {CORUNNER_RECORD} (the co-runner's record): an interrupted sweep, not "
+                         "disturbed throughout; remove it and run again") from None
+    except (OSError, ValueError) as err:
+        raise StudyError(f"{path}: not the co-runner's record ({err})") from None
+    if not isinstance(record, dict):
+        raise StudyError(f"{path}: not the co-runner's record (not a JSON object)")
+    return record
 
 
 # a quiet run is taken for a disturbed one where its median step had this many times the
@@ -450,7 +518,11 @@ def main(argv=None):
     except StudyError as err:
         print(f"disturb_validation: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("disturb_validation: interrupted; a sweep stopped early has no co-runner's record", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
+    common.end_like_ctrl_c()  # a kill or hang-up stops the sweep and the co-runner as Ctrl-C does
     sys.exit(main())

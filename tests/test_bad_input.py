@@ -264,6 +264,19 @@ def test_an_unreadable_nosv_config_is_one_line(tmp_path):
                 "NOSV_CONFIG: cannot read", "nope.toml", "No such file")
 
 
+def test_a_nosv_config_that_is_not_a_file_is_one_line(tmp_path):
+    check_error(run([binary("nosv")] + TINY_RUN, env={"NOSV_CONFIG": tmp_path}), "NOSV_CONFIG", "not a regular file")
+
+
+@pytest.mark.parametrize("name,value,needle", [("STARPU_NCPU", "-5", "no negative value"),
+                                               ("STARPU_WATCHDOG_TIMEOUT", "-1", "no negative value"),
+                                               ("STARPU_NCPU", "abc", "not a count"),
+                                               ("STARPU_CALIBRATE", "1x", "not a count")])
+def test_starpu_settings_it_would_abort_on_are_one_line(name, value, needle):
+    """StarPU asserts (a core dump) on a negative or unreadable count in its environment."""
+    check_error(run([binary("starpu")] + TINY_RUN, env={name: value}), f"{name}: ", value, needle)
+
+
 def test_the_harness_knows_the_schedulers_starpu_has(tmp_path):
     """A config's starpu_sched is checked when it is loaded against the harness's list of StarPU's
     schedulers (vocabulary.STARPU_SCHEDULERS): the list must be the installed library's."""

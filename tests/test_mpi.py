@@ -191,6 +191,15 @@ def test_mpi_trace_records_communication(tmp_path):
     assert all(s["comm_s"] > 0 for s in steps)
 
 
+def test_mpi_trace_of_no_steps_is_its_header(tmp_path):
+    # nothing traced on any rank: the gathering has nothing to grow, which is no lack of memory
+    trace = tmp_path / "trace.csv"
+    r = mpirun(2, [binary("mpi"), "--config", "tiny", "-B", "2", "-T", "16", "--steps", "0", "--threads", "1",
+                   "--trace", trace])
+    assert r.returncode == 0 and "out of memory" not in r.stderr, r.stderr
+    assert trace.read_text().count("\n") == 1
+
+
 def test_mpi_one_rank_without_mpirun_is_seq(tmp_path):
     """Run directly, gpt2-mpi is one rank (MPI's singleton): the same bits as gpt2-seq."""
     out_seq, out_mpi = tmp_path / "seq.bin", tmp_path / "mpi.bin"

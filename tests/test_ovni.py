@@ -158,3 +158,18 @@ def test_a_runtime_trace_into_a_directory_it_cannot_write_is_one_line(tmp_path):
     for target, why in ((tmp_path / "file", "not a directory"), (tmp_path / "no" / "such", "No such file")):
         r = run([binary("nosv")] + TINY_RUN, env={"PERFSTUDY_OVNI_TRACE": str(target)})
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and why in r.stderr and str(target) in r.stderr, r.stderr
+
+
+def test_a_runtime_trace_of_binary_junk_is_one_line(tmp_path):
+    # ovniemu quotes a damaged stream's bytes in its refusal: read as text, they must not end the command
+    needs_ovni()
+    recorded = tmp_path / "rt"
+    assert run([binary("nosv")] + TINY_RUN, env={"PERFSTUDY_OVNI_TRACE": str(recorded)}).returncode == 0
+    streams = list(recorded.glob("loom.*/proc.*/thread.*/stream.obs"))
+    assert streams
+    for stream in streams:
+        stream.write_bytes(bytes(range(128, 256)) * 24)
+    from pstudy.errors import StudyError
+    with pytest.raises(StudyError, match=str(recorded)) as refused:
+        ovnitrace.convert(recorded, "x", tmp_path / "out", OVNIEMU)
+    assert "\n" not in str(refused.value)

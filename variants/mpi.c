@@ -1412,7 +1412,9 @@ void dist_gather_trace(Trace *trace, int threads_per_rank) {
     for (int q = 1; q < world_size; q++) {
         long long more;
         MPI_Recv(&more, 1, MPI_LONG_LONG, q, TAG_TRACE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        TraceRecord *grown = realloc(trace->records, (trace->count + (size_t)more) * sizeof(TraceRecord));
+        // at least one record: with nothing traced (--steps 0) realloc of 0 bytes may return NULL
+        size_t records = trace->count + (size_t)more > 0 ? trace->count + (size_t)more : 1;
+        TraceRecord *grown = realloc(trace->records, records * sizeof(TraceRecord));
         if (!grown) {
             fprintf(stderr, "gpt2-mpi: out of memory gathering the trace\n");
             MPI_Abort(MPI_COMM_WORLD, 2);

@@ -214,10 +214,16 @@ static int request_ovni_trace(Executor *ex, char *err, size_t err_len) {
 // then its own mask is restored.
 static int start_runtime(Executor *ex, char *err, size_t err_len) {
     // nOS-V aborts (two lines and a core) on a configuration file it cannot
-    // open: one it cannot read is refused here instead, as other bad input is
+    // open or parse: one it cannot read, or that is not a file (a directory), is
+    // refused here instead, as other bad input is
     const char *given = getenv("NOSV_CONFIG");
-    if (given && access(given, R_OK) != 0) {
+    struct stat config_st;
+    if (given && (access(given, R_OK) != 0 || stat(given, &config_st) != 0)) {
         snprintf(err, err_len, "NOSV_CONFIG: cannot read '%.200s': %s", given, strerror(errno));
+        return -1;
+    }
+    if (given && !S_ISREG(config_st.st_mode)) {
+        snprintf(err, err_len, "NOSV_CONFIG: '%.200s' is not a regular file", given);
         return -1;
     }
     // libomp binds this thread on its first call into OpenMP's places, not at start: that call

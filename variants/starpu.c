@@ -14,6 +14,7 @@
 // and exit status 2 rather than the loader's refusal to start.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <omp.h>
 #include <starpu.h>
 #include <stdlib.h>
@@ -146,8 +147,43 @@ static int check_scheduler(const Api *api, char *err, size_t err_len) {
     return -1;
 }
 
+extern char **environ;
+
+// StarPU reads its numeric settings from STARPU_* variables (starpu_get_env_number)
+// and aborts, with an assertion and a core, on a negative one or, for the counts
+// below, one that is not an integer: both are refused here first, as other bad
+// input is.
+static const char *const STARPU_COUNTS[] = {"STARPU_NCPU", "STARPU_NCPUS", "STARPU_NCUDA", "STARPU_NOPENCL",
+                                            "STARPU_NMPI_MS", "STARPU_CALIBRATE", "STARPU_BUS_CALIBRATE",
+                                            "STARPU_PREFETCH", "STARPU_WORKERS_NOBIND", "STARPU_SILENT"};
+
+static int check_environment(char *err, size_t err_len) {
+    for (char **entry = environ; entry && *entry; entry++) {
+        const char *eq = strchr(*entry, '=');
+        if (strncmp(*entry, "STARPU_", 7) != 0 || !eq || !eq[1]) continue; // empty: StarPU reads 0
+        int name_len = (int)(eq - *entry);
+        const char *value = eq + 1;
+        char *end;
+        errno = 0;
+        long number = strtol(value, &end, 10);
+        int integer = !*end && !errno;
+        if (integer && number < 0) {
+            snprintf(err, err_len, "%.*s: %.40s: StarPU takes no negative value", name_len, *entry, value);
+            return -1;
+        }
+        for (size_t i = 0; !integer && i < sizeof(STARPU_COUNTS) / sizeof(STARPU_COUNTS[0]); i++)
+            if ((int)strlen(STARPU_COUNTS[i]) == name_len && strncmp(*entry, STARPU_COUNTS[i], name_len) == 0) {
+                snprintf(err, err_len, "%.*s: '%.40s' is not a count (a non-negative integer)", name_len, *entry,
+                         value);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 static int start_runtime(Executor *ex, char *err, size_t err_len) {
     Api *api = &ex->api;
+    if (check_environment(err, err_len) != 0) return -1;
     if (open_library(api, err, err_len) != 0 || check_scheduler(api, err, err_len) != 0) return -1;
     // StarPU prints a banner and statistics unless told otherwise
     setenv("STARPU_SILENT", "1", 0);

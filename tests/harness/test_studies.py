@@ -213,7 +213,7 @@ def test_a_study_stopped_midway_still_leaves_its_archive(tmp_path):
 
 
 def test_bad_study_input_is_one_line(tmp_path):
-    for args, message in ((["quick", "--budget", "10", "--archive", tmp_path / "a.tar.gz"], "at least 60"),
+    for args, message in ((["quick", "--budget", "10", "--archive", tmp_path / "a.tar.gz"], "from 60"),
                           (["quick", "--budget", "200", "--archive", tmp_path / "a.zip"], "must end in .tar.gz"),
                           (["nosuch", "--budget", "200", "--archive", tmp_path / "a.tar.gz"], "nosuch"),
                           (["quick", "--budget", "200", "--archive", tmp_path / "no" / "a.tar.gz"], "not a directory")):

@@ -434,17 +434,6 @@ def interleaving_note(base_meta, cand_meta):
 # ---------------------------------------------------------------------------------------------
 # what makes two sweeps comparable
 
-def comparable(base_meta, cand_meta, base_dir, cand_dir):
-    """Both sweeps must have measured the same workload with the same placement."""
-    for table, keys in (("model", ("config", "checkpoint", "data", "B", "T")),
-                        ("placement", ("proc_bind", "places"))):
-        b, c = base_meta.table("config", table), cand_meta.table("config", table)
-        for key in keys:
-            if b.get(key) != c.get(key):
-                raise StudyError(f"{cand_dir}: {table}.{key} is {c.get(key)!r} but {b.get(key)!r} in {base_dir}: "
-                                 "the two sweeps are not comparable")
-
-
 def check_power(base, candidate, unit, alpha, source):
     """Refuse a comparison in which no test could ever reject after the Holm correction."""
     pairs = set(base) & set(candidate)

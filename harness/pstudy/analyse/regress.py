@@ -39,7 +39,7 @@ from typing import Optional
 
 from pstudy import common
 from pstudy.store import resultsdir, sweep, vocabulary
-from pstudy.measure import instructions, provenance, runner
+from pstudy.measure import children, instructions, provenance, runner
 from pstudy.analyse import compare as cmp
 from pstudy.analyse import tables
 from pstudy.errors import StudyError
@@ -185,14 +185,9 @@ def build(worktree, study, jobs, log_path, make_args=None):
     with open(log_path, "w") as log:
         log.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
         log.flush()
-        try:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+        with children.running(cmd, grace=0.0, stdout=log, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL) as proc:
             code = proc.wait()
-        except BaseException:
-            runner.kill_group(proc, grace=0.0)
-            proc.wait()
-            raise
     if code != 0:
         raise CannotMeasure(f"build of {worktree.name} failed (make exit {code}): "
                             f"{build_error(log_path)} (log: {log_path})")

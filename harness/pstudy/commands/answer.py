@@ -18,13 +18,14 @@ from pathlib import Path
 from pstudy.analyse import answer
 from pstudy.errors import StudyError
 from pstudy.show import answerfigure
-from pstudy.store import resultsdir, studyarchive, validationdata, vocabulary
+from pstudy.store import comparable, resultsdir, studyarchive, validationdata, vocabulary
 
 
 def add_arguments(parser):
     parser.add_argument("dirs", nargs="+", help="results directories, validation recordings, folders of them, "
                                                 "or study archives (perfstudy study --archive FILE.tar.gz)")
     parser.add_argument("--out", help="a directory to write answer.md and answer.png into")
+    parser.add_argument(comparable.OPTION, action="store_true", help=comparable.HELP)
 
 
 def sources(path):
@@ -105,6 +106,10 @@ def answer_of(args, found):
 
     if len({p.resolve() for _, p in found}) != len(found):
         raise StudyError("a directory given twice: each is counted once")
+    if args.out:  # before the work, never into a results directory's measurements
+        resultsdir.output_dir(args.out, "--out")
+    measured = [p for kind, p in found if kind == "results"]
+    comparable.check(measured, args.mixed)
     out_lines, sweep_rows, paired_rows = [], [], []
     for kind, directory in found:
         frame, steps, cpu = points_of(kind, directory)
@@ -120,7 +125,7 @@ def answer_of(args, found):
         study_col = frame["study"] if "study" in frame.columns else pd.Series([""] * len(frame))
         for study in sorted(set(study_col)):
             rows = answer.sweep_ratios(frame[study_col == study])
-            if not rows:
+            if not any(r["over_forkjoin"] == r["over_forkjoin"] for r in rows):  # no fork-join to be faster than
                 continue
             sweep_rows += rows
             out_lines += [f"Sweep points, one median a point{' (' + study + ')' if study else ''}: {where}", "",
@@ -145,7 +150,8 @@ def answer_of(args, found):
                   "Made by `perfstudy answer " + " ".join(args.dirs) + " --out " + args.out + "`; do not edit.",
                   "A ratio above 1 means faster than fork-join.", ""]
         resultsdir.atomic_write(out / "answer.md", "\n".join(header) + "\n" + text + "\n")
-        answerfigure.draw(sweep_rows, paired_rows, "d12 step against threads: " + ", ".join(
+        models = sorted({str(comparable.identity(resultsdir.read_meta(p))[0]) for p in measured})
+        answerfigure.draw(sweep_rows, paired_rows, f"{', '.join(models) or 'the'} step against threads: " + ", ".join(
             Path(d).name for d in args.dirs), out / "answer.png")
         print(f"wrote {out / 'answer.md'} and {out / 'answer.png'}")
     return 0

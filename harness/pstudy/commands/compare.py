@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from pstudy import common
-from pstudy.store import resultsdir, vocabulary
+from pstudy.store import comparable, resultsdir, vocabulary
 from pstudy.analyse import compare as cmp
 from pstudy.errors import StudyError
 
@@ -19,6 +19,7 @@ def add_arguments(parser):
     cmp.add_test_options(parser)
     parser.add_argument("--unit", choices=("run", "step"), default="run",
                         help="one sample per run (its median step, default) or every measured step pooled")
+    parser.add_argument(comparable.OPTION, action="store_true", help=comparable.HELP)
     parser.add_argument("--csv", help="write the table here (default: <results root>/compare/<base>--<candidate>.csv)")
 
 
@@ -33,7 +34,7 @@ def main(args):
     csv = resultsdir.output_file(args.csv if args.csv else common.results_root() / "compare" /
                                  f"{base_dir.name}--{cand_dir.name}.csv", "--csv")
     base_meta, cand_meta = resultsdir.read_meta(base_dir), resultsdir.read_meta(cand_dir)
-    cmp.comparable(base_meta, cand_meta, base_dir, cand_dir)
+    comparable.check([base_dir, cand_dir], args.mixed)
     base = cmp.samples(resultsdir.read_steps(base_dir), args.unit, phases)
     cand = cmp.samples(resultsdir.read_steps(cand_dir), args.unit, phases)
     base_points = {p for p, _ in base}

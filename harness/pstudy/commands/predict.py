@@ -1,11 +1,12 @@
 """predict step time, speedup and efficiency on P simulated cores by replaying the recorded task graphs."""
 
+import json
 import os
 import sys
 from pathlib import Path
 
 from pstudy import common
-from pstudy.store import machinefiles, resultsdir, vocabulary
+from pstudy.store import comparable, machinefiles, resultsdir, vocabulary
 from pstudy.measure import ceilings
 from pstudy.analyse import advice, distributed, findings, prediction, replay
 from pstudy.show import predictfigures
@@ -41,6 +42,7 @@ def add_arguments(parser):
                         f"{prediction.REPLICATES}; each is a replay: 0 for no intervals)")
     parser.add_argument("--against", metavar="QUIET", help="validate against the measured points of another results "
                         "directory (matched by variant, build, threads and chunking) instead of this one's")
+    parser.add_argument(comparable.OPTION, action="store_true", help="with --against: " + comparable.HELP)
     dist = parser.add_argument_group("distributed (gpt2-mpi: R ranks x T threads across nodes)")
     dist.add_argument("--distributed", action="store_true", help="predict gpt2-mpi instead: compute from the node "
                       "model, communication replayed on SimGrid over the machine's [network]")
@@ -103,6 +105,12 @@ def int_list(text, option):
 def main_distributed(args, directory, meta, source, target):
     nodes = int_list(args.nodes, "--nodes") if args.nodes else None
     ranks = int_list(args.ranks, "--ranks") if args.ranks else None
+    if nodes and ranks:
+        raise StudyError("--nodes and --ranks: give one (--ranks is R ranks on one node, --nodes N nodes of "
+                         "--ranks-per-node ranks)")
+    if nodes and max(nodes) > 1 and target.network is None:
+        raise StudyError(f"--nodes {args.nodes}: {target.path or target.name} has no [network] section: it describes "
+                         "one node, and more than one would be predicted with no network between them")
     for option, value in (("--ranks-per-node", args.ranks_per_node), ("--threads-per-rank", args.threads_per_rank)):
         if value is not None and value < 1:
             raise StudyError(f"{option}: expected a positive integer, got {value}")
@@ -184,6 +192,27 @@ def main_best(args, directory, meta, source, target):
     return 0
 
 
+# what a prediction's directory was predicted from: a later prediction from other inputs (another
+# --against directory of the same name) is refused there, never written over it
+INPUTS = "inputs.json"
+
+
+def claim_output(out, directory, against, target, dedicated):
+    """The record of this prediction's inputs for `out`; StudyError when `out` holds a prediction
+    recorded from other inputs."""
+    inputs = {"results": str(Path(directory).resolve()), "against": str(Path(against).resolve()) if against else None,
+              "machine": target.name, "dedicated": bool(dedicated)}
+    try:
+        before = json.loads((Path(out) / INPUTS).read_text())
+    except (OSError, ValueError):
+        return inputs  # none yet, or one from before the record: as the prediction always did
+    if before != inputs:
+        source = before.get("against") or before.get("results") if isinstance(before, dict) else None
+        raise StudyError(f"{out}: holds a prediction from other inputs ({source or 'see its ' + INPUTS}); give "
+                         "--out for this one (a prediction is never written over another's)")
+    return inputs
+
+
 def main(args):
     distributed.check_engine(args.engine)
     if args.engine != "replay" and not args.distributed:
@@ -193,6 +222,8 @@ def main(args):
         resultsdir.output_dir(args.out, "--out")
     meta = resultsdir.read_meta(directory)
     against = resultsdir.locate(args.against) if args.against else None
+    if against is not None:
+        comparable.check([directory, against], args.mixed)
     # against QUIET: the machine is QUIET's as its ceilings measured it (a disturbance that slowed
     # DISTURBED's chunks slowed its ceilings too)
     source = source_machine(against or directory, args, resultsdir.read_meta(against) if against else meta)
@@ -224,6 +255,10 @@ def main(args):
         if target is source:
             counts |= {key[3] for key in measured if key[3] <= target.cores}
         counts = sorted(counts)
+    # each kind of prediction in a directory of its own, so that none overwrites another's
+    name = target.name + ("-dedicated" if args.dedicated else "") + (f"-against-{against.name}" if against else "")
+    out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(name)
+    inputs = claim_output(out, directory, against, target, args.dedicated)
     clock = prediction.CPU if args.dedicated else prediction.WALL
     stats = prediction.trace_stats(directory, meta.warmup, clock)
     if target is not source:
@@ -233,10 +268,8 @@ def main(args):
     frame, validation, overheads = prediction.predict(directory, meta, source, target, counts, args.build_dir,
                                                       stats=stats, clock=clock, against=against,
                                                       replicates=args.replicates)
-    # each kind of prediction in a directory of its own, so that none overwrites another's
-    name = target.name + ("-dedicated" if args.dedicated else "") + (f"-against-{against.name}" if against else "")
-    out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(name)
     out.mkdir(parents=True, exist_ok=True)
+    resultsdir.write_json(out / INPUTS, inputs)
     resultsdir.write_csv(out / "prediction.csv", frame)
     resultsdir.write_csv(out / "validation.csv", validation)
     written = predictfigures.draw(frame, measured if target is source else {}, out, target.name)

@@ -22,6 +22,7 @@ Unpack with `tar -xzf FILE.tar.gz`: study/machine.txt, study/counters.txt, study
 study/results/<directory>/ for each config (read them with report, predict, answer), study/log.txt.
 """
 
+import math
 import os
 import shutil
 import signal
@@ -34,9 +35,10 @@ from pathlib import Path
 
 from pstudy import common
 from pstudy.common import REPO_ROOT
-from pstudy.errors import StudyError
+from pstudy.errors import StudyError, os_error_message
+from pstudy.measure import children
 from pstudy.store import config as configmod
-from pstudy.store import resultsdir, studyarchive
+from pstudy.store import exclusive, resultsdir, studyarchive
 
 RESERVE_S = 30       # the packing, and the slack of a sweep stopped at its deadline (its last run ends)
 MIN_SWEEP_S = 60     # what a later config is left at least, if the budget holds it
@@ -47,6 +49,8 @@ BUILD_S = 300        # the build at most
 CEILINGS_S = 300     # the ceilings at most
 STOP_GRACE_S = 20    # after SIGTERM, a sweep has this long to tabulate before it is killed
 ARCHIVE_ROOT = studyarchive.ROOT
+MAX_BUDGET_S = 7 * 24 * 3600
+STOPPED = "stopped at its deadline"
 
 MACHINE_COMMANDS = [
     ("date", ["date", "-u"]), ("uname", ["uname", "-a"]), ("nproc", ["nproc"]), ("lscpu", ["lscpu"]),
@@ -69,7 +73,7 @@ COUNTER_COMMANDS = [
 def add_arguments(parser):
     parser.add_argument("configs", nargs="+", help="TOML files, or names of ones in configs/, run in this order")
     parser.add_argument("--budget", type=float, required=True,
-                        help="seconds the whole study may take, packing included (at least 60)")
+                        help="seconds the whole study may take, packing included (60 to a week)")
     parser.add_argument("--archive", required=True, help="the archive to write (FILE.tar.gz; must not exist)")
     parser.add_argument("--threads", help="the ceilings' thread counts (default: every count the configs sweep)")
     parser.add_argument("--no-build", action="store_true", help="use the binaries already in build/")
@@ -87,33 +91,43 @@ class Clock:
 
 
 def main(args):
-    if not args.budget >= MIN_BUDGET_S:
-        raise StudyError(f"--budget {args.budget:g}: at least {MIN_BUDGET_S} seconds (the ceilings and one sweep)")
-    reserve_s, min_sweep_s = min(RESERVE_S, 0.15 * args.budget), min(MIN_SWEEP_S, 0.4 * args.budget)
-    archive = Path(args.archive)
+    if not (math.isfinite(args.budget) and MIN_BUDGET_S <= args.budget <= MAX_BUDGET_S):
+        raise StudyError(f"--budget {args.budget:g}: expected seconds from {MIN_BUDGET_S} (the ceilings and one "
+                         f"sweep) to {MAX_BUDGET_S} (a week)")
+    # absolute: the steps run in the repository, wherever the study was started
+    archive = Path(os.path.abspath(args.archive))
     if not archive.name.endswith(".tar.gz"):
         raise StudyError(f"--archive {archive}: the name must end in .tar.gz")
-    if os.path.lexists(archive):
-        raise StudyError(f"--archive {archive}: exists (an earlier study's archive is never replaced)")
     if not archive.parent.is_dir():
         raise StudyError(f"--archive {archive}: {archive.parent} is not a directory")
-    paths = [configmod.resolve_path(c, common.CONFIGS_DIR) for c in args.configs]
+    paths = [Path(os.path.abspath(configmod.resolve_path(c, common.CONFIGS_DIR))) for c in args.configs]
     studies = [configmod.load(p) for p in paths]  # every config checked before anything runs
-    threads = args.threads or ",".join(str(t) for t in sorted({t for s in studies for t in s.sweep["threads"]}))
+    counts = (configmod.parse_threads(args.threads.split(","), "--threads", args.threads, os.cpu_count() or 1)
+              if args.threads is not None else sorted({t for s in studies for t in s.sweep["threads"]}))
+    common.end_like_ctrl_c()
+    with exclusive.claim(archive, "--archive") as claimed:
+        return run_study(args, studies, paths, ",".join(map(str, counts)), claimed)
+
+
+def run_study(args, studies, paths, threads, claimed):
+    """The steps of the module comment into a scratch directory beside the archive, then packed."""
     clock = Clock(args.budget)
-    work = Path(tempfile.mkdtemp(prefix=".study-", dir=archive.parent))
-    root = work / ARCHIVE_ROOT
-    root.mkdir()
-    log = open(root / "log.txt", "w", buffering=1)
+    reserve_s, min_sweep_s = min(RESERVE_S, 0.15 * args.budget), min(MIN_SWEEP_S, 0.4 * args.budget)
+    with common.signals_deferred(reraise=False) as early:  # the scratch directory is never left unpacked
+        work = Path(tempfile.mkdtemp(prefix=".study-", dir=claimed.final.parent))
+        root = work / ARCHIVE_ROOT
+        root.mkdir()
+        log = open(root / "log.txt", "w", buffering=1)
 
     def step(text):
         line = f"== +{clock.elapsed():.0f} s ({clock.left():.0f} s left) {text}"
         print(line, file=sys.stderr, flush=True)
         print(line, file=log)
 
-    common.end_like_ctrl_c()
-    interrupted = False
+    interrupted, failed = False, []
     try:
+        if early.caught:
+            raise KeyboardInterrupt
         step("1. the machine")
         (root / "machine.txt").write_text(facts(MACHINE_COMMANDS))
         (root / "counters.txt").write_text(facts(COUNTER_COMMANDS))
@@ -127,7 +141,8 @@ def main(args):
         study0 = studies[0]
         status = bounded([str(REPO_ROOT / "harness" / "perfstudy"), "ceilings", "--threads", threads,
                           "--places", str(study0.placement.get("places", "cores")),
-                          "--proc-bind", str(study0.placement.get("proc_bind", "close")), "--out", str(ceilings)],
+                          "--proc-bind", str(study0.placement.get("proc_bind", "close")), "--out", str(ceilings),
+                          "--build-dir", str(common.bench_dir(study0))],
                          clock, min(CEILINGS_S, clock.left() - reserve_s - min_sweep_s * len(paths)), log)
         step(f"ceilings: {describe(status)}")
         results = root / studyarchive.RESULTS
@@ -141,6 +156,8 @@ def main(args):
             status = bounded([str(REPO_ROOT / "harness" / "perfstudy"), "run", str(path), "--no-summary",
                               "--results-root", str(results)], clock, seconds, log)
             step(f"{path.name}: {describe(status)}")
+            if status not in (0, STOPPED):
+                failed.append(path.name)
         if ceilings.is_file() and results.is_dir():
             for directory in results.iterdir():
                 target = resultsdir.ResultsDir(directory).ceilings
@@ -152,12 +169,18 @@ def main(args):
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the packing is short, and must not be cut
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
         step("5. packing")
         log.close()
-        pack(work, archive)
+        pack(work, claimed)
         shutil.rmtree(work, ignore_errors=True)
-    print(archive)
-    return 130 if interrupted else 0
+    print(claimed.final)
+    if interrupted:
+        return 130
+    if failed:
+        common.say("study", f"the sweep of {', '.join(failed)} failed (its lines in study/log.txt say why)")
+        return 1
+    return 0
 
 
 def facts(commands):
@@ -179,37 +202,36 @@ def bounded(cmd, clock, seconds, log):
         return "skipped: no time left"
     log.flush()
     try:
-        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        with children.running(cmd, grace=STOP_GRACE_S, cwd=str(REPO_ROOT), stdout=log, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL) as proc:
+            try:
+                return proc.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                status = children.stop(proc, STOP_GRACE_S)
+                return "killed at its deadline" if status == -signal.SIGKILL else STOPPED
     except OSError as err:
         return f"could not start: {err}"
-    try:
-        return proc.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=STOP_GRACE_S)
-            return "stopped at its deadline"
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return "killed at its deadline"
-    except KeyboardInterrupt:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        raise
 
 
 def describe(status):
     return "done" if status == 0 else (f"exit status {status}" if isinstance(status, int) else status)
 
 
-def pack(work, archive):
-    """The archive of work/study, written beside its final name and renamed into place."""
-    tmp = archive.with_name(archive.name + ".partial")
-    with tarfile.open(tmp, "w:gz") as tar:
-        tar.add(work / ARCHIVE_ROOT, arcname=ARCHIVE_ROOT,
-                filter=lambda info: None if "/exports" in info.name or info.name.endswith("/exports") else info)
-    os.replace(tmp, archive)
+def packed(info):
+    """What the archive keeps of a file: not the exports (`perfstudy trace` makes them again from the
+    traces), nor the locks of the sweeps that wrote the results, which mean nothing elsewhere."""
+    name = info.name
+    return None if "/exports" in name or name.endswith("/exports") or name.endswith("/" + resultsdir.LOCK) else info
+
+
+def pack(work, claimed):
+    """The archive of work/study, written to the claimed archive's partial file and placed
+    exclusively. StudyError when it cannot be written, naming the archive and the scratch directory
+    that keeps the study's files."""
+    try:
+        with tarfile.open(fileobj=claimed.file, mode="w:gz") as tar:
+            tar.add(work / ARCHIVE_ROOT, arcname=ARCHIVE_ROOT, filter=packed)
+        claimed.place()
+    except OSError as err:
+        raise StudyError(f"--archive {claimed.final}: cannot be written ({os_error_message(err)}); the study's "
+                         f"files are kept in {work}") from None

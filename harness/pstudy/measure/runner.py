@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from pstudy import common
+from pstudy.measure import children
 from pstudy.store import ovnitrace, vocabulary
 from pstudy.errors import StudyError
 
@@ -277,23 +278,21 @@ def execute(study, point, binary, root, trace=None, prefix=(), runtime_trace=Fal
         env.update(ovnitrace.environment(point.variant, binary, trace))
     timeout = study.run["timeout_s"]
     start, steal = time.monotonic(), host_steal_seconds()
-    try:
-        proc = _Process(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                        stdin=subprocess.DEVNULL, env=env,
-                        start_new_session=True)  # own process group: a timeout kills it all
+    try:  # its own process group: a timeout or an interrupt stops it all
+        proc = children.start(cmd, grace=0.0, cls=_Process, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, env=env)
     except OSError as err:
         return Outcome(CRASHED, f"cannot start {binary}: {err.strerror}")
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        kill_group(proc)
+        children.stop(proc, TERM_GRACE_S)
         out, err = proc.communicate()
         return Outcome(TIMEOUT, f"no exit after {timeout:g} s (per-run timeout); process group killed",
                        exit_code=proc.returncode, wall_s=time.monotonic() - start,
                        stderr_tail=tail(err))
     except BaseException:  # Ctrl-C: the child is in its own session and did not get the SIGINT
-        kill_group(proc, grace=0.0)
-        proc.wait()
+        children.stop(proc, 0.0)
         raise
     outcome = outcome_of(proc.returncode, out, err, time.monotonic() - start, study, point)
     after = host_steal_seconds()
@@ -344,20 +343,6 @@ def outcome_of(returncode, out, err, wall, study, point):
     outcome = parse(text, study, point)
     outcome.exit_code, outcome.wall_s, outcome.stderr_tail = returncode, wall, stderr_tail
     return outcome
-
-
-def kill_group(proc, grace=TERM_GRACE_S):
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        if sig == signal.SIGTERM and grace > 0:
-            try:
-                proc.wait(timeout=grace)
-                # the leader is gone, but children it left in the group may not be
-            except subprocess.TimeoutExpired:
-                pass
 
 
 def tail(data, lines=20):

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pstudy import common
 from pstudy.store import ovnitrace, resultsdir
-from pstudy.measure import ceilings, runner
+from pstudy.measure import ceilings, children, runner
 from pstudy.errors import StudyError
 
 SLURM_DIR = "slurm"
@@ -128,19 +128,18 @@ def slurm_command(args):
     """Runs a Slurm client command; (returncode, stdout, stderr). A missing program is StudyError."""
     try:
         # its own process group: a command given up on is ended with every child it started
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = children.start(args, grace=0.0, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise StudyError(f"--slurm: {args[0]} is not on PATH (is this a Slurm login node?)") from None
     try:
         out, err = proc.communicate(timeout=COMMAND_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        runner.kill_group(proc, grace=0.0)
+        children.stop(proc, 0.0)
         proc.communicate()
         return 1, "", f"{args[0]}: no answer in {COMMAND_TIMEOUT_S} s"
     except BaseException:  # Ctrl-C: the command is in its own session and did not get the SIGINT
-        runner.kill_group(proc, grace=0.0)
-        proc.wait()
+        children.stop(proc, 0.0)
         raise
     return proc.returncode, out, err
 

@@ -38,9 +38,16 @@ def write(directory, rows):
     return path
 
 
+# a slowdown (and its interval) above this is no co-runner's effect but a damaged table: a run
+# slowed that much would have met its timeout long before
+MAX_SLOWDOWN = 1e4
+
+
 def read(directory):
     """The noise sensitivity table of a results directory, or None where it has none; StudyError
-    naming the file and the row where a step or duty is not a positive number."""
+    naming the file, the row and the column where a point key is not one (a known variant, a
+    positive thread count), a duty not in (0, 1], a period not a positive number or NA, a step or
+    slowdown not a positive number (the slowdown at most MAX_SLOWDOWN)."""
     import numpy as np
     import pandas as pd
 
@@ -48,6 +55,19 @@ def read(directory):
     if not path.is_file():
         return None
     frame = resultsdir.read_csv(path, COLUMNS, what="not a noise sensitivity table")
+    resultsdir.check_point_keys(frame, path)
+    unknown = ~frame["variant"].isin(vocabulary.VARIANTS).to_numpy()
+    if unknown.any():
+        i = int(unknown.nonzero()[0][0])
+        raise StudyError(f"{path}: row {i + 2}, column variant: {frame['variant'].iloc[i]!r} is not a variant "
+                         f"(known: {', '.join(vocabulary.VARIANTS)})")
+    period = pd.to_numeric(frame["period_us"], errors="coerce")
+    bad = (frame["period_us"].notna() & ~(np.isfinite(period) & (period > 0))).to_numpy()
+    if bad.any():
+        i = int(bad.nonzero()[0][0])
+        raise StudyError(f"{path}: row {i + 2}, column period_us: {frame['period_us'].iloc[i]!r} is not a positive "
+                         "number of microseconds or NA")
+    frame["period_us"] = period.astype(float)
     for col in OPTIONAL:
         if col not in frame.columns:
             frame[col] = None
@@ -57,13 +77,18 @@ def read(directory):
             i = int(bad.nonzero()[0][0])
             raise StudyError(f"{path}: row {i + 2}, column {col}: {frame[col].iloc[i]!r} is not a non-negative number")
         frame[col] = numbers.astype(float)
-    for col in ("duty", "quiet_step_s", "disturbed_step_s", "slowdown"):
-        numbers = pd.to_numeric(frame[col], errors="coerce")
-        bad = (numbers.isna() | ~np.isfinite(numbers.astype(float)) | (numbers <= 0)).to_numpy()
+    highest = {"duty": 1.0, "slowdown": MAX_SLOWDOWN, "slowdown_low": MAX_SLOWDOWN, "slowdown_high": MAX_SLOWDOWN}
+    for col in ("duty", "quiet_step_s", "disturbed_step_s", "slowdown", "slowdown_low", "slowdown_high"):
+        numbers = pd.to_numeric(frame[col], errors="coerce").astype(float)
+        given = numbers.notna() if col in OPTIONAL else pd.Series(True, index=frame.index)
+        bad = (given & (numbers.isna() | ~np.isfinite(numbers) | (numbers <= 0) |
+                        (numbers > highest.get(col, np.inf)))).to_numpy()
         if bad.any():
             i = int(bad.nonzero()[0][0])
-            raise StudyError(f"{path}: row {i + 2}, column {col}: {frame[col].iloc[i]!r} is not a positive number")
-        frame[col] = numbers.astype(float)
+            within = f" of at most {highest[col]:g}" if col in highest else ""
+            raise StudyError(f"{path}: row {i + 2}, column {col}: {frame[col].iloc[i]!r} is not a positive number"
+                             + within)
+        frame[col] = numbers
     return frame
 
 

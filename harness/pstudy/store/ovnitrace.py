@@ -81,8 +81,9 @@ def convert(recorded, stem, outdir, emulator):
         work = Path(tmp) / "trace"
         shutil.copytree(recorded, work)
         try:
-            done = subprocess.run([str(emulator), str(work)], capture_output=True, text=True, env=env,
-                                  stdin=subprocess.DEVNULL, timeout=600)
+            # errors="replace": on a damaged stream ovniemu quotes the stream's bytes in its message
+            done = subprocess.run([str(emulator), str(work)], capture_output=True, text=True, errors="replace",
+                                  env=env, stdin=subprocess.DEVNULL, timeout=600)
         except (OSError, subprocess.TimeoutExpired) as err:
             raise StudyError(f"{recorded}: ovniemu {emulator}: {err}")
         if done.returncode != 0:

@@ -993,7 +993,40 @@ def read_runs(directory, absent=None):
         i = int(bad.to_numpy().nonzero()[0][0])
         raise _cell_error(path, i, "status", runs["status"].iloc[i], f"is not a run status ({', '.join(RUN_STATUSES)})")
     _check_unique(runs, path, KEYS + ["repetition"], "the same run (point and repetition)")
+    if "wall_s" in runs.columns:
+        runs["wall_s"] = checked_times(runs["wall_s"], path, "wall_s")
+        checked_disturbance(runs, path, runs["wall_s"])
     return runs
+
+
+# the most CPUs a host's steal time is summed over (config.MAX_THREADS, the most a sweep may ask for)
+MAX_CPUS = 4096
+
+
+def checked_disturbance(frame, path, wall):
+    """What disturbed each run or step from outside (vocabulary.DISTURBANCE_STEP_FIELDS; columns a
+    table from before them lacks are left out), checked and typed in place: NA where not known,
+    else steal_s a time of at most the row's wall time on each of MAX_CPUS CPUs, and
+    involuntary_switches a whole count. StudyError naming the file, the row and the column."""
+    import numpy as np
+    import pandas as pd
+
+    for column in (c for c in vocabulary.DISTURBANCE_STEP_FIELDS if c in frame.columns):
+        raw = frame[column]
+        numbers = pd.to_numeric(raw, errors="coerce").astype(float)
+        known = raw.notna().to_numpy()
+        bad = known & ~(np.isfinite(numbers) & (numbers >= 0)).to_numpy()
+        what = "is not a non-negative number"
+        if column == "involuntary_switches":
+            bad |= known & (numbers != numbers.round()).to_numpy()
+            what = "is not a count (a whole number >= 0)"
+        else:
+            bad |= known & (numbers > np.asarray(wall, dtype=float) * MAX_CPUS).to_numpy()
+            what += f" of seconds within the row's wall time on {MAX_CPUS} CPUs"
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise _cell_error(path, i, column, raw.iloc[i], what)
+        frame[column] = numbers
 
 
 def read_steps(directory, runs=None):
@@ -1023,14 +1056,7 @@ def read_steps(directory, runs=None):
             i = int(np.flatnonzero(bad)[0])
             raise _cell_error(path, i, column, steps[column].iloc[i], "is not a number")
         steps[column] = numbers.astype(float)
-    for column in vocabulary.DISTURBANCE_STEP_FIELDS:  # NA where not known; else a count or time >= 0
-        numbers = pd.to_numeric(steps[column], errors="coerce")
-        bad = ((numbers.isna() & steps[column].notna()) | ~(numbers.isna() | (np.isfinite(numbers) & (numbers >= 0)))
-               ).to_numpy()
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise _cell_error(path, i, column, steps[column].iloc[i], "is not a non-negative number")
-        steps[column] = numbers.astype(float)
+    checked_disturbance(steps, path, steps["step_s"])
     _check_unique(steps, path, KEYS + ["repetition", "step"], "the same step of the same run")
     runs = read_runs(directory, absent=f"{ResultsDir(directory).runs_csv}: missing, and steps.csv's runs are "
                      "listed there (a damaged directory)") if runs is None else runs

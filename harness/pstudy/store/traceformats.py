@@ -138,8 +138,8 @@ def _checked_cpu(chunks, path):
         over = (numbers > chunks["end_s"] - chunks["start_s"] + CPU_OVER_WALL_S).to_numpy()
         if over.any():
             i = int(over.nonzero()[0][0])
-            raise StudyError(f"{path}: row {i + 2}, column {CPU_COLUMN}: {numbers.iloc[i]:.9f} s of CPU time in a "
-                             f"chunk of {chunks['end_s'].iloc[i] - chunks['start_s'].iloc[i]:.9f} s of wall time")
+            raise StudyError(f"{path}: row {i + 2}, column {CPU_COLUMN}: {numbers.iloc[i]:.9g} s of CPU time in a "
+                             f"chunk of {chunks['end_s'].iloc[i] - chunks['start_s'].iloc[i]:.9g} s of wall time")
     return numbers
 
 
