@@ -33,6 +33,7 @@ def test_a_files_tests_share_one_worker_and_one_module_fixture(tmp_path):
     suite = tmp_path / "suite"
     suite.mkdir()
     shutil.copyfile(REPO / "tests" / "conftest.py", suite / "conftest.py")
+    shutil.copyfile(REPO / "tests" / "components.py", suite / "components.py")
     names = ["test_slurm", "test_fuzz", "test_stats", "test_mpi"]  # test_mpi: its tests share nothing
     for name in names:
         (suite / f"{name}.py").write_text(TEST_FILE.format())
