@@ -58,9 +58,10 @@ LONG_TESTS = {
     "test_check_limits.py::test_check_refuses_a_chunking_over_the_task_limit_as_the_run_does[taskiter]",
     "test_check_limits.py::test_check_refuses_a_chunking_over_the_task_limit_as_the_run_does[nosv]",
     "test_check_limits.py::test_check_refuses_a_chunking_over_the_task_limit_as_the_run_does[starpu]",
-    # the cluster node's build from nothing, default study and budgeted study (minutes); make, doctor
-    # and make run on the node stay
+    # the cluster node's make run (a sweep and its report), its build from nothing, default study and
+    # budgeted study (minutes); make, make deps and doctor on the node stay
     "test_cluster_node.py::test_a_whole_study_from_scratch_comes_home_as_one_archive",
+    "test_cluster_node.py::test_make_run_completes_without_apt",
     # a whole study inside a Slurm batch job (a minute of budget); the sweeps through Slurm stay
     "test_slurm.py::test_the_study_batch_script_leaves_its_archive",
 }

@@ -129,6 +129,18 @@ def test_doctor_names_what_is_missing_and_what_it_costs(node):
     assert not (where / "called").exists()
 
 
+def test_make_deps_names_what_is_missing_without_apt(node):
+    """make run and make test start with make deps: where apt cannot be used it installs nothing and
+    names each missing piece (make run whole, on the default study: the long tier)."""
+    repo, run, where = node
+    done = run("make", "deps")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stderr.strip().splitlines()
+    assert "install-deps: missing clang: not on PATH" in done.stderr, done.stderr
+    assert all(line.startswith("install-deps: missing ") for line in lines), lines
+    assert not (where / "called").exists(), (where / "called").read_text()
+
+
 def test_make_run_completes_without_apt(node, tmp_path):
     repo, run, where = node
     config = repo / "configs" / "node-tiny.toml"
