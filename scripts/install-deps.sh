@@ -86,6 +86,3 @@ WAIT="-o DPkg::Lock::Timeout=600"
 $SUDO apt-get $WAIT update -q >&2
 # shellcheck disable=SC2086
 $SUDO apt-get $WAIT install -y -q --no-install-recommends $missing >&2
-# what the build could make may have changed (a runtime library that left no program on PATH): the
-# next make probes again
-rm -f build/probe.mk

@@ -17,7 +17,8 @@
 #
 # Probing takes a second or two: it is redone only when what it depends on changes (the environment
 # below, which tools are on PATH, this script), so that every make, and every test's make, does not
-# pay it, and a module loaded or a package installed since is seen.
+# pay it, and a module loaded or a package installed since is seen (on Debian, dpkg's status file
+# changes with every install: a library that puts nothing on PATH, such as libclang-rt, counts too).
 set -u
 out=$1
 dir=$(dirname "$out")
@@ -28,6 +29,7 @@ key=$(printf '%s\n' "$candidates" "${PATH-}" "${CPATH-}" "${LIBRARY_PATH-}" "${P
       "${OVNI-}" "${MARCH:--march=native}" "$(cksum < "$0")" \
       "$(for t in $candidates mpicc smpicc cmake autoreconf automake libtoolize pkg-config; do command -v "$t"; done)" \
       "$(pkg-config --modversion starpu-1.3 nos-v ovni 2>/dev/null)" "$(ls /usr/include/numa.h 2>/dev/null)" \
+      "$(ls -l --time-style=+%s /var/lib/dpkg/status 2>/dev/null)" \
       | cksum | cut -d' ' -f1)
 if [ -f "$out" ] && [ "$(sed -n 's/^PROBE_KEY := //p' "$out")" = "$key" ]; then
     exit 0
