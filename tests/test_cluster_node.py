@@ -18,32 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from variant_helpers import ROOT, copy_sources
+from variant_helpers import ROOT, copy_sources, tiny_sweep
 
 NOBODY = 65534
 # what the node's PATH lacks: the package manager, sudo, and the tools this site does not have
 HIDDEN = ("dpkg", "apt", "sudo", "clang", "smpi", "simgrid", "gnuplot", "chromium", "starpu", "llvm")
-TINY = """
-[model]
-config = "tiny"
-B = 2
-T = 8
-
-[run]
-steps = 2
-warmup = 1
-repetitions = 1
-seed = 1
-
-[sweep]
-variants = ["seq", "forkjoin"]
-threads = [1, 2]
-
-[analysis]
-trace = false
-ceilings = false
-roofline = false
-"""
+TINY = tiny_sweep(["seq", "forkjoin"], [1, 2], seed=1)
 
 
 def node_path(where):

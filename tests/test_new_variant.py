@@ -8,31 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from variant_helpers import copy_sources
+from variant_helpers import copy_sources, tiny_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 
-CONFIG = """
-[model]
-config = "tiny"
-B = 2
-T = 8
-
-[run]
-steps = 2
-warmup = 1
-repetitions = 1
-seed = 3
-
-[sweep]
-variants = ["seq", "forkjoin", "forkjoin2"]
-threads = [1, 2]
-
-[analysis]
-trace = false
-ceilings = false
-roofline = false
-"""
+CONFIG = tiny_sweep(["seq", "forkjoin", "forkjoin2"], [1, 2], seed=3)
 
 
 def copy_repository(dest):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from variant_helpers import ROOT, binary, run
+from variant_helpers import ROOT, binary, run, tiny_sweep
 
 sys.path.insert(0, str(ROOT / "harness"))
 from pstudy.store import ovnitrace  # noqa: E402
@@ -19,28 +19,7 @@ pytestmark = pytest.mark.needs("nosv", "ovni")
 TINY_RUN = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--threads", "2"]
 OVNIEMU = ROOT / "build" / "ovni" / "install" / "bin" / "ovniemu"
 PERFSTUDY = ROOT / "harness" / "perfstudy"
-SWEEP = """
-[model]
-config = "tiny"
-B = 2
-T = 8
-
-[run]
-steps = 2
-warmup = 1
-repetitions = 1
-timeout_s = 60
-seed = 7
-
-[sweep]
-variants = ["nosv"]
-threads = [2]
-
-[analysis]
-trace = true
-ceilings = false
-roofline = false
-"""
+SWEEP = tiny_sweep(["nosv"], [2], seed=7, trace=True, timeout_s=60)
 
 
 def needs_ovni():

@@ -50,6 +50,16 @@ RUNTIME = runtime_variants()
 COMPILERS = ["gcc", "clang"]
 
 
+def tiny_sweep(variants, threads, seed, trace=False, timeout_s=None):
+    """A sweep config of the tiny model (B=2, T=8), two steps after one warm-up, each point once,
+    without the ceilings and the roofline: the text of a TOML file."""
+    quoted = ", ".join(f'"{v}"' for v in variants)
+    return (f'[model]\nconfig = "tiny"\nB = 2\nT = 8\n\n[run]\nsteps = 2\nwarmup = 1\nrepetitions = 1\n'
+            + (f"timeout_s = {timeout_s}\n" if timeout_s else "") + f"seed = {seed}\n\n"
+            f"[sweep]\nvariants = [{quoted}]\nthreads = {list(threads)}\n\n"
+            f"[analysis]\ntrace = {'true' if trace else 'false'}\nceilings = false\nroofline = false\n")
+
+
 def copy_sources(dest):
     """The repository's files as git sees them (tracked, and untracked ones it does not ignore),
     without any build tree, into `dest`: a checkout to build or break in a test."""
