@@ -108,17 +108,11 @@ def build_probe(build_dir, refresh=True):
 def why_not_built(build_dir, compiler, variant):
     """Why build_dir/<compiler>/*/gpt2-<variant> is not there, as the build's last probe says (it
     names what the build left out and why), or that make has not built it yet."""
-    probe = Path(build_dir) / "probe.txt"
-    left_out = {}
-    if probe.is_file():
-        for line in probe.read_text().splitlines():
-            if line.startswith("left-out "):
-                name, _, reason = line[len("left-out "):].partition(": ")
-                left_out[name] = reason
+    probe = build_probe(build_dir, refresh=False)
     for name in (compiler, variant, f"{variant}:{compiler}"):
-        if name in left_out:
-            return f"make left it out: {name}: {left_out[name]}"
-    return "not built: run make" + ("" if probe.is_file() else f" (no build in {build_dir} yet)")
+        if name in probe["left_out"]:
+            return f"make left it out: {name}: {probe['left_out'][name]}"
+    return "not built: run make" + (f" (no build in {build_dir} yet)" if "problem" in probe else "")
 
 
 def cpu():

@@ -10,10 +10,12 @@ a damaged or foreign archive is refused in one line instead of writing outside i
 """
 
 import errno
+import gzip
 import os
 import shutil
 import tarfile
 import tempfile
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -58,9 +60,7 @@ def unpack(path, into):
             into.mkdir(parents=True, exist_ok=True)
             for member in members:  # checked above: plain files and folders below study/
                 tar.extract(member, into, set_attrs=False)
-    except (tarfile.TarError, EOFError, OSError) as err:
-        if isinstance(err, OSError) and not isinstance(err, (EOFError,)) and err.filename:
-            raise
+    except (tarfile.TarError, EOFError, gzip.BadGzipFile, zlib.error) as err:  # a full disk is the caller's OSError
         raise StudyError(f"{path}: not a readable .tar.gz archive ({err})") from None
     root = into / ROOT
     if not root.is_dir():
