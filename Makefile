@@ -34,7 +34,7 @@ ifneq ($(if $(MAKECMDGOALS),$(filter all build all-variants test-build unit-test
 $(error no C compiler here compiles and runs an OpenMP C11 program (tried: $(COMPILERS_ASKED); build/probe.txt says why): load one ('module load gcc'), or name it: make COMPILERS="icx")
 endif
 endif
-# the benchmarks' compiler (bench/Makefile.bench), unless CC is given
+# the probes' and benchmarks' compiler (probes/Makefile.probes, bench/Makefile.bench), unless CC is given
 ifeq ($(origin CC),default)
 CC := $(BUILD_COMPILER)
 endif
@@ -75,10 +75,10 @@ HEADERS  := $(wildcard core/*.h variants/*.h)
 # keep object files that pattern rules produce on the way (make would delete them)
 .SECONDARY:
 
-# the default goal, before any included rule: every variant, compiler and kernel set, and the
-# ceiling benchmarks (`build`)
+# the default goal, before any included rule: every variant, compiler and kernel set, the probes
+# and the C benchmarks (`build`)
 all: build
-include bench/Makefile.bench
+include probes/Makefile.probes bench/Makefile.bench
 .DEFAULT_GOAL := all
 
 # one build tree per (compiler, kernels): $(1) compiler, $(2) kernel set, $(3) the tree's name
@@ -185,7 +185,7 @@ $(patsubst %,$(SMPI_TREE)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(SMPI_TREE)/gpt2-%: 
 # the harness's task-graph replay in C (harness/replay/replay.c; pstudy.analyse.replay loads it):
 # no -march and no contraction, so that its arithmetic is the Python reference's, bit for bit
 REPLAY_LIB := build/harness/libreplay.so
-build: $(BINARIES) $(BENCH_BINS) $(REPLAY_LIB)
+build: $(BINARIES) $(PROBE_BINS) $(BENCH_BINS) $(REPLAY_LIB)
 	@for v in $(BUILT_NAMES); do rm -f build/gpt2-$$v; done
 	@for v in $(call variants_for,$(BUILD_COMPILER)); do ln -sfn $(BUILD_COMPILER)/$(KERNELS)/gpt2-$$v build/gpt2-$$v; done
 	@$(foreach c,$(COMPILERS),echo "built with $(c) ($(KERNEL_SETS)): $(call variants_for,$(c))";)
@@ -308,7 +308,7 @@ ovni: $(OVNI_LIB) $(OVNIEMU)
 # the per-task overhead of each runtime (bench/runtime_overhead.py drives it): one build per
 # compiler, whose OpenMP runtime it measures beside the others
 RUNTIME_OVERHEAD := $(patsubst %,build/bench/runtime_overhead-%,$(COMPILERS))
-build/bench/runtime_overhead-%: bench/runtime_overhead.c bench/bench_cli.h $(NOSV_LIB)
+build/bench/runtime_overhead-%: bench/runtime_overhead.c probes/cli.h $(NOSV_LIB)
 	@mkdir -p $(@D)
 	$* -std=c11 -O2 -fopenmp -Wall -Wextra $(RUNTIME_CFLAGS_nosv) $(RUNTIME_CFLAGS_starpu) -o $@ $< \
 	    $(RUNTIME_LDLIBS_nosv) -lstarpu-1.3 -lm

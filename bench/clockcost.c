@@ -19,7 +19,7 @@
 #include <time.h>
 
 #define BENCH_PROGRAM "clockcost"
-#include "bench_cli.h"
+#include "../probes/cli.h"
 #include "../core/disturbance.h"
 
 static double thread_cpu_s(void) {

@@ -31,7 +31,7 @@
 #include <time.h>
 
 #define BENCH_PROGRAM "crosscore"
-#include "bench_cli.h"
+#include "../probes/cli.h"
 
 #define MAX_SIZES 16
 #define WARMUP_ROUNDS 10

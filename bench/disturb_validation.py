@@ -9,7 +9,7 @@ test: it times things, and needs the machine to itself).
 (with the Python scripts/find-python.sh names: one that imports pandas, matplotlib and scipy)
 
 run, per config (default: configs/default.toml and configs/noise-d12.toml), per round: the sweep
-quiet, then the same sweep beside build/bench/disturb (a CPU-bound co-runner pinned to --cpus, busy
+quiet, then the same sweep beside build/probes/disturb (a CPU-bound co-runner pinned to --cpus, busy
 for each --duty of every --period-us, the noise injection of Ferreira et al., SC08, and Hoefler
 et al., SC10) at each duty and period in turn, into DIR/<config>/quiet-r<round> and
 DIR/<config>/d<duty>-p<period>us-r<round>; quiet and disturbed sweeps alternate, their order reversed
@@ -46,7 +46,7 @@ from pstudy.show import noisefigure  # noqa: E402
 from pstudy.store import comparable, exclusive, machinefiles, vocabulary  # noqa: E402
 
 PERFSTUDY = ROOT / "harness" / "perfstudy"
-DISTURB = ROOT / "build" / "bench" / "disturb"
+DISTURB = ROOT / "build" / "probes" / "disturb"
 DEFAULT_CONFIGS = ("default", "noise-d12")
 TARGET = 0.05
 STOP_GRACE_S = 30  # a sweep stopped early has this long to tabulate what it measured
@@ -111,7 +111,7 @@ def sweep(config, root):
 
 
 def disturbed_sweep(config, root, cpus, duty, period_us):
-    """The sweep beside build/bench/disturb; the co-runner's own record written beside the results
+    """The sweep beside build/probes/disturb; the co-runner's own record written beside the results
     once the whole sweep ran beside it. A sweep that ends early (a signal, a failure) stops with
     the co-runner and has no record: check and a later run refuse it, never taking it for disturbed."""
     with children.running([DISTURB, "--cpus", cpus, "--duty", str(duty), "--period-us", str(period_us)],
@@ -128,7 +128,7 @@ def disturbed_sweep(config, root, cpus, duty, period_us):
 
 
 def cpu_list(text):
-    """The CPUs of --cpus ("0,2-3", as build/bench/disturb reads it), each one this process may run
+    """The CPUs of --cpus ("0,2-3", as build/probes/disturb reads it), each one this process may run
     on and none twice: checked before the first sweep, which a co-runner that cannot start would spoil."""
     allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
     cpus = []
@@ -188,7 +188,7 @@ def run(args):
     if args.machine:
         machinefiles.load(args.machine)
     if not DISTURB.is_file():
-        raise StudyError(f"{DISTURB}: missing (make build/bench/disturb)")
+        raise StudyError(f"{DISTURB}: missing (make build/probes/disturb)")
     done = done_levels(out, configs, args.rounds, levels)
     for config in configs:
         for r in range(args.rounds):

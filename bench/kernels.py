@@ -9,7 +9,7 @@
    core type (OPENBLAS_CORETYPE) that this CPU can execute and the library
    accepts, and each shape is compared with the fastest (its core type printed):
    the ratio is the one measured in that run, the two libraries alternating;
-2. the measured peak single-precision FLOP/s of the cores (bench/peakflops,
+2. the measured peak single-precision FLOP/s of the cores (probes/peakflops,
    widest vector width) at each thread count;
 3. one training step of each variant at each thread count, for each kernel
    set: its FLOPs (traffic model, --describe), time (median of the measured
@@ -116,7 +116,7 @@ def check_binaries(args, threads):
     """Exits with a message naming the make target when a binary the benchmark runs is missing or
     older than its sources, before anything is measured or a directory is made."""
     isa = ISAS[args.isa]
-    binaries = ([] if args.skip_gemm else [ROOT / isa["gemm_bench"]]) + [ROOT / "build/bench/peakflops"]
+    binaries = ([] if args.skip_gemm else [ROOT / isa["gemm_bench"]]) + [ROOT / "build/probes/peakflops"]
     for kernels in args.kernels.split(","):
         study = study_for(args, kernels)
         binaries.append(describe_binary(study, kernels))
@@ -139,12 +139,12 @@ def run(cmd, env=None):
 def peak_gflops(threads, isa=None):
     """(GFLOP/s, isa) of the peak benchmark at `threads`: its widest vector width's figure, or that
     of `isa` (exits when the benchmark has none: a CPU without those instructions)."""
-    out = run([ROOT / "build/bench/peakflops", "--json", "--threads", threads]).stdout
+    out = run([ROOT / "build/probes/peakflops", "--json", "--threads", threads]).stdout
     results = json.loads(out)["results"]
     if isa is not None:
         results = [r for r in results if r["isa"] == isa]
         if not results:
-            sys.exit(f"bench/kernels.py: build/bench/peakflops: no {isa} figure (the CPU lacks it)")
+            sys.exit(f"bench/kernels.py: build/probes/peakflops: no {isa} figure (the CPU lacks it)")
     best = max(results, key=lambda r: r["gflops"])
     return best["gflops"], best["isa"]
 

@@ -9,7 +9,7 @@
 #define BENCH_PROGRAM "mpi_bandwidth"
 #include <mpi.h>
 #include <string.h>
-#include "bench_cli.h"
+#include "../probes/cli.h"
 
 static int compare_doubles(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

@@ -11,7 +11,7 @@ what it records and times nothing).
 
 record, per config (default: configs/default.toml, configs/predict-d12.toml and configs/predict-mpi.toml:
 every variant at 1
-and 2 threads with traces, the ceilings at the sweep's placement, the 1-thread step beside bench/thief
+and 2 threads with traces, the ceilings at the sweep's placement, the 1-thread step beside probes/thief
 at each duty cycle):
   harness/perfstudy run CONFIG          the sweep (traces, ceilings.json; predict-d12 also runs the
                                         thief experiment, [analysis] sensitivity = true)

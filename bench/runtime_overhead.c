@@ -25,7 +25,7 @@
 #include <starpu.h>
 #include <stdlib.h>
 #include <string.h>
-#include "bench_cli.h"
+#include "../probes/cli.h"
 
 enum { CHAIN, FANOUT };
 

@@ -56,7 +56,7 @@ def node():
     copy_sources(repo)
     # gcc's fast tree as this machine built it, with its times, so that make has only to link what
     # the node's configuration changes (the long tier builds from nothing)
-    for tree in ("gcc/fast", "bench", "harness"):
+    for tree in ("gcc/fast", "probes", "bench", "harness"):
         if (ROOT / "build" / tree).is_dir():
             shutil.copytree(ROOT / "build" / tree, repo / "build" / tree, symlinks=True)
     env = {"PATH": node_path(where), "HOME": str(home), "PKG_CONFIG_LIBDIR": str(empty), "LANG": "C.UTF-8",

@@ -29,7 +29,7 @@ def make(*args, cwd=REPO):
 
 def expected_outputs():
     return [f"-o build/{c}/{k}/gpt2-{v}" for c in COMPILERS for k in KERNEL_SETS for v in listed_variants()] + \
-        ["-o build/bench/stream", "-o build/bench/peakflops"]
+        ["-o build/probes/stream", "-o build/probes/peakflops"]
 
 
 def missing_from(dry_run):

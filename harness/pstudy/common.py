@@ -69,9 +69,10 @@ def build_dir(study, root=REPO_ROOT):
     return path if path.is_absolute() else Path(root) / path
 
 
-def bench_dir(study, root=REPO_ROOT):
-    """Where the ceiling benchmarks (stream, peakflops) are built."""
-    return build_dir(study, root) / "bench"
+def probes_dir(study, root=REPO_ROOT):
+    """Where the programs the harness runs beside the variants (probes/: stream, peakflops, reread,
+    thief, disturb) are built."""
+    return build_dir(study, root) / "probes"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -151,8 +151,8 @@ def test_the_avx2_builds_meet_openblas_s_avx2_core_types_only(tmp_path, monkeypa
 
 
 def test_a_missing_avx2_build_names_make_avx2(tmp_path, monkeypatch):
-    (tmp_path / "build" / "bench").mkdir(parents=True)
-    (tmp_path / "build" / "bench" / "peakflops").write_text("")
+    (tmp_path / "build" / "probes").mkdir(parents=True)
+    (tmp_path / "build" / "probes" / "peakflops").write_text("")
     monkeypatch.setattr(bench, "ROOT", tmp_path)
     for extra, missing in (([], "build/bench/gemm_bench-avx2"), (["--skip-gemm"], "build/gcc/fast-avx2/gpt2-seq")):
         with pytest.raises(SystemExit) as exit_info:

@@ -21,10 +21,10 @@ TINY_PEAK = ("--iterations", "1000000", "--reps", "3")
 @pytest.fixture(scope="module")
 def bench_dir(tmp_path_factory):
     if shutil.which("gcc") is None or shutil.which("make") is None:
-        pytest.skip("gcc and make needed to build bench/")
-    out = tmp_path_factory.mktemp("bench")
-    proc = subprocess.run(["nice", "-n", "10", "make", "-s", "-f", "bench/Makefile.bench", f"BENCH_DIR={out}",
-                           "BENCH_CFLAGS=-std=c11 -O2 -march=native -fopenmp -Wall -Wextra -Werror"],
+        pytest.skip("gcc and make needed to build probes/")
+    out = tmp_path_factory.mktemp("probes")
+    proc = subprocess.run(["nice", "-n", "10", "make", "-s", "-f", "probes/Makefile.probes", f"PROBE_DIR={out}",
+                           "PROBE_CFLAGS=-std=c11 -O2 -march=native -fopenmp -Wall -Wextra -Werror"],
                           cwd=REPO, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     return out
@@ -200,7 +200,7 @@ VALID = {
     "schema": "pstudy-ceilings/1", "date": "2025-03-04T10:12:31Z",
     "host": {"hostname": "h", "cpu_model": "AMD EPYC", "logical_cpus": 2},
     "environment": {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"},
-    "source": {"stream": {"binary": "build/bench/stream"}, "peakflops": {"binary": "build/bench/peakflops"},
+    "source": {"stream": {"binary": "build/probes/stream"}, "peakflops": {"binary": "build/probes/peakflops"},
                "likwid_bench": {"available": False, "reason": "x"}},
     "per_threads": [
         {"threads": 1, "stream_GBs": {"copy": 19.0, "scale": 16.0, "add": 19.0, "triad": 18.0},

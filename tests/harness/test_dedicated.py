@@ -319,7 +319,7 @@ def test_noise_sensitivity_table_reads_and_refuses_bad_rows(tmp_path):
             noisefigure.read(tmp_path)
 
 
-@pytest.mark.skipif(not (REPO / "build" / "bench" / "disturb").exists(), reason="make build/bench/disturb")
+@pytest.mark.skipif(not (REPO / "build" / "probes" / "disturb").exists(), reason="make build/probes/disturb")
 def test_disturb_validation_runs_quiet_and_disturbed_and_checks_them(sweep, tmp_path, monkeypatch, capsys):
     # the benchmark's driver end to end on the tiny model: a quiet sweep and one beside the real
     # co-runner, the three predictions, the slowdown with its interval and why (not its figures:
@@ -366,9 +366,9 @@ def test_disturb_validation_runs_quiet_and_disturbed_and_checks_them(sweep, tmp_
     assert dv.main(["check", str(tmp_path / "nothing")]) == 2
 
 
-@pytest.mark.skipif(not (REPO / "build" / "bench" / "disturb").exists(), reason="make build/bench/disturb")
+@pytest.mark.skipif(not (REPO / "build" / "probes" / "disturb").exists(), reason="make build/probes/disturb")
 def test_disturb_takes_its_duty_of_the_cpus_and_refuses_bad_input():
-    disturb = REPO / "build" / "bench" / "disturb"
+    disturb = REPO / "build" / "probes" / "disturb"
     done = subprocess.run([str(disturb), "--cpus", "0", "--duty", "0.25", "--period-us", "10000", "--seconds", "0.3"],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 0 and done.stderr.strip() == "ready", done.stderr

@@ -164,11 +164,11 @@ def test_a_read_only_plots_root_is_one_line(study, small_tmpfs, finished_sweeps)
 
 
 def test_an_interrupt_while_the_ceilings_are_measured_still_tabulates(study):
-    bench = study.build / "bench"
-    bench.mkdir()
+    probes = study.build / "probes"
+    probes.mkdir()
     for name in ("stream", "peakflops"):  # a Ctrl-C arrives while the ceilings are measured
-        (bench / name).write_text("#!/bin/sh\nkill -INT $PPID\nsleep 30\n")
-        (bench / name).chmod(0o755)
+        (probes / name).write_text("#!/bin/sh\nkill -INT $PPID\nsleep 30\n")
+        (probes / name).chmod(0o755)
     config = study.config(steps=3, repetitions=1)
     config.write_text(config.read_text() + "\n[analysis]\nceilings = true\nroofline = false\n")
     done = study.perfstudy("run", config)

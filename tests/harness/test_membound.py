@@ -251,13 +251,13 @@ def test_sensitivity_config_keys_are_checked_and_defaults_keep_the_digest(tmp_pa
 
 # ------------------------------------------------------------------------------- the thief
 
-THIEF = REPO / "build" / "bench" / "thief"
-STREAM = REPO / "build" / "bench" / "stream"
+THIEF = REPO / "build" / "probes" / "thief"
+STREAM = REPO / "build" / "probes" / "stream"
 
 
 @pytest.fixture(scope="module")
 def bench_bins():
-    proc = subprocess.run(["nice", "make", "-s", "-f", "bench/Makefile.bench", str(THIEF.relative_to(REPO)),
+    proc = subprocess.run(["nice", "make", "-s", "-f", "probes/Makefile.probes", str(THIEF.relative_to(REPO)),
                            str(STREAM.relative_to(REPO))], cwd=REPO, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     return THIEF, STREAM

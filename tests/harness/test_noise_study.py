@@ -17,7 +17,7 @@ import conftest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "bench" / "disturb_validation.py"
-DISTURB = REPO / "build" / "bench" / "disturb"
+DISTURB = REPO / "build" / "probes" / "disturb"
 
 
 def sweep_config(steps):
@@ -26,7 +26,7 @@ def sweep_config(steps):
         "\n[analysis]\nceilings = false\nroofline = false\n"
 
 
-needs_disturb = pytest.mark.skipif(not DISTURB.exists(), reason="make build/bench/disturb")
+needs_disturb = pytest.mark.skipif(not DISTURB.exists(), reason="make build/probes/disturb")
 
 
 @pytest.fixture

@@ -279,11 +279,11 @@ def peak_config(study):
 def test_peak_beside_probes_each_run_where_its_threads_run(study):
     """[analysis] peak_beside: the real peakflops, with each run's threads and placement, right
     before it: runs.csv's three columns and thread_peaks.csv, one row per thread."""
-    real = REPO / "build" / "bench" / "peakflops"
+    real = REPO / "build" / "probes" / "peakflops"
     if not real.exists():
-        pytest.skip("build/bench/peakflops not built (make)")
-    (study.build / "bench").mkdir()
-    (study.build / "bench" / "peakflops").symlink_to(real)
+        pytest.skip("build/probes/peakflops not built (make)")
+    (study.build / "probes").mkdir()
+    (study.build / "probes" / "peakflops").symlink_to(real)
     done = study.perfstudy("run", peak_config(study))
     assert done.returncode == 0, done.stderr
     # the summary's line on the machine as the probes found it
@@ -315,7 +315,7 @@ def test_peak_beside_probes_each_run_where_its_threads_run(study):
 
 
 def test_a_missing_peak_probe_loses_no_run(study):
-    """Without build/bench/peakflops the runs still run and count; the record says why no probe."""
+    """Without build/probes/peakflops the runs still run and count; the record says why no probe."""
     done = study.perfstudy("run", peak_config(study))
     assert done.returncode == 0, done.stderr
     [d] = study.result_dirs()

@@ -181,7 +181,7 @@ def test_threads_placed_on_one_core_are_flagged():
 def test_peakflops_threads_run_on_distinct_cores(tmp_path):
     """Under the sweep's placement (cores, close) the peak benchmark's N threads report N distinct CPUs
     of N distinct cores (hwloc's view)."""
-    subprocess.run(["make", "-s", "-f", "bench/Makefile.bench", f"BENCH_DIR={tmp_path}", f"{tmp_path}/peakflops"],
+    subprocess.run(["make", "-s", "-f", "probes/Makefile.probes", f"PROBE_DIR={tmp_path}", f"{tmp_path}/peakflops"],
                    cwd=REPO, check=True, capture_output=True, timeout=120)
     env = dict(os.environ, OMP_PLACES="cores", OMP_PROC_BIND="close")
     proc = subprocess.run([tmp_path / "peakflops", "--threads", "2", "--reps", "1", "--iterations", "1000",

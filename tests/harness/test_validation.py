@@ -8,7 +8,7 @@ machine free, by
     make bench-predict      (bench/predict_validation.py record --out docs/studies/<date>-<host>)
 
 (configs/default.toml and configs/predict-d12.toml: every variant at 1 and 2 threads, the ceilings,
-the 1-thread step beside bench/thief at each duty cycle). Targets: within 5% at every sweep point,
+the 1-thread step beside probes/thief at each duty cycle). Targets: within 5% at every sweep point,
 within 10% beside the thief.
 
 Multi-core studies (docs/studies/<date>-<machine>/, packed from what `perfstudy study` brought back

@@ -113,7 +113,7 @@ class Node:
         self.shared = len(set(self.core)) < len(self.core)
         self.clock_x = [c for c, _ in clock]
         self.clock_y = [p for _, p in clock]
-        # a constant stream beside the step (bench/thief): a competitor for bandwidth that never ends
+        # a constant stream beside the step (probes/thief): a competitor for bandwidth that never ends
         self.background = float(background_Bs)
         self.limits = []
         self._phi, self._bandwidth = {}, {}

@@ -4,7 +4,7 @@ the measured step time and the error, with the target each is held to.
 Targets: every variant at 1 and 2 threads within 5% of its measured median step time, and
 within 10% at more threads (a multi-core study, docs/studies/<date>-<machine>/, whose mean |error|
 is held to 5% as well: MULTICORE_MEAN);
-the 1-thread step beside bench/thief within 10% at every duty cycle; gpt2-mpi at 1 and 2 local ranks
+the 1-thread step beside probes/thief within 10% at every duty cycle; gpt2-mpi at 1 and 2 local ranks
 within 10% (pstudy.analyse.distributed, the node executor's 1-thread traces of the same study). The thief is the contention
 model's background stream of duty x B(1) (docs/prediction.md, "The contention model"); runs in the
 thief's cache mode are left out (the model has no cache to steal from).

@@ -10,7 +10,7 @@ from pstudy.errors import StudyError
 
 
 def add_arguments(parser):
-    parser.add_argument("--build-dir", default="build/bench", help="directory with stream and peakflops")
+    parser.add_argument("--build-dir", default="build/probes", help="directory with stream and peakflops")
     parser.add_argument("--threads", default="1", help="comma-separated thread counts, ranges A..B and max "
                         "(this machine's logical CPUs), e.g. 1,2 or 1..max (every count, as a sweep of 1..max "
                         "places them)")
@@ -73,7 +73,7 @@ def main(args):
         print(f"re-read rate (a product's input packed again, 1 thread): {reread['reread_GBs']:.2f} GB/s, the median "
               f"of {len(reread['rep_GBs'])} rounds ({min(reread['rep_GBs']):.2f}-{max(reread['rep_GBs']):.2f})")
     else:
-        print(f"re-read rate: not measured ({reread.get('reason', 'no bench/reread')}); predict charges re-read "
+        print(f"re-read rate: not measured ({reread.get('reason', 'no probes/reread')}); predict charges re-read "
               "bytes at one core's STREAM bandwidth")
     print(f"values used: the {ceilings.STATISTIC}; physical bounds from {data['per_threads'][0]['clock_bound']['source']}")
     print(f"wrote {args.out}")

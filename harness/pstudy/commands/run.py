@@ -203,9 +203,9 @@ def run_locally(directory, study, order, done, binaries, journal, progress):
         # [analysis] peak_beside: the machine as the run's threads find it at both ends of the run
         probed = ceilings.probed(study, run.point)
         env = runner.environment(study, run.point)
-        before = ceilings.peak_beside(common.bench_dir(study), env) if probed else None
+        before = ceilings.peak_beside(common.probes_dir(study), env) if probed else None
         outcome = runner.execute(study, run.point, binary, str(REPO_ROOT), trace, runtime_trace=True)
-        after = ceilings.peak_beside(common.bench_dir(study), env) if probed else None
+        after = ceilings.peak_beside(common.probes_dir(study), env) if probed else None
         resultsdir.save_run(directory, run, i, outcome,
                             runner.command(study, run.point, binary, str(REPO_ROOT), trace),
                             peak_beside=before, peak_after=after)

@@ -47,7 +47,7 @@ def main(args):
     if skipped:
         common.say("sensitivity", f"threads {', '.join(map(str, skipped))} skipped: no cpu left for the thief")
     binaries = evidence.experiment_binaries(study, points, str(REPO_ROOT))
-    thief = common.bench_dir(study) / "thief"
+    thief = common.probes_dir(study) / "thief"
     directory = resultsdir.into_or_new(args.into, args.results_root, f"{study.name}-sensitivity")
     seed = args.seed if args.seed is not None else (study.run["seed"] if study.run["seed"] is not None
                                                       else random.SystemRandom().randrange(2**31))

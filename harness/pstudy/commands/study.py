@@ -142,7 +142,7 @@ def run_study(args, studies, paths, threads, claimed):
         status = bounded([str(REPO_ROOT / "harness" / "perfstudy"), "ceilings", "--threads", threads,
                           "--places", str(study0.placement.get("places", "cores")),
                           "--proc-bind", str(study0.placement.get("proc_bind", "close")), "--out", str(ceilings),
-                          "--build-dir", str(common.bench_dir(study0))],
+                          "--build-dir", str(common.probes_dir(study0))],
                          clock, min(CEILINGS_S, clock.left() - reserve_s - min_sweep_s * len(paths)), log)
         step(f"ceilings: {describe(status)}")
         results = root / studyarchive.RESULTS

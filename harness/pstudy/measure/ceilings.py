@@ -1,10 +1,10 @@
 """Measured machine ceilings for the roofline, saved as ceilings.json.
 
-measure_ceilings() runs bench/stream and bench/peakflops (built by
-bench/Makefile.bench into build/bench/) at each thread count, pinned with
+measure_ceilings() runs probes/stream and probes/peakflops (built by
+probes/Makefile.probes into build/probes/) at each thread count, pinned with
 OMP_PROC_BIND=close and OMP_PLACES=cores unless told otherwise, and, where
 likwid-bench runs, likwid-bench's copy, STREAM-triad and single-precision
-peakflops figures beside them as a cross-check; then bench/reread once, at
+peakflops figures beside them as a cross-check; then probes/reread once, at
 one thread (the rate at which a product's input is packed again).
 
 ceilings.json, schema "pstudy-ceilings/1":
@@ -40,7 +40,7 @@ ceilings.json, schema "pstudy-ceilings/1":
       ],
       "topology": {"available": bool, ...},        # store.topology.describe(): hwloc's view,
                                                    # or the reason it is missing
-      "reread": {"available": bool, "reason": str, # bench/reread at 1 thread: one core's rate for
+      "reread": {"available": bool, "reason": str, # probes/reread at 1 thread: one core's rate for
                  "binary": str, "reread_GBs": float,  # the input rows a product cut into column
                  "rep_GBs": [float, ...], "rows": int,  # pieces packs again (the median round);
                  "reduction": int, "columns": int,  # only where it ran (else available false and
@@ -160,7 +160,7 @@ def _run_json(argv, env, what):
     """The JSON object a bench binary prints on stdout; CeilingsError otherwise."""
     binary = argv[0]
     if not Path(binary).is_file():
-        raise CeilingsError(f"{binary}: not found (build it with: make -f bench/Makefile.bench)")
+        raise CeilingsError(f"{binary}: not found (build it with: make -f probes/Makefile.probes)")
     try:
         proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               stdin=subprocess.DEVNULL, text=True, timeout=RUN_TIMEOUT_S)
@@ -420,7 +420,7 @@ def measure_ceilings(build_dir, thread_counts, out_path, proc_bind="close", plac
 
 
 def measure_reread(build_dir, env):
-    """bench/reread's figure at one thread (docs/roofline.md, "Ceilings"), or {"available": False,
+    """probes/reread's figure at one thread (docs/roofline.md, "Ceilings"), or {"available": False,
     "reason": ...} where it is not built or gave no figure: machine.toml then has no reread_GBs and
     predict charges re-read bytes at one core's STREAM bandwidth, as before the benchmark existed."""
     binary = Path(build_dir) / "reread"

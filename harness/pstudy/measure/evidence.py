@@ -68,7 +68,7 @@ def measure_ceilings(study, directory, root):
     path = resultsdir.ResultsDir(directory).ceilings
     if path.exists():
         return None
-    bench = common.bench_dir(study, root)
+    bench = common.probes_dir(study, root)
     if not (bench / "stream").exists() or not (bench / "peakflops").exists():
         return f"ceilings not measured: {bench}: stream and peakflops are not built (run `make`)"
     sys.stderr.write(f"perfstudy run: measuring ceilings (STREAM, peak FLOP/s) at threads "
@@ -169,7 +169,7 @@ def bandwidth_sensitivity(study, directory, root, seed):
         points, _ = sensitivity.experiment_points(study, sorted(os.sched_getaffinity(0)))
         binaries = experiment_binaries(study, points, root)
         analysis = sensitivity.run_experiment(study, directory, binaries, root,
-                                              common.bench_dir(study, root) / "thief",
+                                              common.probes_dir(study, root) / "thief",
                                               study.sensitivity["levels"], study.sensitivity["modes"],
                                               study.sensitivity["repetitions"], seed,
                                               say=lambda text: common.say("run", f"sensitivity {text}"))

@@ -1,4 +1,4 @@
-"""Bandwidth sensitivity, measured without counters: the step beside a memory thief (bench/thief).
+"""Bandwidth sensitivity, measured without counters: the step beside a memory thief (probes/thief).
 
 The method of Eklov et al., "Bandwidth Bandit" (CGO 2013). The step runs with --trace alone and
 beside a thief that streams through memory on the cores the step does not use, at several
@@ -169,7 +169,7 @@ def run_experiment(study, directory, binaries, root, thief, levels, modes, repet
     say = say or (lambda text: sys.stderr.write(f"sensitivity: {text}\n"))
     thief = Path(thief)
     if not thief.is_file():
-        raise StudyError(f"{thief}: not found (build it with `make`: bench/Makefile.bench)")
+        raise StudyError(f"{thief}: not found (build it with `make`: probes/Makefile.probes)")
     cpus = sorted(os.sched_getaffinity(0))
     points, skipped = experiment_points(study, cpus)
     if not points:

@@ -53,7 +53,7 @@ def paths(directory, run):
 
 def probe_line(study, p, when):
     """The batch script's line that probes the threads (`when`: before or after)."""
-    argv = " ".join(shlex.quote(a) for a in ceilings.peak_beside_argv(common.bench_dir(study)))
+    argv = " ".join(shlex.quote(a) for a in ceilings.peak_beside_argv(common.probes_dir(study)))
     q = {ext: shlex.quote(str(p[f"{when}.{ext}"])) for ext in ("json", "err", "status")}
     return f"{argv} > {q['json']} 2> {q['err']}; echo $? > {q['status']}"
 
@@ -64,7 +64,7 @@ def probes_of(study, run, directory):
     if not ceilings.probed(study, run.point):
         return None, None
     p = paths(directory, run)
-    binary = ceilings.peak_beside_argv(common.bench_dir(study))[0]
+    binary = ceilings.peak_beside_argv(common.probes_dir(study))[0]
     return tuple(ceilings.peak_beside_of_job(binary, p[f"{when}.status"], p[f"{when}.json"], p[f"{when}.err"])
                  for when in ("before", "after"))
 

@@ -270,7 +270,7 @@ def from_ceilings(data, name, cores=None):
     core from its 1-thread entry (else the smallest thread count's, divided by it), the peak and
     bandwidth curves (best ISA, STREAM triad) at each thread count, the placement they were
     measured under, the topology hwloc read there (when it could), and the re-read rate where
-    bench/reread gave one."""
+    probes/reread gave one."""
     entries = sorted(data["per_threads"], key=lambda e: e["threads"])
     first = entries[0]
     peak = first["best_gflops"] / first["threads"]

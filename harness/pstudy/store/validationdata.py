@@ -33,7 +33,7 @@ Layout, schema "pstudy-validation/1":
                     comm_message_bytes, scaling, update
   thief.csv         study, variant, compiler, kernels, threads, mode, duty, repetition, stolen_GBs,
                     step_s (median over the kept iterations of the traced step's span), beside
-                    bench/thief (mode none, duty 0: the paired runs without it)
+                    probes/thief (mode none, duty 0: the paired runs without it)
   thread_peaks.csv  (since 2026-11-27, where the sweep had `[analysis] peak_beside`) study, the point
                     keys, repetition, when, thread, gflops: each thread's peak FLOP/s measured right
                     before the run (when "before") and, since commit 14e033d, right after it ("after"),

@@ -47,7 +47,7 @@
 #include <immintrin.h>
 
 #define BENCH_PROGRAM "peakflops"
-#include "bench_cli.h"
+#include "cli.h"
 #endif
 
 #define NCHAINS 12

@@ -1,10 +1,10 @@
-// What the ceiling benchmarks (stream, peakflops, thief, crosscore, reread) share: a one-line error
-// naming the option and exit status 2, option values checked against their range, a monotonic
-// clock, a median and the size of the largest cache sysfs reports. Header-only, so that each
-// benchmark stays one compilation unit built with `$(CC) ... bench/NAME.c`. Define BENCH_PROGRAM (its name, a string
-// literal) before including it.
-#ifndef BENCH_CLI_H
-#define BENCH_CLI_H
+// What the probes (stream, peakflops, thief, reread, disturb) and the C benchmarks of bench/ share: a
+// one-line error naming the option and exit status 2, option values checked against their range, a
+// monotonic clock, a median and the size of the largest cache sysfs reports. Header-only, so that
+// each program stays one compilation unit built with `$(CC) ... probes/NAME.c`. Define BENCH_PROGRAM
+// (its name, a string literal) before including it.
+#ifndef PROBES_CLI_H
+#define PROBES_CLI_H
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 
 #ifndef BENCH_PROGRAM
-#error "define BENCH_PROGRAM before including bench_cli.h"
+#error "define BENCH_PROGRAM before including cli.h"
 #endif
 
 static inline void usage_error(const char *what, const char *problem) {

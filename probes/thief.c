@@ -34,7 +34,7 @@
 #include <time.h>
 
 #define BENCH_PROGRAM "thief"
-#include "bench_cli.h"
+#include "cli.h"
 
 #define FALLBACK_LLC_BYTES (32ull << 20)
 #define DRAM_OVER_LLC 8

@@ -31,7 +31,7 @@
 #include <omp.h>
 
 #define BENCH_PROGRAM "stream"
-#include "bench_cli.h"
+#include "cli.h"
 
 #define FALLBACK_LLC_BYTES (32ull << 20)
 #define ARRAY_OVER_LLC 4

@@ -36,7 +36,7 @@
 #include "../core/gemm.h"
 
 #define BENCH_PROGRAM "reread"
-#include "bench_cli.h"
+#include "cli.h"
 
 #define WARMUP_ROUNDS 2
 

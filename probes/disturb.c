@@ -6,7 +6,7 @@
 // code and their wall times do not.
 //
 // It spins on arithmetic in registers (no memory traffic: the disturbance is time on the core, not
-// bandwidth; bench/thief takes bandwidth), runs for --seconds S (default: until SIGTERM or SIGINT),
+// bandwidth; probes/thief takes bandwidth), runs for --seconds S (default: until SIGTERM or SIGINT),
 // then prints one JSON object:
 //   {"cpus": [..], "duty": D, "period_us": P, "seconds": s, "busy_s": b, "achieved_duty": b / (s x cpus)}
 // "ready" is printed on stderr once every thread is pinned and running. It stops as on SIGTERM when
@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #define BENCH_PROGRAM "disturb"
-#include "bench_cli.h"
+#include "cli.h"
 
 #define MAX_CPUS 1024
 
