@@ -1,13 +1,12 @@
 """The committed studies (docs/studies/) and the commands that make and read them: `perfstudy
 study` (a study within a time budget, one archive), `perfstudy answer` (the README's answer, drawn
-from the committed data), bench/pairs.py (paired intervals), and the commit a tree exported without
+from the committed data), `perfstudy pairs` (paired intervals), and the commit a tree exported without
 .git still names. Nothing here judges a timing."""
 
 import json
 import shutil
 import signal
 import subprocess
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -23,7 +22,6 @@ from pstudy.store import resultsdir
 REPO = Path(__file__).resolve().parents[2]
 STUDIES = REPO / "docs" / "studies"
 PERFSTUDY = REPO / "harness" / "perfstudy"
-PAIRS_SCRIPT = REPO / "bench" / "pairs.py"
 PAIRED = sorted(p.parent for p in STUDIES.glob("*/results/*/steps.csv")
                 if pd.read_csv(p)["repetition"].nunique() >= 6)
 PAIRS16 = next(p for p in PAIRED if p.name.endswith("pairs16"))
@@ -31,8 +29,8 @@ BUILD = REPO / "build" / "gcc" / "fast"
 
 
 def pairs(directory, *args):
-    return subprocess.run([sys.executable, PAIRS_SCRIPT, directory, *map(str, args)], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([PERFSTUDY, "pairs", directory, *map(str, args)], capture_output=True, text=True,
+                          timeout=120)
 
 
 def test_every_committed_study_says_where_when_and_how_it_was_made():
@@ -56,7 +54,7 @@ def test_the_tracked_tree_outside_third_party_is_small():
 
 @pytest.mark.parametrize("directory", PAIRED, ids=[p.name for p in PAIRED])
 def test_pairs_and_answer_give_the_same_paired_ratios(directory):
-    # two readers of one sweep: bench/pairs.py's line and analyse/answer.py's row, the same figures
+    # two readers of one sweep: perfstudy pairs' line and analyse/answer.py's row, the same figures
     proc = pairs(directory)
     assert proc.returncode == 0, proc.stderr
     steps = resultsdir.read_steps(directory)
@@ -93,7 +91,7 @@ def test_the_verdict_follows_the_interval(tmp_path):
 def test_pairs_bad_input_is_one_line(tmp_path, args, message):
     proc = pairs(*[a.format(tmp=tmp_path, pairs=PAIRS16) for a in args])
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("pairs.py: ") and message in proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("perfstudy pairs: ") and message in proc.stderr
 
 
 def test_the_committed_answer_is_what_the_committed_data_gives(tmp_path):

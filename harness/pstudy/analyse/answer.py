@@ -51,15 +51,17 @@ def sweep_ratios(points):
     return rows
 
 
-def paired_ratios(steps):
+def paired_ratios(steps, base=FORKJOIN):
     """steps: measured (non-warm-up) steps of a sweep with repetitions. Rows of (variant, chunking,
-    threads, pairs, estimate, low, high): forkjoin's run / the variant's run, paired by repetition
-    (each run's median step)."""
+    threads, pairs, ratios, estimate, hodges_lehmann, low, high): the base variant's run / the
+    variant's run, paired by repetition (each run's median step); `ratios` are the pairs' own, in
+    repetition order. Below MIN_PAIRS pairs there is no interval and `estimate` is the pairs' geometric
+    mean; `hodges_lehmann` is the paired estimate however few they are."""
     keys = list(vocabulary.POINT_KEYS)
     runs = steps.groupby(keys + ["repetition"], dropna=False)["step_s"].median().reset_index()
-    bases = runs[runs["variant"] == FORKJOIN]
+    bases = runs[runs["variant"] == base]
     rows = []
-    for key, group in runs[runs["variant"] != FORKJOIN].groupby(keys, dropna=False):
+    for key, group in runs[runs["variant"] != base].groupby(keys, dropna=False):
         point = dict(zip(keys, key))
         if vocabulary.is_sequential(point["variant"]) or vocabulary.is_distributed(point["variant"]):
             continue
@@ -68,16 +70,30 @@ def paired_ratios(steps):
         reps = sorted(set(mine.index) & set(theirs.index))
         if not reps:
             continue
-        task, base = [float(theirs[r]) for r in reps], [float(mine[r]) for r in reps]
+        task, paired = [float(theirs[r]) for r in reps], [float(mine[r]) for r in reps]
+        hodges_lehmann, low, high = compare.hl_paired_ratio_ci(task, paired, CONFIDENCE)
         if len(reps) >= MIN_PAIRS:
-            estimate, low, high = compare.hl_paired_ratio_ci(task, base, CONFIDENCE)
+            estimate = hodges_lehmann
         else:
-            estimate = math.exp(sum(math.log(b / a) for a, b in zip(task, base)) / len(reps))
+            estimate = math.exp(sum(math.log(b / a) for a, b in zip(task, paired)) / len(reps))
             low = high = math.nan
         rows.append({"variant": point["variant"], "chunking": _chunking(point), "threads": int(point["threads"]),
-                     "pairs": len(reps), "estimate": estimate, "low": low, "high": high})
+                     "pairs": len(reps), "ratios": [b / a for a, b in zip(task, paired)],
+                     "estimate": estimate, "hodges_lehmann": hodges_lehmann, "low": low, "high": high})
     rows.sort(key=lambda x: (vocabulary.variant_order(x["variant"]), x["chunking"], x["threads"]))
     return rows
+
+
+def verdict(low, high, target):
+    """A paired interval against a least speedup: met when all of it is at least the target, missed
+    when all of it is below, undecided when it straddles it."""
+    if low != low:  # NaN: fewer than MIN_PAIRS pairs
+        return f"no interval (fewer than {MIN_PAIRS} repetitions)"
+    if low >= target:
+        return "met"
+    if high < target:
+        return "missed"
+    return "undecided"
 
 
 def first_win(rows, variant, chunking, column="over_forkjoin"):
