@@ -413,7 +413,7 @@ bench-harness: deps
 PREDICT_RECORDING ?= docs/studies/$(shell date +%Y-%m-%d)-$(shell hostname -s)
 bench-predict: deps
 	@$(MAKE) --no-print-directory build
-	$(PYTHON) bench/predict_validation.py record --out $(PREDICT_RECORDING)
+	harness/perfstudy validate record --out $(PREDICT_RECORDING)
 
 print-flags:
 	@echo "$(CFLAGS_COMMON)"

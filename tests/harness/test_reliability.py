@@ -541,8 +541,8 @@ def test_a_damaged_validation_recording_is_one_line(tmp_path, damage, needle):
     points = copy / "points.csv"
     points.write_text(damage(points.read_text()))
     before = snapshot(copy)
-    proc = subprocess.run([sys.executable, REPO / "bench" / "predict_validation.py", "check", copy],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([REPO / "harness" / "perfstudy", "validate", "check", copy], capture_output=True, text=True,
+                          timeout=300)
     refused(proc, "points.csv", needle)
     assert snapshot(copy) == before
 
@@ -562,7 +562,7 @@ def test_bench_scripts_refuse_a_python_without_their_libraries_at_once(tmp_path)
     needing = [p.name for p in sorted((REPO / "bench").glob("*.py"))
                if any(f"import {m}" in p.read_text() or f"from {m}" in p.read_text()
                       for m in ("pandas", "numpy", "scipy", "pstudy"))]
-    assert {"variants.py", "kernels.py", "predict_validation.py", "pairs.py", "replay.py",
+    assert {"variants.py", "kernels.py", "replay.py",
             "harness_scaling.py"} <= set(needing)
     for script in needing:
         proc = subprocess.run([venv / "bin" / "python3", REPO / "bench" / script, "--help"], capture_output=True,

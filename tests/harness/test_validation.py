@@ -1,11 +1,11 @@
-"""`predict` against recorded measurements (bench/predict_validation.py; pstudy.analyse.validation,
+"""`predict` against recorded measurements (`perfstudy validate`; pstudy.analyse.validation,
 pstudy.store.validationdata). Nothing here times anything: the accuracy test reads recordings made on
 a quiet machine, and the plumbing test packs a tiny sweep whose times it never judges.
 
 Recordings live in docs/studies/<date>-<host>/. One is made, on a quiet machine with the whole
 machine free, by
 
-    make bench-predict      (bench/predict_validation.py record --out docs/studies/<date>-<host>)
+    make bench-predict      (perfstudy validate record --out docs/studies/<date>-<host>)
 
 (configs/default.toml and configs/predict-d12.toml: every variant at 1 and 2 threads, the ceilings,
 the 1-thread step beside probes/thief at each duty cycle). Targets: within 5% at every sweep point,
@@ -21,7 +21,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -34,7 +33,6 @@ from pstudy.store import validationdata
 REPO = Path(__file__).resolve().parents[2]
 STUDIES = REPO / "docs" / "studies"
 PERFSTUDY = REPO / "harness" / "perfstudy"
-SCRIPT = REPO / "bench" / "predict_validation.py"
 BUILD = REPO / "build" / "gcc" / "fast"
 ALL_RECORDINGS = sorted(p.parent for p in STUDIES.glob("*/" + validationdata.META)) if STUDIES.is_dir() else []
 
@@ -48,7 +46,7 @@ def _largest_thread_count(directory):
 # studies brought back from a bigger machine (perfstudy study: more threads, no thief)
 RECORDINGS = [p for p in ALL_RECORDINGS if _largest_thread_count(p) <= 2]
 MULTICORE = [p for p in ALL_RECORDINGS if _largest_thread_count(p) > 2]
-RECORD_COMMAND = "make bench-predict (bench/predict_validation.py record --out docs/studies/DATE-HOST)"
+RECORD_COMMAND = "make bench-predict (perfstudy validate record --out docs/studies/DATE-HOST)"
 
 
 def _validated(directory):
@@ -453,8 +451,8 @@ def test_pack_and_validate(packed):
     assert len(lines) == len(frame) + 4 and "target 5%" in lines[1] and "beyond their target" in lines[-3]
     assert "beside its probes" in lines[1] and lines[-2].startswith("  with the machine as the probes")
     assert "own chunk times" in lines[1] and lines[-1].startswith("  replayed with each run's own chunk times")
-    # the script prints the same and exits 0 or 1 (the tiny sweep on a busy machine may miss)
-    proc = subprocess.run([sys.executable, SCRIPT, "check", out], capture_output=True, text=True, timeout=120)
+    # perfstudy validate check prints the same and exits 0 or 1 (the tiny sweep on a busy machine may miss)
+    proc = subprocess.run([PERFSTUDY, "validate", "check", out], capture_output=True, text=True, timeout=120)
     assert proc.returncode in (0, 1), proc.stderr
     assert proc.stdout.count("error ") == len(frame)
 
@@ -512,7 +510,7 @@ def test_bad_recordings_are_one_line(tmp_path):
     (tmp_path / "validation.json").write_text('{"schema": "other"}')
     with pytest.raises(StudyError, match="schema: expected"):
         validationdata.Recording(tmp_path)
-    proc = subprocess.run([sys.executable, SCRIPT, "check", tmp_path], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([PERFSTUDY, "validate", "check", tmp_path], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 

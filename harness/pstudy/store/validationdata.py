@@ -1,6 +1,6 @@
 """Recorded validation data for `predict`: what a quiet machine measured, kept small enough to
 commit (docs/studies/<name>/), so that tests check predictions against it without timing anything.
-bench/predict_validation.py records it (analyse/validation.py packs a results directory into it);
+`perfstudy validate record` records it (analyse/validation.py packs a results directory into it);
 this module owns the layout and is the only reader and writer.
 
 Layout, schema "pstudy-validation/1":
@@ -164,8 +164,8 @@ class Recording:
         try:
             self.meta = json.loads(path.read_text())
         except FileNotFoundError:
-            raise StudyError(f"{path}: missing (not a validation recording; bench/predict_validation.py "
-                             "record writes one)") from None
+            raise StudyError(f"{path}: missing (not a validation recording; perfstudy validate record "
+                             "writes one)") from None
         except (OSError, json.JSONDecodeError) as err:
             raise StudyError(f"{path}: unreadable: {err}") from None
         if not isinstance(self.meta, dict) or self.meta.get("schema") != SCHEMA:
