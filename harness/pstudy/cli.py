@@ -18,7 +18,7 @@ from pstudy.errors import StudyError, os_error_message
 # name on the command line -> module in pstudy/
 SUBCOMMANDS = {name: f"pstudy.commands.{name}" for name in
                ("run", "report", "list", "trace", "ceilings", "roofline", "predict", "compare", "regress",
-                "history", "sensitivity", "cachesim", "study", "answer", "doctor", "pairs", "validate")}
+                "history", "sensitivity", "cachesim", "study", "answer", "doctor", "pairs", "validate", "noise")}
 
 USAGE = """usage: perfstudy SUBCOMMAND [options]   (perfstudy SUBCOMMAND --help for its options)
 

@@ -320,20 +320,20 @@ def test_noise_sensitivity_table_reads_and_refuses_bad_rows(tmp_path):
 
 
 @pytest.mark.skipif(not (REPO / "build" / "probes" / "disturb").exists(), reason="make build/probes/disturb")
-def test_disturb_validation_runs_quiet_and_disturbed_and_checks_them(sweep, tmp_path, monkeypatch, capsys):
-    # the benchmark's driver end to end on the tiny model: a quiet sweep and one beside the real
+def test_the_noise_study_runs_quiet_and_disturbed_and_checks_them(sweep, tmp_path, monkeypatch, capsys):
+    # perfstudy noise end to end on the tiny model: a quiet sweep and one beside the real
     # co-runner, the three predictions, the slowdown with its interval and why (not its figures:
     # this machine runs other tests beside it)
-    import importlib.util
+    from pstudy import cli
+    from pstudy.analyse import noise
+    from pstudy.measure import subcommands
+    from pstudy.store import noisestudy
 
-    spec = importlib.util.spec_from_file_location("disturb_validation", REPO / "bench" / "disturb_validation.py")
-    dv = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(dv)
-    monkeypatch.setattr(dv, "launch", lambda args: warm_perfstudy.perfstudy(*args, cwd=REPO, timeout=300))
+    monkeypatch.setattr(subcommands, "launch", lambda args: warm_perfstudy.perfstudy(*args, cwd=REPO, timeout=300))
     cfg = tmp_path / "tiny-noise.toml"
     cfg.write_text(CONFIG.format(variants=json.dumps(["seq", "forkjoin"])).replace("repetitions = 1", "repetitions = 2"))
     out = tmp_path / "study"
-    status = dv.main(["run", "--out", str(out), "--config", str(cfg), "--duty", "0.5", "--period-us", "20000",
+    status = cli.main(["noise", "run", "--out", str(out), "--config", str(cfg), "--duty", "0.5", "--period-us", "20000",
                       "--machine", str(sweep[1])])
     printed = capsys.readouterr().out
     assert status in (0, 1), printed  # 1: the 5% target missed, as a machine running other tests may
@@ -341,7 +341,7 @@ def test_disturb_validation_runs_quiet_and_disturbed_and_checks_them(sweep, tmp_
     assert "quiet steps predicted from the disturbed runs, |error| mean and largest: wall times" in printed
     assert "  period 20 ms, duty 0.5:" in printed
     from pstudy.show import noisefigure
-    quiet = dv.results_dir(out / "tiny-noise" / "quiet-r0")
+    quiet = noisestudy.results_dir(out / "tiny-noise" / "quiet-r0")
     table = noisefigure.read(quiet)
     assert set(table["variant"]) == {"seq", "forkjoin"} and (table["period_us"] == 20000).all()
     assert (table["quiet_runs"] == 2).all() and (table["disturbed_runs"] == 2).all()
@@ -354,16 +354,16 @@ def test_disturb_validation_runs_quiet_and_disturbed_and_checks_them(sweep, tmp_
     hit = (steps["variant"] == "forkjoin") & (steps["threads"] == 2) & (steps["repetition"] == 1)
     steps.loc[hit, "involuntary_switches"] = 1000
     steps.to_csv(quiet / "steps.csv", index=False, na_rep="NA")
-    lines = dv.disturbed_quiet_runs(quiet)  # the tests beside this one may have preempted others
+    lines = noise.disturbed_quiet_runs(quiet)  # the tests beside this one may have preempted others
     assert any(line.startswith("forkjoin gcc/fast t=2: ") and "-1000 involuntary switches a step" in line
                for line in lines), lines
     # bad input: one line, exit 2, before anything runs
     for args, what in ((["--period-us", "10"], "--period-us"), (["--duty", "0"], "--duty"),
                        (["--config", "no-such"], "--config")):
-        assert dv.main(["run", "--out", str(tmp_path / "x"), *args]) == 2
+        assert cli.main(["noise", "run", "--out", str(tmp_path / "x"), *args]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and what in err, err
-    assert dv.main(["check", str(tmp_path / "nothing")]) == 2
+    assert cli.main(["noise", "check", str(tmp_path / "nothing")]) == 2
 
 
 @pytest.mark.skipif(not (REPO / "build" / "probes" / "disturb").exists(), reason="make build/probes/disturb")

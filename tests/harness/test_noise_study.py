@@ -1,13 +1,11 @@
-"""The noise study (bench/disturb_validation.py) never keeps a sweep the co-runner did not run beside
+"""The noise study (`perfstudy noise`) never keeps a sweep the co-runner did not run beside
 throughout, and refuses what would spoil its sweeps before the first one."""
 
-import importlib.util
 import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,7 +14,7 @@ import pytest
 import conftest
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "bench" / "disturb_validation.py"
+PERFSTUDY = REPO / "harness" / "perfstudy"
 DISTURB = REPO / "build" / "probes" / "disturb"
 
 
@@ -30,11 +28,11 @@ needs_disturb = pytest.mark.skipif(not DISTURB.exists(), reason="make build/prob
 
 
 @pytest.fixture
-def dv():
-    spec = importlib.util.spec_from_file_location("disturb_validation", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def noise():
+    """perfstudy noise in this process: noise(args) -> its exit status."""
+    from pstudy import cli
+
+    return lambda args: cli.main(["noise", *args])
 
 
 def one_line(capsys, *needles):
@@ -55,28 +53,28 @@ def noise_layout(tmp_path, finished_sweeps, record=True):
     return out, disturbed
 
 
-def test_check_refuses_a_disturbed_sweep_without_the_corunners_record(dv, tmp_path, finished_sweeps, capsys):
+def test_check_refuses_a_disturbed_sweep_without_the_corunners_record(noise, tmp_path, finished_sweeps, capsys):
     out, disturbed = noise_layout(tmp_path, finished_sweeps, record=False)
-    assert dv.main(["check", str(out)]) == 2
+    assert noise(["check", str(out)]) == 2
     one_line(capsys, str(disturbed), "disturb.json", "interrupted")
 
 
-def test_check_refuses_a_disturbed_sweep_of_another_problem(dv, tmp_path, finished_sweeps, capsys):
+def test_check_refuses_a_disturbed_sweep_of_another_problem(noise, tmp_path, finished_sweeps, capsys):
     out, disturbed = noise_layout(tmp_path, finished_sweeps)
     meta = json.loads((disturbed / "meta.json").read_text())
     meta["config"]["model"]["B"] = 8
     (disturbed / "meta.json").write_text(json.dumps(meta))
-    assert dv.main(["check", str(out)]) == 2
+    assert noise(["check", str(out)]) == 2
     one_line(capsys, str(disturbed), "B=8", "not comparable")
 
 
 @needs_disturb
-def test_run_refuses_an_interrupted_disturbed_sweep_before_measuring(dv, tmp_path, finished_sweeps, capsys):
+def test_run_refuses_an_interrupted_disturbed_sweep_before_measuring(noise, tmp_path, finished_sweeps, capsys):
     out, disturbed = noise_layout(tmp_path, finished_sweeps, record=False)
     config = tmp_path / "tiny.toml"
     config.write_text(sweep_config(2))
     shutil.rmtree(out / "tiny" / "quiet-r0")
-    assert dv.main(["run", "--out", str(out), "--config", str(config), "--duty", "0.25",
+    assert noise(["run", "--out", str(out), "--config", str(config), "--duty", "0.25",
                     "--period-us", "10000"]) == 2
     one_line(capsys, str(disturbed.parent), "disturb.json")
     assert not (out / "tiny" / "quiet-r0").exists()  # nothing ran
@@ -85,12 +83,12 @@ def test_run_refuses_an_interrupted_disturbed_sweep_before_measuring(dv, tmp_pat
 @pytest.mark.parametrize("options, needles", [
     (["--cpus", "99"], ["--cpus 99", "CPU 99"]), (["--cpus", "0,0"], ["--cpus 0,0", "twice"]),
     (["--cpus", "x"], ["--cpus"]), (["--machine", "nonexist.toml"], ["nonexist.toml"])])
-def test_run_refuses_a_corunner_or_machine_that_cannot_be_had_before_measuring(dv, tmp_path, capsys, options,
+def test_run_refuses_a_corunner_or_machine_that_cannot_be_had_before_measuring(noise, tmp_path, capsys, options,
                                                                               needles):
     config = tmp_path / "tiny.toml"
     config.write_text(sweep_config(2))
     out = tmp_path / "noise"
-    assert dv.main(["run", "--out", str(out), "--config", str(config), *options]) == 2
+    assert noise(["run", "--out", str(out), "--config", str(config), *options]) == 2
     one_line(capsys, *needles)
     assert not out.exists()
 
@@ -113,7 +111,7 @@ def test_a_killed_noise_study_leaves_no_sweep_running_undisturbed(tmp_path, buil
     config.write_text(sweep_config(15))
     out = tmp_path / "noise"
     env = dict(os.environ, PERFSTUDY_BUILD_DIR=str(build_tree), FAKE_SLEEP_S="0.2")
-    proc = subprocess.Popen([sys.executable, SCRIPT, "run", "--out", out, "--config", config, "--duty", "0.25",
+    proc = subprocess.Popen([PERFSTUDY, "noise", "run", "--out", out, "--config", config, "--duty", "0.25",
                              "--period-us", "10000"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     disturbed = out / "tiny" / "d0.25-p10000us-r0"

@@ -73,7 +73,7 @@ def test_runs_without_the_disturbance_columns_still_read(sweep):
     assert len(resultsdir.read_runs(sweep)) == len(frame)
 
 
-# a noise sensitivity table as bench/disturb_validation.py writes it
+# a noise sensitivity table as perfstudy noise writes it
 NOISE_ROWS = [{"variant": "forkjoin", "compiler": "gcc", "kernels": "fast", "threads": 2, "duty": d, "cpus": "0",
                "period_us": 10000, "quiet_step_s": 1.0, "disturbed_step_s": s, "slowdown": s}
               for d, s in ((0.25, 1.2), (0.5, 1.6))]

@@ -86,7 +86,7 @@ def main(args):
     page, points = None, None
     with common.owning(outdir / resultsdir.LOCK, str(outdir), wait=args.wait, command="report"):
         n_figures, roof, why = write_figures(args, directory, meta, summary, formats, outdir)
-        noise = noisefigure.read(directory)  # bench/disturb_validation.py's, where it ran
+        noise = noisefigure.read(directory)  # perfstudy noise's, where it ran
         if noise is not None and not args.no_figures:
             n_figures += 1
             noisefigure.figure(noise, outdir)

@@ -1,4 +1,4 @@
-"""Each variant's sensitivity to noise made on purpose (bench/disturb_validation.py): its step beside
+"""Each variant's sensitivity to noise made on purpose (`perfstudy noise`): its step beside
 a CPU-bound co-runner over its quiet step, per point and duty cycle, from noise/noise_sensitivity.csv
 in the quiet results directory. `report` shows it as a table and a figure where the file is there."""
 
@@ -22,6 +22,13 @@ def why_columns(quiet, disturbed):
     tuples (None: not traced)."""
     return {f"{side}_{name}": (values[i] if values else None)
             for side, values in (("quiet", quiet), ("disturbed", disturbed)) for i, name in enumerate(WHY)}
+
+
+def with_why(rows):
+    """The rows of pstudy.analyse.noise's tables, their quiet_why and disturbed_why tuples spread into
+    the WHY columns."""
+    return [{**{k: v for k, v in r.items() if k not in ("quiet_why", "disturbed_why")},
+             **why_columns(r["quiet_why"], r["disturbed_why"])} for r in rows]
 
 
 def path_of(directory):
@@ -109,7 +116,7 @@ def table_lines(frame):
     team, the table the answer quotes), then why: parallel efficiency quiet and disturbed, and
     which idle time grew; then per variant the median over all its points."""
     out = ["noise sensitivity (step beside a CPU co-runner over the quiet step, 95% interval over the runs; "
-           "bench/disturb_validation.py):"]
+           "perfstudy noise):"]
     widest = frame.groupby("variant")["threads"].transform("max")
     for (period, duty), g in frame[frame["threads"] == widest].groupby(["period_us", "duty"], dropna=False,
                                                                        sort=True):
