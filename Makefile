@@ -315,7 +315,7 @@ build/bench/runtime_overhead-%: bench/runtime_overhead.c probes/cli.h $(NOSV_LIB
 .PHONY: bench-runtimes
 bench-runtimes: deps
 	@$(MAKE) --no-print-directory $(RUNTIME_OVERHEAD)
-	$(PYTHON) bench/runtime_overhead.py
+	$(BENCH_PYTHON) bench.runtime_overhead
 
 # the builds that test and run need, on every CPU. test also builds up front what its tests would
 # build one after the other (they share a lock: two makes of one target would write the same files),
@@ -388,6 +388,8 @@ build/tests/test_taskgraph-%: tests/test_taskgraph.c $$(call TREE_CORE,$$*) $(HE
 	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_taskgraph.c $(call TREE_CORE,$*) -lm
 
 # benchmarks (not tests): figures printed, nothing asserted
+# the Python benchmarks run as modules of bench/ with the harness's package importable
+BENCH_PYTHON = PYTHONPATH=harness $(PYTHON) -m
 OPENBLAS_DIR := /usr/lib/x86_64-linux-gnu/openblas-serial
 OPENBLAS_INC := /usr/include/x86_64-linux-gnu/openblas-serial
 build/bench/gemm_bench: bench/gemm_bench.c core/gemm.c core/gemm.h
@@ -401,14 +403,14 @@ build/bench/gemm_bench-avx2: bench/gemm_bench.c core/gemm.c core/gemm.h
 .PHONY: bench bench-variants bench-harness bench-predict
 bench: deps
 	@$(MAKE) --no-print-directory build build/bench/gemm_bench
-	$(PYTHON) bench/kernels.py
+	$(BENCH_PYTHON) bench.kernels
 bench-variants: deps
 	@$(MAKE) --no-print-directory build build/bench/gemm_bench
-	$(PYTHON) bench/variants.py
+	$(BENCH_PYTHON) bench.variants
 bench-harness: deps
 	@$(MAKE) --no-print-directory build
-	$(PYTHON) bench/harness_scaling.py
-	$(PYTHON) bench/replay.py
+	$(BENCH_PYTHON) bench.harness_scaling
+	$(BENCH_PYTHON) bench.replay
 # records what predict is validated against (a quiet machine, the whole of it; tens of minutes)
 PREDICT_RECORDING ?= docs/studies/$(shell date +%Y-%m-%d)-$(shell hostname -s)
 bench-predict: deps

@@ -12,24 +12,24 @@ whose cost explodes reports "> limit" instead of hanging. --harness DIR times an
 harness (for example an older commit's, made with `git worktree add`), for before/after figures.
 """
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "harness"))
 
 from pstudy import errors  # noqa: E402
 
 # each measurement's process runs this Python: without pandas every one would fail in turn
 errors.require_modules("bench/harness_scaling.py", ("pandas", "numpy", "scipy"))
 
+# run with PYTHONPATH naming the harness timed
 MEASURE = r"""
 import sys, time
-sys.path.insert(0, sys.argv[1])
 import numpy as np, pandas as pd
 from pstudy.analyse import stats, compare
-n, what = int(sys.argv[2]), sys.argv[3]
+n, what = int(sys.argv[1]), sys.argv[2]
 rng = np.random.default_rng(1)
 points = [("seq", 1, None, None, 1.0), ("forkjoin", 2, None, None, 0.55), ("taskiter", 2, 1, 64, 0.53)]
 rows = []
@@ -62,8 +62,8 @@ print(time.perf_counter() - start)
 
 def timed(harness, n, what, limit):
     try:
-        done = subprocess.run([sys.executable, "-c", MEASURE, str(harness), str(n), what],
-                              capture_output=True, text=True, timeout=limit)
+        done = subprocess.run([sys.executable, "-c", MEASURE, str(n), what], capture_output=True, text=True,
+                              timeout=limit, env=dict(os.environ, PYTHONPATH=str(harness)))
     except subprocess.TimeoutExpired:
         return f"> {limit:g} s"
     if done.returncode != 0:

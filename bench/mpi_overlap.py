@@ -33,7 +33,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "harness"))
 from pstudy import errors  # noqa: E402
 
 errors.require_modules("bench/mpi_overlap.py")

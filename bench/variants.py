@@ -77,7 +77,6 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "harness"))
 from pstudy import errors  # noqa: E402
 
 errors.require_modules("bench/variants.py")  # before minutes of measuring

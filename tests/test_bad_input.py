@@ -3,13 +3,12 @@ stdout, no crash."""
 import shutil
 import struct
 import subprocess
-import sys
 
 import pytest
 
 import components
 
-from variant_helpers import FIXTURES, ROOT, VARIANTS, binary, registry, run
+from variant_helpers import FIXTURES, VARIANTS, binary, registry, run
 
 # the chunked variants, those on a task runtime (nosv, starpu) among them: they share the chunk options
 CHUNKED = [name for name, kind in registry() if kind == "chunked"]
@@ -295,6 +294,5 @@ def test_the_harness_knows_the_schedulers_starpu_has(tmp_path):
                            capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     names = subprocess.run([tmp_path / "policies"], capture_output=True, text=True, check=True).stdout.split()
-    sys.path.insert(0, str(ROOT / "harness"))
     from pstudy.store import vocabulary
     assert sorted(names) == sorted(vocabulary.STARPU_SCHEDULERS)

@@ -5,15 +5,13 @@ the chunk tasks, and a gpt2-nosv built without ovni refuses the runtime trace in
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from variant_helpers import ROOT, binary, run, tiny_sweep
 
-sys.path.insert(0, str(ROOT / "harness"))
-from pstudy.store import ovnitrace  # noqa: E402
+from pstudy.store import ovnitrace
 
 pytestmark = pytest.mark.needs("nosv", "ovni")
 TINY_RUN = ["--config", "tiny", "-B", "2", "-T", "8", "--steps", "1", "--threads", "2"]

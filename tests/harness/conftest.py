@@ -3,7 +3,6 @@
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,10 +10,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PERFSTUDY = REPO / "harness" / "perfstudy"
 FAKE = Path(__file__).resolve().parent / "fake_variant.py"
-sys.path.insert(0, str(REPO / "harness"))
 
-from pstudy.store.vocabulary import VARIANTS  # noqa: E402  (the registry, variants/LIST)
-import warm_perfstudy  # noqa: E402
+from pstudy.store.vocabulary import VARIANTS  # the registry, variants/LIST
+import warm_perfstudy
 
 SMALL_CONFIG = """
 [model]

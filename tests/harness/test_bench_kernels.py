@@ -163,9 +163,7 @@ def test_a_missing_avx2_build_names_make_avx2(tmp_path, monkeypatch):
 
 @pytest.mark.skipif("avx2" not in bench.cpu_flags(), reason="the CPU has no AVX2")
 def test_an_avx2_run_holds_the_step_to_the_avx2_peak(tmp_path, capsys):
-    import sys
     import pandas as pd
-    sys.path.insert(0, str(REPO / "tests"))
     from variant_helpers import make  # one make at a time: the bit-identity test builds these too
     built = make("-j2", *[f"build/gcc/fast-avx2/gpt2-{v}" for v in ("seq", "forkjoin", "tasks", "taskiter")])
     assert built.returncode == 0, built.stderr

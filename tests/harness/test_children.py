@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "harness"))
 
-from pstudy import common  # noqa: E402
-from pstudy.commands import study as studycmd  # noqa: E402
-from pstudy.errors import StudyError  # noqa: E402
-from pstudy.store import exclusive  # noqa: E402
+from pstudy import common
+from pstudy.commands import study as studycmd
+from pstudy.errors import StudyError
+from pstudy.store import exclusive
 
-import conftest  # noqa: E402
+import conftest
 
 # one sequential run, nothing measured after it
 STUDY_CONFIG = conftest.SMALL_CONFIG.format(steps=2, repetitions=1, timeout_s=20, variants='["seq"]') + \
@@ -104,10 +103,10 @@ def test_a_second_signal_waits_for_the_group_to_stop(monkeypatch, terminated_lik
 
 def test_a_child_dies_with_its_parent_even_by_sigkill(tmp_path):
     # the parent: a Python that starts `sleep` through children.start and is then killed with -9
-    script = ("import sys, time; sys.path.insert(0, sys.argv[1]); from pstudy.measure import children; "
+    script = ("import time; from pstudy.measure import children; "
               "p = children.start(['sleep', '60']); print(p.pid, flush=True); time.sleep(60)")
-    parent = subprocess.Popen([sys.executable, "-c", script, str(REPO / "harness")], stdout=subprocess.PIPE,
-                              text=True)
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(REPO / "harness")))
     pid = int(parent.stdout.readline())
     parent.kill()
     parent.wait()

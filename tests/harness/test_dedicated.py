@@ -6,7 +6,6 @@ import json
 import math
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -16,11 +15,10 @@ import warm_perfstudy
 REPO = Path(__file__).resolve().parents[2]
 PERFSTUDY = REPO / "harness" / "perfstudy"
 BUILD = REPO / "build" / "gcc" / "fast"
-sys.path.insert(0, str(REPO / "harness"))
 
-from pstudy.analyse import prediction  # noqa: E402
-from pstudy.errors import StudyError  # noqa: E402
-from pstudy.store import traceformats  # noqa: E402
+from pstudy.analyse import prediction
+from pstudy.errors import StudyError
+from pstudy.store import traceformats
 
 VARIANTS = [v for v in ("seq", "forkjoin", "taskiter") if (BUILD / f"gpt2-{v}").exists()]
 pytestmark = pytest.mark.skipif(len(VARIANTS) < 3, reason="no built binaries (make)")

@@ -7,15 +7,12 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from conftest import PERFSTUDY
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness"))
-
-from pstudy.store import resultsdir  # noqa: E402
+from pstudy.store import resultsdir
 
 ROOT = os.geteuid() == 0
 

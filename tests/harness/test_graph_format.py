@@ -5,7 +5,6 @@ the binaries write version 2; every fault in a version 2 file is named."""
 import json
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +13,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BUILD = REPO / "build" / "gcc" / "fast"
 PERFSTUDY = REPO / "harness" / "perfstudy"
-sys.path.insert(0, str(REPO / "harness"))
 
-from pstudy.errors import StudyError  # noqa: E402
-from pstudy.store import taskgraph  # noqa: E402
+from pstudy.errors import StudyError
+from pstudy.store import taskgraph
 
 PHASES = ("forward", "backward", "update")
 

@@ -4,7 +4,6 @@
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,9 @@ import warm_perfstudy
 REPO = Path(__file__).resolve().parents[2]
 PERFSTUDY = REPO / "harness" / "perfstudy"
 BUILD = REPO / "build" / "gcc" / "fast"
-sys.path.insert(0, str(REPO / "harness"))
 
-from pstudy.analyse import prediction  # noqa: E402
-from pstudy.store import machinefiles, taskgraph, vocabulary  # noqa: E402
+from pstudy.analyse import prediction
+from pstudy.store import machinefiles, taskgraph, vocabulary
 
 # one process's schedule: a distributed variant (gpt2-mpi) describes none, and predict leaves it out
 VARIANTS = [v for v in vocabulary.VARIANTS if not vocabulary.is_distributed(v) and (BUILD / f"gpt2-{v}").exists()]

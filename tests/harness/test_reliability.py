@@ -17,10 +17,9 @@ import warm_perfstudy
 REPO = Path(__file__).resolve().parents[2]
 PERFSTUDY = REPO / "harness" / "perfstudy"
 BUILD = REPO / "build" / "gcc" / "fast"
-sys.path.insert(0, str(REPO / "harness"))
 
-from pstudy import common  # noqa: E402
-from pstudy.store import vocabulary  # noqa: E402
+from pstudy import common
+from pstudy.store import vocabulary
 
 REAL_VARIANTS = [v for v in ("seq", "forkjoin", "taskiter") if (BUILD / f"gpt2-{v}").exists()]
 CEILINGS = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16" / "ceilings.json"
@@ -530,6 +529,8 @@ def test_best_lists_borrowed_candidates_as_not_ranked_unless_allowed(real_sweep,
 # the benchmark scripts
 
 RECORDING = REPO / "docs" / "studies" / "2026-11-26-xeon-2vcpu"
+# how the make targets run a benchmark: a module of bench/, the harness's package importable
+BENCH_ENV = dict(os.environ, PYTHONPATH=str(REPO / "harness"))
 
 
 @pytest.mark.parametrize("damage,needle", [(lambda t: t.replace(",fast,1,", ",fast,abc,", 1), "row 2, column threads"),
@@ -548,8 +549,8 @@ def test_a_damaged_validation_recording_is_one_line(tmp_path, damage, needle):
 
 
 def test_bench_variants_refuses_one_directory_pooled_twice(tmp_path):
-    proc = subprocess.run([sys.executable, REPO / "bench" / "variants.py", "--from", tmp_path, f"{tmp_path}/"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "bench.variants", "--from", tmp_path, f"{tmp_path}/"],
+                          capture_output=True, text=True, timeout=120, cwd=REPO, env=BENCH_ENV)
     refused(proc, "given twice")
 
 
@@ -565,6 +566,6 @@ def test_bench_scripts_refuse_a_python_without_their_libraries_at_once(tmp_path)
     assert {"variants.py", "kernels.py", "replay.py",
             "harness_scaling.py"} <= set(needing)
     for script in needing:
-        proc = subprocess.run([venv / "bin" / "python3", REPO / "bench" / script, "--help"], capture_output=True,
-                              text=True, timeout=60)
+        proc = subprocess.run([venv / "bin" / "python3", "-m", f"bench.{script[:-3]}", "--help"], capture_output=True,
+                              text=True, timeout=60, cwd=REPO, env=BENCH_ENV)
         refused(proc, f"bench/{script}", "cannot import")

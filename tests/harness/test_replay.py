@@ -143,9 +143,7 @@ def test_work_of_another_length_is_refused_before_the_engine_reads_it():
 
 
 SANITIZED = r"""
-import random, sys
-sys.path.insert(0, sys.argv[1])
-sys.path.insert(0, sys.argv[2])
+import random
 import test_replay as t
 from pstudy.analyse import contention, simulate
 from pstudy.store import machinefiles
@@ -175,9 +173,8 @@ def test_native_replay_is_clean_under_address_and_undefined_behaviour_sanitizers
     runtimes = [subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
                 for name in ("libasan.so", "libubsan.so")]
     env = dict(os.environ, LD_PRELOAD=" ".join(runtimes), ASAN_OPTIONS="detect_leaks=0",
-               PERFSTUDY_REPLAY_LIBRARY=str(lib))
+               PERFSTUDY_REPLAY_LIBRARY=str(lib), PYTHONPATH=f"{REPO / 'harness'}{os.pathsep}{Path(__file__).parent}")
     script = tmp_path / "sanitized.py"
     script.write_text(SANITIZED)
-    done = subprocess.run([sys.executable, str(script), str(REPO / "harness"), str(Path(__file__).parent)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr[-3000:]

@@ -1,17 +1,15 @@
 """Every table's reader checks types and ranges: runs.csv's wall, steal and switch columns, steps.csv's
 disturbance columns, the noise sensitivity table, a trace's CPU times; each damage one line."""
 
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "harness"))
 
-from pstudy.errors import StudyError  # noqa: E402
-from pstudy.show import noisefigure  # noqa: E402
-from pstudy.store import resultsdir, traceformats  # noqa: E402
+from pstudy.errors import StudyError
+from pstudy.show import noisefigure
+from pstudy.store import resultsdir, traceformats
 
 
 def damaged(directory, table, column, value, row=1):

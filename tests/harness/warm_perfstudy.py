@@ -44,7 +44,6 @@ def serve():
     """Imports what perfstudy's subcommands import, then forks one process per request. Returns
     the request in the forked process (which then runs it), never in the server."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as the launcher starts the interpreter
-    sys.path.insert(0, str(HARNESS))
     import importlib
     import pkgutil
 

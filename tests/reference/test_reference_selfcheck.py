@@ -15,10 +15,9 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "fixtures")
 FIXTURE_NAMES = ["tiny_prime", "odd36", "heads4", "wide20"]
-sys.path.insert(0, HERE)
 
-import check_reference  # noqa: E402
-import components  # noqa: E402  (tests/components.py)
+import check_reference
+import components  # tests/components.py
 
 
 def load_make_reference():
