@@ -2,7 +2,7 @@
 // steal time, all CPUs together (/proc/stat's eighth value, in clock ticks, so
 // 10 ms steps where USER_HZ is 100), and the process's involuntary context
 // switches (getrusage). A step's share is the difference of two readings
-// (bench/clockcost times one). Negative: not readable.
+// (bench/clock_reads times one). Negative: not readable.
 #ifndef DISTURBANCE_H
 #define DISTURBANCE_H
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""What recording each chunk's CPU time costs a step: build/bench/clockcost times one read of the
+"""What recording each chunk's CPU time costs a step: build/bench/clock_reads times one read of the
 thread CPU clock (a system call) and of the wall clock; a traced run of each variant gives its
 chunks per step and the step's CPU time; the cost is two extra reads a chunk, and two readings a
 step of what disturbed it (steal time and involuntary switches, core/disturbance.c).
 
-    bench/clock_cost.py [--config d12] [--variant taskiter --variant seq] [--threads 2] [--steps 3]
+    PYTHONPATH=harness python3 -m bench.cpu_time_overhead [--config d12] [--variant taskiter --variant seq] [--threads 2] [--steps 3]
 (with the Python scripts/find-python.sh names: one that imports pandas)
 
 Per variant it prints the chunks a step, the extra CPU time a step (chunks x 2 reads), and that
@@ -23,12 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 from pstudy import errors  # noqa: E402
 
-errors.require_modules("bench/clock_cost.py")
+errors.require_modules("bench/cpu_time_overhead.py")
 
 from pstudy.errors import StudyError  # noqa: E402
 from pstudy.store import traceformats  # noqa: E402
 
-CLOCKCOST = ROOT / "build" / "bench" / "clockcost"
+CLOCK_READS = ROOT / "build" / "bench" / "clock_reads"
 TARGET = 0.01
 
 
@@ -49,9 +49,9 @@ def main(argv=None):
     try:
         if args.threads < 1 or args.steps < 2:
             raise StudyError("--threads: at least 1; --steps: at least 2 (the first is left out)")
-        if not CLOCKCOST.is_file():
-            raise StudyError(f"{CLOCKCOST}: missing (make build/bench/clockcost)")
-        clocks = json.loads(subprocess.run([str(CLOCKCOST)], capture_output=True, text=True, check=True).stdout)
+        if not CLOCK_READS.is_file():
+            raise StudyError(f"{CLOCK_READS}: missing (make build/bench/clock_reads)")
+        clocks = json.loads(subprocess.run([str(CLOCK_READS)], capture_output=True, text=True, check=True).stdout)
         read, reading = clocks["thread_cputime_ns"] * 1e-9, clocks["disturbance_ns"] * 1e-9
         print(f"one read: thread CPU clock {clocks['thread_cputime_ns']:.0f} ns, wall clock {clocks['monotonic_ns']:.0f} ns, "
               f"the step's disturbance (steal and switches) {1e-3 * clocks['disturbance_ns']:.1f} us "
@@ -80,7 +80,7 @@ def main(argv=None):
         print(f"target: at most {100 * TARGET:.0f}% of the step: {'ok' if worst <= TARGET else 'BEYOND'}")
         return 0 if worst <= TARGET else 1
     except (StudyError, subprocess.CalledProcessError, ValueError, KeyError) as err:
-        print(f"clock_cost: {err}".splitlines()[0], file=sys.stderr)
+        print(f"cpu_time_overhead: {err}".splitlines()[0], file=sys.stderr)
         return 2
 
 

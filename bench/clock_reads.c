@@ -1,16 +1,16 @@
-// clockcost: what one read of each clock a trace takes per chunk costs, in nanoseconds. A traced
+// clock_reads: what one read of each clock a trace takes per chunk costs, in nanoseconds. A traced
 // chunk reads the wall clock (CLOCK_MONOTONIC, served by the vDSO without entering the kernel)
 // and the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID, a system call on Linux) at its start and
 // end (core/trace.c); the cost of tracing a step is about 2 x (the two costs) x its chunks.
 // Every step, traced or not, also reads what disturbed it (core/disturbance.c: /proc/stat and
 // getrusage) twice, timed here as "disturbance_ns".
 //
-// Usage: clockcost [--calls N] [--repeats R]
+// Usage: clock_reads [--calls N] [--repeats R]
 // Prints one JSON object: {"calls": N, "repeats": R, "monotonic_ns": ..., "thread_cputime_ns": ...,
 //   "process_cputime_ns": ..., "disturbance_ns": ...}, each the median over R repeats of N back-to-back reads, timed by the
 // thread's own CPU clock (on a shared machine the wall clock would count the time the benchmark was
 // descheduled as the reads' cost), and the same timed by the wall clock ("*_wall_ns").
-// Errors: one line "clockcost: <option>: <problem>", exit status 2.
+// Errors: one line "clock_reads: <option>: <problem>", exit status 2.
 
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#define BENCH_PROGRAM "clockcost"
+#define BENCH_PROGRAM "clock_reads"
 #include "../probes/cli.h"
 #include "../core/disturbance.h"
 
@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: clockcost [--calls N] [--repeats R]\n");
+            printf("usage: clock_reads [--calls N] [--repeats R]\n");
             return 0;
         }
         if (i + 1 >= argc) usage_error(a, "needs a value (or unknown option)");
