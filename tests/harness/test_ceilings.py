@@ -19,7 +19,7 @@ TINY_PEAK = ("--iterations", "1000000", "--reps", "3")
 
 
 @pytest.fixture(scope="module")
-def bench_dir(tmp_path_factory):
+def probes_dir(tmp_path_factory):
     if shutil.which("gcc") is None or shutil.which("make") is None:
         pytest.skip("gcc and make needed to build probes/")
     out = tmp_path_factory.mktemp("probes")
@@ -34,8 +34,8 @@ def run(argv, **kw):
     return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=60, **kw)
 
 
-def test_stream_json(bench_dir):
-    proc = run([bench_dir / "stream", "--threads", "1", "--json", *TINY_STREAM])
+def test_stream_json(probes_dir):
+    proc = run([probes_dir / "stream", "--threads", "1", "--json", *TINY_STREAM])
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["threads"] == 1 and out["elements"] == 100000 and out["reps"] == 2
@@ -55,8 +55,8 @@ def largest_cache_in_sysfs():
     return max(sizes) if sizes else None
 
 
-def test_stream_reads_largest_cache_from_sysfs(bench_dir):
-    proc = run([bench_dir / "stream", "--threads", "1", "--json", "--elements", "1000", "--reps", "1"])
+def test_stream_reads_largest_cache_from_sysfs(probes_dir):
+    proc = run([probes_dir / "stream", "--threads", "1", "--json", "--elements", "1000", "--reps", "1"])
     out = json.loads(proc.stdout)
     expected = largest_cache_in_sysfs()
     if expected is None:
@@ -65,8 +65,8 @@ def test_stream_reads_largest_cache_from_sysfs(bench_dir):
         assert out["llc_source"] == "sysfs" and out["llc_bytes"] == expected
 
 
-def test_peakflops_json(bench_dir):
-    proc = run([bench_dir / "peakflops", "--threads", "1", "--json", *TINY_PEAK])
+def test_peakflops_json(probes_dir):
+    proc = run([probes_dir / "peakflops", "--threads", "1", "--json", *TINY_PEAK])
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["threads"] == 1 and out["iterations"] == 1000000 and out["chains"] >= 8
@@ -80,11 +80,11 @@ def test_peakflops_json(bench_dir):
         assert max(gflops.values()) > 2 * gflops["scalar"]
 
 
-def test_peakflops_one_width_and_each_threads_rate(bench_dir):
+def test_peakflops_one_width_and_each_threads_rate(probes_dir):
     """--isa widest: the first width the full run gives, alone; thread_gflops: one rate per thread,
     which together make about the team's (the threads run the same chains at once)."""
-    full = json.loads(run([bench_dir / "peakflops", "--threads", "1", "--json", *TINY_PEAK]).stdout)
-    proc = run([bench_dir / "peakflops", "--threads", "2", "--isa", "widest", "--json", *TINY_PEAK])
+    full = json.loads(run([probes_dir / "peakflops", "--threads", "1", "--json", *TINY_PEAK]).stdout)
+    proc = run([probes_dir / "peakflops", "--threads", "2", "--isa", "widest", "--json", *TINY_PEAK])
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     [only] = out["results"]
@@ -93,7 +93,7 @@ def test_peakflops_one_width_and_each_threads_rate(bench_dir):
     # loose: on 2 busy vCPUs one thread may wait its turn for the other's core in some repetitions
     assert 0.25 * only["gflops"] < sum(only["thread_gflops"]) < 4.0 * only["gflops"]
     assert "slowest thread" in proc.stderr
-    scalar = json.loads(run([bench_dir / "peakflops", "--isa", "scalar", "--json", *TINY_PEAK]).stdout)
+    scalar = json.loads(run([probes_dir / "peakflops", "--isa", "scalar", "--json", *TINY_PEAK]).stdout)
     assert [r["isa"] for r in scalar["results"]] == ["scalar"]
 
 
@@ -113,16 +113,16 @@ def test_peakflops_one_width_and_each_threads_rate(bench_dir):
     ("reread", ["--rows", "0"], "reread: --rows: expected a positive integer"),
     ("reread", ["--rounds"], "reread: --rounds: missing value"),
 ])
-def test_bad_arguments_exit_2_with_one_line(bench_dir, binary, args, message):
-    proc = run([bench_dir / binary, *args])
+def test_bad_arguments_exit_2_with_one_line(probes_dir, binary, args, message):
+    proc = run([probes_dir / binary, *args])
     assert proc.returncode == 2
     assert proc.stderr.startswith(message) and proc.stderr.count("\n") == 1
     assert proc.stdout == ""
 
 
-def test_measure_ceilings_end_to_end(bench_dir, tmp_path):
+def test_measure_ceilings_end_to_end(probes_dir, tmp_path):
     out = tmp_path / "res" / "ceilings.json"
-    data = ce.measure_ceilings(bench_dir, [1], out, stream_args=TINY_STREAM, peakflops_args=TINY_PEAK,
+    data = ce.measure_ceilings(probes_dir, [1], out, stream_args=TINY_STREAM, peakflops_args=TINY_PEAK,
                                likwid_bench=False)
     assert ce.load_ceilings(out) == data
     entry = ce.ceiling_for(data, 1)
@@ -142,10 +142,10 @@ def test_measure_ceilings_end_to_end(bench_dir, tmp_path):
         ce.ceiling_for(data, 3)
 
 
-def test_reread_json(bench_dir):
+def test_reread_json(probes_dir):
     # the default shape (d12's head input gradient, 256 columns in 4 pieces): the pieces re-pack the
     # 51.5 MB logits' gradient three more times, a third of their time, which no noise hides
-    proc = run([bench_dir / "reread", "--json", "--rounds", "5"])
+    proc = run([probes_dir / "reread", "--json", "--rounds", "5"])
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert (out["rows"], out["reduction"], out["columns"], out["pieces"]) == (256, 50304, 256, 4)
@@ -158,15 +158,15 @@ def test_reread_json(bench_dir):
     if out["reread_rep_GBs"]:  # the figure is their median
         assert out["reread_GBs"] == pytest.approx(statistics.median(out["reread_rep_GBs"]), rel=1e-3)
     # the human form
-    proc = run([bench_dir / "reread", "--rounds", "3", "--reduction", "20000"])
+    proc = run([probes_dir / "reread", "--rounds", "3", "--reduction", "20000"])
     assert proc.returncode == 0 and "re-read rate" in proc.stdout
 
 
-def test_ceilings_without_reread_record_why_and_predict_falls_back(bench_dir, tmp_path):
+def test_ceilings_without_reread_record_why_and_predict_falls_back(probes_dir, tmp_path):
     only = tmp_path / "bin"
     only.mkdir()
     for name in ("stream", "peakflops"):
-        shutil.copy(bench_dir / name, only / name)
+        shutil.copy(probes_dir / name, only / name)
     out = tmp_path / "ceilings.json"
     data = ce.measure_ceilings(only, [1], out, stream_args=TINY_STREAM, peakflops_args=TINY_PEAK,
                                likwid_bench=False)
@@ -182,9 +182,9 @@ def test_measure_ceilings_missing_binary(tmp_path):
         ce.measure_ceilings(tmp_path, [1], tmp_path / "c.json", likwid_bench=False)
 
 
-def test_measure_ceilings_reports_bench_failure(bench_dir, tmp_path):
+def test_measure_ceilings_reports_bench_failure(probes_dir, tmp_path):
     with pytest.raises(ce.CeilingsError, match=r"stream failed with exit status 2: stream: --reps"):
-        ce.measure_ceilings(bench_dir, [1], tmp_path / "c.json", stream_args=("--reps", "0"), likwid_bench=False)
+        ce.measure_ceilings(probes_dir, [1], tmp_path / "c.json", stream_args=("--reps", "0"), likwid_bench=False)
 
 
 def test_likwid_bench_output_parsing_recorded_here():

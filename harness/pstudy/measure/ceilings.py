@@ -197,9 +197,9 @@ def probed(study, point):
     return bool(study.analysis["peak_beside"]) and point.ranks is None
 
 
-def peak_beside_argv(bench_dir):
+def peak_beside_argv(probes_dir):
     """The probe's command line (a batch job runs it too: pstudy.measure.slurm)."""
-    return [str(Path(bench_dir) / "peakflops"), "--json", *PEAK_BESIDE_ARGS]
+    return [str(Path(probes_dir) / "peakflops"), "--json", *PEAK_BESIDE_ARGS]
 
 
 def _probe_record(binary, result):
@@ -217,10 +217,10 @@ def _probe_record(binary, result):
         return {"error": f"{binary}: unexpected output ({type(err).__name__}: {err})"}
 
 
-def peak_beside(bench_dir, env):
+def peak_beside(probes_dir, env):
     """peakflops with the run's environment (threads, OMP_PLACES, OMP_PROC_BIND), right before or
     right after it: its record (_probe_record). It never raises: a run is never lost to its probe."""
-    argv = peak_beside_argv(bench_dir)
+    argv = peak_beside_argv(probes_dir)
     return _probe_record(argv[0], lambda: _run_json(argv, env, "peakflops"))
 
 
