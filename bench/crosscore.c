@@ -85,12 +85,9 @@ int main(int argc, char **argv) {
     int n_sizes = 0, rounds = 200, json = 0, writer_cpu = -1, reader_cpu = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--json")) {
+        if (is_flag(argc, argv, i, "--json")) {
             json = 1;
-            continue;
-        }
-        if (i + 1 >= argc) usage_error(a, strncmp(a, "--", 2) ? "unknown argument" : "missing value");
-        if (!strcmp(a, "--kib")) {
+        } else if (!strcmp(a, "--kib")) {
             if (n_sizes == MAX_SIZES) usage_error(a, "at most 16 sizes");
             sizes[n_sizes++] = parse_integer(a, argv[++i], 4, 1L << 20);
         } else if (!strcmp(a, "--rounds")) {

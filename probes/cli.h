@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #ifndef BENCH_PROGRAM
@@ -18,6 +19,15 @@
 static inline void usage_error(const char *what, const char *problem) {
     fprintf(stderr, BENCH_PROGRAM ": %s: %s\n", what, problem);
     exit(2);
+}
+
+// Whether argv[i] is `flag`, an option without a value. Any other argument must be an option with
+// a value after it: where it is the last one, a one-line error (a missing value, or an argument
+// that is no option at all).
+static inline int is_flag(int argc, char **argv, int i, const char *flag) {
+    if (!strcmp(argv[i], flag)) return 1;
+    if (i + 1 >= argc) usage_error(argv[i], strncmp(argv[i], "--", 2) ? "unknown argument" : "missing value");
+    return 0;
 }
 
 // An integer option value in [lo, hi], or a one-line error naming the option.

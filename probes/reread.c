@@ -65,12 +65,8 @@ int main(int argc, char **argv) {
     int rows = 256, K = 50304, N = 256, pieces = 4, rounds = 17, json = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--json")) {
-            json = 1;
-            continue;
-        }
-        if (i + 1 >= argc) usage_error(a, strncmp(a, "--", 2) ? "unknown argument" : "missing value");
-        if (!strcmp(a, "--rows")) rows = (int)parse_integer(a, argv[++i], 1, 1 << 16);
+        if (is_flag(argc, argv, i, "--json")) json = 1;
+        else if (!strcmp(a, "--rows")) rows = (int)parse_integer(a, argv[++i], 1, 1 << 16);
         else if (!strcmp(a, "--reduction")) K = (int)parse_integer(a, argv[++i], 1, 1 << 20);
         else if (!strcmp(a, "--columns")) N = (int)parse_integer(a, argv[++i], 16, 1 << 16);
         else if (!strcmp(a, "--pieces")) pieces = (int)parse_integer(a, argv[++i], 2, 1 << 10);
