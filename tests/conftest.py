@@ -54,6 +54,10 @@ LONG_TESTS = {
     # instruction counts under valgrind, twice over; the history of counts stays
     "test_instructions.py::test_counts_are_identical_across_runs_and_a_2_percent_kernel_change_is_flagged_there_only",
     "test_faults.py::test_report_of_a_path_with_dotdot_writes_inside_the_plots_root",
+    # hostile headers on every variant (the loader is shared); each case on seq and one other in turn stays
+    "test_hostile_headers.py::test_hostile_checkpoints_are_refused[every-variant]",
+    "test_hostile_headers.py::test_hostile_debug_states_are_refused[every-variant]",
+    "test_hostile_headers.py::test_hostile_token_files_are_refused[every-variant]",
     # the task limit of --check on every chunked variant; tasks' stays
     "test_check_limits.py::test_check_refuses_a_chunking_over_the_task_limit_as_the_run_does[taskiter]",
     "test_check_limits.py::test_check_refuses_a_chunking_over_the_task_limit_as_the_run_does[nosv]",
