@@ -81,35 +81,40 @@ all: build
 include probes/Makefile.probes bench/Makefile.bench
 .DEFAULT_GOAL := all
 
-# one build tree per (compiler, kernels): $(1) compiler, $(2) kernel set, $(3) the tree's name
-# under build/$(1)/, $(4) the flags
-define BUILD_TREE
-build/$(1)/$(3)/obj/%.o: core/%.c $(HEADERS) | build/$(1)/$(3)/obj
-	$(1) $(4) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
-build/$(1)/$(3)/obj/main-omp.o: variants/main.c $(HEADERS) | build/$(1)/$(3)/obj
-	$(1) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
-build/$(1)/$(3)/obj/main-seq.o: variants/main.c $(HEADERS) | build/$(1)/$(3)/obj
-	$(1) $(4) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
-build/$(1)/$(3)/obj/exec-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
-	$(1) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' $$(RUNTIME_CFLAGS_$$*) -c $$< -o $$@
-build/$(1)/$(3)/obj/front-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
-	$(1) $(4) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
-build/$(1)/$(3)/obj/main-mpi.o: variants/main.c $(HEADERS) | build/$(1)/$(3)/obj
-	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp -DDISTRIBUTED -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
-build/$(1)/$(3)/obj/node-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
-	$(1) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' $$(call node_rename,$$*) -c $$< -o $$@
-build/$(1)/$(3)/obj/dist-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
-	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $$< -o $$@
-build/$(1)/$(3)/obj:
+# The compile and link rules of a build tree, written once for every tree: $(1) the tree
+# (build/gcc/fast), $(2) its kernel set, $(3) the compiler and flags of the variants, the front and
+# the node-level executors, $(4) those of the core, $(5) those of the MPI front and variants
+# (mpicc). Objects go to $(1)/obj, binaries to $(1)/gpt2-<variant>.
+define TREE_RULES
+$(1)/obj/%.o: core/%.c $(HEADERS) | $(1)/obj
+	$(4) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+$(1)/obj/main-omp.o: variants/main.c $(HEADERS) | $(1)/obj
+	$(3) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+$(1)/obj/main-seq.o: variants/main.c $(HEADERS) | $(1)/obj
+	$(3) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+$(1)/obj/exec-%.o: variants/%.c $(HEADERS) | $(1)/obj
+	$(3) -fopenmp -DKERNELS_NAME='"$(2)"' $$(RUNTIME_CFLAGS_$$*) -c $$< -o $$@
+$(1)/obj/front-%.o: variants/%.c $(HEADERS) | $(1)/obj
+	$(3) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+$(1)/obj/main-mpi.o: variants/main.c $(HEADERS) | $(1)/obj
+	$(5) -fopenmp -DDISTRIBUTED -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+$(1)/obj/node-%.o: variants/%.c $(HEADERS) | $(1)/obj
+	$(3) -fopenmp -DKERNELS_NAME='"$(2)"' $$(call node_rename,$$*) -c $$< -o $$@
+$(1)/obj/dist-%.o: variants/%.c $(HEADERS) | $(1)/obj
+	$(5) -fopenmp -DKERNELS_NAME='"$(2)"' -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $$< -o $$@
+$(1)/obj:
 	mkdir -p $$@
-$(patsubst %,build/$(1)/$(3)/gpt2-%,$(DISTRIBUTED_VARIANTS)): build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-mpi.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/dist-%.o $(patsubst %,build/$(1)/$(3)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
-	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp $$^ -o $$@ $(LDLIBS)
-$(patsubst %,build/$(1)/$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-seq.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
-	$(1) $(4) $$^ -o $$@ $(LDLIBS)
-build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-omp.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
-	$(1) $(4) -fopenmp $$(filter %.o,$$^) -o $$@ $$(RUNTIME_LDLIBS_$$*) $(LDLIBS)
+$(patsubst %,$(1)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(1)/gpt2-%: $(1)/obj/main-mpi.o $(patsubst variants/%.c,$(1)/obj/front-%.o,$(FRONT_SRC)) $(1)/obj/dist-%.o $(patsubst %,$(1)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,$(1)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+	$(5) -fopenmp $$^ -o $$@ $(LDLIBS)
+$(patsubst %,$(1)/gpt2-%,$(SEQUENTIAL_VARIANTS)): $(1)/gpt2-%: $(1)/obj/main-seq.o $(patsubst variants/%.c,$(1)/obj/front-%.o,$(FRONT_SRC)) $(1)/obj/exec-%.o $(patsubst core/%.c,$(1)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+	$(3) $$^ -o $$@ $(LDLIBS)
+$(1)/gpt2-%: $(1)/obj/main-omp.o $(patsubst variants/%.c,$(1)/obj/front-%.o,$(FRONT_SRC)) $(1)/obj/exec-%.o $(patsubst core/%.c,$(1)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+	$(3) -fopenmp $$(filter %.o,$$^) -o $$@ $$(RUNTIME_LDLIBS_$$*) $(LDLIBS)
 endef
-$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k),$(k),$(call cflags_for,$(c))))))
+# one tree per (compiler, kernels): $(1) compiler, $(2) kernel set, $(3) the tree's name under
+# build/$(1)/, $(4) the flags
+compiler_tree = $(call TREE_RULES,build/$(1)/$(3),$(2),$(1) $(4),$(1) $(4),OMPI_CC=$(1) $(MPICC) $(4))
+$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call compiler_tree,$(c),$(k),$(k),$(call cflags_for,$(c))))))
 
 # Builds with hardware-counter regions around every kernel (core/counters.h):
 #   make counters COUNTERS=likwid   ->  build/<compiler>/<kernels>-likwid/gpt2-<variant>  (-DUSE_LIKWID -llikwid)
@@ -118,6 +123,8 @@ $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c
 COUNTERS ?= likwid
 COUNTERS_PKG_likwid := likwid
 COUNTERS_PKG_papi   := libpapi-dev papi-tools
+# Not a TREE_RULES tree: each variant is compiled whole, its core with OpenMP where the variant
+# has it, as core/counters.c counts per OpenMP thread, and without it for the sequential ones.
 define COUNTERS_TREE
 $(patsubst %,build/$(1)/$(2)-$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(2)-$(3)/gpt2-%: variants/main.c $(FRONT_SRC) variants/%.c $(CORE_SRC) $(KERNEL_SRC_$(2)) $(HEADERS)
 	@mkdir -p $$(@D)
@@ -139,7 +146,7 @@ counters:
 # run.binary = "{build_dir}/{compiler}/{kernels}-avx2/gpt2-{variant}").
 #   build/<compiler>/<kernels>-avx2/gpt2-<variant>
 cflags_avx2 = $(subst $(MARCH),-mavx2 -mfma,$(call cflags_for,$(1)))
-$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call BUILD_TREE,$(c),$(k),$(k)-avx2,$(call cflags_avx2,$(c))))))
+$(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call compiler_tree,$(c),$(k),$(k)-avx2,$(call cflags_avx2,$(c))))))
 
 BUILT_VARIANTS := $(wildcard $(patsubst %,variants/%.c,$(VARIANTS)))
 BUILT_NAMES    := $(patsubst variants/%.c,%,$(BUILT_VARIANTS))
@@ -164,23 +171,10 @@ avx2: $(AVX2_BINARIES) build/bench/gemm_bench-avx2
 #   make smpi   ->  build/smpi/gpt2-mpi
 SMPICC      ?= smpicc
 SMPI_TREE   := build/smpi
-SMPI_CFLAGS := $(CFLAGS_COMMON) -DGPT2_SMPI -DKERNELS_NAME='"fast"'
+SMPI_CFLAGS := $(CFLAGS_COMMON) -DGPT2_SMPI
 .PHONY: smpi
 smpi: $(SMPI_TREE)/gpt2-mpi
-$(SMPI_TREE)/obj:
-	mkdir -p $@
-$(SMPI_TREE)/obj/%.o: core/%.c $(HEADERS) | $(SMPI_TREE)/obj
-	gcc $(SMPI_CFLAGS) -fPIC -c $< -o $@
-$(SMPI_TREE)/obj/front-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
-	$(SMPICC) $(SMPI_CFLAGS) -c $< -o $@
-$(SMPI_TREE)/obj/node-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
-	$(SMPICC) $(SMPI_CFLAGS) -fopenmp $(call node_rename,$*) -c $< -o $@
-$(SMPI_TREE)/obj/main-mpi.o: variants/main.c $(HEADERS) | $(SMPI_TREE)/obj
-	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -DDISTRIBUTED -c $< -o $@
-$(SMPI_TREE)/obj/dist-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
-	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $< -o $@
-$(patsubst %,$(SMPI_TREE)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(SMPI_TREE)/gpt2-%: $(SMPI_TREE)/obj/main-mpi.o $(patsubst variants/%.c,$(SMPI_TREE)/obj/front-%.o,$(FRONT_SRC)) $(SMPI_TREE)/obj/dist-%.o $(patsubst %,$(SMPI_TREE)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,$(SMPI_TREE)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_fast))
-	$(SMPICC) $(SMPI_CFLAGS) -fopenmp $^ -o $@ $(LDLIBS)
+$(eval $(call TREE_RULES,$(SMPI_TREE),fast,$(SMPICC) $(SMPI_CFLAGS),gcc $(SMPI_CFLAGS) -fPIC,$(SMPICC) $(SMPI_CFLAGS)))
 
 # the harness's task-graph replay in C (harness/replay/replay.c; pstudy.analyse.replay loads it):
 # no -march and no contraction, so that its arithmetic is the Python reference's, bit for bit
@@ -448,26 +442,7 @@ answer: deps
 ASAN_FLAGS := -std=c11 -O1 -g -march=native -ffp-contract=off -fno-omit-frame-pointer -fsanitize=address,undefined -Wall -Wextra
 .PHONY: asan
 asan: $(patsubst %,build/asan/gpt2-%,$(filter-out $(DISTRIBUTED_VARIANTS),$(BUILT_NAMES)))
-# the core compiled once, as a build tree is, and linked into every variant
-ASAN_OBJ  := build/asan/obj
-ASAN_CORE := $(patsubst core/%.c,$(ASAN_OBJ)/%.o,$(CORE_SRC) $(GEMM_SRC))
-ASAN_FRONT := $(patsubst variants/%.c,$(ASAN_OBJ)/front-%.o,$(FRONT_SRC))
-$(ASAN_OBJ):
-	mkdir -p $@
-$(ASAN_OBJ)/%.o: core/%.c $(HEADERS) | $(ASAN_OBJ)
-	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' -c $< -o $@
-$(ASAN_OBJ)/main-omp.o: variants/main.c $(HEADERS) | $(ASAN_OBJ)
-	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' -c $< -o $@
-$(ASAN_OBJ)/main-seq.o: variants/main.c $(HEADERS) | $(ASAN_OBJ)
-	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' -c $< -o $@
-$(ASAN_OBJ)/exec-%.o: variants/%.c $(HEADERS) | $(ASAN_OBJ)
-	gcc $(ASAN_FLAGS) -fopenmp -DKERNELS_NAME='"$(KERNELS)"' $(RUNTIME_CFLAGS_$*) -c $< -o $@
-$(ASAN_OBJ)/front-%.o: variants/%.c $(HEADERS) | $(ASAN_OBJ)
-	gcc $(ASAN_FLAGS) -DKERNELS_NAME='"$(KERNELS)"' -c $< -o $@
-$(patsubst %,build/asan/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/asan/gpt2-%: $(ASAN_OBJ)/main-seq.o $(ASAN_FRONT) $(ASAN_OBJ)/exec-%.o $(ASAN_CORE)
-	gcc $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
-build/asan/gpt2-%: $(ASAN_OBJ)/main-omp.o $(ASAN_FRONT) $(ASAN_OBJ)/exec-%.o $(ASAN_CORE)
-	gcc $(ASAN_FLAGS) -fopenmp $(filter %.o,$^) -o $@ $(RUNTIME_LDLIBS_$*) $(LDLIBS)
+$(eval $(call TREE_RULES,build/asan,$(KERNELS),gcc $(ASAN_FLAGS),gcc $(ASAN_FLAGS),OMPI_CC=gcc $(MPICC) $(ASAN_FLAGS)))
 
 # libFuzzer targets for the readers and the command line (tests/fuzz/fuzz_*.c), clang with ASan and
 # UBSan (any UB report aborts). `make fuzz FUZZ_SECONDS=N` runs each for N

@@ -706,6 +706,36 @@ static int row_block(int M, int kstep) {
     return mc > M ? M : (int)mc;
 }
 
+// A's column sums alone (a_cols: A(m,k) is a[k*lda + m]), in increasing k: the
+// driver's colsum where there is no product to fuse them with.
+static void column_sums(int M, int K, const float *a, ptrdiff_t lda, float *colsum) {
+    for (int m = 0; m < M; m++) colsum[m] = 0.0f;
+    for (int k = 0; k < K; k++)
+        for (int m = 0; m < M; m++) colsum[m] += a[(ptrdiff_t)k * lda + m];
+}
+
+// One tile of C: mr rows of the panel whose column 0 is at cp, its columns
+// [ja, jb), become init (the first K block: the initial values of one panel
+// row, else NULL: C's own) plus the packed A tile times the packed B panel over
+// kc. Part of a panel runs the full-width tile on a copy in `edge`, zero
+// outside the columns, then keeps those columns.
+static inline void run_tile(int mr, int ja, int jb, int kc, const float *ap, const float *panel, const float *init,
+                            float *cp, ptrdiff_t ldc, float *edge) {
+    if (ja == 0 && jb == GEMM_NR) {
+        if (init) tiles[mr](kc, ap, panel, init, 0, cp, ldc);
+        else tiles[mr](kc, ap, panel, cp, ldc, cp, ldc);
+        return;
+    }
+    for (int i = 0; i < mr; i++) {
+        const float *src = init ? init : cp + (ptrdiff_t)i * ldc;
+        memset(edge + i * GEMM_NR, 0, GEMM_NR * sizeof(float));
+        memcpy(edge + i * GEMM_NR + ja, src + ja, (size_t)(jb - ja) * sizeof(float));
+    }
+    tiles[mr](kc, ap, panel, edge, GEMM_NR, edge, GEMM_NR);
+    for (int i = 0; i < mr; i++)
+        memcpy(cp + (ptrdiff_t)i * ldc + ja, edge + i * GEMM_NR + ja, (size_t)(jb - ja) * sizeof(float));
+}
+
 // ----------------------------------------------------------------------------
 // The driver. C(m,n) for m < M, n < N (row stride ldc) becomes
 // init[n] (0 if init is NULL) + sum over k < K of A(m,k) B(k,n), each element
@@ -720,11 +750,7 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
     _Alignas(64) float edge[GEMM_MR * GEMM_NR];
     if (M <= 0) return;
     if (N <= 0) {  // no product, but the column sums
-        if (colsum && a_cols) {
-            for (int m = 0; m < M; m++) colsum[m] = 0.0f;
-            for (int k = 0; k < K; k++)
-                for (int m = 0; m < M; m++) colsum[m] += a[(ptrdiff_t)k * lda + m];
-        }
+        if (colsum && a_cols) column_sums(M, K, a, lda, colsum);
         return;
     }
 
@@ -799,21 +825,7 @@ static void gemm(int M, int N, int K, const float *a, ptrdiff_t lda, int a_cols,
                         // gradients, one K block, 4-6% slower without).
                         if (t + 1 < ntiles) prefetch_rows(cp + GEMM_MR * ldc, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
                         else if (j0 + GEMM_NR < n0 + nc) prefetch_rows(c + (ptrdiff_t)m0 * ldc + j0 + GEMM_NR, ldc, min_int(mc, GEMM_MR));
-                        if (nr == GEMM_NR) {
-                            if (k0 == 0) tiles[mr](kc, ap, panel, init_row, 0, cp, ldc);
-                            else tiles[mr](kc, ap, panel, cp, ldc, cp, ldc);
-                        } else {
-                            // Ragged right edge: run the full-width tile on a
-                            // copy, then keep the nr real columns.
-                            for (int i = 0; i < mr; i++) {
-                                const float *src = k0 == 0 ? init_row : cp + (ptrdiff_t)i * ldc;
-                                memcpy(edge + i * GEMM_NR, src, (size_t)nr * sizeof(float));
-                                memset(edge + i * GEMM_NR + nr, 0, (size_t)(GEMM_NR - nr) * sizeof(float));
-                            }
-                            tiles[mr](kc, ap, panel, edge, GEMM_NR, edge, GEMM_NR);
-                            for (int i = 0; i < mr; i++)
-                                memcpy(cp + (ptrdiff_t)i * ldc, edge + i * GEMM_NR, (size_t)nr * sizeof(float));
-                        }
+                        run_tile(mr, 0, nr, kc, ap, panel, k0 == 0 ? init_row : NULL, cp, ldc, edge);
                     }
                   }
                 }
@@ -1100,21 +1112,7 @@ static void gemm_packed(int M, int K, int N, int c0, int c1, const float *a, ptr
                         acall++;
                         if (t + 1 < ntiles)
                             prefetch_rows(cp + GEMM_MR * ldc + ja, ldc, min_int(mc - t0 - GEMM_MR, GEMM_MR));
-                        if (ja == 0 && jb == GEMM_NR) {
-                            if (k0 == 0) tiles[mr](kc, ap, panel, init_row, 0, cp, ldc);
-                            else tiles[mr](kc, ap, panel, cp, ldc, cp, ldc);
-                        } else {
-                            // columns [ja, jb) of the panel: the full-width tile on a copy
-                            for (int i = 0; i < mr; i++) {
-                                const float *src = k0 == 0 ? init_row : cp + (ptrdiff_t)i * ldc;
-                                memset(edge + i * GEMM_NR, 0, GEMM_NR * sizeof(float));
-                                memcpy(edge + i * GEMM_NR + ja, src + ja, (size_t)(jb - ja) * sizeof(float));
-                            }
-                            tiles[mr](kc, ap, panel, edge, GEMM_NR, edge, GEMM_NR);
-                            for (int i = 0; i < mr; i++)
-                                memcpy(cp + (ptrdiff_t)i * ldc + ja, edge + i * GEMM_NR + ja,
-                                       (size_t)(jb - ja) * sizeof(float));
-                        }
+                        run_tile(mr, ja, jb, kc, ap, panel, k0 == 0 ? init_row : NULL, cp, ldc, edge);
                     }
                 }
             }

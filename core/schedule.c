@@ -101,13 +101,11 @@ int schedule_write_json(const Schedule *sched, const StepDescription *s, const c
             "\"threads\": %d, \"barrier_per_phase\": %s, \"barrier_per_op\": %s, \"B\": %d, \"T\": %d",
             variant, dataflow ? "dataflow" : "static", sched->threads,
             !dataflow || sched->barrier_per_phase ? "true" : "false", dataflow ? "false" : "true", s->B, s->T);
-    if (dataflow)
-        fprintf(out,
-                ", \"chunking\": {\"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, "
-                "\"tile_columns\": %d, \"tile_in_channels\": %d, \"tile_sequences\": %d, \"tiles_per_product\": %d}",
-                g->chunking.batch_subsize, g->chunking.token_chunk, g->chunking.channel_chunk,
-                g->chunking.tile_columns, g->chunking.tile_in_channels, g->chunking.tile_sequences,
-                g->chunking.tiles_per_product);
+    if (dataflow) {
+        fprintf(out, ", \"chunking\": {");
+        chunking_write_json(out, &g->chunking);
+        fprintf(out, "}");
+    }
     fprintf(out, ",\n\"ops\": [\n");
     for (int i = 0; i < s->n_ops; i++) {
         const Op *op = &s->ops[i];

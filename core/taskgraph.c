@@ -258,6 +258,11 @@ int chunking_resolve(Chunking *c, const StepDescription *s, int threads, char *e
     return 0;
 }
 
+void chunking_write_json(FILE *out, const Chunking *c) {
+    for (int k = 0; k < N_CHUNK_KNOBS; k++)
+        fprintf(out, "%s\"%s\": %d", k ? ", " : "", chunk_knobs()[k].name, chunk_knob_value(c, &chunk_knobs()[k]));
+}
+
 int chunking_product_rows_whole(const Chunking *c, int B, int T) {
     return c->tile_sequences > 0 ? c->tile_sequences >= B : c->batch_subsize >= B && c->token_chunk >= T;
 }

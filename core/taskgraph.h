@@ -18,6 +18,8 @@
 #ifndef TASKGRAPH_H
 #define TASKGRAPH_H
 
+#include <stddef.h>
+#include <stdio.h>
 #include "step.h"
 
 // The most chunk tasks per step a graph may hold (ids are int, and taskiter
@@ -47,6 +49,73 @@ typedef struct {
 
 enum { CHOSEN_BATCH_SUBSIZE = 1, CHOSEN_TOKEN_CHUNK = 2, CHOSEN_TILE_COLUMNS = 4, CHOSEN_TILE_IN_CHANNELS = 8,
        CHOSEN_TILE_SEQUENCES = 16 };
+
+// The largest sequences, tokens and channels the command line takes (docs/variants.md, "Options").
+#define CHUNK_MAX_SEQUENCES (1 << 20)
+#define CHUNK_MAX_TOKENS (1 << 20)
+#define CHUNK_MAX_CHANNELS (1 << 24)
+
+// What a knob may not exceed once the model's shapes and the batch are known
+// (variants/options.c, options_check_model): one chunk of that size is already
+// the whole extent, and a larger one would be reported as given but not used.
+typedef enum {
+    KNOB_UNBOUNDED,       // larger values mean one chunk
+    KNOB_AT_MOST_B,       // the batch's sequences
+    KNOB_AT_MOST_T,       // the sequence's tokens
+    KNOB_AT_MOST_COLUMNS, // the widest product's output columns (4C)
+    KNOB_AT_MOST_INPUTS,  // the widest weight gradient's input channels (4C)
+    KNOB_AT_MOST_TILES,   // the tiles of whole vectors the widest product holds (4C/16)
+} KnobBound;
+
+// The knobs of the chunking a user may give: every one is a Chunking field, a
+// command-line option (the name with '-' for '_': --batch-subsize) taking
+// [1, max], a key of the info line, and 0 when left to the executor.
+typedef struct {
+    const char *name;
+    const char *value_name; // what --help calls the value
+    int max;
+    size_t offset;          // offsetof(Chunking, the field)
+    KnobBound bound;
+    int chosen;             // its CHOSEN_* bit; 0: the automatic rule never reports it
+    const char *help;       // --help's text; a newline starts an indented line
+} ChunkKnob;
+
+#define N_CHUNK_KNOBS 7
+// The table the binaries' options, validation, info line and --list-knobs
+// are made from, in the info line's order. A function so that the table is
+// written once, in the header that defines the fields it names.
+static inline const ChunkKnob *chunk_knobs(void) {
+    static const ChunkKnob knobs[] = {
+        {"batch_subsize", "N", CHUNK_MAX_SEQUENCES, offsetof(Chunking, batch_subsize), KNOB_AT_MOST_B,
+         CHOSEN_BATCH_SUBSIZE, "sequences per chunk (tasks, taskiter; at most B)"},
+        {"token_chunk", "K", CHUNK_MAX_TOKENS, offsetof(Chunking, token_chunk), KNOB_AT_MOST_T, CHOSEN_TOKEN_CHUNK,
+         "tokens per chunk (tasks, taskiter; at most T)"},
+        {"channel_chunk", "N", CHUNK_MAX_CHANNELS, offsetof(Chunking, channel_chunk), KNOB_UNBOUNDED, 0,
+         "channels per chunk of channel-split operations (tasks, taskiter)"},
+        {"tile_columns", "N", CHUNK_MAX_CHANNELS, offsetof(Chunking, tile_columns), KNOB_AT_MOST_COLUMNS,
+         CHOSEN_TILE_COLUMNS, "output columns per tile of the transformer blocks' products and\n"
+         "input gradients (tasks, taskiter; at most the widest, 4C)"},
+        {"tile_in_channels", "N", CHUNK_MAX_CHANNELS, offsetof(Chunking, tile_in_channels), KNOB_AT_MOST_INPUTS,
+         CHOSEN_TILE_IN_CHANNELS, "input channels per tile of their weight gradients (tasks, taskiter;\n"
+         "at most the widest, 4C)"},
+        {"tile_sequences", "N", CHUNK_MAX_SEQUENCES, offsetof(Chunking, tile_sequences), KNOB_AT_MOST_B,
+         CHOSEN_TILE_SEQUENCES, "sequences per row chunk of those products, every token (tasks,\n"
+         "taskiter; at most B; default: the row chunks, BATCH_SUBSIZE x k)"},
+        {"tiles_per_product", "N", CHUNK_MAX_CHANNELS, offsetof(Chunking, tiles_per_product), KNOB_AT_MOST_TILES, 0,
+         "instead of --tile-columns: each of those products in N equal tiles\n"
+         "(tasks, taskiter; at most 4C/16)"},
+    };
+    _Static_assert(sizeof(knobs) / sizeof(knobs[0]) == N_CHUNK_KNOBS, "N_CHUNK_KNOBS counts the table");
+    return knobs;
+}
+
+// The field of `c` that knob `k` names.
+static inline int *chunk_knob_field(Chunking *c, const ChunkKnob *k) { return (int *)((char *)c + k->offset); }
+static inline int chunk_knob_value(const Chunking *c, const ChunkKnob *k) {
+    return *(const int *)((const char *)c + k->offset);
+}
+// The knobs as members of a JSON object: "batch_subsize": 1, "token_chunk": 64, ...
+void chunking_write_json(FILE *out, const Chunking *c);
 
 // The automatic rule's floors and target (chunking_resolve): where the batch
 // has no more rows (B x T) than the narrowest product has columns, the

@@ -1,11 +1,15 @@
 """The front's options beyond training: --list-configs (the harness validates configs with it),
---help, and getopt_long's spellings of the options."""
+--list-knobs (the harness sweeps what it lists), --help, and getopt_long's spellings of the options."""
 
 import json
+import sys
 
 import pytest
 
-from variant_helpers import VARIANTS, binary, run
+from variant_helpers import ROOT, VARIANTS, binary, run
+
+sys.path.insert(0, str(ROOT / "harness"))
+from pstudy.store import vocabulary  # noqa: E402
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -24,6 +28,67 @@ def test_list_configs_is_the_list_config_checks_against():
     for name in names:  # each one is accepted (shapes only, nothing trained)
         r = run([binary("seq"), "--config", name, "-T", "8", "--describe"])
         assert r.returncode == 0, r.stderr
+
+
+def knob_disagreements(binary_knobs, chunk_options, unswept, program):
+    """Each chunking knob only one side knows, or knows by another option, as one line naming the knob
+    and the side: the binary's `--list-knobs` (binary_knobs, names) against the harness's vocabulary
+    (chunk_options: {sweep key: (option, info-line key)}, and the knobs no sweep sets)."""
+    vocabulary_file = "harness/pstudy/store/vocabulary.py"
+    harness = {info_key: option for option, info_key in chunk_options.values()}
+    harness.update({name: "--" + name.replace("_", "-") for name in unswept})
+    problems = [f"{name}: a knob of {program} --list-knobs that {vocabulary_file} lacks (CHUNK_OPTIONS or "
+                f"UNSWEPT_KNOBS)" for name in binary_knobs if name not in harness]
+    problems += [f"{name}: in {vocabulary_file} but not a knob of {program} --list-knobs"
+                 for name in harness if name not in binary_knobs]
+    problems += [f"{name}: {vocabulary_file} gives it as {option}, {program} as --{name.replace('_', '-')}"
+                 for name, option in harness.items()
+                 if name in binary_knobs and option != "--" + name.replace("_", "-")]
+    return problems
+
+
+def list_knobs(variant):
+    """{name: (least, largest)} of a binary's --list-knobs."""
+    r = run([binary(variant), "--list-knobs"])
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    knobs = {}
+    for line in r.stdout.splitlines():
+        name, least, largest = line.split()
+        knobs[name] = (int(least), int(largest))
+    return knobs
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_list_knobs_are_the_harness_vocabulary(variant):
+    knobs = list_knobs(variant)
+    assert knobs and all(least == 1 and largest >= 1 << 20 for least, largest in knobs.values()), knobs
+    problems = knob_disagreements(list(knobs), vocabulary.CHUNK_OPTIONS, vocabulary.UNSWEPT_KNOBS,
+                                  f"gpt2-{variant}")
+    assert not problems, "\n".join(problems)
+
+
+def test_knob_disagreements_name_the_knob_and_the_side():
+    options = dict(vocabulary.CHUNK_OPTIONS)
+    knobs = [info_key for _, info_key in options.values()] + list(vocabulary.UNSWEPT_KNOBS)
+    assert knob_disagreements(knobs, options, vocabulary.UNSWEPT_KNOBS, "gpt2-seq") == []
+    assert knob_disagreements(knobs + ["tile_depth"], options, vocabulary.UNSWEPT_KNOBS, "gpt2-seq") == [
+        "tile_depth: a knob of gpt2-seq --list-knobs that harness/pstudy/store/vocabulary.py lacks "
+        "(CHUNK_OPTIONS or UNSWEPT_KNOBS)"]
+    options["tile_depth"] = ("--tile-depth", "tile_depth")
+    assert knob_disagreements(knobs, options, vocabulary.UNSWEPT_KNOBS, "gpt2-seq") == [
+        "tile_depth: in harness/pstudy/store/vocabulary.py but not a knob of gpt2-seq --list-knobs"]
+    options["tile_depth"] = ("--depth", "tile_depth")
+    assert knob_disagreements(knobs + ["tile_depth"], options, vocabulary.UNSWEPT_KNOBS, "gpt2-seq") == [
+        "tile_depth: harness/pstudy/store/vocabulary.py gives it as --depth, gpt2-seq as --tile-depth"]
+
+
+def test_every_listed_knob_is_an_option_of_that_range():
+    for name, (least, largest) in list_knobs("tasks").items():
+        option = "--" + name.replace("_", "-")
+        for value in (least - 1, largest + 1):
+            r = run([binary("tasks"), option, str(value), "--check"])
+            assert r.returncode == 2
+            assert f"{option}: {value} is out of range [{least}, {largest}]" in r.stderr
 
 
 def test_help():

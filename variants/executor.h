@@ -10,29 +10,15 @@
 
 typedef struct {
     int threads;        // 0: the OpenMP default (OMP_NUM_THREADS)
-    int batch_subsize;  // sequences per chunk (tasks, taskiter); 0: default
-    int token_chunk;    // tokens per chunk (tasks, taskiter); 0: default
-    int channel_chunk;  // channels per chunk of channel-split operations; 0: default
-    int tile_columns;   // output columns per tile of the blocks' products (tasks, taskiter); 0: default
-    int tile_in_channels; // input channels per tile of their weight gradients (tasks, taskiter); 0: default
-    int tile_sequences; // sequences per row chunk of the blocks' products (tasks, taskiter); 0: default
-    int tiles_per_product; // instead of tile_columns: each of those products in this many tiles; 0: default
+    Chunking chunking;  // the knobs given (chunked variants; 0: chosen by the executor for its thread
+                        // count), the rest 0; tasks, taskiter and the front (whether the step packs
+                        // weights) read it the same way
     // distributed variants (gpt2-mpi) only
     const char *executor; // the node-level executor inside each process; NULL: forkjoin
     int sharded_update;   // 1: ZeRO-1 (each process updates its shard), 0: replicated update
     int direct_collective; // 1: every rank sends each shard straight to its owner (--collective direct); 0: ring
     int overlap;          // 1: gradients reduced in buckets during the backward pass (--overlap on)
 } ExecOptions;
-
-// The chunking the options ask for (0: chosen by the executor for its thread
-// count); tasks, taskiter and the front (whether the step packs weights) read
-// it the same way.
-static inline Chunking exec_chunking(const ExecOptions *o) {
-    return (Chunking){.batch_subsize = o->batch_subsize, .token_chunk = o->token_chunk,
-                      .channel_chunk = o->channel_chunk, .tile_columns = o->tile_columns,
-                      .tile_in_channels = o->tile_in_channels, .tile_sequences = o->tile_sequences,
-                      .tiles_per_product = o->tiles_per_product};
-}
 
 typedef struct {
     float loss;
@@ -57,13 +43,10 @@ static inline void report_disturbance(StepReport *r, const Disturbance *before, 
 
 typedef struct {
     int threads;
-    int batch_subsize, token_chunk, channel_chunk; // 0 when the executor does not chunk
-    int tile_columns, tile_in_channels;            // likewise
-    int tiles_per_product;                         // > 0: each product in this many tiles (tile_columns: the narrowest's)
-    int tile_sequences;                            // likewise; 0: the products' rows are the row chunks
-    int chunking_chosen;                           // CHOSEN_* bits (taskgraph.h): the knobs the executor chose
-    long chunks_per_step;                          // kernel calls (tasks) in one step
-    long edges_per_step;                           // dependency edges (taskiter; else 0)
+    Chunking chunking;    // the graph's, resolved (Chunking.chosen: the knobs the executor chose); all 0
+                          // when the executor does not chunk
+    long chunks_per_step; // kernel calls (tasks) in one step
+    long edges_per_step;  // dependency edges (taskiter; else 0)
     // An executor on a task runtime of its own (nosv, starpu): members of a JSON object saying
     // which runtime and how it placed its workers ("\"name\": \"nosv\", \"cpus\": [0, 1]"), for
     // the info line; empty for the OpenMP executors, whose placement the front reads itself.
@@ -73,12 +56,8 @@ typedef struct {
 // What an executor of a chunk graph (tasks, taskiter, nosv, starpu) reports:
 // the graph's chunking, its chunks and the edges it waits on per step.
 static inline ExecutorInfo graph_executor_info(const TaskGraph *g, int threads, long edges_per_step) {
-    const Chunking *c = &g->chunking;
-    return (ExecutorInfo){.threads = threads, .batch_subsize = c->batch_subsize, .token_chunk = c->token_chunk,
-                          .channel_chunk = c->channel_chunk, .tile_columns = c->tile_columns,
-                          .tile_in_channels = c->tile_in_channels, .tiles_per_product = c->tiles_per_product,
-                          .tile_sequences = c->tile_sequences, .chunking_chosen = c->chosen,
-                          .chunks_per_step = g->n_tasks, .edges_per_step = edges_per_step};
+    return (ExecutorInfo){.threads = threads, .chunking = g->chunking, .chunks_per_step = g->n_tasks,
+                          .edges_per_step = edges_per_step};
 }
 
 typedef struct Executor Executor;

@@ -410,40 +410,37 @@ static void print_info(const Options *o, const Run *run) {
         dist_placement_json(stdout, fragment);
         free(fragment);
 #endif
-        printf(", \"batch_subsize\": %d, \"token_chunk\": %d, \"channel_chunk\": %d, \"tile_columns\": %d, "
-               "\"tile_in_channels\": %d, \"tile_sequences\": %d, \"tiles_per_product\": %d, \"chunking_auto\": [",
-               info->batch_subsize, info->token_chunk, info->channel_chunk, info->tile_columns, info->tile_in_channels,
-               info->tile_sequences, info->tiles_per_product);
-        // the knobs the executor chose for its thread count (taskgraph.h: CHOSEN_*)
-        static const struct { int bit; const char *name; } knobs[] = {
-            {CHOSEN_BATCH_SUBSIZE, "batch_subsize"}, {CHOSEN_TOKEN_CHUNK, "token_chunk"},
-            {CHOSEN_TILE_COLUMNS, "tile_columns"}, {CHOSEN_TILE_IN_CHANNELS, "tile_in_channels"},
-            {CHOSEN_TILE_SEQUENCES, "tile_sequences"}};
-        for (int k = 0, n = 0; k < (int)(sizeof(knobs) / sizeof(knobs[0])); k++)
-            if (info->chunking_chosen & knobs[k].bit) printf("%s\"%s\"", n++ ? ", " : "", knobs[k].name);
+        printf(", ");
+        chunking_write_json(stdout, &info->chunking);
+        printf(", \"chunking_auto\": ["); // the knobs the executor chose for its thread count
+        for (int k = 0, n = 0; k < N_CHUNK_KNOBS; k++) {
+            const ChunkKnob *knob = &chunk_knobs()[k];
+            if (info->chunking.chosen & knob->chosen) printf("%s\"%s\"", n++ ? ", " : "", knob->name);
+        }
         printf("], \"chunked\": %s, \"weights_packed_per_step\": %s, "
                "\"tasks_per_step\": %ld, \"edges_per_step\": %ld, \"ops_per_step\": %d, \"config\": \"%s\", "
                "\"B\": %d, \"T\": %d, \"L\": %d, \"NH\": %d, \"C\": %d, \"V\": %d, \"Vp\": %d, "
                "\"num_parameters\": %zu}}\n",
-               info->batch_subsize > 0 ? "true" : "false", run->step.packed_floats > 0 ? "true" : "false",
+               info->chunking.batch_subsize > 0 ? "true" : "false", run->step.packed_floats > 0 ? "true" : "false",
                info->chunks_per_step, info->edges_per_step, run->step.n_ops, model, o->B, o->T, c->num_layers,
                c->num_heads, c->channels, c->vocab_size, c->padded_vocab_size, run->model.num_parameters);
         fflush(stdout);
     } else if (!silent) {
         fprintf(stderr, "%s: %s, B=%d T=%d, %zu parameters, %d threads, %ld chunks per step", program, model, o->B,
                 o->T, run->model.num_parameters, info->threads, info->chunks_per_step);
-        if (info->batch_subsize > 0) {
+        const Chunking *ch = &info->chunking;
+        if (ch->batch_subsize > 0) {
             char rows[64] = "the row chunks'";
-            if (info->tile_sequences > 0) snprintf(rows, sizeof(rows), "%d sequences'", info->tile_sequences);
+            if (ch->tile_sequences > 0) snprintf(rows, sizeof(rows), "%d sequences'", ch->tile_sequences);
             char tiles[80];
-            if (info->tiles_per_product > 0)
-                snprintf(tiles, sizeof(tiles), "%d tiles a product (the narrowest's %d columns)", info->tiles_per_product,
-                         info->tile_columns);
+            if (ch->tiles_per_product > 0)
+                snprintf(tiles, sizeof(tiles), "%d tiles a product (the narrowest's %d columns)", ch->tiles_per_product,
+                         ch->tile_columns);
             else
-                snprintf(tiles, sizeof(tiles), "tiles of %d columns", info->tile_columns);
+                snprintf(tiles, sizeof(tiles), "tiles of %d columns", ch->tile_columns);
             fprintf(stderr, " (batch subsize %d, token chunk %d, %s, %d input channels, of %s rows%s)",
-                    info->batch_subsize, info->token_chunk, tiles, info->tile_in_channels, rows,
-                    info->chunking_chosen ? "; chosen for the thread count where not given" : "");
+                    ch->batch_subsize, ch->token_chunk, tiles, ch->tile_in_channels, rows,
+                    ch->chosen ? "; chosen for the thread count where not given" : "");
         }
         fprintf(stderr, "\n");
     }
@@ -463,7 +460,7 @@ static int step_packs_weights(const Options *o, Run *run, int executor_packs) {
     StepDescription probe;
     if (step_describe(&probe, &run->model, run->adamw, &run->batches, 0) != 0)
         die("out of memory describing the step");
-    Chunking chunking = exec_chunking(&o->exec);
+    Chunking chunking = o->exec.chunking;
     int threads = o->exec.threads;
 #ifdef _OPENMP
     if (threads <= 0) threads = omp_get_max_threads();
@@ -493,7 +490,7 @@ static void make_executor(const Options *o, Run *run, int check_only) {
         die("out of memory describing the step");
     if (check_only) {
         // the executors that pack weights once per row chunk are the task-graph ones
-        Chunking requested = exec_chunking(&o->exec);
+        Chunking requested = o->exec.chunking;
         int threads = o->exec.threads;
 #ifdef _OPENMP
         if (threads <= 0) threads = omp_get_max_threads();
@@ -657,6 +654,11 @@ int main(int argc, char **argv) {
     Options o = parse_options(argc, argv);
     if (o.list_configs) {
         list_configs();
+        leave(0);
+    }
+    if (o.list_knobs) {
+        options_list_knobs(stdout);
+        if (fflush(stdout) != 0) die("stdout: cannot write the knobs");
         leave(0);
     }
     check_outputs(&o);

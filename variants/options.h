@@ -23,6 +23,7 @@ typedef struct {
     int json;
     int describe;     // print the step's operations with FLOPs and bytes instead of training
     int list_configs; // print the embedded configurations' names instead of training
+    int list_knobs;   // print the chunking knobs instead of training (options_list_knobs)
     int shuffle;      // llm.c's shuffled batch order (--data)
     int data_order;   // print each step's batch offset instead of training (--data)
     int check;        // --check: stop where the run would start, after every check
@@ -30,11 +31,10 @@ typedef struct {
 } Options;
 
 // The documented limits of the numeric options (docs/variants.md, "Options").
-#define OPTION_MAX_B (1 << 20)
-#define OPTION_MAX_T (1 << 20)
+#define OPTION_MAX_B CHUNK_MAX_SEQUENCES
+#define OPTION_MAX_T CHUNK_MAX_TOKENS
 #define OPTION_MAX_STEPS (1 << 24)
 #define OPTION_MAX_THREADS 4096
-#define OPTION_MAX_CHANNEL_CHUNK (1 << 24)
 #define OPTION_MAX_SEED (1ll << 62)
 
 enum { OPTIONS_RUN = 0, OPTIONS_HELP = 1, OPTIONS_ERROR = -1 };
@@ -53,5 +53,8 @@ int options_parse(int argc, char **argv, int distributed, Options *o, char *err,
 int options_check_model(const Options *o, const GPT2Config *config, int ranks, char *err, size_t err_len);
 
 void options_usage(FILE *out, const char *program, int distributed);
+// The chunking knobs (core/taskgraph.h, chunk_knobs), one a line: the name, the least and the largest
+// value the option takes ("batch_subsize 1 1048576"), for the tests and the harness to compare.
+void options_list_knobs(FILE *out);
 
 #endif

@@ -267,7 +267,7 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     }
     ex->step = step;
     ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
-    Chunking requested = exec_chunking(options);
+    Chunking requested = options->chunking;
     if (taskgraph_for_executor(&ex->graph, step, &requested, ex->threads, 1, err->message, sizeof(err->message)) != 0 ||
         start_runtime(ex, err->message, sizeof(err->message)) != 0) {
         executor_destroy(ex);

@@ -59,7 +59,7 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
     pthread_mutex_init(&ex->queue_lock, &attr);
     pthread_mutexattr_destroy(&attr);
-    Chunking requested = exec_chunking(options);
+    Chunking requested = options->chunking;
     if (taskgraph_for_executor(&ex->graph, step, &requested, ex->threads, 1, err->message, sizeof(err->message)) != 0) {
         executor_destroy(ex);
         return NULL;

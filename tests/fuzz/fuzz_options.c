@@ -28,18 +28,30 @@ static void check_accepted(const Options *o, int distributed) {
     if (o->B < 1 || o->B > OPTION_MAX_B || o->T < 1 || o->T > OPTION_MAX_T) abort();
     if (o->steps < 0 || o->steps > OPTION_MAX_STEPS || o->seed < 0 || o->seed > OPTION_MAX_SEED) abort();
     if (o->exec.threads < 0 || o->exec.threads > OPTION_MAX_THREADS) abort();
-    if (o->exec.batch_subsize < 0 || o->exec.batch_subsize > OPTION_MAX_B) abort();
-    if (o->exec.token_chunk < 0 || o->exec.token_chunk > OPTION_MAX_T) abort();
-    if (o->exec.channel_chunk < 0 || o->exec.channel_chunk > OPTION_MAX_CHANNEL_CHUNK) abort();
-    if (o->exec.tile_columns < 0 || o->exec.tile_columns > OPTION_MAX_CHANNEL_CHUNK) abort();
-    if (o->exec.tile_in_channels < 0 || o->exec.tile_in_channels > OPTION_MAX_CHANNEL_CHUNK) abort();
-    if (o->exec.tile_sequences < 0 || o->exec.tile_sequences > OPTION_MAX_B) abort();
+    for (int k = 0; k < N_CHUNK_KNOBS; k++) {
+        int v = chunk_knob_value(&o->exec.chunking, &chunk_knobs()[k]);
+        if (v < 0 || v > chunk_knobs()[k].max) abort();
+    }
     if (!isfinite(o->lr) || !isfinite(o->weight_decay) || !isfinite(o->tolerance)) abort();
     if (!o->config_name == !o->model_path) abort(); // exactly one source of the model
     if (o->verify_path && (o->data_path || o->B_given || o->T_given)) abort();
     if ((o->expect_losses_path && !o->verify_path) || ((o->shuffle || o->data_order) && !o->data_path)) abort();
     if (o->graph_path && !o->describe) abort();
     if (!distributed && (o->exec.executor || !o->exec.sharded_update || o->exec.direct_collective)) abort();
+}
+
+// Whether every knob is within its bound on the model's shapes (taskgraph.h, KnobBound).
+static int within_bounds(const Chunking *c, const Options *o, const GPT2Config *config) {
+    int widest = 4 * config->channels;
+    for (int k = 0; k < N_CHUNK_KNOBS; k++) {
+        const ChunkKnob *knob = &chunk_knobs()[k];
+        int v = chunk_knob_value(c, knob);
+        int limit = knob->bound == KNOB_AT_MOST_B ? o->B : knob->bound == KNOB_AT_MOST_T ? o->T
+                  : knob->bound == KNOB_AT_MOST_TILES ? widest / 16 : knob->bound == KNOB_UNBOUNDED ? knob->max
+                  : widest;
+        if (v > limit) return 0;
+    }
+    return 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -68,9 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (o.config_name && gpt2_named_config(o.config_name, &config) == 0) {
             if (options_check_model(&o, &config, ranks, err, sizeof(err)) != 0) {
                 check_refusal(err);
-            } else if (o.T > config.max_seq_len || ranks > o.B || o.exec.batch_subsize > o.B ||
-                       o.exec.token_chunk > o.T || o.exec.tile_sequences > o.B ||
-                       o.exec.tile_columns > 4 * config.channels || o.exec.tile_in_channels > 4 * config.channels) {
+            } else if (o.T > config.max_seq_len || ranks > o.B || !within_bounds(&o.exec.chunking, &o, &config)) {
                 abort();
             }
         }

@@ -81,6 +81,10 @@ CHUNK_OPTIONS = {"batch_subsize": ("--batch-subsize", "batch_subsize"), "k": ("-
                  "tile_in_channels": ("--tile-in-channels", "tile_in_channels"),
                  "tile_sequences": ("--tile-sequences", "tile_sequences"),
                  "tiles_per_product": ("--tiles-per-product", "tiles_per_product")}
+# the binaries' chunking knobs (`gpt2-<variant> --list-knobs`) that no sweep key sets: each run leaves
+# them to the binary. With CHUNK_OPTIONS' info-line keys, every knob the binaries have, and no other
+# (tests/test_options.py checks the two sides agree)
+UNSWEPT_KNOBS = ("channel_chunk",)
 # what distributed variants add to each step record (time in communication between processes)
 DISTRIBUTED_STEP_FIELDS = ("comm_s",)
 # what each step record adds where the binary could read it (null, NA, otherwise): the host's
