@@ -66,12 +66,7 @@ int main(int argc, char **argv) {
     int repeats = 11;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: clock_reads [--calls N] [--repeats R]\n");
-            return 0;
-        }
-        if (i + 1 >= argc) usage_error(a, "needs a value (or unknown option)");
-        const char *v = argv[++i];
+        const char *v = option_value(argc, argv, &i, "usage: clock_reads [--calls N] [--repeats R]");
         if (strcmp(a, "--calls") == 0) calls = parse_integer(a, v, 1, 1000000000LL);
         else if (strcmp(a, "--repeats") == 0) repeats = (int)parse_integer(a, v, 1, 1001);
         else usage_error(a, "unknown option");

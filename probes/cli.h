@@ -30,6 +30,18 @@ static inline int is_flag(int argc, char **argv, int i, const char *flag) {
     return 0;
 }
 
+// The value of the option argv[*i], *i moved onto it. --help or -h prints `usage` and exits 0; an
+// option with nothing after it is a one-line error.
+static inline const char *option_value(int argc, char **argv, int *i, const char *usage) {
+    const char *option = argv[*i];
+    if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
+        printf("%s\n", usage);
+        exit(0);
+    }
+    if (*i + 1 >= argc) usage_error(option, "needs a value (or unknown option)");
+    return argv[++*i];
+}
+
 // An integer option value in [lo, hi], or a one-line error naming the option.
 static inline long long parse_integer(const char *option, const char *text, long long lo, long long hi) {
     char *end = NULL;

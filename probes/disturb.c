@@ -110,12 +110,7 @@ int main(int argc, char **argv) {
     double duty = 0.5, period_us = 10000.0, seconds = 0.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: disturb --cpus LIST [--duty D] [--period-us P] [--seconds S]\n");
-            return 0;
-        }
-        if (i + 1 >= argc) usage_error(a, "needs a value (or unknown option)");
-        const char *v = argv[++i];
+        const char *v = option_value(argc, argv, &i, "usage: disturb --cpus LIST [--duty D] [--period-us P] [--seconds S]");
         if (strcmp(a, "--cpus") == 0) n = parse_cpus(v, cpus);
         else if (strcmp(a, "--duty") == 0) duty = parse_number(a, v, 0.0, 1.0);
         else if (strcmp(a, "--period-us") == 0) period_us = parse_number(a, v, 100.0, 1e7);

@@ -54,12 +54,7 @@ int main(int argc, char **argv) {
     double duty = 1.0, seconds = 0.0, period_us = 1000.0, bytes_opt = 0.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: thief [--mode dram|cache] [--duty D] [--seconds S] [--bytes N] [--period-us P]\n");
-            return 0;
-        }
-        if (i + 1 >= argc) usage_error(a, "needs a value (or unknown option)");
-        const char *v = argv[++i];
+        const char *v = option_value(argc, argv, &i, "usage: thief [--mode dram|cache] [--duty D] [--seconds S] [--bytes N] [--period-us P]");
         if (strcmp(a, "--mode") == 0) {
             if (strcmp(v, "dram") != 0 && strcmp(v, "cache") != 0) usage_error(a, "expected dram or cache");
             mode = v;
