@@ -50,7 +50,9 @@ DISTRIBUTED_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "d
 RUNTIME_VARIANTS     := nosv starpu
 NODE_VARIANTS        := $(filter-out $(RUNTIME_VARIANTS),$(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "threads" || $$2 == "chunked" {print $$1}'))
 NODE_EXECUTORS       := $(foreach v,$(NODE_VARIANTS),INNER($(v)))
-node_rename = $(foreach f,executor_create executor_info executor_train executor_destroy executor_schedule EXECUTOR_NAME EXECUTOR_WHOLE_LOOP EXECUTOR_PACKS_WEIGHTS Executor,-D$(f)=$(1)_$(f))
+node_rename = $(foreach f,executor_create executor_info executor_train executor_destroy executor_schedule EXECUTOR_NAME EXECUTOR_WHOLE_LOOP EXECUTOR_PACKS_WEIGHTS,-D$(f)=$(1)_$(f)) -DExecutor=NodeExecutor
+# the distributed variant's modules besides variants/<name>.c: its process layer, collectives and overlap
+DIST_SRC             := variants/mpi_ranks.c variants/mpi_collectives.c variants/mpi_overlap.c
 # Debian's Open MPI wrapper; OMPI_CC picks the compiler under it
 MPICC     ?= mpicc
 PYTHON     = $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
@@ -102,7 +104,7 @@ build/$(1)/$(3)/obj/dist-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
 	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $$< -o $$@
 build/$(1)/$(3)/obj:
 	mkdir -p $$@
-$(patsubst %,build/$(1)/$(3)/gpt2-%,$(DISTRIBUTED_VARIANTS)): build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-mpi.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/dist-%.o $(patsubst %,build/$(1)/$(3)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+$(patsubst %,build/$(1)/$(3)/gpt2-%,$(DISTRIBUTED_VARIANTS)): build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-mpi.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/dist-%.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/dist-%.o,$(DIST_SRC)) $(patsubst %,build/$(1)/$(3)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp $$^ -o $$@ $(LDLIBS)
 $(patsubst %,build/$(1)/$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-seq.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(1) $(4) $$^ -o $$@ $(LDLIBS)
@@ -179,7 +181,7 @@ $(SMPI_TREE)/obj/main-mpi.o: variants/main.c $(HEADERS) | $(SMPI_TREE)/obj
 	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -DDISTRIBUTED -c $< -o $@
 $(SMPI_TREE)/obj/dist-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
 	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $< -o $@
-$(patsubst %,$(SMPI_TREE)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(SMPI_TREE)/gpt2-%: $(SMPI_TREE)/obj/main-mpi.o $(patsubst variants/%.c,$(SMPI_TREE)/obj/front-%.o,$(FRONT_SRC)) $(SMPI_TREE)/obj/dist-%.o $(patsubst %,$(SMPI_TREE)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,$(SMPI_TREE)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_fast))
+$(patsubst %,$(SMPI_TREE)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(SMPI_TREE)/gpt2-%: $(SMPI_TREE)/obj/main-mpi.o $(patsubst variants/%.c,$(SMPI_TREE)/obj/front-%.o,$(FRONT_SRC)) $(SMPI_TREE)/obj/dist-%.o $(patsubst variants/%.c,$(SMPI_TREE)/obj/dist-%.o,$(DIST_SRC)) $(patsubst %,$(SMPI_TREE)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,$(SMPI_TREE)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_fast))
 	$(SMPICC) $(SMPI_CFLAGS) -fopenmp $^ -o $@ $(LDLIBS)
 
 # the harness's task-graph replay in C (harness/replay/replay.c; pstudy.analyse.replay loads it):
@@ -368,7 +370,7 @@ GEMM_TEST_FLAGS_avx512emu := -mavx2 -mfma -include tests/avx512_emu.h
 # of 96): every blocking boundary of gemm.c on the test's small shapes
 GEMM_TEST_FLAGS_smallblocks := -march=native -DGEMM_KC=40 -DGEMM_A_FLOATS=2048 -DGEMM_NC=96 -DGEMM_SHARED_B_FLOATS=4096
 UNIT_CFLAGS := -std=c11 -O3 -ffp-contract=off -fno-math-errno -Wall -Wextra
-UNIT_TESTS := $(foreach c,$(COMPILERS),$(foreach a,native avx2 generic avx512emu smallblocks,build/tests/test_gemm-$(c)-$(a)) build/tests/test_traffic-$(c) build/tests/test_taskgraph-$(c) build/tests/test_memory-$(c))
+UNIT_TESTS := $(foreach c,$(COMPILERS),$(foreach a,native avx2 generic avx512emu smallblocks,build/tests/test_gemm-$(c)-$(a)) build/tests/test_traffic-$(c) build/tests/test_taskgraph-$(c) build/tests/test_memory-$(c) $(if $(MPI_$(c)),build/tests/test_collectives-$(c)))
 .PHONY: unit-tests
 unit-tests: $(UNIT_TESTS)
 build/tests/test_gemm-%: tests/test_gemm.c core/gemm.c core/gemm_naive.c core/gemm.h core/gemm_naive.h tests/avx512_emu.h
@@ -383,6 +385,10 @@ build/tests/test_traffic-%: tests/test_traffic.c $$(call TREE_CORE,$$*) $(HEADER
 build/tests/test_memory-%: tests/test_memory.c core/model.c core/model.h core/checked.h
 	@mkdir -p build/tests
 	$* $(UNIT_CFLAGS) -o $@ tests/test_memory.c core/model.c -lm
+# gpt2-mpi's collectives alone, run under mpirun by tests/test_collectives.py
+build/tests/test_collectives-%: tests/test_collectives.c variants/mpi_collectives.c variants/mpi_collectives.h variants/simulation.h
+	@mkdir -p build/tests
+	OMPI_CC=$* $(MPICC) $(UNIT_CFLAGS) -fopenmp -o $@ tests/test_collectives.c variants/mpi_collectives.c -lm
 build/tests/test_taskgraph-%: tests/test_taskgraph.c $$(call TREE_CORE,$$*) $(HEADERS)
 	@mkdir -p build/tests
 	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_taskgraph.c $(call TREE_CORE,$*) -lm

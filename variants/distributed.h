@@ -43,6 +43,7 @@ void dist_share(int B, int rank, int ranks, int *b0, int *b1);
 // Declares the global batch size before executor_create: the executor weighs
 // each rank's gradients by its share of it.
 void dist_set_global_batch(int B);
+int dist_global_batch(void);
 // The EXECUTOR_PACKS_WEIGHTS of the node-level executor that options->executor
 // names (0 for an unknown name, which executor_create then reports): the step
 // is described for the executor that runs it.

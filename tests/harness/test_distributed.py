@@ -38,7 +38,7 @@ def test_two_ranks_of_one_node_by_hand():
     transfer each way at the shared-memory bandwidth; the reduce-scatter is that transfer, then the
     adds (2 x 12 bytes a float: own and received blocks) and the copy back (8), at the rank's memory
     bandwidth, plus one latency for the losses. The ring's one step receives the shard in 8 blocks
-    (variants/mpi.c's RING_DEPTH) into two buffers, adding each (12 bytes a float) while the next
+    (variants/mpi_collectives.c's RING_DEPTH) into two buffers, adding each (12 bytes a float) while the next
     arrives: at least the transfer and the last block's adds, less than the transfer and every
     block's adds one after the other."""
     n, reduce_bw = 2_000_000, 20e9
