@@ -69,8 +69,9 @@ CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/filei
 KERNEL_SRC_fast      := core/gemm.c core/kernels_fast.c
 KERNEL_SRC_reference := core/kernels_reference.c
 GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
-# the command-line front besides variants/main.c (which is built with and without OpenMP)
-FRONT_SRC := variants/verify.c variants/options.c
+# the command-line front besides variants/main.c (which is built with and without OpenMP); single.c's
+# process layer of one process is weak, and gpt2-mpi's own replaces it
+FRONT_SRC := variants/verify.c variants/options.c variants/single.c
 HEADERS  := $(wildcard core/*.h variants/*.h)
 
 .PHONY: all build deps deps-test test run reference clean print-flags print-variants avx2
@@ -97,7 +98,7 @@ build/$(1)/$(3)/obj/exec-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
 build/$(1)/$(3)/obj/front-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
 	$(1) $(4) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 build/$(1)/$(3)/obj/main-mpi.o: variants/main.c $(HEADERS) | build/$(1)/$(3)/obj
-	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp -DDISTRIBUTED -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 build/$(1)/$(3)/obj/node-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
 	$(1) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' $$(call node_rename,$$*) -c $$< -o $$@
 build/$(1)/$(3)/obj/dist-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
@@ -178,7 +179,7 @@ $(SMPI_TREE)/obj/front-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
 $(SMPI_TREE)/obj/node-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
 	$(SMPICC) $(SMPI_CFLAGS) -fopenmp $(call node_rename,$*) -c $< -o $@
 $(SMPI_TREE)/obj/main-mpi.o: variants/main.c $(HEADERS) | $(SMPI_TREE)/obj
-	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -DDISTRIBUTED -c $< -o $@
+	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -c $< -o $@
 $(SMPI_TREE)/obj/dist-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
 	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $< -o $@
 $(patsubst %,$(SMPI_TREE)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(SMPI_TREE)/gpt2-%: $(SMPI_TREE)/obj/main-mpi.o $(patsubst variants/%.c,$(SMPI_TREE)/obj/front-%.o,$(FRONT_SRC)) $(SMPI_TREE)/obj/dist-%.o $(patsubst variants/%.c,$(SMPI_TREE)/obj/dist-%.o,$(DIST_SRC)) $(patsubst %,$(SMPI_TREE)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,$(SMPI_TREE)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_fast))

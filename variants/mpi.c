@@ -475,8 +475,7 @@ void dist_gather_gradients(Executor *ex) {
                    MAIN_THREAD_WAITS);
 }
 
-void dist_reset_moments(Executor *ex) {
-    const GPT2 *model = ex->step->model;
+void dist_reset_moments(Executor *ex, GPT2 *model) {
     int me = ex->coll.rank;
     Span whole = {ex->sharded ? ex->shard[me] : 0, ex->sharded ? ex->shard[me + 1] : model->num_parameters, 1};
     const Span *kept = ex->sharded && ex->overlap ? ex->ov.mine : &whole;

@@ -6,8 +6,10 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "distributed.h"
 #include "mpi_collectives.h"
+#include "simulation.h"
 
 static int world_rank, world_size = 1, global_B;
 
@@ -20,6 +22,17 @@ void dist_init(int *argc, char ***argv) {
     MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &level);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+}
+
+int dist_front(void) { return 1; }
+int dist_simulated(void) { return SIMULATED; }
+
+FILE *dist_output(void) {
+    if (world_rank == 0) return stdout;
+    // the ranks of an SMPI run are threads of one process with one stdout, which freopen on rank 1
+    // would take from rank 0 too; elsewhere the whole stream goes, what libraries print included
+    if (SIMULATED) return fopen("/dev/null", "w");
+    return freopen("/dev/null", "w", stdout);
 }
 
 void dist_finalize(void) { MPI_Finalize(); }
@@ -110,9 +123,9 @@ int dist_agree(int state, const char *failure, const DistSetting *settings, int 
     return status;
 }
 
-float *dist_gather_sequences(const float *mine, size_t seq_floats) {
+float *dist_gather_sequences(const float *mine, size_t seq_floats, int B) {
     int R = world_size, me = world_rank, n_req = 0;
-    float *all = malloc((size_t)global_B * seq_floats * sizeof(float));
+    float *all = malloc((size_t)B * seq_floats * sizeof(float));
     MPI_Request *requests = malloc(2 * (size_t)R * sizeof(MPI_Request));
     if (!all || !requests) {
         free(all);
@@ -120,12 +133,12 @@ float *dist_gather_sequences(const float *mine, size_t seq_floats) {
         return NULL;
     }
     int b0, b1;
-    dist_share(global_B, me, R, &b0, &b1);
+    dist_share(B, me, R, &b0, &b1);
     memcpy(all + (size_t)b0 * seq_floats, mine, (size_t)(b1 - b0) * seq_floats * sizeof(float));
     for (int q = 0; q < R; q++) {
         if (q == me) continue;
         int q0, q1;
-        dist_share(global_B, q, R, &q0, &q1);
+        dist_share(B, q, R, &q0, &q1);
         MPI_Isend(mine, (int)((size_t)(b1 - b0) * seq_floats), MPI_FLOAT, q, TAG_GATHER, MPI_COMM_WORLD,
                   &requests[n_req++]);
         MPI_Irecv(all + (size_t)q0 * seq_floats, (int)((size_t)(q1 - q0) * seq_floats), MPI_FLOAT, q, TAG_GATHER,
@@ -136,7 +149,9 @@ float *dist_gather_sequences(const float *mine, size_t seq_floats) {
     return all;
 }
 
-void dist_placement_json(FILE *out, const char *fragment) {
+// On rank 0, writes `"rank_placement": [...]` built from every rank's `fragment` (a JSON object, at
+// most 4095 characters).
+static void placement_json(FILE *out, const char *fragment) {
     char text[4096];
     if (world_rank != 0) {
         snprintf(text, sizeof(text), "%s", fragment);
@@ -151,6 +166,32 @@ void dist_placement_json(FILE *out, const char *fragment) {
     }
     fprintf(out, "]");
 }
+
+void dist_info_json(FILE *out, const ExecOptions *options, const Executor *ex, int b0, int b1,
+                    void (*placement)(FILE *out, int threads), int threads) {
+    char *fragment = NULL, host[256] = "";
+    size_t fragment_len = 0;
+    FILE *f = open_memstream(&fragment, &fragment_len);
+    if (!f) {
+        fprintf(stderr, "gpt2-mpi: rank %d: out of memory for the info line\n", world_rank);
+        dist_abort(2);
+    }
+    gethostname(host, sizeof(host) - 1);
+    fprintf(f, "{\"rank\": %d, \"host\": \"%s\", \"sequences\": [%d, %d], ", world_rank, host, b0, b1);
+    placement(f, threads);
+    fprintf(f, "}");
+    fclose(f);
+    fprintf(out, "\"ranks\": %d, \"executor\": \"%s\", \"update\": \"%s\", \"collective\": \"%s\", "
+            "\"overlap\": \"%s\", \"comm_bytes_per_step\": %lld, \"comm_message_bytes\": %lld, ",
+            world_size, options->executor ? options->executor : "forkjoin",
+            options->sharded_update ? "sharded" : "replicated", options->direct_collective ? "direct" : "ring",
+            options->overlap ? "on" : "off", dist_comm_bytes_per_step(ex), dist_comm_message_bytes());
+    placement_json(out, fragment);
+    fprintf(out, ", ");
+    free(fragment);
+}
+
+void dist_step_json(FILE *out, const StepReport *report) { fprintf(out, "\"comm_s\": %.9f, ", report->comm_s); }
 
 void dist_sync_trace_origin(Trace *trace) {
     MPI_Barrier(MPI_COMM_WORLD);
