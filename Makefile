@@ -43,15 +43,21 @@ endif
 VARIANTS            := $(shell sed -e 's/\#.*//' variants/LIST | awk 'NF {print $$1}')
 SEQUENTIAL_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "sequential" {print $$1}')
 # distributed ones (MPI processes) are built with mpicc and run, inside each process, any of the
-# node-level executors (the threads and chunked variants), compiled again with their entry
-# points prefixed by their name: forkjoin_executor_create, ...
+# node-level executors (the threads and chunked variants, the runtime ones where the probe found
+# their runtime), compiled again with their entry points prefixed by their name:
+# forkjoin_executor_create, ...
 DISTRIBUTED_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "distributed" {print $$1}')
 # variants on a task runtime of their own ("Task runtimes", below)
 RUNTIME_VARIANTS     := nosv starpu
-NODE_VARIANTS        := $(filter-out $(RUNTIME_VARIANTS),$(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "threads" || $$2 == "chunked" {print $$1}'))
+OPENMP_NODE_VARIANTS := $(filter-out $(RUNTIME_VARIANTS),$(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "threads" || $$2 == "chunked" {print $$1}'))
+NODE_RUNTIMES        := $(if $(filter home vendored,$(NOSV_FROM)),nosv) $(if $(HAVE_STARPU),starpu)
+NODE_VARIANTS        := $(OPENMP_NODE_VARIANTS) $(NODE_RUNTIMES)
 NODE_EXECUTORS       := $(foreach v,$(NODE_VARIANTS),INNER($(v)))
+# what those runtimes link (RUNTIME_LDLIBS_<name>, below)
+NODE_RUNTIME_LDLIBS   = $(foreach v,$(NODE_RUNTIMES),$(RUNTIME_LDLIBS_$(v)))
 node_rename = $(foreach f,executor_create executor_info executor_train executor_destroy executor_schedule EXECUTOR_NAME EXECUTOR_WHOLE_LOOP EXECUTOR_PACKS_WEIGHTS,-D$(f)=$(1)_$(f)) -DExecutor=NodeExecutor
 # the distributed variant's modules besides variants/<name>.c: its process layer, collectives and overlap
+# (compiled again when the list of node executors changes: variants/LIST, or a runtime the probe finds)
 DIST_SRC             := variants/mpi_ranks.c variants/mpi_collectives.c variants/mpi_overlap.c
 # Debian's Open MPI wrapper; OMPI_CC picks the compiler under it
 MPICC     ?= mpicc
@@ -100,13 +106,13 @@ build/$(1)/$(3)/obj/front-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
 build/$(1)/$(3)/obj/main-mpi.o: variants/main.c $(HEADERS) | build/$(1)/$(3)/obj
 	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 build/$(1)/$(3)/obj/node-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
-	$(1) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' $$(call node_rename,$$*) -c $$< -o $$@
-build/$(1)/$(3)/obj/dist-%.o: variants/%.c $(HEADERS) | build/$(1)/$(3)/obj
+	$(1) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' $$(RUNTIME_CFLAGS_$$*) $$(call node_rename,$$*) -c $$< -o $$@
+build/$(1)/$(3)/obj/dist-%.o: variants/%.c $(HEADERS) variants/LIST $(PROBE) | build/$(1)/$(3)/obj
 	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp -DKERNELS_NAME='"$(2)"' -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $$< -o $$@
 build/$(1)/$(3)/obj:
 	mkdir -p $$@
 $(patsubst %,build/$(1)/$(3)/gpt2-%,$(DISTRIBUTED_VARIANTS)): build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-mpi.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/dist-%.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/dist-%.o,$(DIST_SRC)) $(patsubst %,build/$(1)/$(3)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
-	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp $$^ -o $$@ $(LDLIBS)
+	OMPI_CC=$(1) $(MPICC) $(4) -fopenmp $$(filter %.o,$$^) -o $$@ $$(NODE_RUNTIME_LDLIBS) $(LDLIBS)
 $(patsubst %,build/$(1)/$(3)/gpt2-%,$(SEQUENTIAL_VARIANTS)): build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-seq.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(1) $(4) $$^ -o $$@ $(LDLIBS)
 build/$(1)/$(3)/gpt2-%: build/$(1)/$(3)/obj/main-omp.o $(patsubst variants/%.c,build/$(1)/$(3)/obj/front-%.o,$(FRONT_SRC)) build/$(1)/$(3)/obj/exec-%.o $(patsubst core/%.c,build/$(1)/$(3)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
@@ -163,7 +169,8 @@ avx2: $(AVX2_BINARIES) build/bench/gemm_bench-avx2
 # are compiled with smpicc (its header routes their clock, exit and stdio to the simulation); the
 # core with gcc for a shared object, as smpicc links the program, since that header's names clash
 # with the core's: under -DGPT2_SMPI the core reads the simulated clock and shares its large blocks
-# among the ranks itself. Not part of `make`: only that engine needs it.
+# among the ranks itself. Its node executors are the OpenMP ones alone: their compute is not run.
+# Not part of `make`: only that engine needs it.
 #   make smpi   ->  build/smpi/gpt2-mpi
 SMPICC      ?= smpicc
 SMPI_TREE   := build/smpi
@@ -180,9 +187,9 @@ $(SMPI_TREE)/obj/node-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
 	$(SMPICC) $(SMPI_CFLAGS) -fopenmp $(call node_rename,$*) -c $< -o $@
 $(SMPI_TREE)/obj/main-mpi.o: variants/main.c $(HEADERS) | $(SMPI_TREE)/obj
 	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -c $< -o $@
-$(SMPI_TREE)/obj/dist-%.o: variants/%.c $(HEADERS) | $(SMPI_TREE)/obj
-	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $< -o $@
-$(patsubst %,$(SMPI_TREE)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(SMPI_TREE)/gpt2-%: $(SMPI_TREE)/obj/main-mpi.o $(patsubst variants/%.c,$(SMPI_TREE)/obj/front-%.o,$(FRONT_SRC)) $(SMPI_TREE)/obj/dist-%.o $(patsubst variants/%.c,$(SMPI_TREE)/obj/dist-%.o,$(DIST_SRC)) $(patsubst %,$(SMPI_TREE)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,$(SMPI_TREE)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_fast))
+$(SMPI_TREE)/obj/dist-%.o: variants/%.c $(HEADERS) variants/LIST | $(SMPI_TREE)/obj
+	$(SMPICC) $(SMPI_CFLAGS) -fopenmp -DINNER_EXECUTORS='$(foreach v,$(OPENMP_NODE_VARIANTS),INNER($(v)))' -c $< -o $@
+$(patsubst %,$(SMPI_TREE)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(SMPI_TREE)/gpt2-%: $(SMPI_TREE)/obj/main-mpi.o $(patsubst variants/%.c,$(SMPI_TREE)/obj/front-%.o,$(FRONT_SRC)) $(SMPI_TREE)/obj/dist-%.o $(patsubst variants/%.c,$(SMPI_TREE)/obj/dist-%.o,$(DIST_SRC)) $(patsubst %,$(SMPI_TREE)/obj/node-%.o,$(OPENMP_NODE_VARIANTS)) $(patsubst core/%.c,$(SMPI_TREE)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_fast))
 	$(SMPICC) $(SMPI_CFLAGS) -fopenmp $^ -o $@ $(LDLIBS)
 
 # the harness's task-graph replay in C (harness/replay/replay.c; pstudy.analyse.replay loads it):
@@ -211,9 +218,8 @@ deps-test:
 	@scripts/install-deps.sh --test
 
 # Task runtimes (RUNTIME_VARIANTS, above). A variant named after a runtime here runs its chunk tasks on that runtime: it is
-# compiled with RUNTIME_CFLAGS_<name>, linked with RUNTIME_LDLIBS_<name>, built after what
-# RUNTIME_DEPS_<name> lists, and is not one of the MPI variant's node-level executors (which
-# are OpenMP programs inside each process).
+# compiled with RUNTIME_CFLAGS_<name>, linked with RUNTIME_LDLIBS_<name> (and so is gpt2-mpi, which
+# runs it inside each rank: NODE_RUNTIMES), and built after what RUNTIME_DEPS_<name> lists.
 #   nosv    nOS-V: an installed one where the probe found it (NOSV_HOME, or pkg-config nos-v: a
 #           site's module), else the copy vendored in third_party/nos-v (third_party/README.md),
 #           built here, out of the source tree, into build/nosv/install (its default configuration
@@ -273,7 +279,7 @@ RUNTIME_LDLIBS_starpu :=
 RUNTIME_DEPS_starpu   :=
 # every build of such a variant: the compiled trees, the counters and sanitizer builds
 RUNTIME_TREES := $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(foreach t,$(k) $(k)-avx2 $(k)-likwid $(k)-papi,build/$(c)/$(t))))
-$(foreach v,$(RUNTIME_VARIANTS),$(eval $(patsubst %,%/obj/exec-$(v).o,$(RUNTIME_TREES)) $(patsubst %,%/gpt2-$(v),$(RUNTIME_TREES)) build/asan/obj/exec-$(v).o build/asan/gpt2-$(v): $(RUNTIME_DEPS_$(v))))
+$(foreach v,$(RUNTIME_VARIANTS),$(eval $(patsubst %,%/obj/exec-$(v).o,$(RUNTIME_TREES)) $(patsubst %,%/obj/node-$(v).o,$(RUNTIME_TREES)) $(patsubst %,%/gpt2-$(v),$(RUNTIME_TREES)) build/asan/obj/exec-$(v).o build/asan/gpt2-$(v): $(RUNTIME_DEPS_$(v))))
 NOSV_SOURCES := $(shell find third_party/nos-v -type f 2>/dev/null)
 # autoreconf writes into the tree it runs in: a copy of the sources, under build/. nOS-V's own
 # make is not $(MAKE), which `make -n` would run, in a tree configure has not made

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from variant_helpers import FIXTURES, binary, fixture_settings, json_lines, run, step_records
+import components
+from variant_helpers import FIXTURES, RUNTIME, binary, fixture_settings, json_lines, run, step_records
 
 pytestmark = pytest.mark.needs("mpi")
 # the runs that train on every rank with several threads are marked serial (tests/conftest.py); the bad
@@ -150,6 +151,25 @@ def test_overlap_at_1_2_3_ranks_every_executor(tmp_path, ranks):
 
 
 @pytest.mark.serial
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("runtime", RUNTIME)
+def test_runtime_executors_on_every_rank_are_taskiter(tmp_path, runtime, ranks):
+    """--executor nosv and starpu (the variants on a task runtime, run inside each rank) at 2 and 3
+    ranks, --overlap off and on: the same bits as --executor taskiter, whose chunking they share,
+    and the info line names the runtime."""
+    for overlap in ("off", "on"):
+        common = ["-B", 3, "--overlap", overlap, "--threads", 2]
+        want = losses_and_params(tmp_path, f"taskiter-{overlap}", common + ["--executor", "taskiter"], ranks)
+        got = losses_and_params(tmp_path, f"{runtime}-{overlap}", common + ["--executor", runtime], ranks)
+        assert got == want, overlap
+    r = mpirun(ranks, [binary("mpi"), "--config", "tiny", "-T", 16, "-B", 3, "--steps", 1, "--json", "--executor",
+                       runtime, "--threads", 1])
+    assert r.returncode == 0, r.stderr
+    info = json_lines(r.stdout)[0]["info"]
+    assert info["executor"] == runtime and info["runtime"]["name"] == runtime and info["ranks"] == ranks
+
+
+@pytest.mark.serial
 def test_overlap_trace_records_every_bucket_on_the_communication_thread(tmp_path):
     """Per step and rank: each bucket's reduction on the rank's communication thread (numbered after
     every worker: rank r's is ranks x threads + r), its start and wait operations on the workers,
@@ -216,9 +236,11 @@ def test_mpi_one_rank_without_mpirun_is_seq(tmp_path):
     (["--collective", "tree"], "--collective: 'tree' is neither ring nor direct"),
     (["--overlap", "yes"], "--overlap: 'yes' is neither on nor off"),
     (["--overlap"], "--overlap: missing value"),
-    (["--executor", "seq"], "--executor: unknown executor 'seq' (known: forkjoin, tasks, taskiter)"),
+    (["--executor", "seq"], "--executor: unknown executor 'seq' (known: forkjoin, tasks, taskiter{runtimes})"),
 ])
 def test_mpi_bad_input_is_one_line_exit_2(args, expect):
+    """gpt2-mpi knows the runtime executors too where the build found their runtimes."""
+    expect = expect.format(runtimes="".join(f", {r}" for r in RUNTIME if not components.missing(r)))
     r = mpirun(2, [binary("mpi"), "--config", "tiny", "-T", "8", "--steps", "1"] + args)
     assert r.returncode == 2
     [line] = r.stderr.strip().splitlines()
