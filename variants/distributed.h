@@ -78,6 +78,10 @@ void dist_step_json(FILE *out, const StepReport *report);
 long long dist_comm_bytes_per_step(const Executor *ex);
 // The largest message the reduce-scatter and the all-gathers send: a shard goes in blocks of it.
 long long dist_comm_message_bytes(void);
+// Returns once the communication the last step left under way (--overlap on: the parameters'
+// all-gathers beside the next step) is done: before the front reads the parameters or calls on the
+// ranks itself.
+void dist_settle(Executor *ex);
 // The whole averaged gradient on every rank (after a step of the sharded
 // update each rank holds only its shard's): for --verify.
 void dist_gather_gradients(Executor *ex);

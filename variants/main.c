@@ -498,6 +498,7 @@ static void run_training(const Options *o, Run *run) {
         run->step.adamw.weight_decay = 0.0f;
         StepReport probe;
         executor_train(run->ex, 0, 1, run->losses, &probe, NULL);
+        dist_settle(run->ex);
         // the whole batch's logits and the whole averaged gradient, as one process has them
         GPT2 whole = run->model;
         whole.acts.logits = dist_gather_sequences(run->model.acts.logits,
@@ -511,6 +512,7 @@ static void run_training(const Options *o, Run *run) {
     }
     if (o->trace_path) dist_sync_trace_origin(&run->trace);
     train(run->ex, o, 0, o->steps, run->losses, run->reports, &run->trace);
+    dist_settle(run->ex);
 #if defined(USE_LIKWID) || defined(USE_PAPI)
     counters_finish(&counters, stderr);
 #endif

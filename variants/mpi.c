@@ -259,7 +259,6 @@ static int create_overlapped(Executor *ex, const ExecOptions *options, int first
         return -1;
     }
     if (!(ex->run_ex = ex->inner->create(&ex->ov.run, options, err))) return -1;
-    ex->op_gather = ex->ov.op_gather;
     ex->bytes_per_step = (long long)overlap_sent(&ex->ov) * (long long)sizeof(float);
     return 0;
 }
@@ -342,8 +341,8 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
 void executor_info(const Executor *ex, ExecutorInfo *info) {
     if (ex->overlap) {
         ex->inner->info(ex->run_ex, info);
-        // and the communication thread's records
-        info->chunks_per_step += ex->ov.n_buckets + (ex->sharded ? 1 : 0);
+        // and the communication thread's records: each bucket's reduction and, sharded, its all-gather
+        info->chunks_per_step += ex->ov.n_buckets * (ex->sharded ? 2 : 1);
         return;
     }
     ExecutorInfo c, u;
@@ -370,8 +369,9 @@ static void trace_to_step(Trace *trace, size_t before, const int *origin, const 
 
 static size_t trace_mark(const Trace *trace) { return trace && trace->records ? trace->count : 0; }
 
-// The parameters' all-gather after a sharded update, on the main thread, traced from t0.
-static void gather_parameters(Executor *ex, const Partition *p, int it, StepReport *report, Trace *trace, double t0) {
+// The parameters' all-gather after a sharded update, on the main thread, traced.
+static void gather_parameters(Executor *ex, const Partition *p, int it, StepReport *report, Trace *trace) {
+    double t0 = now_seconds();
     all_gather(&ex->coll, ex->step->model->params_memory, p, MAIN_THREAD_WAITS);
     double t1 = now_seconds();
     trace_comm(trace, it, ex->op_gather, 0, t0, t1);
@@ -379,20 +379,18 @@ static void gather_parameters(Executor *ex, const Partition *p, int it, StepRepo
 }
 
 // --overlap on: one run of the node executor does the forward and backward
-// passes, the buckets' reductions beside them, and the update.
+// passes, the buckets' reductions beside them, and the update; the ranks'
+// losses and, sharded, the parameters' all-gathers are the communication
+// thread's too, the latter beside the next step's forward pass.
 static void train_overlapped(Executor *ex, int it, float *losses, StepReport *report, Trace *trace) {
     StepReport part;
     ex->ov.run.adamw = ex->step->adamw;
-    overlap_begin_step(&ex->ov, trace, it);
+    overlap_begin_step(&ex->ov, trace, it, losses);
     size_t before = trace_mark(trace);
     ex->inner->train(ex->run_ex, it, 1, losses, &part, trace);
     trace_to_step(trace, before, ex->ov.run_origin, ex->ov.run_row0);
     for (int p = 0; p < NUM_PHASES; p++) report->phase_s[p] = part.phase_s[p];
-    report->comm_s = overlap_busy_s(&ex->ov); // every wait operation has returned: the thread is idle
-    double t0 = now_seconds();
-    reduce_losses(&ex->coll, &losses[it]);
-    if (ex->sharded) gather_parameters(ex, &ex->ov.params, it, report, trace, t0);
-    else report->comm_s += now_seconds() - t0;
+    report->comm_s = overlap_busy_s(&ex->ov);
 }
 
 // --overlap off: the forward and backward passes, the exchange, the update (of this rank's shard
@@ -428,7 +426,7 @@ static void train_after_backward(Executor *ex, int it, float *losses, StepReport
         report->phase_s[PHASE_UPDATE] = part.phase_s[PHASE_UPDATE];
     }
     trace_to_step(trace, before, ex->update_origin, ex->update_row0);
-    if (ex->sharded) gather_parameters(ex, &ex->gather_blocks, it, report, trace, now_seconds());
+    if (ex->sharded) gather_parameters(ex, &ex->gather_blocks, it, report, trace);
 }
 
 void executor_train(Executor *ex, int first, int n, float *losses, StepReport *reports, Trace *trace) {
@@ -466,6 +464,10 @@ void executor_destroy(Executor *ex) {
 // what the front needs besides training
 
 long long dist_comm_bytes_per_step(const Executor *ex) { return ex->bytes_per_step; }
+
+void dist_settle(Executor *ex) {
+    if (ex->overlap) overlap_settle(&ex->ov);
+}
 
 long long dist_comm_message_bytes(void) { return (long long)(BLOCK_FLOATS * sizeof(float)); }
 

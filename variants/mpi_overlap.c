@@ -26,6 +26,18 @@
 // of this rank's sub-shards; the parameters' all-gather after it moves every
 // rank's union. With the replicated update, the thread all-gathers each
 // bucket's gradients right after its reduce-scatter.
+//
+// With the sharded update, each bucket's parameters are all-gathered by the
+// thread too, beside the next step's forward pass: after the update, a
+// "gather start" operation per bucket (after its AdamW operations, writing its
+// parameters, in the order the forward pass reads them: wte's bucket, then the
+// blocks from the first; a second token chain keeps that order on every
+// rank), and in the next step a "gather wait" operation before the first
+// operation that reads the bucket's parameters, which returns once the
+// previous step's all-gather of them is done. The step's mean loss is summed
+// across ranks by the thread too, before the first bucket's reduce-scatter
+// (every start operation reads it), so that the main thread calls MPI only
+// after overlap_settle.
 #define _GNU_SOURCE
 #include "mpi_overlap.h"
 #include <stdio.h>
@@ -100,19 +112,29 @@ void trace_comm(Trace *trace, int iteration, int op, int thread, double start, d
                           end - trace->origin, -1.0}; // no CPU time: a wait for messages, not a kernel
 }
 
-// A bucket's reduction, on the communication thread: its reduce-scatter, and
-// with the replicated update its all-gather too.
-static void reduce_bucket(const Overlap *ov, const Bucket *b) {
+// A job on the communication thread: a bucket's reduce-scatter (first the ranks' losses, for the
+// step's first), and with the replicated update its gradients' all-gather; or, sharded, its
+// parameters' all-gather.
+static void run_job(Overlap *ov, const Job *job) {
     const Where thread = {1, 1};
-    float *grads = ov->step->model->grads_memory;
-    reduce_scatter(ov->coll, grads, &b->reduce, thread);
-    if (!ov->sharded) all_gather(ov->coll, grads, &b->gather, thread);
+    const Bucket *b = &ov->buckets[job->bucket];
+    const GPT2 *model = ov->step->model;
+    if (job->gather) {
+        all_gather(ov->coll, model->params_memory, &b->gather, thread);
+        return;
+    }
+    if (ov->loss_generation != job->generation) {
+        reduce_losses(ov->coll, &job->losses[job->iteration]);
+        ov->loss_generation = job->generation;
+    }
+    reduce_scatter(ov->coll, model->grads_memory, &b->reduce, thread);
+    if (!ov->sharded) all_gather(ov->coll, model->grads_memory, &b->gather, thread);
 }
 
-// The communication thread: reduces the buckets in the order the start
-// operations hand them over, which the step's token makes the same on every
-// rank. It calls MPI only while the main thread waits in the node executor
-// (whose wait operations return once it is done), so MPI_THREAD_SERIALIZED is
+// The communication thread: runs the jobs in the order the start operations
+// hand them over, which the step's tokens make the same on every rank. It
+// calls MPI only while the main thread makes no call (it waits in the node
+// executor, or trains, until overlap_settle), so MPI_THREAD_SERIALIZED is
 // enough.
 static void *communicate(void *arg) {
     Overlap *ov = arg;
@@ -120,38 +142,42 @@ static void *communicate(void *arg) {
     for (;;) {
         while (!ov->queue_count && !ov->stop) pthread_cond_wait(&ov->wake, &ov->lock);
         if (!ov->queue_count) break;
-        int b = ov->queue[ov->queue_head];
-        ov->queue_head = (ov->queue_head + 1) % ov->n_buckets;
+        Job job = ov->queue[ov->queue_head];
+        ov->queue_head = (ov->queue_head + 1) % (2 * ov->n_buckets);
         ov->queue_count--;
-        Trace *trace = ov->trace;
-        int iteration = ov->iteration;
-        long generation = ov->generation;
         pthread_mutex_unlock(&ov->lock);
         double t0 = now_seconds();
-        reduce_bucket(ov, &ov->buckets[b]);
+        run_job(ov, &job);
         double t1 = now_seconds();
-        trace_comm(trace, iteration, ov->buckets[b].op_comm, -1, t0, t1);
+        const Bucket *b = &ov->buckets[job.bucket];
+        trace_comm(job.trace, job.iteration, job.gather ? b->op_gather_comm : b->op_comm, -1, t0, t1);
         pthread_mutex_lock(&ov->lock);
         ov->busy_s += t1 - t0;
-        ov->done[b] = generation;
+        if (job.gather) ov->gathered[job.bucket] = job.generation;
+        else ov->done[job.bucket] = job.generation;
         pthread_cond_broadcast(&ov->done_cond);
     }
     pthread_mutex_unlock(&ov->lock);
     return NULL;
 }
 
-// The step's OP_COMM operations (StepDescription.comm): comm 2b hands bucket b
-// to the communication thread, comm 2b + 1 waits until it is reduced.
+// The step's OP_COMM operations (StepDescription.comm), bucket b's: comm 4b
+// hands its reduction to the communication thread, 4b + 1 waits until it is
+// done; 4b + 2 hands over its parameters' all-gather, 4b + 3 waits until the
+// previous step's is done.
 static void comm_op(void *context, const Op *op, int iteration) {
     Overlap *ov = context;
     (void)iteration;
-    int b = op->comm / 2;
+    int b = op->comm / 4, what = op->comm % 4;
     pthread_mutex_lock(&ov->lock);
-    if (op->comm % 2 == 0) {
-        ov->queue[(ov->queue_head + ov->queue_count++) % ov->n_buckets] = b;
+    if (what == 0 || what == 2) {
+        ov->queue[(ov->queue_head + ov->queue_count++) % (2 * ov->n_buckets)] =
+            (Job){b, what == 2, ov->generation, ov->iteration, ov->trace, ov->losses};
         pthread_cond_signal(&ov->wake);
-    } else {
+    } else if (what == 1) {
         while (ov->done[b] != ov->generation) pthread_cond_wait(&ov->done_cond, &ov->lock);
+    } else {
+        while (ov->gathered[b] < ov->generation - 1) pthread_cond_wait(&ov->done_cond, &ov->lock);
     }
     pthread_mutex_unlock(&ov->lock);
 }
@@ -160,27 +186,55 @@ static int bucket_of_layer(const Overlap *ov, int layer) {
     return layer >= 0 ? ov->step->model->config.num_layers - 1 - layer : ov->n_buckets - 1;
 }
 
-// Appends an OP_COMM operation of bucket b to the step: comm < 0 for the
-// communication thread's record (no accesses: no executor runs it); else with
-// write accesses to the bucket's gradients, and to the token (`token_writes`)
-// or reading it.
-static int add_bucket_op(Overlap *ov, const Bucket *b, Phase phase, const char *what, int comm, int token_writes) {
+// What an OP_COMM operation of a bucket does, for its label and accesses.
+typedef struct {
+    const char *what;  // the label's end
+    int comm;          // StepDescription.comm's code (comm_op); < 0: the thread's record, no accesses
+    BufferKind kind;   // the bucket's tensors it writes: BUF_GRAD or BUF_PARAM
+    int token;         // which token it uses (0: the reductions', 1: the parameters' all-gathers; -1: none)
+    int token_writes;  // 1: writes it, 0: reads it
+    int reads_loss;    // 1: after the step's mean loss
+} BucketOp;
+
+// Appends an OP_COMM operation of bucket b to the step. Returns its index, or -1 (memory).
+static int add_bucket_op(Overlap *ov, const Bucket *b, Phase phase, BucketOp o) {
     StepDescription *s = ov->step;
     char label[48];
-    const char *verb = ov->sharded ? "grad reduce-scatter" : "grad all-reduce";
-    if (b->layer >= 0) snprintf(label, sizeof(label), "%s L%d%s", verb, b->layer, what);
-    else snprintf(label, sizeof(label), "%s wte+wpe+lnf%s", verb, what);
+    const char *verb = o.kind == BUF_PARAM ? "param all-gather" : ov->sharded ? "grad reduce-scatter" : "grad all-reduce";
+    if (b->layer >= 0) snprintf(label, sizeof(label), "%s L%d%s", verb, b->layer, o.what);
+    else snprintf(label, sizeof(label), "%s wte+wpe+lnf%s", verb, o.what);
     int i = step_add_comm(s, phase, label);
     if (i < 0) return -1;
     s->ops[i].layer = b->layer;
-    s->ops[i].comm = comm;
-    if (comm < 0) return i;
+    s->ops[i].comm = o.comm;
+    if (o.comm < 0) return i;
     const GPT2 *model = s->model;
     for (int t = 0; t < NUM_PARAM_TENSORS; t++)
         if ((b->layer >= 0) == (model->param_shape[t].per_layer != 0) &&
-            step_comm_access(s, i, BUF_GRAD, t, b->layer, 1) != 0)
+            step_comm_access(s, i, o.kind, t, b->layer, 1) != 0)
             return -1;
-    return step_comm_access(s, i, BUF_COMM, 0, -1, token_writes) != 0 ? -1 : i;
+    if (o.reads_loss && step_comm_access(s, i, BUF_LOSS, 0, -1, 0) != 0) return -1;
+    if (o.token >= 0 && step_comm_access(s, i, BUF_COMM, o.token, -1, o.token_writes) != 0) return -1;
+    return i;
+}
+
+// Each bucket's operations, appended to the step.
+static int add_bucket_ops(Overlap *ov) {
+    for (int k = 0; k < ov->n_buckets; k++) {
+        Bucket *b = &ov->buckets[k];
+        if ((b->op_start = add_bucket_op(ov, b, PHASE_BACKWARD, (BucketOp){" start", 4 * k, BUF_GRAD, 0, 1, 1})) < 0 ||
+            (b->op_wait = add_bucket_op(ov, b, PHASE_UPDATE, (BucketOp){" wait", 4 * k + 1, BUF_GRAD, 0, 0, 0})) < 0 ||
+            (b->op_comm = add_bucket_op(ov, b, PHASE_BACKWARD, (BucketOp){"", -1, BUF_GRAD, -1, 0, 0})) < 0)
+            return -1;
+        if (!ov->sharded) continue;
+        if ((b->op_gather_start =
+                 add_bucket_op(ov, b, PHASE_UPDATE, (BucketOp){" start", 4 * k + 2, BUF_PARAM, 1, 1, 0})) < 0 ||
+            (b->op_gather_wait =
+                 add_bucket_op(ov, b, PHASE_FORWARD, (BucketOp){" wait", 4 * k + 3, BUF_PARAM, -1, 0, 0})) < 0 ||
+            (b->op_gather_comm = add_bucket_op(ov, b, PHASE_UPDATE, (BucketOp){"", -1, BUF_PARAM, -1, 0, 0})) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 // Bucket k's tensors, and its sub-shards: pieces of[q][0 .. n[q]) for each rank q.
@@ -200,7 +254,7 @@ static int bucket_partitions(Overlap *ov, Bucket *b, Span **of, int *n, size_t *
         n[q] = bucket_pieces(b, cut[q], cut[q + 1], of[q]);
     }
     return partition_of(&b->reduce, R, of, n, reduce_block_floats(widest, ov->coll->direct)) == 0 &&
-                   (ov->sharded || partition_of(&b->gather, R, of, n, BLOCK_FLOATS) == 0)
+                   partition_of(&b->gather, R, of, n, BLOCK_FLOATS) == 0
                ? 0
                : -1;
 }
@@ -213,15 +267,16 @@ static int build_buckets(Overlap *ov) {
     ov->n_buckets = nb;
     ov->buckets = calloc((size_t)nb, sizeof(Bucket));
     ov->mine = malloc((size_t)nb * NUM_PARAM_TENSORS * sizeof(Span));
-    ov->queue = malloc((size_t)nb * sizeof(int));
+    ov->queue = malloc((size_t)2 * nb * sizeof(Job));
     ov->done = calloc((size_t)nb, sizeof(long));
+    ov->gathered = calloc((size_t)nb, sizeof(long));
     // pieces[(q * nb + k) * NUM_PARAM_TENSORS ...]: bucket k's sub-shard q, n_qk[q * nb + k] of them
     Span *pieces = malloc((size_t)R * nb * NUM_PARAM_TENSORS * sizeof(Span));
     Span *joined = malloc((size_t)R * nb * NUM_PARAM_TENSORS * sizeof(Span));
     int *n_qk = calloc((size_t)R * nb, sizeof(int)), *n = malloc((size_t)R * sizeof(int));
     Span **of = malloc((size_t)R * sizeof(Span *));
     size_t *cut = malloc((size_t)(R + 1) * sizeof(size_t));
-    int ok = ov->buckets && ov->mine && ov->queue && ov->done && pieces && joined && n_qk && n && of && cut;
+    int ok = ov->buckets && ov->mine && ov->queue && ov->done && ov->gathered && pieces && joined && n_qk && n && of && cut;
     for (int k = 0; ok && k < nb; k++) {
         Bucket *b = &ov->buckets[k];
         b->layer = k < L ? L - 1 - k : -1;
@@ -261,60 +316,87 @@ static void last_writers(const Overlap *ov, int first_update, int *last) {
         }
 }
 
+// The run's operations as they are appended: each with its index and first row in the whole step.
+typedef struct {
+    Overlap *ov;
+    int m;
+} Emitter;
+
+static void emit(Emitter *e, int i) {
+    Overlap *ov = e->ov;
+    ov->run_ops[e->m] = ov->step->ops[i];
+    ov->run_origin[e->m] = i;
+    ov->run_row0[e->m++] = 0;
+}
+
+// Sharded: the gather wait of each bucket whose parameters operation i reads first.
+static void emit_gather_waits(Emitter *e, int i, int *waited) {
+    const StepDescription *s = e->ov->step;
+    for (int a = 0; a < s->ops[i].n_access; a++) {
+        const Access *access = &s->ops[i].access[a];
+        const Buffer *buffer = &s->buffers[access->buffer];
+        int k = buffer->kind == BUF_PARAM ? bucket_of_layer(e->ov, buffer->layer) : -1;
+        if (k >= 0 && !waited[k]) {
+            waited[k] = 1;
+            emit(e, e->ov->buckets[k].op_gather_wait);
+        }
+    }
+}
+
 // The step the node executor runs, in ov->run:
 //   the forward and backward operations, each bucket's start operation right
 //   after the last one that writes its gradients (wte's: the encoder's
-//   backward pass; the language-model head writes them first);
+//   backward pass; the language-model head writes them first), and, sharded,
+//   its gather wait right before the first one that reads its parameters;
 //   then per bucket its wait operation and its AdamW operations (cut to this
-//   rank's sub-shards when sharded).
+//   rank's sub-shards when sharded);
+//   then, sharded, the buckets' gather starts in the order the forward pass
+//   reads them.
 // The start operations write the token, the waits read it: every executor
 // runs the starts in this order, and no wait (which blocks its thread) before
 // the last start, so that no compute thread waits while backward work remains.
 // Returns 0 or -1 (memory).
 static int build_run(Overlap *ov, int first_update) {
     StepDescription *s = ov->step;
-    for (int k = 0; k < ov->n_buckets; k++) {
-        Bucket *b = &ov->buckets[k];
-        if ((b->op_start = add_bucket_op(ov, b, PHASE_BACKWARD, " start", 2 * k, 1)) < 0 ||
-            (b->op_wait = add_bucket_op(ov, b, PHASE_UPDATE, " wait", 2 * k + 1, 0)) < 0 ||
-            (b->op_comm = add_bucket_op(ov, b, PHASE_BACKWARD, "", -1, 0)) < 0)
-            return -1;
-    }
-    if (ov->sharded && (ov->op_gather = step_add_comm(s, PHASE_UPDATE, "param all-gather")) < 0) return -1;
-    int *last = malloc((size_t)ov->n_buckets * sizeof(int));
-    if (!last) return -1;
-    last_writers(ov, first_update, last);
+    int nb = ov->n_buckets;
+    if (add_bucket_ops(ov) != 0) return -1;
+    int *last = malloc((size_t)nb * sizeof(int)), *waited = calloc((size_t)nb, sizeof(int));
     Span everything = {0, s->model->num_parameters, 1};
     const Span *ranges = ov->sharded ? ov->mine : &everything;
     int n_ranges = ov->sharded ? ov->n_mine : 1;
-    int n = first_update + 2 * ov->n_buckets;
+    int n = first_update + 4 * nb;
     for (int i = first_update; i < s->n_ops; i++)
         if (s->ops[i].kind == OP_ADAMW) n += cut_op(s, i, ranges, n_ranges, NULL, NULL, NULL);
     ov->run_ops = malloc((size_t)n * sizeof(Op));
     ov->run_origin = malloc((size_t)n * sizeof(int));
     ov->run_row0 = malloc((size_t)n * sizeof(int));
-    if (!ov->run_ops || !ov->run_origin || !ov->run_row0) {
+    if (!last || !waited || !ov->run_ops || !ov->run_origin || !ov->run_row0) {
         free(last);
+        free(waited);
         return -1;
     }
-    int m = 0;
-#define EMIT(i) (ov->run_ops[m] = s->ops[i], ov->run_origin[m] = (i), ov->run_row0[m++] = 0)
+    last_writers(ov, first_update, last);
+    Emitter e = {ov, 0};
     for (int i = 0; i < first_update; i++) {
-        EMIT(i);
-        for (int k = 0; k < ov->n_buckets; k++)
-            if (last[k] == i) EMIT(ov->buckets[k].op_start);
+        if (ov->sharded) emit_gather_waits(&e, i, waited);
+        emit(&e, i);
+        for (int k = 0; k < nb; k++)
+            if (last[k] == i) emit(&e, ov->buckets[k].op_start);
     }
-    for (int k = 0; k < ov->n_buckets; k++) {
-        EMIT(ov->buckets[k].op_wait);
+    for (int k = 0; k < nb; k++) {
+        if (ov->sharded && !waited[k]) emit(&e, ov->buckets[k].op_gather_wait); // read by no operation
+        emit(&e, ov->buckets[k].op_wait);
         for (int i = first_update; i < s->n_ops; i++)
             if (s->ops[i].kind == OP_ADAMW && bucket_of_layer(ov, s->ops[i].layer) == k)
-                m += cut_op(s, i, ranges, n_ranges, ov->run_ops + m, ov->run_origin + m, ov->run_row0 + m);
+                e.m += cut_op(s, i, ranges, n_ranges, ov->run_ops + e.m, ov->run_origin + e.m, ov->run_row0 + e.m);
     }
-#undef EMIT
+    // wte's bucket (the last) first, then the blocks' from the first (bucket k holds block L-1-k)
+    for (int k = nb - 1; ov->sharded && k >= 0; k--) emit(&e, ov->buckets[k].op_gather_start);
     free(last);
+    free(waited);
     ov->run = *s; // after the appends: ops and buffers may have moved
     ov->run.ops = ov->run_ops;
-    ov->run.n_ops = m;
+    ov->run.n_ops = e.m;
     ov->run.comm = comm_op;
     ov->run.comm_context = ov;
     return 0;
@@ -341,12 +423,20 @@ int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int 
     return 0;
 }
 
-void overlap_begin_step(Overlap *ov, Trace *trace, int iteration) {
+void overlap_begin_step(Overlap *ov, Trace *trace, int iteration, float *losses) {
     pthread_mutex_lock(&ov->lock);
     ov->generation++;
     ov->trace = trace;
     ov->iteration = iteration;
+    ov->losses = losses;
     ov->busy_s = 0.0;
+    pthread_mutex_unlock(&ov->lock);
+}
+
+void overlap_settle(Overlap *ov) {
+    pthread_mutex_lock(&ov->lock);
+    for (int k = 0; ov->sharded && k < ov->n_buckets; k++)
+        while (ov->gathered[k] != ov->generation) pthread_cond_wait(&ov->done_cond, &ov->lock);
     pthread_mutex_unlock(&ov->lock);
 }
 
@@ -392,6 +482,6 @@ void overlap_destroy(Overlap *ov) {
         partition_free(&ov->buckets[k].gather);
     }
     partition_free(&ov->params);
-    void *owned[] = {ov->buckets, ov->mine, ov->queue, ov->done, ov->run_ops, ov->run_origin, ov->run_row0};
+    void *owned[] = {ov->buckets, ov->mine, ov->queue, ov->done, ov->gathered, ov->run_ops, ov->run_origin, ov->run_row0};
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) free(owned[i]);
 }

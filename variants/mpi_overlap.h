@@ -16,10 +16,22 @@ typedef struct {
     int n_spans;
     Span spans[NUM_PARAM_TENSORS];  // its tensors' elements, in memory order
     Partition reduce;               // its R sub-shards in the reduce-scatter's messages
-    Partition gather;               // and in the all-gather's (replicated update)
+    Partition gather;               // and in the all-gather's: of its gradients (replicated update),
+                                    // or of its parameters after this rank's AdamW (sharded)
     int op_start, op_wait, op_comm; // in the whole step: the operations that hand it to the
                                     // communication thread and wait for it, and the thread's record
+    int op_gather_start, op_gather_wait, op_gather_comm; // the same for its parameters' all-gather (sharded)
 } Bucket;
+
+// What the communication thread is handed: a bucket's reduction, or its parameters' all-gather,
+// for one step.
+typedef struct {
+    int bucket, gather;
+    long generation;
+    int iteration;
+    Trace *trace;
+    float *losses;
+} Job;
 
 typedef struct {
     StepDescription *step;      // the whole step, which the buckets' operations are appended to
@@ -30,7 +42,6 @@ typedef struct {
     Span *mine;                 // (n_mine) this rank's sub-shards: the parameters it updates (sharded)
     int n_mine;
     Partition params;           // the parameters' all-gather: shard q is rank q's sub-shards
-    int op_gather;              // its OP_COMM operation, for traces (sharded)
     // what the node executor runs: the step with the buckets' communication in it
     StepDescription run;
     Op *run_ops;
@@ -40,12 +51,16 @@ typedef struct {
     int thread_started, sync_ready;
     pthread_mutex_t lock;
     pthread_cond_t wake, done_cond;
-    int *queue, queue_head, queue_count; // buckets handed over, not yet taken
-    long generation;            // steps so far: done[b] == generation once bucket b is
-    long *done;                 // reduced in this step
+    Job *queue;                 // (2 n_buckets) handed over, not yet taken
+    int queue_head, queue_count;
+    long generation;            // steps so far: done[b] == generation once bucket b is reduced in
+    long *done;                 // this step, gathered[b] once its parameters of that step are
+    long *gathered;             // all-gathered
+    long loss_generation;       // the last step whose loss the thread has summed
     int stop;
-    Trace *trace;               // this step's, and its iteration: the thread's records
-    int iteration;
+    Trace *trace;               // this step's, its iteration and its losses: what the jobs it hands
+    int iteration;              // over carry
+    float *losses;
     double busy_s;              // this step's time in the thread's collectives
 } Overlap;
 
@@ -53,8 +68,11 @@ typedef struct {
 // `first_update`: the step's first AdamW operation. 0, or -1 with `why` set.
 int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int sharded, int first_update,
                    const char **why);
-// Before a step's run of ov->run: the thread's records go to `trace` under `iteration`.
-void overlap_begin_step(Overlap *ov, Trace *trace, int iteration);
+// Before a step's run of ov->run: the thread's records go to `trace` under `iteration`, and the
+// ranks' losses[iteration] are summed there.
+void overlap_begin_step(Overlap *ov, Trace *trace, int iteration, float *losses);
+// Returns once every job handed over has been done: the parameters whole again (sharded).
+void overlap_settle(Overlap *ov);
 // After it (every wait operation has returned): the seconds the thread spent in collectives.
 double overlap_busy_s(Overlap *ov);
 // Floats this rank sends per step, and the most blocks of any of its partitions.

@@ -51,6 +51,7 @@ ONE_PROCESS void dist_info_json(FILE *out, const ExecOptions *options, const Exe
 }
 ONE_PROCESS void dist_step_json(FILE *out, const StepReport *report) { (void)out, (void)report; }
 
+ONE_PROCESS void dist_settle(Executor *ex) { (void)ex; }
 ONE_PROCESS void dist_gather_gradients(Executor *ex) { (void)ex; }
 
 ONE_PROCESS float *dist_gather_sequences(const float *mine, size_t seq_floats, int B) {
