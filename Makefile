@@ -43,14 +43,19 @@ endif
 VARIANTS            := $(shell sed -e 's/\#.*//' variants/LIST | awk 'NF {print $$1}')
 SEQUENTIAL_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "sequential" {print $$1}')
 # distributed ones (MPI processes) are built with mpicc and run, inside each process, any of the
-# node-level executors (the threads and chunked variants), compiled again with their entry
-# points prefixed by their name: forkjoin_executor_create, ...
+# node-level executors (the threads and chunked variants, the runtime ones where the probe found
+# their runtime), compiled again with their entry points prefixed by their name:
+# forkjoin_executor_create, ...
 DISTRIBUTED_VARIANTS := $(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "distributed" {print $$1}')
 # variants on a task runtime of their own ("Task runtimes", below)
 RUNTIME_VARIANTS     := nosv starpu
-NODE_VARIANTS        := $(filter-out $(RUNTIME_VARIANTS),$(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "threads" || $$2 == "chunked" {print $$1}'))
-NODE_EXECUTORS       := $(foreach v,$(NODE_VARIANTS),INNER($(v)))
-node_rename = $(foreach f,executor_create executor_info executor_train executor_destroy executor_schedule EXECUTOR_NAME EXECUTOR_WHOLE_LOOP EXECUTOR_PACKS_WEIGHTS Executor,-D$(f)=$(1)_$(f))
+OPENMP_NODE_VARIANTS := $(filter-out $(RUNTIME_VARIANTS),$(shell sed -e 's/\#.*//' variants/LIST | awk '$$2 == "threads" || $$2 == "chunked" {print $$1}'))
+NODE_RUNTIMES        := $(if $(filter home vendored,$(NOSV_FROM)),nosv) $(if $(HAVE_STARPU),starpu)
+NODE_VARIANTS        := $(OPENMP_NODE_VARIANTS) $(NODE_RUNTIMES)
+node_rename = $(foreach f,executor_create executor_info executor_train executor_destroy executor_schedule EXECUTOR_NAME EXECUTOR_WHOLE_LOOP EXECUTOR_PACKS_WEIGHTS,-D$(f)=$(1)_$(f)) -DExecutor=NodeExecutor
+# the distributed variant's modules besides variants/<name>.c: its process layer, collectives and overlap
+# (compiled again when the list of node executors changes: variants/LIST, or a runtime the probe finds)
+DIST_SRC             := variants/mpi_ranks.c variants/mpi_collectives.c variants/mpi_overlap.c
 # Debian's Open MPI wrapper; OMPI_CC picks the compiler under it
 MPICC     ?= mpicc
 PYTHON     = $(shell scripts/find-python.sh 2>/dev/null || echo /usr/bin/python3)
@@ -67,8 +72,9 @@ CORE_SRC := core/gemm_naive.c core/model.c core/kernels.c core/step.c core/filei
 KERNEL_SRC_fast      := core/gemm.c core/kernels_fast.c
 KERNEL_SRC_reference := core/kernels_reference.c
 GEMM_SRC := $(KERNEL_SRC_$(KERNELS))
-# the command-line front besides variants/main.c (which is built with and without OpenMP)
-FRONT_SRC := variants/verify.c variants/options.c
+# the command-line front besides variants/main.c (which is built with and without OpenMP); single.c's
+# process layer of one process is weak, and gpt2-mpi's own replaces it
+FRONT_SRC := variants/verify.c variants/options.c variants/single.c
 HEADERS  := $(wildcard core/*.h variants/*.h)
 
 .PHONY: all build deps deps-test test run reference clean print-flags print-variants avx2
@@ -84,7 +90,8 @@ include probes/Makefile.probes bench/Makefile.bench
 # The compile and link rules of a build tree, written once for every tree: $(1) the tree
 # (build/gcc/fast), $(2) its kernel set, $(3) the compiler and flags of the variants, the front and
 # the node-level executors, $(4) those of the core, $(5) those of the MPI front and variants
-# (mpicc). Objects go to $(1)/obj, binaries to $(1)/gpt2-<variant>.
+# (mpicc), $(6) the node-level executors gpt2-mpi runs inside each rank. Objects go to $(1)/obj,
+# binaries to $(1)/gpt2-<variant>.
 define TREE_RULES
 $(1)/obj/%.o: core/%.c $(HEADERS) | $(1)/obj
 	$(4) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
@@ -97,15 +104,15 @@ $(1)/obj/exec-%.o: variants/%.c $(HEADERS) | $(1)/obj
 $(1)/obj/front-%.o: variants/%.c $(HEADERS) | $(1)/obj
 	$(3) -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 $(1)/obj/main-mpi.o: variants/main.c $(HEADERS) | $(1)/obj
-	$(5) -fopenmp -DDISTRIBUTED -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
+	$(5) -fopenmp -DKERNELS_NAME='"$(2)"' -c $$< -o $$@
 $(1)/obj/node-%.o: variants/%.c $(HEADERS) | $(1)/obj
-	$(3) -fopenmp -DKERNELS_NAME='"$(2)"' $$(call node_rename,$$*) -c $$< -o $$@
-$(1)/obj/dist-%.o: variants/%.c $(HEADERS) | $(1)/obj
-	$(5) -fopenmp -DKERNELS_NAME='"$(2)"' -DINNER_EXECUTORS='$(NODE_EXECUTORS)' -c $$< -o $$@
+	$(3) -fopenmp -DKERNELS_NAME='"$(2)"' $$(RUNTIME_CFLAGS_$$*) $$(call node_rename,$$*) -c $$< -o $$@
+$(1)/obj/dist-%.o: variants/%.c $(HEADERS) variants/LIST $(PROBE) | $(1)/obj
+	$(5) -fopenmp -DKERNELS_NAME='"$(2)"' -DINNER_EXECUTORS='$(foreach v,$(6),INNER($(v)))' -c $$< -o $$@
 $(1)/obj:
 	mkdir -p $$@
-$(patsubst %,$(1)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(1)/gpt2-%: $(1)/obj/main-mpi.o $(patsubst variants/%.c,$(1)/obj/front-%.o,$(FRONT_SRC)) $(1)/obj/dist-%.o $(patsubst %,$(1)/obj/node-%.o,$(NODE_VARIANTS)) $(patsubst core/%.c,$(1)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
-	$(5) -fopenmp $$^ -o $$@ $(LDLIBS)
+$(patsubst %,$(1)/gpt2-%,$(DISTRIBUTED_VARIANTS)): $(1)/gpt2-%: $(1)/obj/main-mpi.o $(patsubst variants/%.c,$(1)/obj/front-%.o,$(FRONT_SRC)) $(1)/obj/dist-%.o $(patsubst variants/%.c,$(1)/obj/dist-%.o,$(DIST_SRC)) $(patsubst %,$(1)/obj/node-%.o,$(6)) $(patsubst core/%.c,$(1)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
+	$(5) -fopenmp $$(filter %.o,$$^) -o $$@ $$(foreach v,$(6),$$(RUNTIME_LDLIBS_$$(v))) $(LDLIBS)
 $(patsubst %,$(1)/gpt2-%,$(SEQUENTIAL_VARIANTS)): $(1)/gpt2-%: $(1)/obj/main-seq.o $(patsubst variants/%.c,$(1)/obj/front-%.o,$(FRONT_SRC)) $(1)/obj/exec-%.o $(patsubst core/%.c,$(1)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
 	$(3) $$^ -o $$@ $(LDLIBS)
 $(1)/gpt2-%: $(1)/obj/main-omp.o $(patsubst variants/%.c,$(1)/obj/front-%.o,$(FRONT_SRC)) $(1)/obj/exec-%.o $(patsubst core/%.c,$(1)/obj/%.o,$(CORE_SRC) $(KERNEL_SRC_$(2)))
@@ -113,7 +120,7 @@ $(1)/gpt2-%: $(1)/obj/main-omp.o $(patsubst variants/%.c,$(1)/obj/front-%.o,$(FR
 endef
 # one tree per (compiler, kernels): $(1) compiler, $(2) kernel set, $(3) the tree's name under
 # build/$(1)/, $(4) the flags
-compiler_tree = $(call TREE_RULES,build/$(1)/$(3),$(2),$(1) $(4),$(1) $(4),OMPI_CC=$(1) $(MPICC) $(4))
+compiler_tree = $(call TREE_RULES,build/$(1)/$(3),$(2),$(1) $(4),$(1) $(4),OMPI_CC=$(1) $(MPICC) $(4),$(NODE_VARIANTS))
 $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(eval $(call compiler_tree,$(c),$(k),$(k),$(call cflags_for,$(c))))))
 
 # Builds with hardware-counter regions around every kernel (core/counters.h):
@@ -167,14 +174,15 @@ avx2: $(AVX2_BINARIES) build/bench/gemm_bench-avx2
 # are compiled with smpicc (its header routes their clock, exit and stdio to the simulation); the
 # core with gcc for a shared object, as smpicc links the program, since that header's names clash
 # with the core's: under -DGPT2_SMPI the core reads the simulated clock and shares its large blocks
-# among the ranks itself. Not part of `make`: only that engine needs it.
+# among the ranks itself. Its node executors are the OpenMP ones alone: their compute is not run.
+# Not part of `make`: only that engine needs it.
 #   make smpi   ->  build/smpi/gpt2-mpi
 SMPICC      ?= smpicc
 SMPI_TREE   := build/smpi
 SMPI_CFLAGS := $(CFLAGS_COMMON) -DGPT2_SMPI
 .PHONY: smpi
 smpi: $(SMPI_TREE)/gpt2-mpi
-$(eval $(call TREE_RULES,$(SMPI_TREE),fast,$(SMPICC) $(SMPI_CFLAGS),gcc $(SMPI_CFLAGS) -fPIC,$(SMPICC) $(SMPI_CFLAGS)))
+$(eval $(call TREE_RULES,$(SMPI_TREE),fast,$(SMPICC) $(SMPI_CFLAGS),gcc $(SMPI_CFLAGS) -fPIC,$(SMPICC) $(SMPI_CFLAGS),$(OPENMP_NODE_VARIANTS)))
 
 # the harness's task-graph replay in C (harness/replay/replay.c; pstudy.analyse.replay loads it):
 # no -march and no contraction, so that its arithmetic is the Python reference's, bit for bit
@@ -202,9 +210,8 @@ deps-test:
 	@scripts/install-deps.sh --test
 
 # Task runtimes (RUNTIME_VARIANTS, above). A variant named after a runtime here runs its chunk tasks on that runtime: it is
-# compiled with RUNTIME_CFLAGS_<name>, linked with RUNTIME_LDLIBS_<name>, built after what
-# RUNTIME_DEPS_<name> lists, and is not one of the MPI variant's node-level executors (which
-# are OpenMP programs inside each process).
+# compiled with RUNTIME_CFLAGS_<name>, linked with RUNTIME_LDLIBS_<name> (and so is gpt2-mpi, which
+# runs it inside each rank: NODE_RUNTIMES), and built after what RUNTIME_DEPS_<name> lists.
 #   nosv    nOS-V: an installed one where the probe found it (NOSV_HOME, or pkg-config nos-v: a
 #           site's module), else the copy vendored in third_party/nos-v (third_party/README.md),
 #           built here, out of the source tree, into build/nosv/install (its default configuration
@@ -264,7 +271,7 @@ RUNTIME_LDLIBS_starpu :=
 RUNTIME_DEPS_starpu   :=
 # every build of such a variant: the compiled trees, the counters and sanitizer builds
 RUNTIME_TREES := $(foreach c,$(COMPILERS),$(foreach k,fast reference,$(foreach t,$(k) $(k)-avx2 $(k)-likwid $(k)-papi,build/$(c)/$(t))))
-$(foreach v,$(RUNTIME_VARIANTS),$(eval $(patsubst %,%/obj/exec-$(v).o,$(RUNTIME_TREES)) $(patsubst %,%/gpt2-$(v),$(RUNTIME_TREES)) build/asan/obj/exec-$(v).o build/asan/gpt2-$(v): $(RUNTIME_DEPS_$(v))))
+$(foreach v,$(RUNTIME_VARIANTS),$(eval $(patsubst %,%/obj/exec-$(v).o,$(RUNTIME_TREES)) $(patsubst %,%/obj/node-$(v).o,$(RUNTIME_TREES)) $(patsubst %,%/gpt2-$(v),$(RUNTIME_TREES)) build/asan/obj/exec-$(v).o build/asan/gpt2-$(v): $(RUNTIME_DEPS_$(v))))
 NOSV_SOURCES := $(shell find third_party/nos-v -type f 2>/dev/null)
 # autoreconf writes into the tree it runs in: a copy of the sources, under build/. nOS-V's own
 # make is not $(MAKE), which `make -n` would run, in a tree configure has not made
@@ -362,7 +369,7 @@ GEMM_TEST_FLAGS_avx512emu := -mavx2 -mfma -include tests/avx512_emu.h
 # of 96): every blocking boundary of gemm.c on the test's small shapes
 GEMM_TEST_FLAGS_smallblocks := -march=native -DGEMM_KC=40 -DGEMM_A_FLOATS=2048 -DGEMM_NC=96 -DGEMM_SHARED_B_FLOATS=4096
 UNIT_CFLAGS := -std=c11 -O3 -ffp-contract=off -fno-math-errno -Wall -Wextra
-UNIT_TESTS := $(foreach c,$(COMPILERS),$(foreach a,native avx2 generic avx512emu smallblocks,build/tests/test_gemm-$(c)-$(a)) build/tests/test_traffic-$(c) build/tests/test_taskgraph-$(c) build/tests/test_memory-$(c))
+UNIT_TESTS := $(foreach c,$(COMPILERS),$(foreach a,native avx2 generic avx512emu smallblocks,build/tests/test_gemm-$(c)-$(a)) build/tests/test_traffic-$(c) build/tests/test_taskgraph-$(c) build/tests/test_memory-$(c) $(if $(MPI_$(c)),build/tests/test_collectives-$(c)))
 .PHONY: unit-tests
 unit-tests: $(UNIT_TESTS)
 build/tests/test_gemm-%: tests/test_gemm.c core/gemm.c core/gemm_naive.c core/gemm.h core/gemm_naive.h tests/avx512_emu.h
@@ -377,6 +384,10 @@ build/tests/test_traffic-%: tests/test_traffic.c $$(call TREE_CORE,$$*) $(HEADER
 build/tests/test_memory-%: tests/test_memory.c core/model.c core/model.h core/checked.h
 	@mkdir -p build/tests
 	$* $(UNIT_CFLAGS) -o $@ tests/test_memory.c core/model.c -lm
+# gpt2-mpi's collectives alone, run under mpirun by tests/test_collectives.py
+build/tests/test_collectives-%: tests/test_collectives.c variants/mpi_collectives.c variants/mpi_collectives.h variants/simulation.h
+	@mkdir -p build/tests
+	OMPI_CC=$* $(MPICC) $(UNIT_CFLAGS) -fopenmp -o $@ tests/test_collectives.c variants/mpi_collectives.c -lm
 build/tests/test_taskgraph-%: tests/test_taskgraph.c $$(call TREE_CORE,$$*) $(HEADERS)
 	@mkdir -p build/tests
 	$* $(UNIT_CFLAGS) -march=native -o $@ tests/test_taskgraph.c $(call TREE_CORE,$*) -lm
@@ -442,7 +453,7 @@ answer: deps
 ASAN_FLAGS := -std=c11 -O1 -g -march=native -ffp-contract=off -fno-omit-frame-pointer -fsanitize=address,undefined -Wall -Wextra
 .PHONY: asan
 asan: $(patsubst %,build/asan/gpt2-%,$(filter-out $(DISTRIBUTED_VARIANTS),$(BUILT_NAMES)))
-$(eval $(call TREE_RULES,build/asan,$(KERNELS),gcc $(ASAN_FLAGS),gcc $(ASAN_FLAGS),OMPI_CC=gcc $(MPICC) $(ASAN_FLAGS)))
+$(eval $(call TREE_RULES,build/asan,$(KERNELS),gcc $(ASAN_FLAGS),gcc $(ASAN_FLAGS),OMPI_CC=gcc $(MPICC) $(ASAN_FLAGS),$(NODE_VARIANTS)))
 
 # libFuzzer targets for the readers and the command line (tests/fuzz/fuzz_*.c), clang with ASan and
 # UBSan (any UB report aborts). `make fuzz FUZZ_SECONDS=N` runs each for N

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from variant_helpers import FIXTURES, binary, fixture_settings, json_lines, run, step_records
+import components
+from variant_helpers import FIXTURES, RUNTIME, binary, fixture_settings, json_lines, run, step_records
 
 pytestmark = pytest.mark.needs("mpi")
 # the runs that train on every rank with several threads are marked serial (tests/conftest.py); the bad
@@ -150,10 +151,29 @@ def test_overlap_at_1_2_3_ranks_every_executor(tmp_path, ranks):
 
 
 @pytest.mark.serial
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("runtime", RUNTIME)
+def test_runtime_executors_on_every_rank_are_taskiter(tmp_path, runtime, ranks):
+    """--executor nosv and starpu (the variants on a task runtime, run inside each rank) at 2 and 3
+    ranks, --overlap off and on: the same bits as --executor taskiter, whose chunking they share,
+    and the info line names the runtime."""
+    for overlap in ("off", "on"):
+        common = ["-B", 3, "--overlap", overlap, "--threads", 2]
+        want = losses_and_params(tmp_path, f"taskiter-{overlap}", common + ["--executor", "taskiter"], ranks)
+        got = losses_and_params(tmp_path, f"{runtime}-{overlap}", common + ["--executor", runtime], ranks)
+        assert got == want, overlap
+    r = mpirun(ranks, [binary("mpi"), "--config", "tiny", "-T", 16, "-B", 3, "--steps", 1, "--json", "--executor",
+                       runtime, "--threads", 1])
+    assert r.returncode == 0, r.stderr
+    info = json_lines(r.stdout)[0]["info"]
+    assert info["executor"] == runtime and info["runtime"]["name"] == runtime and info["ranks"] == ranks
+
+
+@pytest.mark.serial
 def test_overlap_trace_records_every_bucket_on_the_communication_thread(tmp_path):
-    """Per step and rank: each bucket's reduction on the rank's communication thread (numbered after
-    every worker: rank r's is ranks x threads + r), its start and wait operations on the workers,
-    and the parameters' all-gather."""
+    """Per step and rank: each bucket's reduction and its parameters' all-gather on the rank's
+    communication thread (numbered after every worker: rank r's is ranks x threads + r), and the
+    start and wait operations of both on the workers."""
     trace = tmp_path / "trace.csv"
     r = mpirun(2, [binary("mpi"), "--config", "tiny", "-B", "2", "-T", "16", "--steps", "2", "--json",
                    "--threads", "1", "--executor", "taskiter", "--overlap", "on", "--trace", trace])
@@ -161,14 +181,14 @@ def test_overlap_trace_records_every_bucket_on_the_communication_thread(tmp_path
     assert json_lines(r.stdout)[0]["info"]["overlap"] == "on"
     rows = [line.split(",") for line in trace.read_text().splitlines()[1:]]
     comm = [row for row in rows if row[2] == "comm"]
-    buckets = ["comm grad reduce-scatter L1", "comm grad reduce-scatter L0", "comm grad reduce-scatter wte+wpe+lnf"]
+    buckets = [f"comm {what} {layer}" for what in ("grad reduce-scatter", "param all-gather")
+               for layer in ("L1", "L0", "wte+wpe+lnf")]
     for rank in (0, 1):
         mine = [row for row in comm if row[10] == str(2 + rank)]
         assert sorted(row[5] for row in mine) == sorted(buckets * 2)  # two steps
         workers = [row[5] for row in comm if row[10] == str(rank)]
         for bucket in buckets:
             assert workers.count(f"{bucket} start") == workers.count(f"{bucket} wait") == 2
-        assert workers.count("comm param all-gather") == 2
     steps = step_records(r.stdout)
     assert all(s["comm_s"] > 0 for s in steps)
 
@@ -216,9 +236,11 @@ def test_mpi_one_rank_without_mpirun_is_seq(tmp_path):
     (["--collective", "tree"], "--collective: 'tree' is neither ring nor direct"),
     (["--overlap", "yes"], "--overlap: 'yes' is neither on nor off"),
     (["--overlap"], "--overlap: missing value"),
-    (["--executor", "seq"], "--executor: unknown executor 'seq' (known: forkjoin, tasks, taskiter)"),
+    (["--executor", "seq"], "--executor: unknown executor 'seq' (known: forkjoin, tasks, taskiter{runtimes})"),
 ])
 def test_mpi_bad_input_is_one_line_exit_2(args, expect):
+    """gpt2-mpi knows the runtime executors too where the build found their runtimes."""
+    expect = expect.format(runtimes="".join(f", {r}" for r in RUNTIME if not components.missing(r)))
     r = mpirun(2, [binary("mpi"), "--config", "tiny", "-T", "8", "--steps", "1"] + args)
     assert r.returncode == 2
     [line] = r.stderr.strip().splitlines()

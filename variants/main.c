@@ -2,9 +2,9 @@
 // loading, the training loop's reporting (--json), per-kernel traces (--trace)
 // and checkpoints (--save); verification (--verify, --expect-losses) is in
 // verify.c. The variant itself is the executor linked in (seq.c, forkjoin.c,
-// tasks.c, taskiter.c: variants/LIST). Built with -DDISTRIBUTED for the
-// distributed variants (mpi.c: distributed.h): every rank runs this front on
-// its share of each batch, and only rank 0 speaks.
+// tasks.c, taskiter.c: variants/LIST). The processes it runs in are
+// distributed.h's: one (single.c), or gpt2-mpi's ranks, each running this
+// front on its share of each batch, only rank 0 speaking.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,10 +27,8 @@
 #include "../core/traffic.h"
 #include "executor.h"
 #include "options.h"
-#include "verify.h"
-#ifdef DISTRIBUTED
 #include "distributed.h"
-#endif
+#include "verify.h"
 
 #ifndef KERNELS_NAME
 #define KERNELS_NAME "fast"
@@ -44,28 +42,17 @@
 #define EXIT_BAD_INPUT 2
 
 static char program[64] = "gpt2";
-// ranks other than 0 of a distributed run print nothing (their stdout is /dev/null)
+// ranks other than 0 of a distributed run print nothing: their `out` goes nowhere (dist_output)
 static int silent;
-#ifdef GPT2_SMPI
-// The ranks of an SMPI run are threads of one process with one stdout, which freopen on rank 1 would
-// take from rank 0 too: this file prints through a stream of its rank's own instead.
-static FILE *process_stdout(void) { return stdout; }
-static FILE *rank_stdout;
-#undef stdout
-#define stdout rank_stdout
-#define printf(...) fprintf(rank_stdout, __VA_ARGS__)
-#endif
-#ifdef DISTRIBUTED
+static FILE *out;
 // whether the ranks have agreed to run (dist_agree); before that, a rank that stops tells the
 // others through the agreement, after it, it ends the job (MPI_Abort)
 static int agreed;
-#endif
 
-// Exits with `status`, ending the process layer first in a distributed run.
+// Exits with `status`, ending the process layer first.
 static void leave(int status) __attribute__((noreturn));
 static void leave(int status) {
-#ifdef DISTRIBUTED
-    fflush(stdout);
+    if (out) fflush(out);
     if (!agreed) { // a rank stopping early (--help, --list-configs) must not leave the others waiting
         char line[DIST_LINE];
         int all = dist_agree(DIST_LEAVING, NULL, NULL, 0, line, sizeof(line));
@@ -75,7 +62,6 @@ static void leave(int status) {
         }
     }
     dist_finalize();
-#endif
     exit(status);
 }
 
@@ -88,39 +74,31 @@ static void die(const char *fmt, ...) {
     va_end(args);
     for (char *c = line; *c; c++) // one line, whatever a file name held
         if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
-#ifdef DISTRIBUTED
     if (!agreed) {
         // every rank learns of this rank's failure at the agreement, and rank 0 prints it
         char all[DIST_LINE];
         dist_agree(DIST_FAILED, line, NULL, 0, all, sizeof(all));
         if (!silent) fprintf(stderr, "%s: %s\n", program, all);
-        fflush(stdout);
+        if (out) fflush(out);
         dist_finalize();
         exit(EXIT_BAD_INPUT);
     }
     if (dist_ranks() > 1) { // one rank cannot go on alone: its line, then the whole job ends
         fprintf(stderr, "%s: rank %d: %s\n", program, dist_rank(), line);
-        fflush(stdout);
+        if (out) fflush(out);
         dist_abort(EXIT_BAD_INPUT);
     }
-#endif
     if (!silent) fprintf(stderr, "%s: %s\n", program, line);
     leave(EXIT_BAD_INPUT);
 }
 
-#ifdef DISTRIBUTED
-#define DISTRIBUTED_FRONT 1
-#else
-#define DISTRIBUTED_FRONT 0
-#endif
-
 static Options parse_options(int argc, char **argv) {
     Options o;
     char err[512];
-    int parsed = options_parse(argc, argv, DISTRIBUTED_FRONT, &o, err, sizeof(err));
+    int parsed = options_parse(argc, argv, dist_front(), &o, err, sizeof(err));
     if (parsed == OPTIONS_ERROR) die("%s", err);
     if (parsed == OPTIONS_HELP) {
-        if (!silent) options_usage(stdout, program, DISTRIBUTED_FRONT);
+        if (!silent) options_usage(out, program, dist_front());
         leave(0);
     }
     return o;
@@ -141,9 +119,9 @@ static const char *openmp_runtime(void) {
 #endif
 }
 
-static void print_placement_json(FILE *out, int threads) {
+static void print_placement_json(FILE *f, int threads) {
     const char *bind = getenv("OMP_PROC_BIND"), *places = getenv("OMP_PLACES");
-    fprintf(out, "\"proc_bind\": \"%s\", \"places\": \"%s\", \"thread_cpus\": [", bind ? bind : "",
+    fprintf(f, "\"proc_bind\": \"%s\", \"places\": \"%s\", \"thread_cpus\": [", bind ? bind : "",
             places ? places : "");
 #ifdef _OPENMP
     int cpus[4096];
@@ -153,12 +131,12 @@ static void print_placement_json(FILE *out, int threads) {
         int t = omp_get_thread_num();
         if (t < n) cpus[t] = sched_getcpu();
     }
-    for (int t = 0; t < n; t++) fprintf(out, "%s%d", t ? ", " : "", cpus[t]);
+    for (int t = 0; t < n; t++) fprintf(f, "%s%d", t ? ", " : "", cpus[t]);
 #else
     (void)threads;
-    fprintf(out, "%d", -1);
+    fprintf(f, "%d", -1);
 #endif
-    fprintf(out, "]");
+    fprintf(f, "]");
 }
 
 static void print_step(const Options *o, int step, const StepReport *r) {
@@ -173,24 +151,17 @@ static void print_step(const Options *o, int step, const StepReport *r) {
     else snprintf(steal, sizeof(steal), "null");
     if (r->involuntary_switches >= 0) snprintf(switches, sizeof(switches), "%ld", r->involuntary_switches);
     else snprintf(switches, sizeof(switches), "null");
-#ifdef DISTRIBUTED
-    if (o->json)
-        printf("{\"step\": %d, \"loss\": %s, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, "
-               "\"comm_s\": %.9f, \"step_s\": %.9f, \"steal_s\": %s, \"involuntary_switches\": %s}\n",
-               step, loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
-               r->comm_s, r->step_s, steal, switches);
-#else
-    if (o->json)
-        printf("{\"step\": %d, \"loss\": %s, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, "
-               "\"step_s\": %.9f, \"steal_s\": %s, \"involuntary_switches\": %s}\n",
-               step, loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
-               r->step_s, steal, switches);
-#endif
-    else if (!silent)
+    if (o->json) {
+        fprintf(out, "{\"step\": %d, \"loss\": %s, \"forward_s\": %.9f, \"backward_s\": %.9f, \"update_s\": %.9f, ",
+                step, loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE]);
+        dist_step_json(out, r);
+        fprintf(out, "\"step_s\": %.9f, \"steal_s\": %s, \"involuntary_switches\": %s}\n", r->step_s, steal,
+                switches);
+    } else if (!silent)
         fprintf(stderr, "step %4d  loss %.6f  (forward %.3f s, backward %.3f s, update %.3f s, step %.3f s)\n",
                 step, r->loss, r->phase_s[PHASE_FORWARD], r->phase_s[PHASE_BACKWARD], r->phase_s[PHASE_UPDATE],
                 r->step_s);
-    fflush(stdout);
+    fflush(out);
 }
 
 // Runs n steps from `first`, one call per step unless the executor runs the
@@ -234,8 +205,8 @@ typedef struct {
 } Run;
 
 static void list_configs(void) {
-    for (size_t i = 0; gpt2_named_config_name(i); i++) printf("%s\n", gpt2_named_config_name(i));
-    if (fflush(stdout) != 0) die("stdout: cannot write the configurations");
+    for (size_t i = 0; gpt2_named_config_name(i); i++) fprintf(out, "%s\n", gpt2_named_config_name(i));
+    if (fflush(out) != 0) die("stdout: cannot write the configurations");
 }
 
 // The model's configuration and shapes (from --model or --config) and, with
@@ -254,22 +225,13 @@ static void load_model(Options *o, Run *run) {
         o->B = run->state.B;
         o->T = run->state.T;
     }
-    int ranks = 1;
-#ifdef DISTRIBUTED
-    ranks = dist_ranks();
-#endif
+    int ranks = dist_ranks();
     char why[512];
     if (options_check_model(o, &run->config, ranks, why, sizeof(why)) != 0) die("%s", why);
-#ifdef DISTRIBUTED
     if (dist_check_executor(&o->exec, &err) != 0) die("%s", err.message);
-#endif
-    run->b0 = 0;
-    run->b1 = o->B;
-#ifdef DISTRIBUTED
     // the global batch split over the ranks, each rank at least one sequence
     dist_set_global_batch(o->B);
     dist_share(o->B, dist_rank(), ranks, &run->b0, &run->b1);
-#endif
 }
 
 // Where the batches come from: the debug state's batch, a token file, or the synthetic stream.
@@ -288,7 +250,6 @@ static void load_data(const Options *o, Run *run) {
         die("%s", err.message);
 }
 
-#ifdef DISTRIBUTED
 // 64-bit FNV-1a of n bytes: a token file's or a debug state's batch, compared across ranks.
 static uint64_t fnv1a(const void *data, size_t n) {
     const unsigned char *p = data;
@@ -299,8 +260,12 @@ static uint64_t fnv1a(const void *data, size_t n) {
 
 // Before any collective work: every rank has checked its own options and inputs, and now all
 // of them compare what must match (docs/mpi.md, "Ranks that disagree"). A rank that failed got
-// here through die(), with its line instead of these settings.
+// here through die(), with its line instead of these settings. One process agrees with itself.
 static void agree(const Options *o, const Run *run) {
+    if (dist_ranks() == 1) {
+        agreed = 1;
+        return;
+    }
     DistSetting s[DIST_MAX_SETTINGS];
     int n = 0;
 #define SETTING(label, ...) snprintf(s[n].name, sizeof(s[n].name), "%s", label), \
@@ -342,13 +307,12 @@ static void agree(const Options *o, const Run *run) {
     int status = dist_agree(DIST_READY, NULL, s, n, line, sizeof(line));
     if (status != DIST_AGREED) {
         if (!silent && line[0]) fprintf(stderr, "%s: %s\n", program, line);
-        fflush(stdout);
+        fflush(out);
         dist_finalize();
         exit(status);
     }
     agreed = 1;
 }
-#endif
 
 // --data-order: the token offset of each step's batch, one per line.
 static void print_data_order(const Options *o, Run *run) {
@@ -357,11 +321,11 @@ static void print_data_order(const Options *o, Run *run) {
     if (!inputs || !targets) die("out of memory for a batch");
     for (int i = 0; i < o->steps; i++) {
         batch_source_next(&run->batches, inputs, targets);
-        printf("%zu\n", run->batches.last_offset);
+        fprintf(out, "%zu\n", run->batches.last_offset);
     }
     free(inputs);
     free(targets);
-    if (fflush(stdout) != 0) die("stdout: cannot write the data order");
+    if (fflush(out) != 0) die("stdout: cannot write the data order");
 }
 
 // The parameters' memory, filled from the checkpoint or the seeded initialisation.
@@ -372,9 +336,8 @@ static void load_parameters(const Options *o, Run *run) {
     if (o->model_path) {
         if (checkpoint_read_params(o->model_path, &run->model, &err) != 0) die("%s", err.message);
     } else if (!o->describe) {
-#ifndef GPT2_SMPI // built for SMPI the compute is simulated: the values are never read, and every rank would draw them
-        gpt2_init_random(&run->model, (uint64_t)o->seed); // --describe needs shapes only
-#endif
+        // where the compute is simulated the values are never read, and every rank would draw them
+        if (!dist_simulated()) gpt2_init_random(&run->model, (uint64_t)o->seed); // --describe needs shapes only
     }
 }
 
@@ -383,48 +346,27 @@ static void print_info(const Options *o, const Run *run) {
     const ExecutorInfo *info = &run->info;
     const char *model = o->model_path ? o->model_path : o->config_name;
     if (o->json) {
-        printf("{\"info\": {\"variant\": \"%s\", \"compiler\": \"%s\", \"kernels\": \"%s\", \"threads\": %d, "
+        fprintf(out, "{\"info\": {\"variant\": \"%s\", \"compiler\": \"%s\", \"kernels\": \"%s\", \"threads\": %d, "
                "\"omp_runtime\": \"%s\", ",
                EXECUTOR_NAME, COMPILER_NAME, KERNELS_NAME, info->threads, openmp_runtime());
-        print_placement_json(stdout, info->threads);
-        if (info->runtime_json[0]) printf(", \"runtime\": {%s}", info->runtime_json);
-#ifdef DISTRIBUTED
-        // where each rank ran: its host, its sequences of the batch, the CPUs of its threads
-        char *fragment = NULL, host[256] = "";
-        size_t fragment_len = 0;
-        FILE *f = open_memstream(&fragment, &fragment_len);
-        if (!f) die("out of memory for the info line");
-        gethostname(host, sizeof(host) - 1);
-        fprintf(f, "{\"rank\": %d, \"host\": \"%s\", \"sequences\": [%d, %d], ", dist_rank(), host, run->b0,
-                run->b1);
-        print_placement_json(f, info->threads);
-        fprintf(f, "}");
-        fclose(f);
-        printf(", \"ranks\": %d, \"executor\": \"%s\", \"update\": \"%s\", \"collective\": \"%s\", "
-               "\"overlap\": \"%s\", \"comm_bytes_per_step\": %lld, \"comm_message_bytes\": %lld, ",
-               dist_ranks(), o->exec.executor ? o->exec.executor : "forkjoin",
-               o->exec.sharded_update ? "sharded" : "replicated", o->exec.direct_collective ? "direct" : "ring",
-               o->exec.overlap ? "on" : "off",
-               dist_comm_bytes_per_step(run->ex),
-               dist_comm_message_bytes());
-        dist_placement_json(stdout, fragment);
-        free(fragment);
-#endif
-        printf(", ");
-        chunking_write_json(stdout, &info->chunking);
-        printf(", \"chunking_auto\": ["); // the knobs the executor chose for its thread count
+        print_placement_json(out, info->threads);
+        if (info->runtime_json[0]) fprintf(out, ", \"runtime\": {%s}", info->runtime_json);
+        fprintf(out, ", ");
+        dist_info_json(out, &o->exec, run->ex, run->b0, run->b1, print_placement_json, info->threads);
+        chunking_write_json(out, &info->chunking);
+        fprintf(out, ", \"chunking_auto\": ["); // the knobs the executor chose for its thread count
         for (int k = 0, n = 0; k < N_CHUNK_KNOBS; k++) {
             const ChunkKnob *knob = &chunk_knobs()[k];
-            if (info->chunking.chosen & knob->chosen) printf("%s\"%s\"", n++ ? ", " : "", knob->name);
+            if (info->chunking.chosen & knob->chosen) fprintf(out, "%s\"%s\"", n++ ? ", " : "", knob->name);
         }
-        printf("], \"chunked\": %s, \"weights_packed_per_step\": %s, "
+        fprintf(out, "], \"chunked\": %s, \"weights_packed_per_step\": %s, "
                "\"tasks_per_step\": %ld, \"edges_per_step\": %ld, \"ops_per_step\": %d, \"config\": \"%s\", "
                "\"B\": %d, \"T\": %d, \"L\": %d, \"NH\": %d, \"C\": %d, \"V\": %d, \"Vp\": %d, "
                "\"num_parameters\": %zu}}\n",
                info->chunking.batch_subsize > 0 ? "true" : "false", run->step.packed_floats > 0 ? "true" : "false",
                info->chunks_per_step, info->edges_per_step, run->step.n_ops, model, o->B, o->T, c->num_layers,
                c->num_heads, c->channels, c->vocab_size, c->padded_vocab_size, run->model.num_parameters);
-        fflush(stdout);
+        fflush(out);
     } else if (!silent) {
         fprintf(stderr, "%s: %s, B=%d T=%d, %zu parameters, %d threads, %ld chunks per step", program, model, o->B,
                 o->T, run->model.num_parameters, info->threads, info->chunks_per_step);
@@ -480,11 +422,7 @@ static int step_packs_weights(const Options *o, Run *run, int executor_packs) {
 static void make_executor(const Options *o, Run *run, int check_only) {
     Error err = {{0}};
     run->adamw = (AdamWSettings){o->lr, 0.9f, 0.999f, 1e-8f, o->weight_decay};
-#ifdef DISTRIBUTED
-    int executor_packs = dist_packs_weights(&o->exec); // the node-level executor's declaration
-#else
-    int executor_packs = EXECUTOR_PACKS_WEIGHTS;
-#endif
+    int executor_packs = dist_packs_weights(&o->exec); // a distributed variant's: its node-level executor's
     int pack_weights = step_packs_weights(o, run, executor_packs);
     if (step_describe(&run->step, &run->model, run->adamw, &run->batches, pack_weights) != 0)
         die("out of memory describing the step");
@@ -517,7 +455,7 @@ static void describe_step(const Options *o, Run *run) {
 
 // --describe: each operation with its FLOPs and compulsory bytes.
 static void print_step_description(const Run *run) {
-    if (traffic_write_json(&run->step, stdout) != 0 || fflush(stdout) != 0)
+    if (traffic_write_json(&run->step, out) != 0 || fflush(out) != 0)
         die("stdout: cannot write the step description");
 }
 
@@ -556,30 +494,21 @@ static void run_training(const Options *o, Run *run) {
         run->step.adamw.weight_decay = 0.0f;
         StepReport probe;
         executor_train(run->ex, 0, 1, run->losses, &probe, NULL);
-#ifdef DISTRIBUTED
+        dist_settle(run->ex);
         // the whole batch's logits and the whole averaged gradient, as one process has them
         GPT2 whole = run->model;
         whole.acts.logits = dist_gather_sequences(run->model.acts.logits,
-                                                  (size_t)o->T * run->config.padded_vocab_size);
+                                                  (size_t)o->T * run->config.padded_vocab_size, o->B);
         if (!whole.acts.logits) die("out of memory gathering the logits");
         dist_gather_gradients(run->ex);
         run->failures += verify_debug_state(&whole, &run->state, run->losses[0], o->tolerance, o->json);
         free(whole.acts.logits);
-#else
-        run->failures += verify_debug_state(&run->model, &run->state, run->losses[0], o->tolerance, o->json);
-#endif
-#ifdef DISTRIBUTED
-        dist_reset_moments(run->ex); // only this rank's: the others' are never touched
-#else
-        memset(run->model.m_memory, 0, run->model.num_parameters * sizeof(float));
-        memset(run->model.v_memory, 0, run->model.num_parameters * sizeof(float));
-#endif
+        dist_reset_moments(run->ex, &run->model); // only this rank's: the others' are never touched
         run->step.adamw = run->adamw;
     }
-#ifdef DISTRIBUTED
     if (o->trace_path) dist_sync_trace_origin(&run->trace);
-#endif
     train(run->ex, o, 0, o->steps, run->losses, run->reports, &run->trace);
+    dist_settle(run->ex);
 #if defined(USE_LIKWID) || defined(USE_PAPI)
     counters_finish(&counters, stderr);
 #endif
@@ -597,11 +526,9 @@ static void verify(const Options *o, Run *run) {
 // --trace and --save.
 static void save(const Options *o, Run *run) {
     Error err = {{0}};
-#ifdef DISTRIBUTED
     // one trace of every rank, written by rank 0; one checkpoint (the ranks' parameters are equal)
     if (o->trace_path) dist_gather_trace(&run->trace, run->info.threads);
     if (silent) return;
-#endif
     if (o->trace_path) {
         FILE *f = fopen(o->trace_path, "w");
         if (!f || trace_write_csv(&run->trace, &run->step, f) != 0 || fclose(f) != 0)
@@ -641,33 +568,24 @@ static void check_outputs(const Options *o) {
 
 int main(int argc, char **argv) {
     snprintf(program, sizeof(program), "gpt2-%s", EXECUTOR_NAME);
-#ifdef DISTRIBUTED
     dist_init(&argc, &argv);
     silent = dist_rank() != 0;
-#ifdef GPT2_SMPI
-    rank_stdout = silent ? fopen("/dev/null", "w") : process_stdout();
-    if (!rank_stdout) die("/dev/null: cannot open");
-#else
-    if (silent && !freopen("/dev/null", "w", stdout)) die("/dev/null: cannot open");
-#endif
-#endif
+    if (!(out = dist_output())) die("/dev/null: cannot open");
     Options o = parse_options(argc, argv);
     if (o.list_configs) {
         list_configs();
         leave(0);
     }
     if (o.list_knobs) {
-        options_list_knobs(stdout);
-        if (fflush(stdout) != 0) die("stdout: cannot write the knobs");
+        options_list_knobs(out);
+        if (fflush(out) != 0) die("stdout: cannot write the knobs");
         leave(0);
     }
     check_outputs(&o);
     static Run run; // zeroed: what a step has not built yet frees as nothing
     load_model(&o, &run);
     load_data(&o, &run);
-#ifdef DISTRIBUTED
     agree(&o, &run);
-#endif
     if (o.check) {
         // every refusal a run would make, its executor's included, on the model's shapes: the
         // parameters are allocated, not initialised (untouched pages cost nothing)

@@ -391,8 +391,8 @@ void options_usage(FILE *out, const char *program, int distributed) {
             "  regular file, existing or new, or /dev/null to discard.\n");
     if (distributed)
         fprintf(out,
-                "  --executor NAME      node-level executor inside each rank: forkjoin, tasks, taskiter\n"
-                "                       (default forkjoin)\n"
+                "  --executor NAME      node-level executor inside each rank: forkjoin, tasks, taskiter,\n"
+                "                       nosv, starpu (those this build has; default forkjoin)\n"
                 "  --update MODE        replicated (all-reduce, full AdamW on every rank) or sharded\n"
                 "                       (ZeRO-1: AdamW on this rank's shard, then all-gather; default)\n"
                 "  --collective ALG     ring (reduce-scatter and all-gather around the ranks: each rank\n"

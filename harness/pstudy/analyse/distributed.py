@@ -38,10 +38,20 @@ backward pass's task work; the buckets' collectives run one after the other, eac
 reduce-scatter's time (and the replicated update's gradient all-gather's) x its share of the
 parameters (its AdamW operations' bytes). So, with f_k the end of bucket k's collective,
 
-  f_k = max(f_{k-1}, ready_k) + comm_k,   step = max(f_last, compute) + update + [parameters' all-gather]
+  f_k = max(f_{k-1}, ready_k) + comm_k,   step = max(f_last, compute) + update
 
 (no contention between the communication and the compute: the communication thread on a core of
-its own). The frame gives both: predicted_step_s (--overlap off) and predicted_step_overlap_s.
+its own). With the sharded update the parameters' all-gather runs on that thread too, bucket by
+bucket beside the next step's forward pass (wte's bucket first, then the blocks from the first: the
+order the forward pass reads them), each taking the whole all-gather's time x its share of the
+parameters, and the forward pass of a bucket's layers waits for its own: in the steady state, with
+g_k the end of bucket k's all-gather counted from the step's start and s_k the share of the
+forward pass's task work done before the bucket's first operation,
+
+  g_k = g_{k-1} + gather_k,   F_k = max(F_{k-1} + forward x (s_k - s_{k-1}), g_k),
+  forward ends at F_last + forward x (1 - s_last), and the reductions start after g_last.
+
+The frame gives both: predicted_step_s (--overlap off) and predicted_step_overlap_s.
 
 Efficiency: against one rank of the layout (the same threads and share of its node) alone, without
 communication and with the whole update, on the batch of one rank (weak scaling: the per-rank batch)
@@ -151,34 +161,63 @@ def rank_config(ck, batch):
                           for key, v in chunks.items())
 
 
-def bucket_profile(g, work):
-    """The buckets of --overlap on in the order they are handed over (the module comment): per bucket
-    (the share of the backward pass's task work done when its gradients are final, its share of the
-    parameters)."""
+def _phase_work(g, work, phase):
+    """({operation: seconds of its tasks in `phase`}, their sum, {layer: its share of the parameters
+    (its AdamW operations' bytes)})."""
     per_op, params = {}, {}
     for t in range(g.n_tasks):
-        if g.phase[t] == "backward":
+        if g.phase[t] == phase:
             per_op[g.op[t]] = per_op.get(g.op[t], 0.0) + work.duration[t]
     for op in g.ops:
         if op.get("kernel") == "adamw":
             params[op["layer"]] = params.get(op["layer"], 0.0) + float(op.get("bytes") or 0)
-    total, done, ready = sum(per_op.values()), 0.0, {}
+    size = sum(params.values())
+    return per_op, sum(per_op.values()), {layer: b / size if size > 0 else 0.0 for layer, b in params.items()}
+
+
+def bucket_profile(g, work):
+    """The buckets of --overlap on in the order they are handed over (the module comment): per bucket
+    (the share of the backward pass's task work done when its gradients are final, its share of the
+    parameters)."""
+    per_op, total, shares = _phase_work(g, work, "backward")
+    done, ready = 0.0, {}
     for op in sorted(per_op):
         done += per_op[op]
         ready[g.ops[op]["layer"]] = done / total if total > 0 else 1.0
     ready[-1] = 1.0
-    size = sum(params.values())
-    layers = sorted((layer for layer in params if layer >= 0), reverse=True) + [-1]
-    return [(ready.get(layer, 1.0), params.get(layer, 0.0) / size if size > 0 else 0.0) for layer in layers]
+    layers = sorted((layer for layer in shares if layer >= 0), reverse=True) + [-1]
+    return [(ready.get(layer, 1.0), shares.get(layer, 0.0)) for layer in layers]
 
 
-def overlapped_step(compute, forward, profile, bucket_comm_s, after_s):
+def gather_profile(g, work):
+    """The buckets of the sharded update's parameter all-gathers in the order the forward pass reads
+    them (the module comment): per bucket (the share of the forward pass's task work done before its
+    first operation, its share of the parameters)."""
+    per_op, total, shares = _phase_work(g, work, "forward")
+    done, first = 0.0, {}
+    for op in sorted(per_op):
+        first.setdefault(g.ops[op]["layer"], done / total if total > 0 else 0.0)
+        done += per_op[op]
+    first[-1] = 0.0
+    layers = [-1] + sorted(layer for layer in shares if layer >= 0)
+    return [(first.get(layer, 0.0), shares.get(layer, 0.0)) for layer in layers]
+
+
+def overlapped_step(compute, forward, profile, bucket_comm_s, after_s, gathers=(), gather_s=0.0):
     """The step with --overlap on: the buckets' collectives (bucket_comm_s for all of them) beside the
-    backward pass, then the update and what follows it (after_s; the module comment)."""
-    end = 0.0
+    backward pass, then the update and what follows it (after_s); with `gathers` (gather_profile),
+    the parameters' all-gathers (gather_s for all of them) beside the forward pass first (the module
+    comment)."""
+    start = gathered = done = 0.0
+    for first, share in gathers:
+        gathered += gather_s * share
+        start = max(start + forward * (first - done), gathered)
+        done = first
+    forward_end = start + forward * (1.0 - done)
+    end = gathered
     for ready, share in profile:
-        end = max(end, forward + (compute - forward) * ready) + bucket_comm_s * share
-    return max(end, compute) + after_s
+        end = max(end, forward_end + (compute - forward) * ready) + bucket_comm_s * share
+    return max(end, forward_end + compute - forward) + after_s
 
 
 def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target, overhead=0.0, profile=None):
@@ -202,6 +241,7 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
         if part >= compute and profile is not None:
             profile["forward_s"] = _part(g, work, lambda ph: ph == "forward", view, layout.threads)
             profile["buckets"] = bucket_profile(g, work)
+            profile["gathers"] = gather_profile(g, work)
         compute = max(compute, part)
     g = graphs.get(rank_config(ck, max(1, batch // layout.ranks)), layout.threads, max(1, batch // layout.ranks))
     share = 1.0 / layout.ranks if layout.update == "sharded" else 1.0
@@ -276,8 +316,11 @@ def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, so
             comm = rs + ag
             step = compute + comm + update
         sharded = lay.update == "sharded"
+        # sharded: the parameters' all-gather beside the next forward pass; replicated: each bucket's
+        # gradients all-gathered after its reduce-scatter
         overlapped = overlapped_step(compute, profile.get("forward_s", compute), profile.get("buckets", [(1.0, 1.0)]),
-                                     rs + (0.0 if sharded else ag), update + (ag if sharded else 0.0))
+                                     rs + (0.0 if sharded else ag), update,
+                                     profile.get("gathers", ((0.0, 1.0),)) if sharded else (), ag if sharded else 0.0)
         out.append({"ranks": lay.ranks, "threads": lay.threads, "ranks_per_node": lay.ranks_per_node,
                     "nodes": lay.nodes, "update": lay.update, "collective": lay.collective, "compute_s": compute,
                     "reduce_scatter_s": rs, "reduce_scatter_bound_s":

@@ -1,5 +1,5 @@
 """The communication of gpt2-mpi's step, replayed message by message on SimGrid (Debian's
-python3-simgrid), the schedule variants/mpi.c runs under each --collective:
+python3-simgrid), the schedule variants/mpi_collectives.c runs under each --collective:
 
 ring (the default):
   reduce-scatter  every rank posts its 4-byte loss to every other rank (counted as one latency, not
@@ -47,7 +47,7 @@ from pstudy.errors import StudyError
 TIMEOUT_S = 600
 COLLECTIVES = ("reduce_scatter", "all_gather")
 ALGORITHMS = ("ring", "direct")  # variants/mpi.c's --collective
-RING_DEPTH = 8  # variants/mpi.c's: the ring cuts a shard into at least this many messages
+RING_DEPTH = 8  # variants/mpi_collectives.c's: the ring cuts a shard into at least this many messages
 REPLAY_MESSAGES = 256
 _replayed = {}  # spec (as JSON) -> seconds: a layout's collectives depend on neither batch nor scaling
 

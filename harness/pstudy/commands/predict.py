@@ -134,7 +134,7 @@ def main_distributed(args, directory, meta, source, target):
               f"{r['reduce_scatter_s']:>9.4f} {r['all_gather_s']:>9.4f} {r['update_s']:>9.4f} "
               f"{r['predicted_step_s']:>9.4f} {100 * r['efficiency']:>5.1f}% {r['predicted_step_overlap_s']:>9.4f}")
     print("step_s: --overlap off (the binary's default); overlap_s: --overlap on, the gradients reduced bucket by "
-          "bucket beside the backward pass")
+          "bucket beside the backward pass (sharded: the parameters all-gathered beside the next forward pass)")
     if len(validation):
         print("validation (measured gpt2-mpi points of the results, one node):")
         for _, r in validation.iterrows():

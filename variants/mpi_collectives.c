@@ -1,0 +1,300 @@
+// The collectives of gpt2-mpi over MPI point-to-point messages (--collective):
+//   ring    (default) the ranks form a ring, r sending to r+1 and receiving
+//           from r-1. Reduce-scatter: R-1 steps; at step s rank r sends its
+//           partial sum of shard r-s-1 (mod R) to r+1 and receives that of
+//           shard r-s-2 from r-1, adding its own share; after the last step
+//           it holds shard r whole. All-gather: R-1 steps; at step s rank r
+//           sends shard r-s to r+1 and receives shard r-s-1. Every rank sends
+//           (R-1)/R of the buffer and every link carries the same at the same
+//           time: the bandwidth bound of Thakur, Rabenseifner and Gropp (2005).
+//           MPICH takes the ring for long all-gathers and a pairwise exchange
+//           for long reduce-scatters (the same bytes); the ring serves both
+//           here because its partial sums travel in one fixed order around it,
+//           with two blocks of scratch, where a pairwise exchange would hold
+//           every rank's block at once to sum them in a fixed order.
+//   direct  every rank sends each shard straight to its owner, which receives
+//           rank 0's block, then rank 1's, ... : the same bytes, but the
+//           receivers pull from one sender at a time, so the time grows with R
+//           on a network (kept to show the difference).
+//
+// Determinism: every reduction is driven by point-to-point messages in a
+// fixed order, never by a library collective whose algorithm (and so whose
+// summation order) the library picks. With w_r the weight of rank r, element
+// i of shard q is
+//   ring:   w_{q+1} g_{q+1}[i] + w_{q+2} g_{q+2}[i] + ... + w_q g_q[i]
+//           summed left to right from rank q+1 around the ring (mod R) to q
+//   direct: w_0 g_0[i] + w_1 g_1[i] + ... + w_{R-1} g_{R-1}[i]
+//           summed left to right in rank order on rank q
+// (each partial sum travels as a float, so where it is added does not
+// matter). The order depends on R, the collective and the partition's shards
+// only, never on the threads that add; at R <= 2 the two collectives give the
+// same bits (a sum of two terms does not depend on their order). The
+// all-gathers only copy. The losses: every rank sends its own to every other,
+// which sum them weighted in rank order.
+#define _GNU_SOURCE
+#include "mpi_collectives.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "simulation.h"
+
+// the ring's reduce-scatter cuts each shard into at least this many messages,
+// so that receiving, adding and forwarding overlap (a shard of one message
+// would be received whole, then added, then sent: three times the time)
+#define RING_DEPTH 8
+// blocks of at least this many floats are added by the rank's threads
+#define PARALLEL_ADD ((size_t)1 << 16)
+// a polling wait's pause between two tests of its messages: from the first,
+// doubled after each test that finds them unfinished up to the last, so that
+// a thread waiting for a slower rank wakes (and takes its core from the
+// compute threads) a thousand times a second, not fifty thousand, while
+// messages that are under way are seen within 20 us
+#define POLL_FIRST_NS 20000
+#define POLL_LAST_NS 1000000
+
+void partition_free(Partition *p) {
+    free(p->blocks);
+    free(p->first);
+    p->blocks = NULL;
+    p->first = NULL;
+}
+
+int partition_of(Partition *p, int R, Span *const *pieces, const int *n, size_t block) {
+    p->first = malloc((size_t)(R + 1) * sizeof(int));
+    if (!p->first) return -1;
+    long count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        count = 0;
+        for (int q = 0; q < R; q++) {
+            p->first[q] = (int)count;
+            for (int i = 0; i < n[q];) {
+                size_t lo = pieces[q][i].lo, hi = pieces[q][i].hi;
+                for (i++; i < n[q] && pieces[q][i].lo == hi; i++) hi = pieces[q][i].hi;
+                for (size_t at = lo; at < hi; at += block, count++)
+                    if (pass) p->blocks[count] = (Block){at, (int)(hi - at < block ? hi - at : block)};
+            }
+        }
+        if (!pass && !(p->blocks = malloc((size_t)(count > 0 ? count : 1) * sizeof(Block)))) return -1;
+    }
+    p->first[R] = (int)count;
+    return 0;
+}
+
+int partition_of_ranges(Partition *p, int R, const size_t *cut, size_t block) {
+    Span *range = malloc((size_t)R * sizeof(Span)), **pieces = malloc((size_t)R * sizeof(Span *));
+    int *n = malloc((size_t)R * sizeof(int)), status = -1;
+    if (range && pieces && n) {
+        for (int q = 0; q < R; q++) {
+            range[q] = (Span){cut[q], cut[q + 1], 1};
+            pieces[q] = &range[q];
+            n[q] = 1;
+        }
+        status = partition_of(p, R, pieces, n, block);
+    }
+    free(range);
+    free(pieces);
+    free(n);
+    return status;
+}
+
+int partition_blocks(const Partition *p, int R) { return p->first ? p->first[R] : 0; }
+
+size_t partition_shard_elements(const Partition *p, int q) {
+    size_t n = 0;
+    for (int b = p->first[q]; b < p->first[q + 1]; b++) n += (size_t)p->blocks[b].count;
+    return n;
+}
+
+size_t reduce_block_floats(size_t widest, int direct) {
+    if (direct) return BLOCK_FLOATS;
+    size_t block = (widest + RING_DEPTH - 1) / RING_DEPTH;
+    return block > BLOCK_FLOATS ? BLOCK_FLOATS : block < 1 ? 1 : block;
+}
+
+// a send and a receive of every block, and the losses'
+size_t collective_requests(int most_blocks, int ranks) { return 2 * (size_t)most_blocks + 4 * (size_t)ranks + 8; }
+
+static void wait_all(int n, MPI_Request *requests, Where where) {
+    if (!where.poll) {
+        MPI_Waitall(n, requests, MPI_STATUSES_IGNORE);
+        return;
+    }
+    for (long ns = POLL_FIRST_NS;; ns = 2 * ns < POLL_LAST_NS ? 2 * ns : POLL_LAST_NS) {
+        int done;
+        MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
+        if (done) return;
+        struct timespec pause = {0, ns};
+        nanosleep(&pause, NULL);
+    }
+}
+
+void reduce_losses(const Collective *c, float *loss) {
+    int R = c->ranks, me = c->rank, n_req = 0;
+    float losses[R > 0 ? R : 1];
+    losses[me] = *loss;
+    for (int q = 0; q < R; q++) {
+        if (q == me) continue;
+        MPI_Isend(loss, 1, MPI_FLOAT, q, TAG_LOSS, MPI_COMM_WORLD, &c->requests[n_req++]);
+        MPI_Irecv(&losses[q], 1, MPI_FLOAT, q, TAG_LOSS, MPI_COMM_WORLD, &c->requests[n_req++]);
+    }
+    MPI_Waitall(n_req, c->requests, MPI_STATUSES_IGNORE);
+    float sum = 0.0f;
+    for (int q = 0; q < R; q++) sum += c->weights[q] * losses[q];
+    *loss = sum;
+}
+
+// Posts sends of shard q's blocks of buf to rank `to`, into c->requests from *n_req.
+static void send_shard(const Collective *c, const float *buf, const Partition *p, int q, int to, int tag,
+                       int *n_req) {
+    for (int b = p->first[q]; b < p->first[q + 1]; b++)
+        MPI_Isend(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, to, tag, MPI_COMM_WORLD,
+                  &c->requests[(*n_req)++]);
+}
+
+// acc = w g (the first rank's block), else acc += w g
+static void direct_add(float *acc, const float *g, size_t count, float w, int first) {
+    if (SIMULATED) {
+        simulate_bytes(12.0 * (double)count); // acc += w * g: g read, acc read and written
+    } else if (first) {
+        for (size_t i = 0; i < count; i++) acc[i] = w * g[i];
+    } else {
+        for (size_t i = 0; i < count; i++) acc[i] += w * g[i];
+    }
+}
+
+// direct: blocks of shard q go from every rank to rank q, which sums them in rank order.
+static void reduce_scatter_direct(const Collective *c, float *buf, const Partition *p, Where where) {
+    int R = c->ranks, me = c->rank, n_req = 0;
+    for (int q = 0; q < R; q++)
+        if (q != me) send_shard(c, buf, p, q, q, TAG_REDUCE, &n_req);
+    // messages from one rank with one tag arrive in the order sent: block after block
+    for (int b = p->first[me]; b < p->first[me + 1]; b++) {
+        size_t at = p->blocks[b].at, count = (size_t)p->blocks[b].count;
+        for (int q = 0; q < R; q++) {
+            const float *g = buf + at;
+            if (q != me) {
+                if (where.poll) {
+                    MPI_Request request;
+                    MPI_Irecv(c->recv, (int)count, MPI_FLOAT, q, TAG_REDUCE, MPI_COMM_WORLD, &request);
+                    wait_all(1, &request, where);
+                } else {
+                    MPI_Recv(c->recv, (int)count, MPI_FLOAT, q, TAG_REDUCE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                }
+                g = c->recv;
+            }
+            direct_add(c->acc, g, count, c->weights[q], q == 0);
+        }
+        // this shard's blocks are not among the ones being sent
+        if (SIMULATED) simulate_bytes(8.0 * (double)count);
+        else memcpy(buf + at, c->acc, count * sizeof(float));
+    }
+    wait_all(n_req, c->requests, where);
+}
+
+// g = w_prev in + w_me g (the first step: `in` holds the previous rank's raw
+// values), else g = in + w_me g. Elementwise: the threads change no sum's order.
+static void ring_add(float *g, const float *in, size_t count, float w_prev, float w_me, int first, int threads) {
+    if (SIMULATED) {
+        simulate_bytes(12.0 * (double)count); // g = in + w g: in read, g read and written
+    } else if (threads > 1 && count >= PARALLEL_ADD) {
+        if (first) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+            for (size_t i = 0; i < count; i++) g[i] = w_prev * in[i] + w_me * g[i];
+        } else {
+#pragma omp parallel for schedule(static) num_threads(threads)
+            for (size_t i = 0; i < count; i++) g[i] = in[i] + w_me * g[i];
+        }
+    } else if (first) {
+        for (size_t i = 0; i < count; i++) g[i] = w_prev * in[i] + w_me * g[i];
+    } else {
+        for (size_t i = 0; i < count; i++) g[i] = in[i] + w_me * g[i];
+    }
+}
+
+// ring: step s receives the partial sum of shard me-s-2 from the previous
+// rank block by block (the next block's receive posted before this one is
+// added: two buffers) and adds this rank's weighted values in place; that
+// shard is the one step s+1 forwards, so each block goes on to the next rank
+// as soon as it is added: the steps pipeline, and the link never waits for a
+// whole shard's adds. Step 0 sends the raw values of shard me-1 (the receiver
+// weighs them). A block being sent is never written again.
+static void reduce_scatter_ring(const Collective *c, float *buf, const Partition *p, Where where) {
+    int R = c->ranks, me = c->rank, next = (me + 1) % R, prev = (me + R - 1) % R, n_req = 0;
+    float w_me = c->weights[me], w_prev = c->weights[prev];
+    if (R == 1) {
+        for (int b = p->first[0]; b < p->first[1]; b++)
+            for (size_t i = p->blocks[b].at; i < p->blocks[b].at + (size_t)p->blocks[b].count; i++)
+                buf[i] = w_me * buf[i];
+        return;
+    }
+    send_shard(c, buf, p, (me + R - 1) % R, next, TAG_REDUCE, &n_req);
+    float *scratch[2] = {c->recv, c->acc};
+    for (int s = 0; s < R - 1; s++) {
+        int recv_q = ((me - s - 2) % R + R) % R, b0 = p->first[recv_q], b1 = p->first[recv_q + 1];
+        MPI_Request pending[2];
+        if (b0 < b1)
+            MPI_Irecv(scratch[0], p->blocks[b0].count, MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD, &pending[0]);
+        int x = 0;
+        for (int b = b0; b < b1; b++, x ^= 1) {
+            size_t count = (size_t)p->blocks[b].count;
+            if (b + 1 < b1)
+                MPI_Irecv(scratch[x ^ 1], p->blocks[b + 1].count, MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD,
+                          &pending[x ^ 1]);
+            wait_all(1, &pending[x], where);
+            float *g = buf + p->blocks[b].at;
+            ring_add(g, scratch[x], count, w_prev, w_me, s == 0, where.threads);
+            if (s + 1 < R - 1)
+                MPI_Isend(g, (int)count, MPI_FLOAT, next, TAG_REDUCE, MPI_COMM_WORLD, &c->requests[n_req++]);
+        }
+    }
+    wait_all(n_req, c->requests, where);
+}
+
+void reduce_scatter(const Collective *c, float *buf, const Partition *p, Where where) {
+    if (c->direct) reduce_scatter_direct(c, buf, p, where);
+    else reduce_scatter_ring(c, buf, p, where);
+}
+
+// direct: every shard to every rank at once; ring: R-1 steps around the ring,
+// each receiving straight into buf the shard the next step forwards.
+void all_gather(const Collective *c, float *buf, const Partition *p, Where where) {
+    int R = c->ranks, me = c->rank;
+    if (c->direct) {
+        int n_req = 0;
+        for (int q = 0; q < R; q++) {
+            if (q == me) continue;
+            send_shard(c, buf, p, me, q, TAG_GATHER, &n_req);
+            for (int b = p->first[q]; b < p->first[q + 1]; b++)
+                MPI_Irecv(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, q, TAG_GATHER, MPI_COMM_WORLD,
+                          &c->requests[n_req++]);
+        }
+        wait_all(n_req, c->requests, where);
+        return;
+    }
+    int next = (me + 1) % R, prev = (me + R - 1) % R;
+    for (int s = 0; s < R - 1; s++) {
+        int send_q = ((me - s) % R + R) % R, recv_q = ((me - s - 1) % R + R) % R, n_req = 0;
+        for (int b = p->first[recv_q]; b < p->first[recv_q + 1]; b++)
+            MPI_Irecv(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, prev, TAG_GATHER, MPI_COMM_WORLD,
+                      &c->requests[n_req++]);
+        send_shard(c, buf, p, send_q, next, TAG_GATHER, &n_req);
+        wait_all(n_req, c->requests, where);
+    }
+}
+
+// reduce-scatter: every shard but its own; all-gather: every shard but the
+// next rank's (ring) or its own to every other rank (direct)
+size_t reduce_scatter_sent(const Collective *c, const Partition *p) {
+    size_t all = 0;
+    for (int q = 0; q < c->ranks; q++) all += partition_shard_elements(p, q);
+    return c->ranks == 1 ? 0 : all - partition_shard_elements(p, c->rank);
+}
+
+size_t all_gather_sent(const Collective *c, const Partition *p) {
+    int R = c->ranks;
+    if (R == 1) return 0;
+    if (c->direct) return partition_shard_elements(p, c->rank) * (size_t)(R - 1);
+    size_t all = 0;
+    for (int q = 0; q < R; q++) all += partition_shard_elements(p, q);
+    return all - partition_shard_elements(p, (c->rank + 1) % R);
+}

@@ -1,0 +1,91 @@
+// gpt2-mpi --overlap on: the gradients reduced in buckets by a communication
+// thread while the backward pass goes on (mpi_overlap.c).
+#ifndef MPI_OVERLAP_H
+#define MPI_OVERLAP_H
+
+#include <pthread.h>
+#include "../core/step.h"
+#include "../core/trace.h"
+#include "mpi_collectives.h"
+
+// The gradients of one transformer block (or of the embeddings and the final
+// LayerNorm), reduced as soon as the backward pass has written them for the
+// last time.
+typedef struct {
+    int layer;                      // -1: wte, wpe, lnfw, lnfb
+    int n_spans;
+    Span spans[NUM_PARAM_TENSORS];  // its tensors' elements, in memory order
+    Partition reduce;               // its R sub-shards in the reduce-scatter's messages
+    Partition gather;               // and in the all-gather's: of its gradients (replicated update),
+                                    // or of its parameters after this rank's AdamW (sharded)
+    int op_start, op_wait, op_comm; // in the whole step: the operations that hand it to the
+                                    // communication thread and wait for it, and the thread's record
+    int op_gather_start, op_gather_wait, op_gather_comm; // the same for its parameters' all-gather (sharded)
+} Bucket;
+
+// What the communication thread is handed: a bucket's reduction, or its parameters' all-gather,
+// for one step.
+typedef struct {
+    int bucket, gather;
+    long generation;
+    int iteration;
+    Trace *trace;
+    float *losses;
+} Job;
+
+typedef struct {
+    StepDescription *step;      // the whole step, which the buckets' operations are appended to
+    const Collective *coll;
+    int sharded;                // each rank updates its sub-shards alone, then the parameters' all-gather
+    int n_buckets;
+    Bucket *buckets;            // in the order the backward pass finishes them: last layer first
+    Span *mine;                 // (n_mine) this rank's sub-shards: the parameters it updates (sharded)
+    int n_mine;
+    Partition params;           // the parameters' all-gather: shard q is rank q's sub-shards
+    // what the node executor runs: the step with the buckets' communication in it
+    StepDescription run;
+    Op *run_ops;
+    int *run_origin, *run_row0; // each run operation's index and first row in the whole step
+    // the communication thread and what the comm operations hand it
+    pthread_t thread;
+    int thread_started, sync_ready;
+    pthread_mutex_t lock;
+    pthread_cond_t wake, done_cond;
+    Job *queue;                 // (2 n_buckets) handed over, not yet taken
+    int queue_head, queue_count;
+    long generation;            // steps so far: done[b] == generation once bucket b is reduced in
+    long *done;                 // this step, gathered[b] once its parameters of that step are
+    long *gathered;             // all-gathered
+    long loss_generation;       // the last step whose loss the thread has summed
+    int stop;
+    Trace *trace;               // this step's, its iteration and its losses: what the jobs it hands
+    int iteration;              // over carry
+    float *losses;
+    double busy_s;              // this step's time in the thread's collectives
+} Overlap;
+
+// The buckets, the step the node executor runs (ov->run) and the thread.
+// `first_update`: the step's first AdamW operation. 0, or -1 with `why` set.
+int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int sharded, int first_update,
+                   const char **why);
+// Before a step's run of ov->run: the thread's records go to `trace` under `iteration`, and the
+// ranks' losses[iteration] are summed there.
+void overlap_begin_step(Overlap *ov, Trace *trace, int iteration, float *losses);
+// Returns once every job handed over has been done: the parameters whole again (sharded).
+void overlap_settle(Overlap *ov);
+// After it (every wait operation has returned): the seconds the thread spent in collectives.
+double overlap_busy_s(Overlap *ov);
+// Floats this rank sends per step, and the most blocks of any of its partitions.
+size_t overlap_sent(const Overlap *ov);
+int overlap_most_blocks(const Overlap *ov);
+void overlap_destroy(Overlap *ov);
+
+// The copy of the step's AdamW operation i cut to its rows in `ranges`
+// (sorted, disjoint), one copy per range that holds some of them, into out[],
+// origin[] and row0[] (when out is not NULL). Returns how many.
+int cut_op(const StepDescription *s, int i, const Span *ranges, int n_ranges, Op *out, int *origin, int *row0);
+// A trace record of a communication operation, as run_chunk makes for kernels,
+// on `thread` (-1: the communication thread, numbered by dist_gather_trace).
+void trace_comm(Trace *trace, int iteration, int op, int thread, double start, double end);
+
+#endif
