@@ -20,7 +20,7 @@ sys.path.insert(0, str(REPO / "harness"))
 
 from pstudy.analyse import prediction  # noqa: E402
 from pstudy.errors import StudyError  # noqa: E402
-from pstudy.store import traceformats  # noqa: E402
+from pstudy.store import traceformats, vocabulary  # noqa: E402
 
 VARIANTS = [v for v in ("seq", "forkjoin", "taskiter") if (BUILD / f"gpt2-{v}").exists()]
 pytestmark = pytest.mark.skipif(len(VARIANTS) < 3, reason="no built binaries (make)")
@@ -220,11 +220,11 @@ def test_bad_step_disturbance_is_one_line(sweep, tmp_path):
 
 
 def test_validation_intervals_hold_the_measured_points_run_to_run_scatter():
-    point = ("v", "gcc", "fast", 2) + (None,) * 8
-    one = ("v", "gcc", "fast", 1) + (None,) * 8
+    point = vocabulary.Point("v", "gcc", "fast", 2)
+    one = point._replace(threads=1)
     e = 2.718281828459045
     # two points of three runs, at 2 threads: sigma of the logs is 0.1 at that thread count
-    spread = prediction.RunSpread([{point: [1.0, e ** 0.1, e ** -0.1], ("w",) + point[1:]: [2.0, 2 * e ** 0.1, 2 * e ** -0.1]}],
+    spread = prediction.RunSpread([{point: [1.0, e ** 0.1, e ** -0.1], point._replace(variant="w"): [2.0, 2 * e ** 0.1, 2 * e ** -0.1]}],
                                   {point: 4})
     assert abs(spread.sigma(2) - 0.1) < 1e-12 and spread.sigma(1) == spread.sigma(2)  # 1 thread: the pool
     assert prediction.RunSpread([{point: [1.0]}], {}).sigma(2) is None

@@ -21,6 +21,12 @@ sys.path.insert(0, str(REPO / "harness"))
 
 from pstudy import common  # noqa: E402
 from pstudy.store import vocabulary  # noqa: E402
+from pstudy.analyse import prediction  # noqa: E402
+
+
+def config_key(*values):
+    """A config key from its recorded layout: variant, compiler, kernels, the chunk keys."""
+    return prediction.recorded_config_key(values)
 
 REAL_VARIANTS = [v for v in ("seq", "forkjoin", "taskiter") if (BUILD / f"gpt2-{v}").exists()]
 CEILINGS = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16" / "ceilings.json"
@@ -489,7 +495,7 @@ class _Graphs:
 def test_times_of_other_operations_are_told_apart():
     from pstudy.analyse import prediction
 
-    auto = ("taskiter", "gcc", "fast") + (0,) * len(vocabulary.CHUNK_KEYS)
+    auto = config_key("taskiter", "gcc", "fast", *(0,) * len(vocabulary.CHUNK_KEYS))
     whole = ["matmul", "attention"]
     packed = ["pack", "matmul", "attention"]
     medians = {auto: {}}
@@ -515,7 +521,7 @@ def test_best_lists_borrowed_candidates_as_not_ranked_unless_allowed(real_sweep,
 
     def borrowed_for_taskiter(medians, ck, graphs, P=1):
         ref, same = real(medians, ck, graphs, P)
-        return (ref, False) if ck[0] == "taskiter" and ref is not None else (ref, same)
+        return (ref, False) if ck.variant == "taskiter" and ref is not None else (ref, same)
     monkeypatch.setattr(prediction, "reference_match", borrowed_for_taskiter)
     frame, notes = advice.best(graphs, medians, meta, machine, machine, [2], mpi=False)
     assert "taskiter" not in set(frame["variant"]) and not frame["borrowed"].any()

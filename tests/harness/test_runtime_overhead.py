@@ -10,9 +10,14 @@ from pstudy.analyse.prediction import RuntimeOverheads
 US = 1e-6
 
 
+def config_key(*values):
+    """A config key from its recorded layout: variant, compiler, kernels, the chunk keys."""
+    return prediction.recorded_config_key(values)
+
+
 def gaps(*rows):
     """{config key: (gap, tasks, step)} for one variant's configurations, keyed by BATCH_SUBSIZE."""
-    return {("taskiter", "gcc", "fast", bs, 64, None, None, None, None): row for bs, row in enumerate(rows, 1)}
+    return {config_key("taskiter", "gcc", "fast", bs, 64, None, None, None, None): row for bs, row in enumerate(rows, 1)}
 
 
 def test_a_common_cost_per_task_is_found_exactly():
@@ -68,10 +73,10 @@ class _Graphs:
 
 
 def test_gaps_come_from_measured_one_thread_steps_and_their_replays(monkeypatch):
-    a = ("tasks", "gcc", "fast", 1, 16, None, None, None, None)
-    b = ("tasks", "gcc", "fast", 4, 64, None, None, None, None)
-    unmeasured = ("tasks", "gcc", "fast", 2, 32, None, None, None, None)
-    mpi = ("mpi", "gcc", "fast", None, None, None, None, None, None)
+    a = config_key("tasks", "gcc", "fast", 1, 16, None, None, None, None)
+    b = config_key("tasks", "gcc", "fast", 4, 64, None, None, None, None)
+    unmeasured = config_key("tasks", "gcc", "fast", 2, 32, None, None, None, None)
+    mpi = config_key("mpi", "gcc", "fast", None, None, None, None, None, None)
     replayed = {a: 0.0760, b: 0.0700, unmeasured: 0.07, mpi: 1.0}
     monkeypatch.setattr(prediction, "predict_point",
                         lambda graphs, medians, ck, threads, source, target: (replayed[ck], None))
@@ -91,8 +96,8 @@ def test_the_cost_is_added_to_every_task_and_nothing_else():
     assert work.duration == [1e-3 + 5 * US, 2e-3 + 5 * US]
 
 
-FORKJOIN = ("forkjoin", "gcc", "fast", None, None, None, None, None, None)
-SEQ = ("seq", "gcc", "fast", None, None, None, None, None, None)
+FORKJOIN = config_key("forkjoin", "gcc", "fast", None, None, None, None, None, None)
+SEQ = config_key("seq", "gcc", "fast", None, None, None, None, None, None)
 
 
 def test_the_output_line_gives_each_cost_where_it_comes_from_or_why_there_is_none():
@@ -137,7 +142,7 @@ def test_the_cost_is_measured_between_the_chunks_of_one_thread_traces(tmp_path, 
     # taskiter at 1 thread: iterations of 4 chunks of 1 ms with 10 us after each (the next iteration
     # starts 10 us after the last chunk): 10 us a task, the span to the next iteration less the chunks;
     # the warm-up iteration (0) far slower and left out; two repetitions
-    ti = ("taskiter", "gcc", "fast", 1, 16, None, None, None, None)
+    ti = config_key("taskiter", "gcc", "fast", 1, 16, None, None, None, None)
     a, b = tmp_path / "ti_r0.csv", tmp_path / "ti_r1.csv"
     step = 4 * 1e-3 + 4 * 10 * US
     _trace(a, [(0.0, [5e-3] * 4, 1e-3)] + [(1.0 + i * step, [1e-3] * 4, 10 * US) for i in range(4)])
@@ -146,7 +151,7 @@ def test_the_cost_is_measured_between_the_chunks_of_one_thread_traces(tmp_path, 
     two, short = tmp_path / "ti_t2.csv", tmp_path / "fj_r0.csv"
     _trace(two, [(0.0, [1e-3] * 4, 0.0), (1.0, [1e-3] * 4, 0.0), (2.0, [1e-3] * 4, 0.0)])
     _trace(short, [(0.0, [1e-3] * 4, 0.0), (1.0, [1e-3] * 4, 0.0)])
-    fj = ("forkjoin", "gcc", "fast") + (None,) * 6
+    fj = config_key("forkjoin", "gcc", "fast", *(None,) * 6)
     listing = [(a, prediction.config_point(ti, 1), 0), (b, prediction.config_point(ti, 1), 1),
                (two, prediction.config_point(ti, 2), 0), (short, prediction.config_point(fj, 1), 0)]
     monkeypatch.setattr(resultsdir.ResultsDir, "traces", lambda self: listing)
@@ -197,7 +202,7 @@ def test_the_noise_is_each_chunk_s_deviation_from_its_mean_by_operation_label(tm
         rows += [f"{it},0,k,-1,forward,attn L0,0,1,0,1,0,{10 * it},{10 * it + a},0,0",
                  f"{it},1,k,-1,forward,fc L0,0,1,0,1,0,{10 * it + 5},{10 * it + 5 + b},0,0"]
     path.write_text("\n".join(rows) + "\n")
-    fj = ("forkjoin", "gcc", "fast") + (None,) * 6
+    fj = config_key("forkjoin", "gcc", "fast", *(None,) * 6)
     monkeypatch.setattr(resultsdir.ResultsDir, "traces", lambda self: [(path, prediction.config_point(fj, 1), 0)])
     noise = prediction.trace_stats(tmp_path, warmup=1).noise
     assert noise[fj]["attn L0"] == pytest.approx([-0.1, 0.0, 0.1])

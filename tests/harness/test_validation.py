@@ -426,10 +426,10 @@ def test_pack_and_validate(packed):
     assert (runtime["busy_scale"] > 0).all() and runtime["busy_scale"].notna().all()  # a ratio of times: its size is the machine's
     assert runtime["seconds_per_task"].between(0.0, 1e-3).all()
     costs = recording.runtime_costs("tiny")
-    assert sorted(ck[0] for ck in costs) == ["forkjoin", "seq", "taskiter"]
+    assert sorted(ck.variant for ck in costs) == ["forkjoin", "seq", "taskiter"]
     # the chunks' noise of the static schedules only (their barriers wait for it), every operation
     noise = recording.noise("tiny")
-    assert sorted(ck[0] for ck in noise) == ["forkjoin", "seq"]
+    assert sorted(ck.variant for ck in noise) == ["forkjoin", "seq"]
     assert all(len(per) > 10 and all(min(d) >= -1 for d in per.values()) for per in noise.values())
     # the probes beside the runs travel with the recording: every sweep point is predicted with them too,
     # and at 1 thread, where a run is its own source, to the same time

@@ -147,8 +147,8 @@ def rank_config(ck, batch):
     """Config key `ck` on a rank's `batch` sequences: its chunks of sequences (batch_subsize,
     tile_sequences) at most the batch, which the binaries refuse more than."""
     chunks = prediction.chunk_columns(ck)
-    return ck[:3] + tuple(min(v, batch) if v is not None and key in ("batch_subsize", "tile_sequences") else v
-                          for key, v in chunks.items())
+    return ck._replace(**{key: min(v, batch) for key, v in chunks.items()
+                          if v is not None and key in ("batch_subsize", "tile_sequences")})
 
 
 def bucket_profile(g, work):
@@ -383,7 +383,7 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     stats = prediction.trace_stats(directory, meta.warmup)
     medians = stats.medians
     executor = executor or vocabulary.FORKJOIN
-    cks = sorted((ck for ck in medians if ck[0] == executor), key=lambda ck: vocabulary.point_sort_key((0, *ck)))
+    cks = sorted((ck for ck in medians if ck.variant == executor), key=vocabulary.point_sort_key)
     if not cks:
         raise StudyError(f"{directory}: no 1-thread traces of {executor}, the node executor to predict "
                          f"(--executor; the sweep needs {executor} at 1 thread with [analysis] trace = true)")
@@ -393,12 +393,12 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
         smpi_program(graphs)
     overhead = prediction.runtime_overheads(graphs, medians, prediction.measured_points(directory), source,
                                             stats.costs).of(executor, config=ck)
-    parameters = int(binary_facts(graphs, ck[0], ck[1], ck[2])["num_parameters"])
+    parameters = int(binary_facts(graphs, ck.variant, ck.compiler, ck.kernels)["num_parameters"])
     mpi_variant = vocabulary.DISTRIBUTED_VARIANTS[0]
-    info = binary_facts(graphs, mpi_variant, ck[1], ck[2])
+    info = binary_facts(graphs, mpi_variant, ck.compiler, ck.kernels)
     message_bytes = int(info.get("comm_message_bytes") or 0)
     if message_bytes <= 0:
-        raise StudyError(f"{graphs.binary(mpi_variant, ck[1], ck[2])}: its info line has no comm_message_bytes "
+        raise StudyError(f"{graphs.binary(mpi_variant, ck.compiler, ck.kernels)}: its info line has no comm_message_bytes "
                          "(rebuild it)")
     B = int(batch or meta.model.get("B", 4))
     scaling = scaling or meta.sweep.get("scaling") or "strong"
@@ -423,7 +423,7 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
         if progress:
             progress(f"layout {i + 1}/{len(layouts)}: {lay.nodes} node(s), {lay.ranks} ranks x {lay.threads} threads: "
                      f"{r['predicted_step_s']:.4f} s a step ({time.monotonic() - started:.1f} s to predict)")
-        rows.append({"executor": executor, "compiler": ck[1], "kernels": ck[2], **prediction.chunk_columns(ck),
+        rows.append({"executor": executor, "compiler": ck.compiler, "kernels": ck.kernels, **prediction.chunk_columns(ck),
                      "scaling": scaling, "global_batch": batch, **r, "machine": target.name,
                      "label": "predicted"})
     validation = []

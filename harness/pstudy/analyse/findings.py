@@ -187,7 +187,7 @@ def probes_text(frame):
         return ""
     by_threads = {}
     for (point, repetition, _), gflops in _team_peaks(frame).items():
-        runs, rates = by_threads.setdefault(int(point[3]), (set(), []))
+        runs, rates = by_threads.setdefault(point.threads, (set(), []))
         runs.add((point, repetition))
         rates.append(gflops)
     parts = [f"{t} thread{'s' if t > 1 else ''} {min(rates):.0f}-{max(rates):.0f} GFLOP/s over {len(runs)} "

@@ -42,28 +42,33 @@ def _median(values):
 
 
 def config_key(point):
-    """(variant, compiler, kernels, batch_subsize, k, tile_columns, tile_in_channels, tile_sequences): a
-    point without its thread count (and without ranks: distributed points are not predicted); None
-    for a chunk key the point was made before."""
-    return tuple(point)[:3] + vocabulary.chunk_values(point)
+    """The point without its thread count, its ranks (distributed points are not predicted) and its
+    StarPU scheduler: the configuration whose 1-thread traces give the chunk times at every count."""
+    return vocabulary.as_point(point)._replace(threads=None, ranks=None, starpu_sched=None)
 
 
 def recorded_config_key(values):
-    """A config key as recorded (a JSON list), with None for the chunk keys it was recorded before."""
-    values = tuple(values)
-    return values + (None,) * (3 + len(vocabulary.CHUNK_KEYS) - len(values))
+    """A config key as recorded (a JSON list: variant, compiler, kernels and the chunk keys, fewer
+    of them where it was recorded before they existed)."""
+    # the recorded layout is a file format (validation.json): the one place it is read by position
+    names = ("variant", "compiler", "kernels") + vocabulary.CHUNK_KEYS
+    return vocabulary.Point(**dict(zip(names, values)))
+
+
+def recording_of(ck):
+    """Config key `ck` as recorded_config_key reads it."""
+    return [ck.variant, ck.compiler, ck.kernels, *ck.chunks()]
 
 
 def config_point(ck, threads):
-    """The point key of config key `ck` at `threads` threads (not distributed: no ranks), the keys after
-    the chunk keys (starpu_sched) NA."""
-    key = ck[:3] + (threads,) + ck[3:5] + (None,) + ck[5:]
-    return key + (None,) * (len(vocabulary.POINT_KEYS) - len(key))
+    """The point of config key `ck` at `threads` threads (not distributed: no ranks; no StarPU
+    scheduler)."""
+    return ck._replace(threads=threads)
 
 
 def chunk_columns(ck):
     """{chunk key: value} of config key `ck`: its chunk columns in a table."""
-    return dict(zip(vocabulary.CHUNK_KEYS, ck[3:]))
+    return dict(zip(vocabulary.CHUNK_KEYS, ck.chunks()))
 
 
 @dataclass
@@ -148,7 +153,7 @@ def trace_stats(directory, warmup, clock=WALL):
     either way: what happens between chunks has no CPU time of its own in the trace)."""
     samples, busy, gaps, labels, iterations = {}, {}, {}, {}, {}
     for path, key, _rep in resultsdir.ResultsDir(directory).traces():
-        if key[3] != 1 or vocabulary.is_distributed(key[0]):  # one process's graph only
+        if key.threads != 1 or vocabulary.is_distributed(key.variant):  # one process's graph only
             continue
         frame, dur = _kept_records(path, warmup, clock)
         wall = frame["wall"] if clock == CPU else dur
@@ -266,7 +271,7 @@ def run_step_medians(steps, column="step_s"):
     steps = steps[~steps["warmup"]]
     out = {}
     for key, group in steps.groupby(vocabulary.POINT_KEYS + ["repetition"], dropna=False):
-        point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key[:-1])))
+        point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))  # zip leaves out the repetition
         out.setdefault(point, []).append(float(group[column].astype(float).median()))
     return out
 
@@ -295,7 +300,7 @@ class RunSpread:
                     continue
                 mean = sum(logs) / len(logs)
                 ss = sum((v - mean) ** 2 for v in logs)
-                for key in (point[3], None):
+                for key in (point.threads, None):
                     total, dof = sums.get(key, (0.0, 0))
                     sums[key] = (total + ss, dof + len(logs) - 1)
         self._sums = sums
@@ -317,7 +322,7 @@ class RunSpread:
         runs fed it (`source_runs`), added in quadrature."""
         if low is None or high is None or not (low == low and high == high) or step <= 0:
             return low, high
-        spread, single = self.sigma(point[3]) if measured else None, self.sigma(1)
+        spread, single = self.sigma(point.threads) if measured else None, self.sigma(1)
         var = (spread ** 2 / max(1, self.runs.get(point, 1)) if spread else 0.0) \
             + (single ** 2 if source_runs < 2 and single else 0.0)
         if var <= 0:
@@ -354,7 +359,7 @@ def cross_validated(validation):
     points = [vocabulary.point_key(r) for r in frame.to_dict("records")]
     measured, predicted = frame["measured_step_s"].astype(float).tolist(), frame["predicted_step_s"].astype(float).tolist()
     low, high = frame["predicted_low"].astype(float).tolist(), frame["predicted_high"].astype(float).tolist()
-    usable = [p[3] > 1 and not vocabulary.is_distributed(p[0]) and m > 0 and s > 0 and lo == lo
+    usable = [p.threads > 1 and not vocabulary.is_distributed(p.variant) and m > 0 and s > 0 and lo == lo
               for p, m, s, lo in zip(points, measured, predicted, low)]
     residual = [abs(math.log(m / s)) if ok else math.nan for ok, m, s in zip(usable, measured, predicted)]
     configs = [config_key(p) for p in points]
@@ -362,7 +367,7 @@ def cross_validated(validation):
         if not ok:
             continue
         others = [j for j in range(len(points)) if usable[j] and configs[j] != configs[i]]
-        alike = [j for j in others if points[j][3] == points[i][3]]
+        alike = [j for j in others if points[j].threads == points[i].threads]
         others = sorted(residual[j] for j in (alike if len(alike) >= CONFORMAL_MINIMUM else others))
         if not others:
             continue
@@ -412,7 +417,7 @@ def disturbance(directory, warmup):
         frame = frame[frame["iteration"] >= warmup]
         if frame.empty or frame[traceformats.CPU_COLUMN].isna().all():
             continue
-        if vocabulary.is_distributed(key[0]):  # its communication records have no CPU time
+        if vocabulary.is_distributed(key.variant):  # its communication records have no CPU time
             frame = frame[frame[traceformats.CPU_COLUMN].notna()]
         wall = frame["end_s"] - frame["start_s"]
         lost = (wall - dedicated_durations(frame, wall, path)).clip(lower=0.0)
@@ -469,7 +474,7 @@ def measured_points(directory):
     out = {}
     for key, group in steps.groupby(vocabulary.POINT_KEYS, dropna=False):
         point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))
-        if not vocabulary.is_distributed(point[0]):  # one process's graph only
+        if not vocabulary.is_distributed(point.variant):  # one process's graph only
             out[point] = float(group["step_s"].median())
     return out
 
@@ -624,9 +629,10 @@ def reference_match(medians, ck, graphs, P=1):
     want = [o["label"] for o in graphs.get(ck, P).ops]
     if ck in medians and [o["label"] for o in graphs.get(ck, 1).ops] == want:
         return ck, True
-    same_kind = [r for r in sorted(medians, key=lambda r: vocabulary.point_sort_key((0, *r)))
-                 if r[1:3] == ck[1:3] and vocabulary.is_chunked(r[0]) == vocabulary.is_chunked(ck[0])]
-    for r in sorted(same_kind, key=lambda r: r[0] != ck[0]):
+    same_kind = [r for r in sorted(medians, key=vocabulary.point_sort_key)
+                 if (r.compiler, r.kernels) == (ck.compiler, ck.kernels)
+                 and vocabulary.is_chunked(r.variant) == vocabulary.is_chunked(ck.variant)]
+    for r in sorted(same_kind, key=lambda r: r.variant != ck.variant):
         if [o["label"] for o in graphs.get(r, 1).ops] == want:
             return r, True
     return (ck, False) if ck in medians else (None, False)
@@ -715,10 +721,10 @@ class RuntimeOverheads:
         itself)."""
         if config in self.traced:
             return max(0.0, self.traced[config])
-        own = [c for ck, c in self.traced.items() if ck[0] == variant]
+        own = [c for ck, c in self.traced.items() if ck.variant == variant]
         if own:
             return max(0.0, _median(own))
-        fit = [g for ck, g in self.gaps.items() if ck[0] == variant and ck != leave_out]
+        fit = [g for ck, g in self.gaps.items() if ck.variant == variant and ck != leave_out]
         if len(fit) < MIN_OVERHEAD_CONFIGS:
             return 0.0
         weighted = sum(gap * n / step ** 2 for gap, n, step in fit)
@@ -727,18 +733,18 @@ class RuntimeOverheads:
 
     def configurations(self, variant):
         """How many measured configurations of `variant` the fit has."""
-        return sum(ck[0] == variant for ck in self.gaps)
+        return sum(ck.variant == variant for ck in self.gaps)
 
     def variants(self):
         """{variant: seconds per task} over every configuration, in the variants' order."""
-        names = sorted({ck[0] for ck in (*self.gaps, *self.traced)}, key=vocabulary.variant_order)
+        names = sorted({ck.variant for ck in (*self.gaps, *self.traced)}, key=vocabulary.variant_order)
         return {v: self.of(v) for v in names}
 
     def line(self):
         """One line for the output: each variant's cost, where it comes from, or why it has none."""
         parts = []
         for v, cost in self.variants().items():
-            if any(ck[0] == v for ck in self.traced):
+            if any(ck.variant == v for ck in self.traced):
                 parts.append(f"{v} {1e6 * cost:.2f} us (traced)")
             elif self.configurations(v) >= MIN_OVERHEAD_CONFIGS:
                 parts.append(f"{v} {1e6 * cost:.2f} us (fitted)")
@@ -754,10 +760,10 @@ def runtime_overheads(graphs, medians, measured, source, traced=None):
     in `measured`, replayed on `source` (the machine they were measured on), with the costs
     measured in the traces (`traced`, TraceStats.costs) where there are some."""
     gaps = {}
-    measured_variants = {ck[0] for ck in traced or {}}
-    for ck in sorted(medians, key=lambda c: vocabulary.point_sort_key((0, *c))):
+    measured_variants = {ck.variant for ck in traced or {}}
+    for ck in sorted(medians, key=vocabulary.point_sort_key):
         # a variant measured in its traces needs no fit (and its 1-thread replays are skipped)
-        if vocabulary.is_distributed(ck[0]) or ck[0] in measured_variants:
+        if vocabulary.is_distributed(ck.variant) or ck.variant in measured_variants:
             continue
         step = measured.get(config_point(ck, 1))
         if not step or step <= 0:
@@ -779,7 +785,7 @@ def graph_point(ck, threads):
     count even where every chunk size is given: a product split along its output columns (a weight
     gradient's output channels, the language-model head) comes in at most 4 chunks per thread, one
     at 1 thread (core/taskgraph.c), so it is described at `threads`."""
-    return config_point(ck, 1 if vocabulary.is_sequential(ck[0]) else threads)
+    return config_point(ck, 1 if vocabulary.is_sequential(ck.variant) else threads)
 
 
 def stale_graphs(directory):
@@ -846,8 +852,8 @@ class Graphs:
             return self.cache[(point, batch)]
         path = resultsdir.ResultsDir(self.directory).graph(point, batch)
         graph = taskgraph.load(path) if path.is_file() else self._describe(ck, point, batch, path)
-        if graph.variant != ck[0]:
-            raise StudyError(f"{path}: describes variant {graph.variant}, expected {ck[0]}")
+        if graph.variant != ck.variant:
+            raise StudyError(f"{path}: describes variant {graph.variant}, expected {ck.variant}")
         self.cache[(point, batch)] = graph
         return graph
 
@@ -870,13 +876,13 @@ class Graphs:
         return graph_point(ck, threads), batch
 
     def _describe(self, ck, point, batch, path, keep=True):
-        args = list(self.args) + ["--threads", str(point[3])]
+        args = list(self.args) + ["--threads", str(point.threads)]
         if batch is not None:
             args[args.index("-B") + 1] = str(batch)
         for key, value in chunk_columns(ck).items():  # AUTO: chosen by the binary for `threads`
             if value is not None and value != vocabulary.AUTO:
                 args += [vocabulary.CHUNK_OPTIONS[key][0], str(value)]
-        binary = self.binary(*ck[:3])
+        binary = self.binary(ck.variant, ck.compiler, ck.kernels)
         graph = taskgraph.describe(binary, args, path, keep=keep)
         if binary not in self.sha256:  # once per binary: describing hundreds of graphs (--best)
             self.sha256[binary] = common.file_sha256(binary)
@@ -922,7 +928,7 @@ def speeds_beside(thread_peaks, graphs, medians, ck, point):
     work is scaled by g_src / G and thread t runs at s_t = g_t / G (contention.Node's thread
     speeds, in (0, 1]). A host that put two vCPUs on one core, or slowed the whole VM while the
     1-thread run was measured, shows in these probes and nowhere in a machine file."""
-    threads = point[3]
+    threads = point.threads
     ref = reference_config(medians, ck, graphs, threads) or ck
     run, src = thread_peaks.get(point), thread_peaks.get(config_point(ref, 1))
     if not run or not src or len(run) < threads or min(run[:threads] + src[:1]) <= 0:
@@ -936,11 +942,11 @@ def predict_measured(graphs, medians, ck, point, source, overhead, noise, thread
     """(predicted step, the same with the machine as the probes beside its runs found it, or None
     where they are missing) of measured point `point`, on `source`, the machine it ran on: what
     a validation compares with the measured step."""
-    step, _ = predict_point(graphs, medians, ck, point[3], source, source, overhead=overhead, noise=noise)
+    step, _ = predict_point(graphs, medians, ck, point.threads, source, source, overhead=overhead, noise=noise)
     beside = speeds_beside(thread_peaks, graphs, medians, ck, point) if thread_peaks else None
     if beside is None:
         return step, None
-    step_beside, _ = predict_point(graphs, medians, ck, point[3], source, source, overhead=overhead, noise=noise,
+    step_beside, _ = predict_point(graphs, medians, ck, point.threads, source, source, overhead=overhead, noise=noise,
                                    beside=beside)
     return step, step_beside
 
@@ -1014,8 +1020,8 @@ def source_spread(stats, peaks):
                          f"against {vocabulary.point_label(config_point(fast, 1))}); the predicted ratios between "
                          "configurations carry that")
     busy = {ck: sum(per.values()) * stats.scales.get(ck, 1.0) for ck, per in stats.raw.items()}
-    seq = [ck for ck in busy if vocabulary.is_sequential(ck[0])]
-    fj = [ck for ck in busy if ck[0] == vocabulary.FORKJOIN]
+    seq = [ck for ck in busy if vocabulary.is_sequential(ck.variant)]
+    fj = [ck for ck in busy if ck.variant == vocabulary.FORKJOIN]
     if seq and fj:
         a, b = busy[seq[0]], busy[fj[0]]
         if max(a, b) > (1 + SOURCE_SPREAD) * min(a, b):
@@ -1105,14 +1111,14 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         if not draws:
             return math.nan, math.nan
         return predicted_interval(graphs, draws, ck, p, source, target, step, **kw)
-    order = sorted(medians, key=lambda ck: (vocabulary.variant_order(ck[0]),
-                                            vocabulary.point_sort_key((0, *ck))))
+    order = sorted(medians, key=lambda ck: (vocabulary.variant_order(ck.variant),
+                                            vocabulary.point_sort_key(ck)))
     rows = []
     for ck in order:
-        counts = [1] if vocabulary.is_sequential(ck[0]) else sorted(set(threads) | {1})
+        counts = [1] if vocabulary.is_sequential(ck.variant) else sorted(set(threads) | {1})
         base = None
         for p in counts:
-            kw = {"overhead": overheads.of(ck[0], config=ck), "noise": stats.noise.get(ck) if target is source else None}
+            kw = {"overhead": overheads.of(ck.variant, config=ck), "noise": stats.noise.get(ck) if target is source else None}
             step, pop = predict_point(graphs, medians, ck, p, source, target, **kw)
             low, high = spread.widen(step, *bounds(ck, p, step, **kw), config_point(ck, p), source_runs(stats, ck),
                                      measured=False)
@@ -1120,11 +1126,11 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
                 progress(ck, p, step)
             base = step if p == 1 else base
             meas = measured.get(config_point(ck, p)) if target is source else None
-            rows.append({"variant": ck[0], "compiler": ck[1], "kernels": ck[2], "threads": p, **chunk_columns(ck),
+            rows.append({"variant": ck.variant, "compiler": ck.compiler, "kernels": ck.kernels, "threads": p, **chunk_columns(ck),
                          "predicted_step_s": step, "predicted_low": low, "predicted_high": high,
                          "predicted_speedup": base / step, "predicted_efficiency": base / step / p,
                          **{f"predicted_{name}": v for name, v in pop.items()},
-                         "measured_step_s": meas, "runtime_overhead_s": overheads.of(ck[0], config=ck),
+                         "measured_step_s": meas, "runtime_overhead_s": overheads.of(ck.variant, config=ck),
                          "machine": target.name})
     validation, unmatched = [], []
     checked = measured if against is None else measured_points(against)
@@ -1142,16 +1148,16 @@ def predict(directory, meta, source, target, threads, build_dir=None, progress=N
         ck = config_key(point)
         if ck not in medians:
             continue
-        overhead = overheads.of(ck[0], leave_out=ck, config=ck)
+        overhead = overheads.of(ck.variant, leave_out=ck, config=ck)
         step, step_beside = predict_measured(graphs, medians, ck, point, source, overhead, stats.noise.get(ck), peaks)
-        low, high = spread.widen(step, *bounds(ck, point[3], step, overhead=overhead, noise=stats.noise.get(ck)),
+        low, high = spread.widen(step, *bounds(ck, point.threads, step, overhead=overhead, noise=stats.noise.get(ck)),
                                  point, source_runs(stats, ck))
         step_beside = math.nan if step_beside is None else step_beside
-        replayed = replay_own_times(graphs.get(ck, point[3]), own.get(point, []), meta.warmup, source, overhead,
+        replayed = replay_own_times(graphs.get(ck, point.threads), own.get(point, []), meta.warmup, source, overhead,
                                     clock)
         replayed = math.nan if replayed is None else replayed
         meas = checked[point]
-        validation.append({**dict(zip(vocabulary.POINT_KEYS, point)), "measured_step_s": meas,
+        validation.append({**point._asdict(), "measured_step_s": meas,
                            "predicted_step_s": step, "error": (step - meas) / meas,
                            "predicted_low": low, "predicted_high": high,
                            "slowest_thread_time": slow.get(point, math.nan),

@@ -151,7 +151,7 @@ def default_counts(target, measured=None):
         counts.add(p)
         p *= 2
     if measured:
-        counts |= {key[3] for key in measured if key[3] <= target.cores}
+        counts |= {key.threads for key in measured if key.threads <= target.cores}
     return sorted(counts)
 
 
@@ -253,7 +253,7 @@ def main(args):
             counts.add(p)
             p *= 2
         if target is source:
-            counts |= {key[3] for key in measured if key[3] <= target.cores}
+            counts |= {key.threads for key in measured if key.threads <= target.cores}
         counts = sorted(counts)
     # each kind of prediction in a directory of its own, so that none overwrites another's
     name = target.name + ("-dedicated" if args.dedicated else "") + (f"-against-{against.name}" if against else "")

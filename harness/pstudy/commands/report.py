@@ -299,7 +299,7 @@ def write_figures(args, directory, meta, summary, formats, outdir):
     results, skipped = [], None
     compiler = (meta.sweep.get("compilers") or ["gcc"])[0]
     kernel_sets = meta.sweep.get("kernels") or ["fast"]
-    traced = {(key[0], key[3]) for _, key, _ in directory.traces()}
+    traced = {(key.variant, key.threads) for _, key, _ in directory.traces()}
     at = findings.roofline_points(summary[summary["compiler"] == compiler], traced)
     for kernels in kernel_sets:
         # one kernel set: plots/<name>/roofline/; several: plots/<name>/roofline/<kernels>/

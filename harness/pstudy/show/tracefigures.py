@@ -78,11 +78,11 @@ def draw_timelines(runs, warmup, path, title=""):
         kinds |= set(chunks.loc[(chunks["end_s"] > a) & (chunks["start_s"] < b), "kernel"].astype(str))
     colours = kind_colours(kinds)
     span_ms = max((b - a) for *_, a, b, _ in loaded) * 1e3
-    heights = [max(key[3], 1) * 0.45 + 0.9 for _, key, *_ in loaded]
+    heights = [max(key.threads, 1) * 0.45 + 0.9 for _, key, *_ in loaded]
     fig, axes = plt.subplots(len(loaded), 1, figsize=(13, sum(heights) + 1.6), sharex=True, squeeze=False,
                              gridspec_kw={"height_ratios": heights})
     for ax, (variant, key, rep, chunks, a, b, its) in zip(axes[:, 0], loaded):
-        threads = max(key[3], int(chunks["thread"].max()) + 1)
+        threads = max(key.threads, int(chunks["thread"].max()) + 1)
         ax.set_facecolor("white")
         for t in range(threads):
             ax.broken_barh([(0, (b - a) * 1e3)], (t - 0.4, 0.8), facecolors="black")

@@ -83,18 +83,18 @@ KEYS = vocabulary.POINT_KEYS
 
 def point_stem(point):
     """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>][_tc<tc>_ti<ti>][_ts<ts>][_tp<tp>]
-    of a point (any object with the point's attributes, or a point key tuple); _R only for distributed
+    of a point (a Point, or a point key tuple); _R only for distributed
     points, _tc and _ti only for points with tile widths, _ts only for points with tile_sequences,
     _tp only for points with tiles_per_product, _s<starpu_sched> only for points with a StarPU
     scheduler."""
-    variant, compiler, kernels, threads = tuple(point)[:4]
-    ranks = tuple(point)[6] if len(tuple(point)) > 6 else None
-    bs, k, tc, ti, ts, tp = vocabulary.chunk_values(point)
+    point = vocabulary.as_point(point)
+    bs, k, tc, ti, ts, tp = point.chunks()
     sched = vocabulary.starpu_sched_of(point)
 
     def text(v):
         return "NA" if v is None else vocabulary.chunk_text(v)
-    return (f"{variant}_{compiler}_{kernels}_t{threads}_bs{text(bs)}_k{text(k)}" + ("" if ranks is None else f"_R{ranks}")
+    return (f"{point.variant}_{point.compiler}_{point.kernels}_t{point.threads}_bs{text(bs)}_k{text(k)}"
+            + ("" if point.ranks is None else f"_R{point.ranks}")
             + ("" if tc is None and ti is None else f"_tc{text(tc)}_ti{text(ti)}")
             + ("" if ts is None else f"_ts{text(ts)}") + ("" if tp is None else f"_tp{text(tp)}")
             + ("" if sched is None else f"_s{sched}"))
@@ -120,8 +120,9 @@ def parse_run_stem(stem):
 
     def value(text):
         return None if text in (None, "NA") else vocabulary.AUTO if text == "auto" else int(text)
-    key = (d["variant"], d["compiler"], d["kernels"], int(d["threads"]), value(d["bs"]), value(d["k"]),
-           value(d["ranks"]), value(d["tc"]), value(d["ti"]), value(d["ts"]), value(d["tp"]), d["sched"])
+    key = vocabulary.Point(d["variant"], d["compiler"], d["kernels"], int(d["threads"]), value(d["bs"]),
+                           value(d["k"]), value(d["ranks"]), value(d["tc"]), value(d["ti"]), value(d["ts"]),
+                           value(d["tp"]), d["sched"])
     return key, int(d["rep"])
 
 

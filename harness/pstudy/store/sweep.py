@@ -16,28 +16,13 @@ machine (thermal, a neighbour's load) spread over all points instead of biasing 
 
 import itertools
 import random
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 from pstudy.store import resultsdir, vocabulary
 
 
-class Point(NamedTuple):
-    """A point; as a tuple it is the point key (vocabulary.point_key) of the CSV files."""
-    variant: str
-    compiler: str
-    kernels: str
-    threads: int
-    batch_subsize: Optional[int]  # None for unchunked variants
-    k: Optional[int]              # token chunk; None likewise
-    ranks: Optional[int] = None   # processes; None for variants that are not distributed
-    tile_columns: Optional[int] = None      # chunked variants: output columns per tile (0: auto)
-    tile_in_channels: Optional[int] = None  # chunked variants: input channels per weight-gradient tile
-    tile_sequences: Optional[int] = None    # chunked variants: sequences per row chunk of the products
-    tiles_per_product: Optional[int] = None  # chunked variants: tiles each product is cut into
-    starpu_sched: Optional[str] = None      # variants on StarPU: STARPU_SCHED; None: StarPU's default
-
-    def label(self):
-        return vocabulary.point_label(self)
+# the sweep's points are the vocabulary's (one type for every point in the harness)
+Point = vocabulary.Point
 
 
 class Run(NamedTuple):

@@ -140,6 +140,12 @@ def _none(v):
     return v if isinstance(v, str) else int(v)  # a name (starpu_sched) or a count
 
 
+def _config_key(row):
+    """The config key (prediction.config_key) of a table row with the chunk columns."""
+    return vocabulary.Point(row.variant, row.compiler, row.kernels,
+                            **{c: _none(getattr(row, c)) for c in vocabulary.CHUNK_KEYS})
+
+
 def _checked_numbers(frame, column, path, wrong, what):
     """frame[column] as floats; StudyError at the first row that is not finite or is `wrong`
     (a predicate on the numbers), naming the file, its row (as an editor numbers lines) and `what`
@@ -218,7 +224,7 @@ class Recording:
         out = {}
         rows = self.chunks[self.chunks["study"] == study]
         for r in rows.itertuples(index=False):
-            ck = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.CHUNK_KEYS)
+            ck = _config_key(r)
             out.setdefault(ck, {})[taskgraph.chunk_key(r.op, r.b0, r.b1, r.x0, r.x1, r.col0, r.col1)] = float(r.seconds)
         scales = self._scales(study)
         return {ck: {c: d * scales.get(ck, 1.0) for c, d in per.items()} for ck, per in out.items()}
@@ -226,7 +232,7 @@ class Recording:
     def _config_rows(self, study):
         rows = self.runtime[self.runtime["study"] == study] if self.runtime is not None else []
         for r in (rows.itertuples(index=False) if len(rows) else []):
-            yield (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.CHUNK_KEYS), r
+            yield _config_key(r), r
 
     def _scales(self, study):
         return {ck: float(r.busy_scale) for ck, r in self._config_rows(study)}
@@ -245,7 +251,7 @@ class Recording:
         out = {}
         rows = self.noise_table[self.noise_table["study"] == study]
         for r in rows.itertuples(index=False):
-            ck = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.CHUNK_KEYS)
+            ck = _config_key(r)
             out.setdefault(ck, {}).setdefault(str(r.label), []).append(float(r.deviation))
         return {ck: {label: sorted(v) for label, v in per.items()} for ck, per in out.items()}
 
@@ -254,7 +260,7 @@ class Recording:
         points with their ranks)."""
         out = {}
         for r in self.points[self.points["study"] == study].itertuples(index=False):
-            key = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.POINT_KEYS[3:])
+            key = vocabulary.Point(**{c: _none(getattr(r, c)) for c in vocabulary.POINT_KEYS})
             out[key] = float(r.measured_step_s)
         return out
 
@@ -279,7 +285,7 @@ class Recording:
         out = {}
         rows = self._own[self._own["study"] == study]
         for keys, runs in rows.groupby(list(vocabulary.POINT_KEYS), dropna=False, sort=False):
-            point = tuple(keys[:3]) + tuple(_none(v) for v in keys[3:])
+            point = vocabulary.Point(*(_none(v) for v in keys))
             out[point] = [(str(run), frame.drop(columns=["run"]).reset_index(drop=True))
                           for run, frame in runs.groupby("run", sort=True)]
         return out

@@ -5,17 +5,18 @@ new variant is its C file and one line there. Everything else that names a varia
 a point (configs, the sweep, the runner, the statistics, the figures, the benchmarks) takes its
 names from here.
 
-A point is one configuration of a program: (variant, compiler, kernels, threads, batch_subsize,
-k, ranks, tile_columns, tile_in_channels, tile_sequences, tiles_per_product, starpu_sched). batch_subsize, k (the
+A point (Point) is one configuration of a program: variant, compiler, kernels, threads, batch_subsize,
+k, ranks, tile_columns, tile_in_channels, tile_sequences, tiles_per_product, starpu_sched. batch_subsize, k (the
 token chunk), the tile widths, the sequences per row chunk of the products (tile_sequences) and the
 tiles each product is cut into (tiles_per_product) exist for chunked variants only, ranks (MPI processes, `threads` each) for distributed variants only; they are None
 (NA in the CSV files) for the others. starpu_sched (the StarPU scheduler, STARPU_SCHED) exists for
 the variants that run on StarPU only, and is None there too where a sweep leaves StarPU its default.
 A chunk key the binary chooses itself for its thread count
-(config value "auto") is AUTO, 0, in a point key and "auto" in names.
+(config value "auto") is AUTO, 0, in a point and "auto" in names.
 """
 
 import re
+from collections import namedtuple
 from pathlib import Path
 
 from pstudy.errors import StudyError
@@ -39,7 +40,8 @@ COMPILERS = ("gcc", "clang")
 KERNEL_SETS = ("fast", "reference")
 # phases of a step as the binaries report them (forward_s, backward_s, update_s, step_s)
 PHASES = ("step", "forward", "backward", "update")
-# a key added later goes last, so that the positions of the others in a point key keep their meaning
+# a key added later goes last, so that the point keys recorded before it (shorter tuples, JSON lists)
+# still read as the same points
 POINT_KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks", "tile_columns",
               "tile_in_channels", "tile_sequences", "tiles_per_product", "starpu_sched"]
 INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
@@ -47,8 +49,6 @@ INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks", "tile_columns", "tile_
 # the chunk keys that cut the transformer blocks' products: absent from points made before each existed
 TILE_KEYS = ("tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product")
 CHUNK_KEYS = ("batch_subsize", "k") + TILE_KEYS
-# where each chunk key sits in a point key
-CHUNK_POSITIONS = tuple(POINT_KEYS.index(c) for c in CHUNK_KEYS)
 # point keys that only some variants have: NA (pandas Int64) for the others
 OPTIONAL_KEYS = ("batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
                  "tiles_per_product", "starpu_sched")
@@ -148,10 +148,9 @@ def key_dtype(col):
     return "string" if col in TEXT_KEYS else "Int64"
 
 
-def workers(key):
+def workers(point):
     """Cores a point uses: threads, times ranks for a distributed one (what efficiency divides by)."""
-    threads, ranks = key[3], key[6] if len(key) > 6 else None
-    return threads * (ranks or 1)
+    return point.threads * (point.ranks or 1)
 
 
 def variant_order(variant):
@@ -173,19 +172,40 @@ def _is_na(value):
         (not isinstance(value, (str, int, float)) and str(value) in ("<NA>", "nan"))
 
 
+class Point(namedtuple("Point", POINT_KEYS, defaults=(None,) * (len(POINT_KEYS) - 3))):
+    """A point, one named value in POINT_KEYS' order; as a tuple it is the point key of the CSV files.
+    A key a point has no value for (a chunk key of an unchunked variant, ranks of a program that is
+    not distributed, a key made after the point was recorded) is None. Without threads (None) it
+    is a configuration at no particular thread count: what the 1-thread traces are keyed by."""
+    __slots__ = ()
+
+    def label(self):
+        return point_label(self)
+
+    def chunks(self):
+        """(batch_subsize, k, tile_columns, tile_in_channels, tile_sequences, tiles_per_product)."""
+        return tuple(getattr(self, c) for c in CHUNK_KEYS)
+
+
+def as_point(values):
+    """A Point from a point key in POINT_KEYS' order, however it was kept (a tuple, a JSON list);
+    one recorded before the later keys existed is shorter, and gets None for them."""
+    return values if isinstance(values, Point) else Point(*values)
+
+
 def point_key(row):
     """A hashable point identity from any mapping with the point columns (a CSV row, a dict):
     integers for the integer keys, None for the NA chunking of unchunked variants."""
-    out = []
+    out = {}
     for col in POINT_KEYS:
         v = row[col] if col in row else None  # records from before a key existed
         if _is_na(v):
-            out.append(None)
+            out[col] = None
         elif col in INTEGER_KEYS:
-            out.append(int(v))
+            out[col] = int(v)
         else:
-            out.append(str(v))
-    return tuple(out)
+            out[col] = str(v)
+    return Point(**out)
 
 
 def chunk_text(value):
@@ -193,11 +213,10 @@ def chunk_text(value):
     return "auto" if value == AUTO else str(int(value))
 
 
-def chunk_values(key):
-    """(batch_subsize, k, tile_columns, tile_in_channels, tile_sequences, tiles_per_product) of a point
-    key or Point; None for a key the tuple is too short to hold (a key made before it existed)."""
-    key = tuple(key)
-    return tuple(key[i] if i < len(key) else None for i in CHUNK_POSITIONS)
+def chunk_values(point):
+    """(batch_subsize, k, tile_columns, tile_in_channels, tile_sequences, tiles_per_product) of a
+    point key; None for a key it was recorded before."""
+    return as_point(point).chunks()
 
 
 def chunking_label(bs, k, tile_columns=None, tile_in_channels=None, tile_sequences=None, tiles_per_product=None):
@@ -214,26 +233,25 @@ def chunking_label(bs, k, tile_columns=None, tile_in_channels=None, tile_sequenc
     return text
 
 
-def point_label(key):
+def point_label(point):
     """'taskiter gcc/fast t=2 bs=1 k=64', 'mpi gcc/fast r=2 t=1', 'starpu gcc/fast t=2 bs=1 k=64
-    sched=dmda' for a point key (or a Point)."""
-    variant, compiler, kernels, threads, bs = tuple(key)[:5]
-    ranks = key[6] if len(key) > 6 else None
-    sched = starpu_sched_of(key)
-    text = f"{variant} {compiler}/{kernels}" + (f" r={ranks}" if ranks is not None else "") + f" t={threads}"
-    if bs is not None:
-        text += " " + chunking_label(*chunk_values(key))
+    sched=dmda' for a point."""
+    p = as_point(point)
+    text = f"{p.variant} {p.compiler}/{p.kernels}" + (f" r={p.ranks}" if p.ranks is not None else "") + \
+        f" t={p.threads}"
+    if p.batch_subsize is not None:
+        text += " " + chunking_label(*p.chunks())
+    sched = starpu_sched_of(p)
     if sched is not None:
         text += f" sched={sched}"
     return text
 
 
-def starpu_sched_of(key):
-    """The StarPU scheduler of a point key or Point; None where it has none (NA, or a key made before
+def starpu_sched_of(point):
+    """The StarPU scheduler of a point; None where it has none (NA, or a point recorded before
     starpu_sched existed)."""
-    key = tuple(key)
-    at = POINT_KEYS.index("starpu_sched")
-    return None if at >= len(key) or _is_na(key[at]) else str(key[at])
+    sched = as_point(point).starpu_sched
+    return None if _is_na(sched) else str(sched)
 
 
 def point_sort_key(key):
