@@ -3,14 +3,14 @@ run, and the ranking of variants and chunkings at each P."""
 
 import pytest
 
-from pstudy.analyse import advice, contention, prediction, simulate
+from pstudy.analyse import advice, chunktimes, contention, simulate
 from pstudy.store import topology as topo
 from pstudy.store import machinefiles as machines, taskgraph, vocabulary
 
 
 def config_key(*values):
     """A config key from its recorded layout: variant, compiler, kernels, the chunk keys."""
-    return prediction.recorded_config_key(values)
+    return chunktimes.recorded_config_key(values)
 
 FORKJOIN = vocabulary.FORKJOIN
 CHUNKED = vocabulary.CHUNKED_VARIANTS[0]

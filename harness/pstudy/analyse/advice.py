@@ -22,9 +22,9 @@ itself on P cores: "compute" (more or faster cores help, nothing else does). Det
 candidates are enumerated in a fixed order, ties keep it, and the replay is deterministic.
 """
 
-from pstudy.analyse import contention, distributed, network, prediction, simulate
+from pstudy.analyse import chunktimes, contention, distributed, machinescaling, network, runtimecost, simulate, stepreplay
 from pstudy.errors import StudyError
-from pstudy.store import taskgraph, vocabulary
+from pstudy.store import graphcache, taskgraph, vocabulary
 
 LOSS_THRESHOLD = 0.10
 BOUNDS = ("load balance", "dependencies", "bandwidth", "compute")
@@ -101,25 +101,25 @@ def candidates(medians, B, T):
 
 def predict_candidate(graphs, medians, ck, P, source, target, overhead=0.0, noise=None, allow_borrowed=False):
     """(step seconds, Outcome, cores, borrowed) of config key `ck` at P threads, each task `overhead`
-    seconds longer (its variant's runtime cost, prediction.runtime_overheads), a static schedule's
-    barriers charged `noise` (prediction.barrier_jitter; only on the machine it was measured on).
+    seconds longer (its variant's runtime cost, runtimecost.runtime_overheads), a static schedule's
+    barriers charged `noise` (stepreplay.barrier_jitter; only on the machine it was measured on).
     None where no trace gives its task times; NOT_RANKED where only traces of other operations do
     (borrowed times: a ranking on them once put fork-join first where taskiter was 1.29x faster),
     unless `allow_borrowed`."""
-    ref, same = prediction.reference_match(medians, ck, graphs, P)
+    ref, same = machinescaling.reference_match(medians, ck, graphs, P)
     if ref is None:
         return None
     if not same and not allow_borrowed:
         return NOT_RANKED
     graph = graphs.get(ck, P)
-    work = prediction.replay_work(graphs, medians, ck, P, source, target, ref, overhead)
+    work = machinescaling.replay_work(graphs, medians, ck, P, source, target, ref, overhead)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else P
     try:
-        step, outcome = simulate.step_time(graph, work, target, cores, prediction.ITERATIONS,
+        step, outcome = simulate.step_time(graph, work, target, cores, stepreplay.ITERATIONS,
                                            contention.Node(target, cores))
     except RuntimeError as err:
         raise StudyError(f"{graph.path}: {err}") from None
-    return step + prediction.barrier_jitter(graph, work, noise), outcome, cores, not same
+    return step + stepreplay.barrier_jitter(graph, work, noise), outcome, cores, not same
 
 
 NOT_RANKED = "not ranked"
@@ -139,7 +139,7 @@ def _evaluate(graphs, medians, source, target, ck, counts, overheads, noise, all
         step, outcome, cores, borrowed = result
         bound, losses = classify(outcome, cores)
         out.append((P, {"threads": P, "variant": ck.variant, "compiler": ck.compiler, "kernels": ck.kernels,
-                        **prediction.chunk_columns(ck), "ranks": None, "threads_per_rank": None,
+                        **chunktimes.chunk_columns(ck), "ranks": None, "threads_per_rank": None,
                         "predicted_step_s": step, "work_s": outcome.nominal / outcome.steps,
                         "borrowed": borrowed, "bound": bound, **{f"loss_{b.replace(' ', '_')}": v for b, v in losses.items()}}))
     return out
@@ -149,7 +149,7 @@ _WORKER = {}
 
 
 def _worker_init(directory, meta, build_dir, medians, source, target, overheads, noise, allow_borrowed):
-    _WORKER.update(graphs=prediction.Graphs(directory, meta, build_dir), medians=medians, source=source,
+    _WORKER.update(graphs=graphcache.Graphs(directory, meta, build_dir), medians=medians, source=source,
                    target=target, overheads=overheads, noise=noise, allow_borrowed=allow_borrowed)
 
 
@@ -169,15 +169,15 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
     """(ranking, notes): one row per (P, candidate) with its rank at that P (1 = fastest), the
     predicted step time and, for every candidate, what bounds it; notes say what was left out.
     jobs > 1: the candidates' replays in that many processes (graphs described first, here), the
-    same result as one. `overheads`: the runtime's cost per task (prediction.RuntimeOverheads;
+    same result as one. `overheads`: the runtime's cost per task (runtimecost.RuntimeOverheads;
     none by default); `noise`: {config key: the chunks' noise} for the static schedules' barriers
-    (prediction.barrier_jitter; give it only where the target is the machine it was measured on).
+    (stepreplay.barrier_jitter; give it only where the target is the machine it was measured on).
     A candidate whose task times would come from traces of other operations is not ranked (a note
     names it and the sweep that would rank it) unless `allow_borrowed`, which ranks it with
     borrowed = True."""
     import pandas as pd
 
-    overheads = overheads or prediction.RuntimeOverheads({})
+    overheads = overheads or runtimecost.RuntimeOverheads({})
     noise = noise or {}
     B, T = int(meta.model.get("B", 4)), int(meta.model.get("T", 64))
     cands = candidates(medians, B, T)
@@ -188,7 +188,7 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
             work.append((ck, list(counts)))
         else:
             work += [(ck, [P]) for P in counts]
-    if jobs > 1 and isinstance(graphs, prediction.Graphs) and len(work) > 1:
+    if jobs > 1 and isinstance(graphs, graphcache.Graphs) and len(work) > 1:
         import multiprocessing
         # describe every missing graph first (reference_config's too), each once, in the pool: the
         # replays then only read them
@@ -223,7 +223,7 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
     notes, rows = [], []
     order = {ck: i for i, ck in enumerate(cands)}
     for P in counts:
-        at = sorted(by_p[P], key=lambda r: order[prediction.config_key(vocabulary.point_key(r))])
+        at = sorted(by_p[P], key=lambda r: order[chunktimes.config_key(vocabulary.point_key(r))])
         if mpi and P >= 2:
             at += mpi_rows(graphs, medians, meta, source, target, P, notes, overheads)
         at.sort(key=lambda r: r["predicted_step_s"])  # stable: ties keep the candidates' order

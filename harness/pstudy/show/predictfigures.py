@@ -3,7 +3,7 @@ with the measured points over them, and gpt2-mpi's predicted step and its parts 
 
 from pathlib import Path
 
-from pstudy.analyse import prediction
+from pstudy.analyse import chunktimes, prediction
 from pstudy.store import resultsdir, vocabulary
 
 
@@ -40,7 +40,7 @@ def draw(frame, measured, out_dir, machine_name):
                 ck = vocabulary.Point(variant, compiler, kernels, **{
                     c: None if (r.get(c) is None or str(r.get(c)) == "<NA>") else r.get(c)
                     for c in vocabulary.CHUNK_KEYS})
-                key = prediction.config_point(ck, int(r["threads"]))
+                key = chunktimes.config_point(ck, int(r["threads"]))
                 m = measured.get(key)
                 b = measured.get(key._replace(threads=1))
                 if m is None:

@@ -17,7 +17,7 @@ Layout, schema "pstudy-validation/1":
                     tile_in_channels, tile_sequences), op, b0, b1, x0, x1, col0, col1, seconds: each
                     chunk's median time in the 1-thread traces (warm-up left out)
   runtime.csv       (since 2026-11-26) the chunk keys' configuration, busy_scale, seconds_per_task
-                    (prediction.trace_stats)
+                    (chunktimes.trace_stats)
   noise.csv.gz      (noise.csv, plain, in older recordings; none in the oldest)
                     per static configuration and operation label, each 1-thread chunk time's relative
                     deviation from its chunk's mean
@@ -28,7 +28,7 @@ Layout, schema "pstudy-validation/1":
   own_chunks.csv.xz (where the packed results had traces) study, the point keys, run (the trace's
                     name), iteration, op, b0, b1, x0, x1, col0, col1, ns: every chunk of every kept
                     iteration of every traced run, its duration in nanoseconds: what each run is
-                    replayed with alone (prediction.replay_own_frames), the schedule model's check
+                    replayed with alone (stepreplay.replay_own_frames), the schedule model's check
   validation.json's studies[].distributed (studies with gpt2-mpi points): executor, num_parameters,
                     comm_message_bytes, scaling, update
   thief.csv         study, variant, compiler, kernels, threads, mode, duty, repetition, stolen_GBs,
@@ -63,10 +63,10 @@ CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", *vocabulary.CHUNK_K
 POINT_COLUMNS = ["study", *vocabulary.POINT_KEYS, "measured_step_s", "steps"]
 CHUNK_COLUMNS = CONFIG_COLUMNS + ["op", "b0", "b1", "x0", "x1", "col0", "col1", "seconds"]
 # per configuration: the scale of its chunk medians to its median iteration's busy time, and its
-# runtime cost per task (NA where its traces had too few iterations): prediction.trace_stats
+# runtime cost per task (NA where its traces had too few iterations): chunktimes.trace_stats
 RUNTIME_COLUMNS = CONFIG_COLUMNS + ["busy_scale", "seconds_per_task"]
 # per static configuration (seq, forkjoin) and operation: each measured 1-thread chunk time's
-# relative deviation from its chunk's mean (prediction.trace_stats, barrier_jitter)
+# relative deviation from its chunk's mean (chunktimes.trace_stats, barrier_jitter)
 NOISE_COLUMNS = CONFIG_COLUMNS + ["label", "deviation"]
 THREAD_PEAK_COLUMNS = ["study", *vocabulary.POINT_KEYS, "repetition", "when", "thread", "gflops"]
 PROBE_TIMES = tuple(when for when, _ in resultsdir.PROBES)  # thread_peaks.csv's `when`, as the results have it
@@ -141,7 +141,7 @@ def _none(v):
 
 
 def _config_key(row):
-    """The config key (prediction.config_key) of a table row with the chunk columns."""
+    """The config key (chunktimes.config_key) of a table row with the chunk columns."""
     return vocabulary.Point(row.variant, row.compiler, row.kernels,
                             **{c: _none(getattr(row, c)) for c in vocabulary.CHUNK_KEYS})
 
@@ -219,7 +219,7 @@ class Recording:
         return sorted(set(self.points["study"]))
 
     def medians(self, study):
-        """{config key: {chunk key: seconds}} of one study (prediction.TraceStats.medians' shape: scaled by
+        """{config key: {chunk key: seconds}} of one study (chunktimes.TraceStats.medians' shape: scaled by
         runtime.csv's busy_scale where the recording has one)."""
         out = {}
         rows = self.chunks[self.chunks["study"] == study]
@@ -238,13 +238,13 @@ class Recording:
         return {ck: float(r.busy_scale) for ck, r in self._config_rows(study)}
 
     def runtime_costs(self, study):
-        """{config key: seconds per task} of one study (prediction.TraceStats.costs' shape); empty
+        """{config key: seconds per task} of one study (chunktimes.TraceStats.costs' shape); empty
         for a recording made before they were kept."""
         return {ck: float(r.seconds_per_task) for ck, r in self._config_rows(study)
                 if not (isinstance(r.seconds_per_task, float) and math.isnan(r.seconds_per_task))}
 
     def noise(self, study):
-        """{config key: {operation label: sorted deviations}} of one study (prediction.trace_stats'
+        """{config key: {operation label: sorted deviations}} of one study (chunktimes.trace_stats'
         noise); empty for a recording made before they were kept."""
         if self.noise_table is None:
             return {}
@@ -256,7 +256,7 @@ class Recording:
         return {ck: {label: sorted(v) for label, v in per.items()} for ck, per in out.items()}
 
     def measured(self, study):
-        """{point key: measured step_s} of one study (prediction.measured_points' shape; gpt2-mpi's
+        """{point key: measured step_s} of one study (chunktimes.measured_points' shape; gpt2-mpi's
         points with their ranks)."""
         out = {}
         for r in self.points[self.points["study"] == study].itertuples(index=False):
@@ -273,7 +273,7 @@ class Recording:
 
     def own_chunks(self, study):
         """{point key: [(run, frame of iteration, op, b0, b1, x0, x1, col0, col1 and d, seconds)]}: every
-        traced run's kept chunks (prediction.replay_own_frames' input), read from own_chunks.csv.xz;
+        traced run's kept chunks (stepreplay.replay_own_frames' input), read from own_chunks.csv.xz;
         None where the recording has no such table."""
         path = self.directory / OWN_CHUNKS
         if not path.exists():
