@@ -128,16 +128,16 @@ def pack(studies, out, command, notes=()):
                 validationdata.write_graph(out, study, graphcache.graph_point(ck, point.threads), graph.path)
         for ck, per in stats.raw.items():  # as measured: runtime.csv keeps the scale
             for chunk, seconds in sorted(per.items()):
-                chunks.append({"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)),
+                chunks.append({"study": study, **{c: getattr(ck, c) for c in validationdata.CONFIG_COLUMNS[1:]},
                                **dict(zip(("op", "b0", "b1", "x0", "x1", "col0", "col1"), chunk)), "seconds": seconds})
         for ck in sorted(stats.raw, key=vocabulary.point_sort_key):
-            runtime.append({"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)),
+            runtime.append({"study": study, **{c: getattr(ck, c) for c in validationdata.CONFIG_COLUMNS[1:]},
                             "busy_scale": stats.scales[ck], "seconds_per_task": stats.costs.get(ck)})
         for ck in sorted(stats.noise, key=vocabulary.point_sort_key):
             if graphs.get(ck, 1).schedule != taskgraph.STATIC:  # only a static schedule has barriers to wait at
                 continue
             for label, deviations in sorted(stats.noise[ck].items()):
-                jitter += [{"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)), "label": label,
+                jitter += [{"study": study, **{c: getattr(ck, c) for c in validationdata.CONFIG_COLUMNS[1:]}, "label": label,
                             "deviation": float(f"{d:.5g}")} for d in deviations]  # 5 digits: a third of the file
         sens = resultsdir.ResultsDir(directory).sensitivity
         if (sens / "runs.csv").is_file():
@@ -172,7 +172,7 @@ def pack(studies, out, command, notes=()):
                  "cpu": meta.get("cpu", {}).get("model"), "topology": meta.get("topology")}
         if dist:
             entry["distributed"] = {k: v for k, v in dist.items() if k != "config_key"}
-            entry["distributed"]["config_key"] = list(dist["config_key"])
+            entry["distributed"]["config_key"] = chunktimes.recording_of(dist["config_key"])
         meta_studies.append(entry)
     if not machine_written:
         raise StudyError("no ceilings.json in the results: the recording needs the measured machine "
