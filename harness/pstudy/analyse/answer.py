@@ -68,16 +68,20 @@ def paired_ratios(steps):
         reps = sorted(set(mine.index) & set(theirs.index))
         if not reps:
             continue
-        task, base = [float(theirs[r]) for r in reps], [float(mine[r]) for r in reps]
-        if len(reps) >= MIN_PAIRS:
-            estimate, low, high = compare.hl_paired_ratio_ci(task, base, CONFIDENCE)
-        else:
-            estimate = math.exp(sum(math.log(b / a) for a, b in zip(task, base)) / len(reps))
-            low = high = math.nan
+        estimate, low, high = paired_ratio([float(theirs[r]) for r in reps], [float(mine[r]) for r in reps])
         rows.append({"variant": point["variant"], "chunking": _chunking(point), "threads": int(point["threads"]),
                      "pairs": len(reps), "estimate": estimate, "low": low, "high": high})
     rows.sort(key=lambda x: (vocabulary.variant_order(x["variant"]), x["chunking"], x["threads"]))
     return rows
+
+
+def paired_ratio(base, other):
+    """(estimate, low, high) of other / base from runs paired by repetition: the paired
+    Hodges-Lehmann estimate and its CONFIDENCE interval from MIN_PAIRS pairs on, the geometric mean
+    of the pairs' ratios with NaN bounds below."""
+    if len(base) >= MIN_PAIRS:
+        return compare.hl_paired_ratio_ci(base, other, CONFIDENCE)
+    return math.exp(sum(math.log(b / a) for a, b in zip(base, other)) / len(base)), math.nan, math.nan
 
 
 def first_win(rows, variant, chunking, column="over_forkjoin"):

@@ -310,16 +310,13 @@ def binary_facts(graphs, variant, compiler, kernels):
 
 
 def measured(directory):
-    """{(ranks, threads): median measured step_s} of the distributed points of a results directory."""
+    """{point: median measured step_s} of the distributed points of a results directory."""
     from pstudy.store import resultsdir
 
     steps = resultsdir.read_steps(directory)
-    steps = steps[~steps["warmup"]]
-    out = {}
-    for (variant, threads, ranks), group in steps.groupby(["variant", "threads", "ranks"], dropna=True):
-        if vocabulary.is_distributed(variant):
-            out[(int(ranks), int(threads))] = float(group["step_s"].median())
-    return out
+    steps = steps[~steps["warmup"] & steps["variant"].map(vocabulary.is_distributed)]
+    return {vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key))): float(group["step_s"].median())
+            for key, group in steps.groupby(vocabulary.POINT_KEYS, dropna=False)}
 
 
 # The most ranks one layout may have: the SimGrid replay of a layout's collectives takes time that
@@ -427,15 +424,21 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
                      "scaling": scaling, "global_batch": batch, **r, "machine": target.name,
                      "label": "predicted"})
     validation = []
-    points = sorted(measured(directory).items()) if validate and target is source else []
+    points = sorted(measured(directory).items(),
+                    key=lambda item: (item[0].ranks, item[0].threads, vocabulary.point_sort_key(item[0]))) \
+        if validate and target is source else []
     if points:
-        lays = [Layout(R, T, R, update, collective) for (R, T), _ in points]
-        batches = [B * R if scaling == "weak" else B for (R, _), _ in points]
-        for ((R, T), meas), r in zip(points, predict(graphs, medians, ck, lays, batches, parameters, message_bytes,
-                                                     source, source, overhead, engine)):
-            validation.append({"ranks": R, "threads": T, "measured_step_s": meas,
-                               "predicted_step_s": r["predicted_step_s"],
-                               "error": r["predicted_step_s"] / meas - 1})
+        # each point as it ran: the knobs its sweep set, the others as given here (the binary's defaults)
+        knobs = [{"update": update, "collective": collective, "overlap": "off", **vocabulary.distributed_settings(p)}
+                 for p, _ in points]
+        lays = [Layout(p.ranks, p.threads, p.ranks, k["update"], k["collective"]) for (p, _), k in zip(points, knobs)]
+        batches = [B * p.ranks if scaling == "weak" else B for p, _ in points]
+        for (p, meas), k, r in zip(points, knobs, predict(graphs, medians, ck, lays, batches, parameters,
+                                                          message_bytes, source, source, overhead, engine)):
+            step = r["predicted_step_overlap_s" if k["overlap"] == "on" else "predicted_step_s"]
+            validation.append({"ranks": p.ranks, "threads": p.threads, **k, "measured_step_s": meas,
+                               "predicted_step_s": step, "error": step / meas - 1})
     frame = pd.DataFrame(rows)
-    vframe = pd.DataFrame(validation, columns=["ranks", "threads", "measured_step_s", "predicted_step_s", "error"])
+    vframe = pd.DataFrame(validation, columns=["ranks", "threads", *vocabulary.DISTRIBUTED_KEYS, "measured_step_s",
+                                               "predicted_step_s", "error"])
     return frame, vframe

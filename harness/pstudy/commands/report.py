@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pstudy import common
 from pstudy.store import resultsdir, studyarchive
-from pstudy.analyse import tables
+from pstudy.analyse import knobs, tables
 from pstudy.errors import StudyError
 from pstudy.show import noisefigure
 
@@ -81,6 +81,7 @@ def main(args):
     details = [("all columns:", str(directory.summary_csv))]
     if args.no_figures and not meta.analysis.get("roofline", True):
         out.write(summary_text.text(directory, meta, summary, chart, details=details))
+        write_knob_ratios(out, directory)
         return 0
     outdir.mkdir(parents=True, exist_ok=True)
     page, points = None, None
@@ -110,7 +111,18 @@ def main(args):
                                 page=page, roofline_why=why))
     if noise is not None:
         out.write("\n".join(noisefigure.table_lines(noise)) + "\n")
+    write_knob_ratios(out, directory)
     return 0
+
+
+def write_knob_ratios(out, directory):
+    """Each swept distributed knob's step ratios (knobs.ratios), where the sweep has one."""
+    from pstudy.show import terminal
+
+    steps = resultsdir.read_steps(directory)
+    rows = knobs.ratios(steps[~steps["warmup"]])
+    if rows:
+        out.write("\n".join(terminal.knob_lines(rows)) + "\n")
 
 
 def roofline_text(result):

@@ -129,12 +129,10 @@ def point_series(points):
     for col in ("ranks",) + vocabulary.TILE_KEYS:  # tables from before these keys
         if col not in points.columns:
             points = points.assign(**{col: None})
-    for key, rows in points.groupby(["variant", "ranks", *vocabulary.CHUNK_KEYS], dropna=False, sort=False):
-        variant, ranks, *chunks = key
-        label = variant if str(chunks[0]) in ("None", "nan", "<NA>") else \
-            f"{variant} {vocabulary.chunking_label(*chunks)}"
-        label += "" if str(ranks) in ("None", "nan", "<NA>") else f" ranks={ranks}"
-        out.append((label, variant, rows.sort_values("threads")))
+    keys = [k for k in vocabulary.SERIES_KEYS if k in points.columns]
+    for key, rows in points.groupby(keys, dropna=False, sort=False):
+        series = dict(zip(keys, key))
+        out.append((vocabulary.series_name(series), series["variant"], rows.sort_values("threads")))
     out.sort(key=lambda s: (vocabulary.variant_order(s[1]), s[0]))
     return out
 

@@ -9,7 +9,8 @@ A point (Point) is one configuration of a program: variant, compiler, kernels, t
 k, ranks, tile_columns, tile_in_channels, tile_sequences, tiles_per_product, starpu_sched. batch_subsize, k (the
 token chunk), the tile widths, the sequences per row chunk of the products (tile_sequences) and the
 tiles each product is cut into (tiles_per_product) exist for chunked variants only, ranks (MPI processes, `threads` each) for distributed variants only; they are None
-(NA in the CSV files) for the others. starpu_sched (the StarPU scheduler, STARPU_SCHED) exists for
+(NA in the CSV files) for the others; so are update, collective and overlap (DISTRIBUTED_OPTIONS)
+where a distributed variant's sweep leaves them to the binary. starpu_sched (the StarPU scheduler, STARPU_SCHED) exists for
 the variants that run on StarPU only, and is None there too where a sweep leaves StarPU its default.
 A chunk key the binary chooses itself for its thread count
 (config value "auto") is AUTO, 0, in a point and "auto" in names.
@@ -43,7 +44,8 @@ PHASES = ("step", "forward", "backward", "update")
 # a key added later goes last, so that the point keys recorded before it (shorter tuples, JSON lists)
 # still read as the same points
 POINT_KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks", "tile_columns",
-              "tile_in_channels", "tile_sequences", "tiles_per_product", "starpu_sched"]
+              "tile_in_channels", "tile_sequences", "tiles_per_product", "starpu_sched", "update", "collective",
+              "overlap"]
 INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
                 "tiles_per_product")
 # the chunk keys that cut the transformer blocks' products: absent from points made before each existed
@@ -51,9 +53,16 @@ TILE_KEYS = ("tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_pr
 CHUNK_KEYS = ("batch_subsize", "k") + TILE_KEYS
 # point keys that only some variants have: NA (pandas Int64) for the others
 OPTIONAL_KEYS = ("batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
-                 "tiles_per_product", "starpu_sched")
+                 "tiles_per_product", "starpu_sched", "update", "collective", "overlap")
+# the distributed variants' own knobs: each its binary option and its values, the binary's default
+# first (variants/options.c). A sweep key of that name sweeps them; a point of a sweep that names
+# none has None there and runs the binary's default.
+DISTRIBUTED_OPTIONS = {"update": ("--update", ("sharded", "replicated")),
+                       "collective": ("--collective", ("ring", "direct")),
+                       "overlap": ("--overlap", ("off", "on"))}
+DISTRIBUTED_KEYS = tuple(DISTRIBUTED_OPTIONS)
 # optional point keys that hold a name, not a count: pandas "string" (NA where absent), not Int64
-TEXT_KEYS = ("starpu_sched",)
+TEXT_KEYS = ("starpu_sched",) + DISTRIBUTED_KEYS
 # the variants on a task runtime of their own (the Makefile's RUNTIME_VARIANTS: nOS-V, StarPU), which a
 # sweep runs only where its config names them, as it does the distributed ones: a config that names
 # no variants sweeps what it swept before they existed (and keeps its digest)
@@ -235,7 +244,7 @@ def chunking_label(bs, k, tile_columns=None, tile_in_channels=None, tile_sequenc
 
 def point_label(point):
     """'taskiter gcc/fast t=2 bs=1 k=64', 'mpi gcc/fast r=2 t=1', 'starpu gcc/fast t=2 bs=1 k=64
-    sched=dmda' for a point."""
+    sched=dmda', 'mpi gcc/fast r=2 t=1 collective=ring overlap=on' for a point."""
     p = as_point(point)
     text = f"{p.variant} {p.compiler}/{p.kernels}" + (f" r={p.ranks}" if p.ranks is not None else "") + \
         f" t={p.threads}"
@@ -244,7 +253,31 @@ def point_label(point):
     sched = starpu_sched_of(p)
     if sched is not None:
         text += f" sched={sched}"
+    for key, value in distributed_settings(p).items():
+        text += f" {key}={value}"
     return text
+
+
+SERIES_KEYS = ("variant", "ranks") + CHUNK_KEYS + DISTRIBUTED_KEYS  # what tells a figure's lines apart
+
+
+def series_name(series):
+    """'taskiter bs=1 k=64', 'mpi ranks=2 overlap=on': a line of a figure over threads, from a
+    mapping with SERIES_KEYS (NA, or absent, where a line has none)."""
+    values = {key: None if key not in series or _is_na(series[key]) else series[key] for key in SERIES_KEYS}
+    name = values["variant"]
+    if values["batch_subsize"] is not None:
+        name += " " + chunking_label(*(values[c] for c in CHUNK_KEYS))
+    if values["ranks"] is not None:
+        name += f" ranks={int(values['ranks'])}"
+    return name + "".join(f" {key}={values[key]}" for key in DISTRIBUTED_KEYS if values[key] is not None)
+
+
+def distributed_settings(point):
+    """{distributed knob: value} of the knobs a point sets (DISTRIBUTED_OPTIONS), in their order;
+    empty for a point that sets none (not distributed, or swept without them)."""
+    p = as_point(point)
+    return {key: str(getattr(p, key)) for key in DISTRIBUTED_KEYS if not _is_na(getattr(p, key))}
 
 
 def starpu_sched_of(point):
