@@ -98,38 +98,13 @@ def test_strong_scaling_needs_a_sequence_per_rank(real):
     assert "sweep.ranks: 4 ranks cannot share a global batch of model.B = 2" in line
 
 
-KNOBS = """
-[model]
-config = "tiny"
-B = 2
-T = 16
-
-[run]
-steps = 2
-warmup = 1
-repetitions = 6
-seed = 5
-
-[sweep]
-variants = ["mpi"]
-threads = [1]
-ranks = [2]
-overlap = ["off", "on"]
-collective = ["ring", "direct"]
-
-[launcher]
-kind = "local"
-{launcher}
-
-[analysis]
-trace = false
-ceilings = false
-roofline = false
-"""
+# the same tiny sweep of gpt2-mpi at 2 ranks, over its overlap and collective
+KNOBS = CONFIG.replace('variants = ["seq", "mpi"]', 'variants = ["mpi"]').replace("repetitions = 1", "repetitions = 6") \
+    .replace("ranks = [1, 2]", 'ranks = [2]\noverlap = ["off", "on"]\ncollective = ["ring", "direct"]')
 
 
 def test_distributed_knobs_are_swept_reported_and_compared(real):
-    done = real.perfstudy("run", real.config(text=KNOBS.format(launcher=ARGS)), timeout=600)
+    done = real.perfstudy("run", real.config(text=KNOBS.format(scaling="strong", launcher=ARGS)), timeout=600)
     assert done.returncode == 0, done.stderr
     [d] = real.result_dirs()
     steps = pd.read_csv(d / "steps.csv")

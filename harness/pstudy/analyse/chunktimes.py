@@ -180,14 +180,17 @@ def iterations_of(runs):
     """TraceStats.iterations' entries [({chunk key: seconds}, busy seconds, run name)] of kept runs
     ((name, frame of iteration, op, b0, b1, x0, x1, col0, col1 and d), as own_frames gives them):
     what a recording that keeps each run's chunk times gives the prediction intervals."""
-    out = []
-    for name, frame in runs:
-        for _, it in frame.groupby("iteration"):
-            per = {}
-            for row, d in zip(it[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False), it["d"]):
-                key = taskgraph.chunk_key(*row)
-                per[key] = per.get(key, 0.0) + float(d)
-            out.append((per, float(it["d"].sum()), str(name)))
+    return [(iteration_times(it), float(it["d"].sum()), str(name))
+            for name, frame in runs for _, it in frame.groupby("iteration")]
+
+
+def iteration_times(it):
+    """{chunk key: seconds} of one iteration's records (a frame with op, b0, b1, x0, x1, col0, col1
+    and d, their durations), a chunk recorded twice summed."""
+    out = {}
+    for row, d in zip(it[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False), it["d"]):
+        key = taskgraph.chunk_key(*row)
+        out[key] = out.get(key, 0.0) + float(d)
     return out
 
 

@@ -5,7 +5,7 @@ run replayed with its own chunk times."""
 from pstudy.store import taskgraph, topology
 from pstudy.analyse import contention, simulate
 from pstudy.errors import StudyError
-from pstudy.analyse.chunktimes import WALL, kept_records, median, config_point
+from pstudy.analyse.chunktimes import WALL, config_point, iteration_times, kept_records, median
 from pstudy.analyse.intervals import interval
 from pstudy.analyse.machinescaling import reference_config, replay_work, source_durations, with_overhead
 
@@ -136,11 +136,7 @@ def replay_own_frames(graph, runs, machine, overhead=0.0):
     steps = []
     for name, frame in runs:
         for _, it in frame.groupby("iteration"):
-            times = {}
-            for row, d in zip(it[["op", "b0", "b1", "x0", "x1", "col0", "col1"]].itertuples(index=False), it["d"]):
-                key = taskgraph.chunk_key(*row)
-                times[key] = times.get(key, 0.0) + float(d)
-            durations = source_durations(graph, times, name, machine)
+            durations = source_durations(graph, iteration_times(it), name, machine)
             work = with_overhead(simulate.Work(durations, [0.0] * graph.n_tasks), overhead)
             try:
                 step, _ = simulate.step_time(graph, work, machine, graph.threads, ITERATIONS, None)
