@@ -162,7 +162,7 @@ def _checked_numbers(frame, column, path, wrong, what):
 
 
 class Recording:
-    """A recording as read back: meta, the tables, and accessors keyed as prediction.py keys them."""
+    """A recording as read back: meta, the tables, and accessors keyed as the prediction keys them (config keys, points)."""
 
     def __init__(self, directory):
         self.directory = Path(directory)
@@ -285,7 +285,7 @@ class Recording:
         out = {}
         rows = self._own[self._own["study"] == study]
         for keys, runs in rows.groupby(list(vocabulary.POINT_KEYS), dropna=False, sort=False):
-            point = vocabulary.Point(*(_none(v) for v in keys))
+            point = vocabulary.Point(**{c: _none(v) for c, v in zip(vocabulary.POINT_KEYS, keys)})
             out[point] = [(str(run), frame.drop(columns=["run"]).reset_index(drop=True))
                           for run, frame in runs.groupby("run", sort=True)]
         return out
