@@ -62,7 +62,8 @@ def _number(value):
 
 def chunking(row):
     """bs=4 k=64 for a chunked point, with its tile keys where it has them (vocabulary.chunking_label:
-    bs=4 k=64 ts=2) and its StarPU scheduler (sched=dmda), "" otherwise (ranks=R for a distributed one)."""
+    bs=4 k=64 ts=2) and its StarPU scheduler (sched=dmda), "" otherwise (ranks=R for a distributed one,
+    and the knobs its sweep set: overlap=on)."""
     parts = []
     if _number(row.get("batch_subsize")) == _number(row.get("batch_subsize")):
         parts.append(vocabulary.chunking_label(*(_number(row.get(c)) for c in vocabulary.CHUNK_KEYS)))
@@ -72,6 +73,7 @@ def chunking(row):
     sched = row.get("starpu_sched")
     if isinstance(sched, str) and sched:
         parts.append(f"sched={sched}")
+    parts += [f"{key}={row.get(key)}" for key in vocabulary.DISTRIBUTED_KEYS if isinstance(row.get(key), str)]
     return " ".join(parts)
 
 
