@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from pstudy import common
-from pstudy.store import resultsdir, studyarchive
+from pstudy.store import resultsdir, studyarchive, vocabulary
 from pstudy.analyse import knobs, tables
 from pstudy.errors import StudyError
 from pstudy.show import noisefigure
@@ -81,7 +81,7 @@ def main(args):
     details = [("all columns:", str(directory.summary_csv))]
     if args.no_figures and not meta.analysis.get("roofline", True):
         out.write(summary_text.text(directory, meta, summary, chart, details=details))
-        write_knob_ratios(out, directory)
+        write_knob_ratios(out, directory, summary)
         return 0
     outdir.mkdir(parents=True, exist_ok=True)
     page, points = None, None
@@ -111,14 +111,16 @@ def main(args):
                                 page=page, roofline_why=why))
     if noise is not None:
         out.write("\n".join(noisefigure.table_lines(noise)) + "\n")
-    write_knob_ratios(out, directory)
+    write_knob_ratios(out, directory, summary)
     return 0
 
 
-def write_knob_ratios(out, directory):
+def write_knob_ratios(out, directory, summary):
     """Each swept distributed knob's step ratios (knobs.ratios), where the sweep has one."""
     from pstudy.show import terminal
 
+    if not any(summary[key].nunique() > 1 for key in vocabulary.DISTRIBUTED_KEYS if key in summary.columns):
+        return
     steps = resultsdir.read_steps(directory)
     rows = knobs.ratios(steps[~steps["warmup"]])
     if rows:
