@@ -199,6 +199,7 @@ class Point(namedtuple("Point", POINT_KEYS, defaults=(None,) * (len(POINT_KEYS) 
 def as_point(values):
     """A Point from a point key in POINT_KEYS' order, however it was kept (a tuple, a JSON list);
     one recorded before the later keys existed is shorter, and gets None for them."""
+    # by position: the recorded form is a sequence in POINT_KEYS' order, keys added later last
     return values if isinstance(values, Point) else Point(*values)
 
 
