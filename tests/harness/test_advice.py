@@ -3,9 +3,14 @@ run, and the ranking of variants and chunkings at each P."""
 
 import pytest
 
-from pstudy.analyse import advice, contention, simulate
+from pstudy.analyse import advice, chunktimes, contention, simulate
 from pstudy.store import topology as topo
 from pstudy.store import machinefiles as machines, taskgraph, vocabulary
+
+
+def config_key(*values):
+    """A config key from its recorded layout: variant, compiler, kernels, the chunk keys."""
+    return chunktimes.recorded_config_key(values)
 
 FORKJOIN = vocabulary.FORKJOIN
 CHUNKED = vocabulary.CHUNKED_VARIANTS[0]
@@ -101,10 +106,10 @@ class HandGraphs:
         self.cache = {}
 
     def get(self, ck, threads, batch=None):
-        variant, _, _, bs = ck[:4]
+        variant, bs = ck.variant, ck.batch_subsize
         if variant != FORKJOIN and bs == vocabulary.AUTO:
             bs = 4 // min(4, threads)
-        key = (ck[:3] + (bs,) + ck[4:], threads if variant == FORKJOIN else 1)
+        key = (ck._replace(batch_subsize=bs), threads if variant == FORKJOIN else 1)
         if key not in self.cache:
             if variant == FORKJOIN:
                 # rows 0..12 cut in P pieces: no piece of P > 1 is the 1-thread chunk
@@ -135,8 +140,8 @@ def test_best_ranks_variants_and_chunkings_with_known_answers(monkeypatch):
     # the hand-made graphs do not cut tiles: one tiling, so that every chunking is one candidate
     monkeypatch.setattr(advice, "TILINGS", ((None, None, None, None),))
     graphs = HandGraphs()
-    fj = (FORKJOIN, "gcc", "fast", None, None, None, None, None, None)
-    traced = (CHUNKED, "gcc", "fast", 1, 16, None, None, None, None)  # only one chunking traced: the others scaled from it
+    fj = config_key(FORKJOIN, "gcc", "fast", None, None, None, None, None, None)
+    traced = config_key(CHUNKED, "gcc", "fast", 1, 16, None, None, None, None)  # only one chunking traced: the others scaled from it
     medians = medians_of(graphs, [fj, traced])
     m = machine(cores=4)
     frame, notes = advice.best(graphs, medians, Meta(), m, m, [1, 2, 4], mpi=False)
@@ -179,21 +184,21 @@ def test_extra_work_is_against_the_leanest_candidate():
 
 
 def test_candidates_cut_the_products_rows_as_the_others_and_keep_them_whole():
-    traced = (CHUNKED, "gcc", "fast", 1, 16, None, None, None, None)
+    traced = config_key(CHUNKED, "gcc", "fast", 1, 16, None, None, None, None)
     cands = advice.candidates({traced: {}}, 4, 16)
     # every BATCH_SUBSIZE and k: untiled, tiles of 256 (rows as the other row operations'), and the
     # products' rows whole (tile_sequences = B: the binary then cuts one tile per thread)
     for bs in (1, 2, 4):
         for k in (16, 8):
-            assert (CHUNKED, "gcc", "fast", bs, k, None, None, None, None) in cands
-            assert (CHUNKED, "gcc", "fast", bs, k, 256, 256, None, None) in cands
-            assert (CHUNKED, "gcc", "fast", bs, k, None, None, 4, None) in cands
-    assert cands[0] == (CHUNKED, "gcc", "fast") + (vocabulary.AUTO,) * len(vocabulary.CHUNK_KEYS)
+            assert config_key(CHUNKED, "gcc", "fast", bs, k, None, None, None, None) in cands
+            assert config_key(CHUNKED, "gcc", "fast", bs, k, 256, 256, None, None) in cands
+            assert config_key(CHUNKED, "gcc", "fast", bs, k, None, None, 4, None) in cands
+    assert cands[0] == config_key(CHUNKED, "gcc", "fast", *(vocabulary.AUTO,) * len(vocabulary.CHUNK_KEYS))
     assert len(cands) == 1 + 3 * 2 * len(advice.TILINGS) and len(set(cands)) == len(cands)
 
 
 def test_the_automatic_point_of_a_directory_from_before_a_chunk_key_keeps_its_traces():
     auto = vocabulary.AUTO
-    old = (CHUNKED, "gcc", "fast", auto, auto, auto, auto, auto, None)  # swept before tiles_per_product
+    old = config_key(CHUNKED, "gcc", "fast", auto, auto, auto, auto, auto, None)  # swept before tiles_per_product
     cands = advice.candidates({old: {}}, 4, 16)
-    assert cands[0] == old and (CHUNKED, "gcc", "fast") + (auto,) * len(vocabulary.CHUNK_KEYS) not in cands
+    assert cands[0] == old and config_key(CHUNKED, "gcc", "fast", *(auto,) * len(vocabulary.CHUNK_KEYS)) not in cands

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pstudy.analyse import contention, prediction, simulate
+from pstudy.analyse import contention, machinescaling, simulate
 from pstudy.store import topology as topo
 from pstudy.store import machinefiles as machines, taskgraph
 
@@ -91,7 +91,7 @@ def test_replay_with_hardware_threads_sharing_a_core():
     t = topo.synthetic(1, 2, 2, siblings="adjacent")
     m = machine(peak=1.0, peak_threads=(1, 2, 4), peak_gflops=(1.0, 1.2, 2.4), topology=t, places="threads")
     g = static_graph(2, [(0, 0, 10**9, 0), (0, 1, 10**9, 0)])
-    work = simulate.Work([1.0, 1.0], [0.0, 0.0], prediction.compute_demands(g.flops, [1.0, 1.0], m))
+    work = simulate.Work([1.0, 1.0], [0.0, 0.0], machinescaling.compute_demands(g.flops, [1.0, 1.0], m))
     step, out = simulate.step_time(g, work, m, 2, node=contention.Node(m, 2))
     assert step == pytest.approx(1 / 0.6)
     # the same core measured under places = cores: 4 threads on 2 cores at 2.4x one thread
@@ -149,7 +149,7 @@ def study16_predictions(tmp_path):
     for p, g in graphs.items():
         d = durations(g, e)
         work = simulate.Work(d, [min(b, bw1 * x) for b, x in zip(g.bytes, d)],
-                             prediction.compute_demands(g.flops, d, m))
+                             machinescaling.compute_demands(g.flops, d, m))
         steps[p] = simulate.step_time(g, work, m, p, node=contention.Node(m, p))[0]
     return e, measured, {p: steps[1] / steps[p] for p in THREADS16}
 

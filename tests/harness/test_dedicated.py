@@ -16,9 +16,9 @@ REPO = Path(__file__).resolve().parents[2]
 PERFSTUDY = REPO / "harness" / "perfstudy"
 BUILD = REPO / "build" / "gcc" / "fast"
 
-from pstudy.analyse import prediction
+from pstudy.analyse import chunktimes, intervals
 from pstudy.errors import StudyError
-from pstudy.store import traceformats
+from pstudy.store import traceformats, vocabulary
 
 VARIANTS = [v for v in ("seq", "forkjoin", "taskiter") if (BUILD / f"gpt2-{v}").exists()]
 pytestmark = pytest.mark.skipif(len(VARIANTS) < 3, reason="no built binaries (make)")
@@ -163,35 +163,38 @@ def test_bad_cpu_times_are_one_line(sweep, tmp_path, value, message):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "cpu_s" in proc.stderr, proc.stderr
 
 
+V = vocabulary.Point("v", "gcc", "fast")  # a config key
+
+
 def test_intervals_hold_the_step_and_are_deterministic():
-    stats = prediction.TraceStats({("v",): {1: 1.0, 2: 2.0}}, {("v",): 1.0}, {}, {},
-                                  {("v",): [({1: 1.0, 2: 2.0}, 3.0), ({1: 1.2, 2: 2.1}, 3.3), ({1: 0.9, 2: 1.8}, 2.7)]})
-    a, b = prediction.bootstrap_medians(stats, 20), prediction.bootstrap_medians(stats, 20)
+    stats = chunktimes.TraceStats({V: {1: 1.0, 2: 2.0}}, {V: 1.0}, {}, {},
+                                  {V: [({1: 1.0, 2: 2.0}, 3.0), ({1: 1.2, 2: 2.1}, 3.3), ({1: 0.9, 2: 1.8}, 2.7)]})
+    a, b = intervals.bootstrap_medians(stats, 20), intervals.bootstrap_medians(stats, 20)
     assert a == b and len(a) == 20
-    totals = [sum(m[("v",)].values()) for m in a]
+    totals = [sum(m[V].values()) for m in a]
     assert min(totals) < max(totals)
-    low, high = prediction.interval(3.0, totals)
+    low, high = intervals.interval(3.0, totals)
     assert low <= 3.0 <= high
-    assert prediction.interval(3.0, []) == (3.0, 3.0)
+    assert intervals.interval(3.0, []) == (3.0, 3.0)
 
 
 def test_intervals_resample_runs_before_their_iterations():
     # two runs of one point on a host whose speed moved between them: each run's iterations alike
     fast = [({1: 1.0 + 0.01 * i}, 1.0 + 0.01 * i, "r0") for i in range(6)]
     slow = [({1: 2.0 + 0.01 * i}, 2.0 + 0.01 * i, "r1") for i in range(6)]
-    medians, scales = {("v",): {1: 1.5}}, {("v",): 1.0}
-    runs = prediction.bootstrap_medians(prediction.TraceStats(medians, scales, {}, {}, {("v",): fast + slow}), 40)
-    mixed = prediction.bootstrap_medians(prediction.TraceStats(
-        medians, scales, {}, {}, {("v",): [(c, b, "one") for c, b, _ in fast + slow]}), 40)
-    width = {name: prediction.interval(1.5, [m[("v",)][1] for m in draws])
+    medians, scales = {V: {1: 1.5}}, {V: 1.0}
+    runs = intervals.bootstrap_medians(chunktimes.TraceStats(medians, scales, {}, {}, {V: fast + slow}), 40)
+    mixed = intervals.bootstrap_medians(chunktimes.TraceStats(
+        medians, scales, {}, {}, {V: [(c, b, "one") for c, b, _ in fast + slow]}), 40)
+    width = {name: intervals.interval(1.5, [m[V][1] for m in draws])
              for name, draws in (("runs", runs), ("mixed", mixed))}
     # some replicates draw the fast run twice, some the slow one: the interval spans both speeds
     assert width["runs"][0] < 1.1 and width["runs"][1] > 1.9
     # iterations alone, as if from one run: the medians stay between the two
     assert width["mixed"][1] - width["mixed"][0] < width["runs"][1] - width["runs"][0]
     # entries of two fields (no run) are one run, as before
-    two = prediction.bootstrap_medians(prediction.TraceStats(medians, scales, {}, {},
-                                                            {("v",): [(c, b) for c, b, _ in fast + slow]}), 40)
+    two = intervals.bootstrap_medians(chunktimes.TraceStats(medians, scales, {}, {},
+                                                            {V: [(c, b) for c, b, _ in fast + slow]}), 40)
     assert two == mixed
 
 
@@ -218,16 +221,16 @@ def test_bad_step_disturbance_is_one_line(sweep, tmp_path):
 
 
 def test_validation_intervals_hold_the_measured_points_run_to_run_scatter():
-    point = ("v", "gcc", "fast", 2) + (None,) * 8
-    one = ("v", "gcc", "fast", 1) + (None,) * 8
+    point = vocabulary.Point("v", "gcc", "fast", 2)
+    one = point._replace(threads=1)
     e = 2.718281828459045
     # two points of three runs, at 2 threads: sigma of the logs is 0.1 at that thread count
-    spread = prediction.RunSpread([{point: [1.0, e ** 0.1, e ** -0.1], ("w",) + point[1:]: [2.0, 2 * e ** 0.1, 2 * e ** -0.1]}],
+    spread = intervals.RunSpread([{point: [1.0, e ** 0.1, e ** -0.1], point._replace(variant="w"): [2.0, 2 * e ** 0.1, 2 * e ** -0.1]}],
                                   {point: 4})
     assert abs(spread.sigma(2) - 0.1) < 1e-12 and spread.sigma(1) == spread.sigma(2)  # 1 thread: the pool
-    assert prediction.RunSpread([{point: [1.0]}], {}).sigma(2) is None
+    assert intervals.RunSpread([{point: [1.0]}], {}).sigma(2) is None
     low, high = spread.widen(1.0, 0.98, 1.02, point, source_runs=5)
-    half = prediction.Z_INTERVAL * (0.1 / 2)  # the measured median of 4 runs
+    half = intervals.Z_INTERVAL * (0.1 / 2)  # the measured median of 4 runs
     assert abs(high - e ** ((0.02 ** 2 + half ** 2) ** 0.5 * 1.0)) < 2e-3 and low < 0.98 and high > 1.02
     # one source run adds its own speed; no measured term for the step itself
     wide = spread.widen(1.0, 0.98, 1.02, point, source_runs=1)
@@ -235,7 +238,7 @@ def test_validation_intervals_hold_the_measured_points_run_to_run_scatter():
     step = spread.widen(1.0, 0.98, 1.02, point, source_runs=5, measured=False)
     assert step == (0.98, 1.02)
     # nothing repeated: the bootstrap's interval as it was
-    assert prediction.RunSpread([], {}).widen(1.0, 0.98, 1.02, one, 1) == (0.98, 1.02)
+    assert intervals.RunSpread([], {}).widen(1.0, 0.98, 1.02, one, 1) == (0.98, 1.02)
 
 
 def test_validation_intervals_widen_to_the_other_configurations_errors():
@@ -247,7 +250,7 @@ def test_validation_intervals_widen_to_the_other_configurations_errors():
                          "measured_step_s": 1.0, "predicted_step_s": 1.0 + e,
                          "predicted_low": (1.0 + e) * 0.99, "predicted_high": (1.0 + e) * 1.01})
     frame = pd.DataFrame(rows)
-    out = prediction.cross_validated(frame)
+    out = intervals.cross_validated(frame)
     # 1-thread points: untouched; the others: the largest error of the other configurations (6
     # others, too few for the 90% rank: their largest)
     one = out[out["threads"] == 1]
@@ -262,7 +265,7 @@ def test_validation_intervals_widen_to_the_other_configurations_errors():
     assert inside[out["variant"] != "d"].all() and not inside[(out["variant"] == "d") & (out["threads"] > 1)].any()
     # one configuration: nothing to learn from
     alone = frame[frame["variant"] == "a"]
-    assert prediction.cross_validated(alone)["predicted_high"].tolist() == alone["predicted_high"].tolist()
+    assert intervals.cross_validated(alone)["predicted_high"].tolist() == alone["predicted_high"].tolist()
 
 
 def test_validation_intervals_pool_the_errors_of_their_own_thread_count():
@@ -271,7 +274,7 @@ def test_validation_intervals_pool_the_errors_of_their_own_thread_count():
              "predicted_step_s": 1.0 + e, "predicted_low": 1.0 + e, "predicted_high": 1.0 + e}
             for v, small, large in (("a", 0.01, 0.5), ("b", -0.02, 0.6), ("c", 0.015, 0.4), ("d", 0.0, 0.55))
             for t, e in ((1, 0.0), (2, small), (16, large))]
-    out = prediction.cross_validated(pd.DataFrame(rows))
+    out = intervals.cross_validated(pd.DataFrame(rows))
     two = out[out["threads"] == 2]
     assert ((two["predicted_high"] - two["predicted_low"]) / two["predicted_step_s"] < 0.1).all()
     sixteen = out[out["threads"] == 16]
@@ -279,7 +282,7 @@ def test_validation_intervals_pool_the_errors_of_their_own_thread_count():
     assert (sixteen["predicted_low"] <= 1.0).tolist() == [True, False, True, True]
     # with fewer than CONFORMAL_MINIMUM others at a count, every count's points pool
     three = pd.DataFrame([r for r in rows if r["variant"] != "d" or r["threads"] != 2])
-    lone = prediction.cross_validated(three[three["variant"].isin(["a", "b"]) | (three["threads"] != 2)])
+    lone = intervals.cross_validated(three[three["variant"].isin(["a", "b"]) | (three["threads"] != 2)])
     a2 = lone[(lone["variant"] == "a") & (lone["threads"] == 2)].iloc[0]
     assert a2["predicted_low"] < 1.01 * math.exp(-0.3)
 

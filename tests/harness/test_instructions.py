@@ -114,8 +114,8 @@ def test_verdicts_threshold_floor_spread_and_threads():
     assert status_of(t, "adamw") == "slower, below threshold"
     assert status_of(t, "loss_mean") == "slower, difference too small to gate"  # +50%, but 50 instructions
     assert status_of(t, "matmul_fwd") == "same"
-    # ranks, the tile keys and starpu_sched: NA
-    assert instructions.regressed(t) == [(("seq", "gcc", "fast", 1, None, None, None, None, None, None, None, None),
+    # ranks, the tile keys, starpu_sched and the distributed knobs: NA
+    assert instructions.regressed(t) == [(sweep.Point("seq", "gcc", "fast", 1),
                                           "gelu_fwd")]
     # a change must clear the spread between repetitions; overlapping ranges are the same
     t = instructions.compare(fake_results({"gelu_fwd": [100000, 101500]}, {"gelu_fwd": [102000, 102000]}))
@@ -129,9 +129,9 @@ def test_verdicts_threshold_floor_spread_and_threads():
     assert status_of(t, "gelu_fwd") == "REGRESSED"
 
 
-OLD_HISTORY = ",".join(c for c in history.TIME_COLUMNS  # before ranks, the tile keys and starpu_sched, too
-                       if c not in ("ranks", "tile_columns", "tile_in_channels", "tile_sequences",
-                                    "tiles_per_product", "starpu_sched")) + "\n" + (
+OLD_HISTORY = ",".join(c for c in history.TIME_COLUMNS  # before ranks, the tile keys, starpu_sched and
+                       if c not in ("ranks", "tile_columns", "tile_in_channels", "tile_sequences",  # the knobs
+                                    "tiles_per_product", "starpu_sched", "update", "collective", "overlap")) + "\n" + (
     "2026-01-01T00:00:00+00:00,{c},{s},False,{b},regression,abc,host,seq,gcc,fast,1,NA,NA,step,0.01,0.01,"
     "1.0,0.9,1.1,0.5,NA,False,results/regress/x\n").format(c="a" * 40, s="a" * 7, b="b" * 40)
 

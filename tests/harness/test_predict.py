@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 PERFSTUDY = REPO / "harness" / "perfstudy"
 BUILD = REPO / "build" / "gcc" / "fast"
 
-from pstudy.analyse import prediction
+from pstudy.analyse import machinescaling
 from pstudy.store import machinefiles, taskgraph, vocabulary
 
 # one process's schedule: a distributed variant (gpt2-mpi) describes none, and predict leaves it out
@@ -144,7 +144,7 @@ def test_a_graph_that_packs_replays_the_trace_of_one_that_does_not(tmp_path):
                 samples.setdefault(key, []).append(float(r["end_s"]) - float(r["start_s"]))
     medians = {k: sorted(v)[len(v) // 2] for k, v in samples.items()}
     machine = machinefiles.Machine("m", False, 4, 10.0, (1, 4), (10.0, 20.0))
-    d4 = prediction.source_durations(g4, medians, "t", machine, traced=g1)
+    d4 = machinescaling.source_durations(g4, medians, "t", machine, traced=g1)
     per_label = {}
     for t, d in enumerate(d4):
         per_label[labels4[g4.op[t]]] = per_label.get(labels4[g4.op[t]], 0.0) + d

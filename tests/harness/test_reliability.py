@@ -20,6 +20,12 @@ BUILD = REPO / "build" / "gcc" / "fast"
 
 from pstudy import common
 from pstudy.store import vocabulary
+from pstudy.analyse import chunktimes
+
+
+def config_key(*values):
+    """A config key from its recorded layout: variant, compiler, kernels, the chunk keys."""
+    return chunktimes.recorded_config_key(values)
 
 REAL_VARIANTS = [v for v in ("seq", "forkjoin", "taskiter") if (BUILD / f"gpt2-{v}").exists()]
 CEILINGS = REPO / "docs" / "studies" / "2026-11-27-xeon-emr-vm16" / "ceilings.json"
@@ -476,7 +482,7 @@ class _Graph:
 
 
 class _Graphs:
-    """graphs.get(ck, P) of prediction.Graphs from a table: {(ck, P): operation labels}."""
+    """graphs.get(ck, P) of graphcache.Graphs from a table: {(ck, P): operation labels}."""
 
     def __init__(self, table):
         self.table = table
@@ -486,36 +492,36 @@ class _Graphs:
 
 
 def test_times_of_other_operations_are_told_apart():
-    from pstudy.analyse import prediction
+    from pstudy.analyse import machinescaling
 
-    auto = ("taskiter", "gcc", "fast") + (0,) * len(vocabulary.CHUNK_KEYS)
+    auto = config_key("taskiter", "gcc", "fast", *(0,) * len(vocabulary.CHUNK_KEYS))
     whole = ["matmul", "attention"]
     packed = ["pack", "matmul", "attention"]
     medians = {auto: {}}
     # the automatic chunking packs at 4 threads and not at 1, and nothing traced packs
     graphs = _Graphs({(auto, 1): whole, (auto, 4): packed})
-    assert prediction.reference_match(medians, auto, graphs, 1) == (auto, True)
-    assert prediction.reference_match(medians, auto, graphs, 4) == (auto, False)
-    assert prediction.reference_config(medians, auto, graphs, 4) == auto  # predict's replay keeps its fallback
+    assert machinescaling.reference_match(medians, auto, graphs, 1) == (auto, True)
+    assert machinescaling.reference_match(medians, auto, graphs, 4) == (auto, False)
+    assert machinescaling.reference_config(medians, auto, graphs, 4) == auto  # predict's replay keeps its fallback
 
 
 def test_best_lists_borrowed_candidates_as_not_ranked_unless_allowed(real_sweep, monkeypatch):
-    from pstudy.analyse import advice, prediction
-    from pstudy.store import machinefiles, resultsdir
+    from pstudy.analyse import advice, machinescaling
+    from pstudy.store import graphcache, machinefiles, resultsdir
 
     source, machine_file = real_sweep
     if "taskiter" not in REAL_VARIANTS:
         pytest.skip("no gpt2-taskiter")
     meta = resultsdir.read_meta(source)
     machine = machinefiles.load(machine_file)
-    medians = prediction.trace_stats(source, meta.warmup).medians
-    graphs = prediction.Graphs(source, meta, None)
-    real = prediction.reference_match
+    medians = chunktimes.trace_stats(source, meta.warmup).medians
+    graphs = graphcache.Graphs(source, meta, None)
+    real = machinescaling.reference_match
 
     def borrowed_for_taskiter(medians, ck, graphs, P=1):
         ref, same = real(medians, ck, graphs, P)
-        return (ref, False) if ck[0] == "taskiter" and ref is not None else (ref, same)
-    monkeypatch.setattr(prediction, "reference_match", borrowed_for_taskiter)
+        return (ref, False) if ck.variant == "taskiter" and ref is not None else (ref, same)
+    monkeypatch.setattr(machinescaling, "reference_match", borrowed_for_taskiter)
     frame, notes = advice.best(graphs, medians, meta, machine, machine, [2], mpi=False)
     assert "taskiter" not in set(frame["variant"]) and not frame["borrowed"].any()
     assert any(n.startswith("not ranked: taskiter") and "--allow-borrowed" in n for n in notes), notes

@@ -418,8 +418,8 @@ def test_roofline_of_a_sweep_whose_chunkings_pack_and_do_not(tmp_path):
     packing = {}
     for path, key, _rep in directory.traces():
         in_trace = traceformats.read_chunks(path)["kernel"].str.startswith("pack_weight").any()
-        described = '"pack_weight' in directory.ops(*key[:3], point=key).read_text()
-        assert in_trace == described, (path.name, directory.ops(*key[:3], point=key).name)
+        described = '"pack_weight' in directory.ops(key.variant, key.compiler, key.kernels, point=key).read_text()
+        assert in_trace == described, (path.name, directory.ops(key.variant, key.compiler, key.kernels, point=key).name)
         packing[path.name] = in_trace
     assert any(packing.values()) and not all(packing.values()), packing
     (Path(directory) / "ceilings.json").write_text(json.dumps(ceilings()))

@@ -4,15 +4,20 @@ answers, and charged to every task of a replay."""
 
 import pytest
 
-from pstudy.analyse import prediction, simulate
-from pstudy.analyse.prediction import RuntimeOverheads
+from pstudy.analyse import chunktimes, machinescaling, runtimecost, simulate, stepreplay
+from pstudy.analyse.runtimecost import RuntimeOverheads
 
 US = 1e-6
 
 
+def config_key(*values):
+    """A config key from its recorded layout: variant, compiler, kernels, the chunk keys."""
+    return chunktimes.recorded_config_key(values)
+
+
 def gaps(*rows):
     """{config key: (gap, tasks, step)} for one variant's configurations, keyed by BATCH_SUBSIZE."""
-    return {("taskiter", "gcc", "fast", bs, 64, None, None, None, None): row for bs, row in enumerate(rows, 1)}
+    return {config_key("taskiter", "gcc", "fast", bs, 64, None, None, None, None): row for bs, row in enumerate(rows, 1)}
 
 
 def test_a_common_cost_per_task_is_found_exactly():
@@ -68,31 +73,31 @@ class _Graphs:
 
 
 def test_gaps_come_from_measured_one_thread_steps_and_their_replays(monkeypatch):
-    a = ("tasks", "gcc", "fast", 1, 16, None, None, None, None)
-    b = ("tasks", "gcc", "fast", 4, 64, None, None, None, None)
-    unmeasured = ("tasks", "gcc", "fast", 2, 32, None, None, None, None)
-    mpi = ("mpi", "gcc", "fast", None, None, None, None, None, None)
+    a = config_key("tasks", "gcc", "fast", 1, 16, None, None, None, None)
+    b = config_key("tasks", "gcc", "fast", 4, 64, None, None, None, None)
+    unmeasured = config_key("tasks", "gcc", "fast", 2, 32, None, None, None, None)
+    mpi = config_key("mpi", "gcc", "fast", None, None, None, None, None, None)
     replayed = {a: 0.0760, b: 0.0700, unmeasured: 0.07, mpi: 1.0}
-    monkeypatch.setattr(prediction, "predict_point",
+    monkeypatch.setattr(runtimecost, "predict_point",
                         lambda graphs, medians, ck, threads, source, target: (replayed[ck], None))
-    measured = {prediction.config_point(a, 1): 0.0790, prediction.config_point(b, 1): 0.0710,
-                prediction.config_point(a, 2): 0.05}
-    fit = prediction.runtime_overheads(_Graphs({a: 1500, b: 330}), dict.fromkeys(replayed), measured, None)
+    measured = {chunktimes.config_point(a, 1): 0.0790, chunktimes.config_point(b, 1): 0.0710,
+                chunktimes.config_point(a, 2): 0.05}
+    fit = runtimecost.runtime_overheads(_Graphs({a: 1500, b: 330}), dict.fromkeys(replayed), measured, None)
     assert fit.gaps == {a: (pytest.approx(0.003), 1500, 0.0790), b: (pytest.approx(0.001), 330, 0.0710)}
     assert 2 * US < fit.of("tasks") < 3.1 * US
 
 
 def test_the_cost_is_added_to_every_task_and_nothing_else():
     work = simulate.Work([1e-3, 2e-3], [100.0, 200.0], [0.5, 0.25])
-    prediction.with_overhead(work, 5 * US)
+    machinescaling.with_overhead(work, 5 * US)
     assert work.duration == [1e-3 + 5 * US, 2e-3 + 5 * US]
     assert work.dram_bytes == [100.0, 200.0] and work.compute == [0.5, 0.25]
-    prediction.with_overhead(work, 0.0)
+    machinescaling.with_overhead(work, 0.0)
     assert work.duration == [1e-3 + 5 * US, 2e-3 + 5 * US]
 
 
-FORKJOIN = ("forkjoin", "gcc", "fast", None, None, None, None, None, None)
-SEQ = ("seq", "gcc", "fast", None, None, None, None, None, None)
+FORKJOIN = config_key("forkjoin", "gcc", "fast", None, None, None, None, None, None)
+SEQ = config_key("seq", "gcc", "fast", None, None, None, None, None, None)
 
 
 def test_the_output_line_gives_each_cost_where_it_comes_from_or_why_there_is_none():
@@ -137,7 +142,7 @@ def test_the_cost_is_measured_between_the_chunks_of_one_thread_traces(tmp_path, 
     # taskiter at 1 thread: iterations of 4 chunks of 1 ms with 10 us after each (the next iteration
     # starts 10 us after the last chunk): 10 us a task, the span to the next iteration less the chunks;
     # the warm-up iteration (0) far slower and left out; two repetitions
-    ti = ("taskiter", "gcc", "fast", 1, 16, None, None, None, None)
+    ti = config_key("taskiter", "gcc", "fast", 1, 16, None, None, None, None)
     a, b = tmp_path / "ti_r0.csv", tmp_path / "ti_r1.csv"
     step = 4 * 1e-3 + 4 * 10 * US
     _trace(a, [(0.0, [5e-3] * 4, 1e-3)] + [(1.0 + i * step, [1e-3] * 4, 10 * US) for i in range(4)])
@@ -146,21 +151,21 @@ def test_the_cost_is_measured_between_the_chunks_of_one_thread_traces(tmp_path, 
     two, short = tmp_path / "ti_t2.csv", tmp_path / "fj_r0.csv"
     _trace(two, [(0.0, [1e-3] * 4, 0.0), (1.0, [1e-3] * 4, 0.0), (2.0, [1e-3] * 4, 0.0)])
     _trace(short, [(0.0, [1e-3] * 4, 0.0), (1.0, [1e-3] * 4, 0.0)])
-    fj = ("forkjoin", "gcc", "fast") + (None,) * 6
-    listing = [(a, prediction.config_point(ti, 1), 0), (b, prediction.config_point(ti, 1), 1),
-               (two, prediction.config_point(ti, 2), 0), (short, prediction.config_point(fj, 1), 0)]
+    fj = config_key("forkjoin", "gcc", "fast", *(None,) * 6)
+    listing = [(a, chunktimes.config_point(ti, 1), 0), (b, chunktimes.config_point(ti, 1), 1),
+               (two, chunktimes.config_point(ti, 2), 0), (short, chunktimes.config_point(fj, 1), 0)]
     monkeypatch.setattr(resultsdir.ResultsDir, "traces", lambda self: listing)
-    costs = prediction.trace_stats(tmp_path, warmup=1).costs
+    costs = chunktimes.trace_stats(tmp_path, warmup=1).costs
     assert set(costs) == {ti}
     assert costs[ti] == pytest.approx(10 * US, rel=1e-5)
 
 
 def test_the_expected_largest_of_n_draws_of_measured_deviations():
-    assert prediction.expected_max_deviation([-1.0, 1.0], 1) == 0.0
-    assert prediction.expected_max_deviation([-1.0, 1.0], 2) == pytest.approx(0.5)  # 3 of 4 pairs hold the 1
-    assert prediction.expected_max_deviation([-0.1, 0.0, 0.1], 3) == pytest.approx(0.1 * (1 - 8 / 27) - 0.1 / 27)
-    assert prediction.expected_max_deviation([], 4) == 0.0
-    assert prediction.expected_max_deviation([0.2], 5) == pytest.approx(0.2)
+    assert stepreplay.expected_max_deviation([-1.0, 1.0], 1) == 0.0
+    assert stepreplay.expected_max_deviation([-1.0, 1.0], 2) == pytest.approx(0.5)  # 3 of 4 pairs hold the 1
+    assert stepreplay.expected_max_deviation([-0.1, 0.0, 0.1], 3) == pytest.approx(0.1 * (1 - 8 / 27) - 0.1 / 27)
+    assert stepreplay.expected_max_deviation([], 4) == 0.0
+    assert stepreplay.expected_max_deviation([0.2], 5) == pytest.approx(0.2)
 
 
 class _Static:
@@ -178,15 +183,15 @@ def test_a_static_schedule_loses_at_each_barrier_what_its_slowest_share_may_vary
     graph = _Static(["a", "b"], 2, op=[0, 0, 1], thread=[0, 1, 0])
     work = simulate.Work([1e-3, 1e-3, 2e-3], [0.0] * 3)
     noise = {"a": [-0.1, 0.1], "b": [-0.5, 0.5]}
-    assert prediction.barrier_jitter(graph, work, noise) == pytest.approx(1e-3 * 0.05)
+    assert stepreplay.barrier_jitter(graph, work, noise) == pytest.approx(1e-3 * 0.05)
     # the longer share sets the wait; an operation without noise samples costs nothing
     work = simulate.Work([1e-3, 3e-3, 2e-3], [0.0] * 3)
-    assert prediction.barrier_jitter(graph, work, noise) == pytest.approx(3e-3 * 0.05)
-    assert prediction.barrier_jitter(graph, work, {"b": [-0.5, 0.5]}) == 0.0
+    assert stepreplay.barrier_jitter(graph, work, noise) == pytest.approx(3e-3 * 0.05)
+    assert stepreplay.barrier_jitter(graph, work, {"b": [-0.5, 0.5]}) == 0.0
     # nothing at one thread, for a dataflow schedule, or without samples
-    assert prediction.barrier_jitter(_Static(["a"], 1, [0, 0], [0, 0]), work, noise) == 0.0
-    assert prediction.barrier_jitter(_Static(["a", "b"], 2, [0, 0, 1], [-1, -1, -1], "dataflow"), work, noise) == 0.0
-    assert prediction.barrier_jitter(graph, work, None) == 0.0
+    assert stepreplay.barrier_jitter(_Static(["a"], 1, [0, 0], [0, 0]), work, noise) == 0.0
+    assert stepreplay.barrier_jitter(_Static(["a", "b"], 2, [0, 0, 1], [-1, -1, -1], "dataflow"), work, noise) == 0.0
+    assert stepreplay.barrier_jitter(graph, work, None) == 0.0
 
 
 def test_the_noise_is_each_chunk_s_deviation_from_its_mean_by_operation_label(tmp_path, monkeypatch):
@@ -197,8 +202,8 @@ def test_the_noise_is_each_chunk_s_deviation_from_its_mean_by_operation_label(tm
         rows += [f"{it},0,k,-1,forward,attn L0,0,1,0,1,0,{10 * it},{10 * it + a},0,0",
                  f"{it},1,k,-1,forward,fc L0,0,1,0,1,0,{10 * it + 5},{10 * it + 5 + b},0,0"]
     path.write_text("\n".join(rows) + "\n")
-    fj = ("forkjoin", "gcc", "fast") + (None,) * 6
-    monkeypatch.setattr(resultsdir.ResultsDir, "traces", lambda self: [(path, prediction.config_point(fj, 1), 0)])
-    noise = prediction.trace_stats(tmp_path, warmup=1).noise
+    fj = config_key("forkjoin", "gcc", "fast", *(None,) * 6)
+    monkeypatch.setattr(resultsdir.ResultsDir, "traces", lambda self: [(path, chunktimes.config_point(fj, 1), 0)])
+    noise = chunktimes.trace_stats(tmp_path, warmup=1).noise
     assert noise[fj]["attn L0"] == pytest.approx([-0.1, 0.0, 0.1])
     assert noise[fj]["fc L0"] == pytest.approx([0.0, 0.0, 0.0])

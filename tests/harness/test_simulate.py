@@ -190,7 +190,7 @@ def _product(chunks, label="matmul_fwd lm_head"):
 
 
 def test_a_product_cut_finer_than_its_trace_pays_the_bytes_it_reads_again():
-    from pstudy.analyse import prediction
+    from pstudy.analyse import machinescaling
 
     # traced whole: 1 s, 100 bytes; replayed in 4 column chunks that each read the whole 60-byte
     # input again and their 10 bytes of weight and output: 70 bytes each, 280 in all (the traced
@@ -199,22 +199,22 @@ def test_a_product_cut_finer_than_its_trace_pays_the_bytes_it_reads_again():
     finer = _product([(100, 70)] * 4)
     medians = {taskgraph.chunk_key(0, 0, 1, 0, 1): 1.0}
     m = machinefiles.Machine("m", False, 4, 1.0, (1, 4), (10e-9, 10e-9))
-    assert prediction.source_durations(finer, medians, "t", m, traced) == pytest.approx([0.25 + 4.5] * 4)
+    assert machinescaling.source_durations(finer, medians, "t", m, traced) == pytest.approx([0.25 + 4.5] * 4)
     # as traced, the record's time and nothing more
-    assert prediction.source_durations(traced, medians, "t", m) == [1.0]
+    assert machinescaling.source_durations(traced, medians, "t", m) == [1.0]
     # cut coarser or as finely without reading more: shares of the traced time alone
-    assert prediction.source_durations(_product([(200, 50)] * 2), medians, "t", m, traced) == [0.5, 0.5]
+    assert machinescaling.source_durations(_product([(200, 50)] * 2), medians, "t", m, traced) == [0.5, 0.5]
 
     # another chunking replayed from the traced one (--best): the same bytes read again, unless
     # told it is a rank's batch
-    w = prediction.scaled_work(finer, traced, medians, m, m, "t")
+    w = machinescaling.scaled_work(finer, traced, medians, m, m, "t")
     assert w.duration == pytest.approx([0.25 + 4.5] * 4)
-    assert prediction.scaled_work(finer, traced, medians, m, m, "t", reread=False).duration == [0.25] * 4
+    assert machinescaling.scaled_work(finer, traced, medians, m, m, "t", reread=False).duration == [0.25] * 4
 
 
 def test_bytes_read_again_go_at_the_machines_reread_rate():
     from dataclasses import replace
-    from pstudy.analyse import prediction
+    from pstudy.analyse import machinescaling
 
     # as above (45 bytes read again by each of 4 chunks), with reread_GBs: 5 B/s instead of the
     # 10 B/s of STREAM at one core (a column piece's pack of its input is a transposing copy)
@@ -223,12 +223,12 @@ def test_bytes_read_again_go_at_the_machines_reread_rate():
     medians = {taskgraph.chunk_key(0, 0, 1, 0, 1): 1.0}
     m = machinefiles.Machine("m", False, 4, 1.0, (1, 4), (10e-9, 10e-9), reread_GBs=5e-9)
     assert m.reread_bandwidth() == pytest.approx(5.0) and replace(m, reread_GBs=None).reread_bandwidth() == 10.0
-    assert prediction.source_durations(finer, medians, "t", m, traced) == pytest.approx([0.25 + 9.0] * 4)
-    assert prediction.scaled_work(finer, traced, medians, m, m, "t").duration == pytest.approx([0.25 + 9.0] * 4)
+    assert machinescaling.source_durations(finer, medians, "t", m, traced) == pytest.approx([0.25 + 9.0] * 4)
+    assert machinescaling.scaled_work(finer, traced, medians, m, m, "t").duration == pytest.approx([0.25 + 9.0] * 4)
     # on another machine the bytes read again leave at the source's rate and come back at the
     # target's (its own reread_GBs, else its one-core bandwidth: here 20 B/s)
     other = machinefiles.Machine("o", False, 4, 1.0, (1, 4), (20e-9, 20e-9))
-    assert prediction.scaled_work(finer, traced, medians, m, other, "t").duration == \
+    assert machinescaling.scaled_work(finer, traced, medians, m, other, "t").duration == \
         pytest.approx([0.25 + 45 / 20] * 4)
 
 
@@ -246,7 +246,7 @@ def test_a_bad_reread_rate_is_one_line(tmp_path, value):
 
 
 def test_durations_move_to_another_machine_by_their_operations_roofline():
-    from pstudy.analyse import prediction
+    from pstudy.analyse import machinescaling
 
     # op 0 a product (compute-bound on both machines), op 1 a pack pass (bytes only), op 2 an
     # operation compute-bound on the source and memory-bound on the target
@@ -261,12 +261,12 @@ def test_durations_move_to_another_machine_by_their_operations_roofline():
     # source: 100 FLOP/s (peak in GFLOP/s x 1e9) and 10 B/s; target: half the peak, twice the bandwidth
     source = machinefiles.Machine("s", False, 1, 100e-9, (1, 2), (10e-9, 10e-9))
     target = machinefiles.Machine("t", False, 1, 50e-9, (1, 2), (20e-9, 20e-9))
-    d = prediction.work_for(g, medians, source, target, "t").duration
+    d = machinescaling.work_for(g, medians, source, target, "t").duration
     # product: 2 s x (1000/50) / (1000/100) = 4 s; pack: 3 s x (100/20) / (100/10) = 1.5 s;
     # op 2: 1 s x max(400/50, 20/20) / max(400/100, 20/10) = 1 s x 8 / 4 = 2 s
     assert d == pytest.approx([4.0, 1.5, 2.0])
     # on the machine the traces come from: the traced times, unchanged
-    assert prediction.work_for(g, medians, source, source, "t").duration == [2.0, 3.0, 1.0]
+    assert machinescaling.work_for(g, medians, source, source, "t").duration == [2.0, 3.0, 1.0]
 
 
 def test_graph_cache_gives_the_same_graph_and_follows_the_file(tmp_path):

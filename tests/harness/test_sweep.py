@@ -50,7 +50,7 @@ def test_tile_widths_and_auto_are_point_keys():
         assert resultsdir.parse_run_stem(resultsdir.run_stem(p, 3)) == (tuple(p), 3)
     # a stem from before the tile keys still reads
     assert resultsdir.parse_run_stem("tasks_gcc_fast_t2_bs1_k64_r0") == \
-        (("tasks", "gcc", "fast", 2, 1, 64, None, None, None, None, None, None), 0)
+        (sweep.Point("tasks", "gcc", "fast", 2, 1, 64, None, None, None, None, None, None), 0)
 
 
 def test_tile_sequences_is_a_point_key_after_the_others():
@@ -60,9 +60,9 @@ def test_tile_sequences_is_a_point_key_after_the_others():
     pts = sweep.points(config.from_dict(raw, "x.toml", cpu_count=2))
     auto = vocabulary.AUTO
     assert [tuple(p) for p in pts if p.variant == "taskiter"] == [
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 2, auto, None),
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, auto, None),
-        ("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, None)]  # the automatic chunking
+        sweep.Point("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 2, auto, None),
+        sweep.Point("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, auto, None),
+        sweep.Point("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, None)]  # the automatic chunking
     assert [p.tile_sequences for p in pts if p.variant == "seq"] == [None]
     # the positions of the keys before it keep their meaning
     assert vocabulary.POINT_KEYS[7:10] == ["tile_columns", "tile_in_channels", "tile_sequences"]
@@ -72,7 +72,7 @@ def test_tile_sequences_is_a_point_key_after_the_others():
     assert resultsdir.run_stem(pts[0], 0) == "seq_gcc_fast_t1_bsNA_kNA_r0"
     # a stem from before the key (the tile widths, no _ts) reads with it None, and names the same file
     old = resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_r1")
-    assert old == (("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, None, None, None), 1)
+    assert old == (sweep.Point("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, None, None, None), 1)
     assert resultsdir.run_stem(old[0], 1) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_r1"
     assert vocabulary.point_label(old[0]) == "taskiter gcc/fast t=2 bs=1 k=64"
     assert resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsNA_r0")[0][9] is None
@@ -85,10 +85,10 @@ def test_tiles_per_product_is_a_point_key_after_the_others():
     pts = sweep.points(config.from_dict(raw, "x.toml", cpu_count=2))
     auto = vocabulary.AUTO
     assert [tuple(p) for p in pts if p.variant == "taskiter"] == [
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, 2, None),
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, 4, None),
-        ("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, auto, None),
-        ("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, None)]
+        sweep.Point("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, 2, None),
+        sweep.Point("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, 4, None),
+        sweep.Point("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, 4, auto, None),
+        sweep.Point("taskiter", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, None)]
     assert [p.tiles_per_product for p in pts if p.variant == "forkjoin"] == [None]
     assert vocabulary.POINT_KEYS[7:11] == ["tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product"]
     four = pts[2]
@@ -97,7 +97,7 @@ def test_tiles_per_product_is_a_point_key_after_the_others():
     assert resultsdir.parse_run_stem(resultsdir.run_stem(four, 1)) == (tuple(four), 1)
     # a stem from before the key (no _tp) reads with it None and names the same file
     old = resultsdir.parse_run_stem("taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_r0")
-    assert old == (("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, None, None), 0)
+    assert old == (sweep.Point("taskiter", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, None, None), 0)
     assert resultsdir.run_stem(old[0], 0) == "taskiter_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_r0"
 
 
@@ -125,13 +125,14 @@ def test_starpu_sched_is_a_point_key_of_the_starpu_variant_only(monkeypatch):
     auto = vocabulary.AUTO
     # every chunking of starpu at each scheduler, in the config's order; the others NA
     assert [tuple(p) for p in pts if p.variant == "starpu"] == [
-        ("starpu", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, auto, "lws"),
-        ("starpu", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, auto, "dmda"),
-        ("starpu", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, "lws"),
-        ("starpu", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, "dmda")]
+        sweep.Point("starpu", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, auto, "lws"),
+        sweep.Point("starpu", "gcc", "fast", 2, 1, 64, None, auto, auto, auto, auto, "dmda"),
+        sweep.Point("starpu", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, "lws"),
+        sweep.Point("starpu", "gcc", "fast", 2, auto, auto, None, auto, auto, auto, auto, "dmda")]
     assert {p.starpu_sched for p in pts if p.variant != "starpu"} == {None}
-    assert vocabulary.POINT_KEYS[-1] == "starpu_sched"  # after the others: their positions keep their meaning
-    dmda = pts[[tuple(p)[-1] for p in pts].index("dmda")]
+    # after the others: the keys recorded before it keep their meaning
+    assert vocabulary.POINT_KEYS.index("starpu_sched") > vocabulary.POINT_KEYS.index("tiles_per_product")
+    dmda = pts[[p.starpu_sched for p in pts].index("dmda")]
     assert resultsdir.run_stem(dmda, 0) == "starpu_gcc_fast_t2_bs1_k64_tcauto_tiauto_tsauto_tpauto_sdmda_r0"
     assert dmda.label() == "starpu gcc/fast t=2 bs=1 k=64 sched=dmda"
     for p in pts:
@@ -213,3 +214,29 @@ def test_one_thread_points_may_run_more_often_and_the_rest_keep_their_order():
     raw["run"]["one_thread_repetitions"] = 0
     with pytest.raises(StudyError, match="run.one_thread_repetitions"):
         config.from_dict(raw, "x.toml", cpu_count=4)
+
+
+
+def test_distributed_knobs_are_point_keys_of_the_distributed_variants_only():
+    raw = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3, "repetitions": 1},
+           "sweep": {"variants": ["forkjoin", "mpi"], "threads": [1], "ranks": [2],
+                     "overlap": ["off", "on"], "collective": "direct"}}
+    pts = sweep.points(config.from_dict(raw, "x.toml", cpu_count=2))
+    assert [(p.update, p.collective, p.overlap) for p in pts if p.variant == "mpi"] == \
+        [(None, "direct", "off"), (None, "direct", "on")]
+    assert {(p.update, p.collective, p.overlap) for p in pts if p.variant == "forkjoin"} == {(None, None, None)}
+    on = next(p for p in pts if p.overlap == "on")
+    assert resultsdir.run_stem(on, 0) == "mpi_gcc_fast_t1_bsNA_kNA_R2_Cdirect_Oon_r0"
+    assert resultsdir.parse_run_stem("mpi_gcc_fast_t1_bsNA_kNA_R2_Cdirect_Oon_r0") == (on, 0)
+    assert on.label() == "mpi gcc/fast r=2 t=1 collective=direct overlap=on"
+    assert runner.schedule_args(on) == ["--threads", "1", "--collective", "direct", "--overlap", "on"]
+    raw["sweep"]["overlap"] = ["off", "sideways"]
+    with pytest.raises(StudyError, match=r'^x.toml: sweep.overlap: expected "off" or "on" or a non-empty list'):
+        config.from_dict(raw, "x.toml", cpu_count=2)
+    raw["sweep"].pop("collective")
+    raw["sweep"].update(overlap="on", variants=["forkjoin"])
+    with pytest.raises(StudyError, match=r"^x.toml: sweep.overlap: applies to the distributed variants"):
+        config.from_dict(raw, "x.toml", cpu_count=2)
+    # a config that names no knob keeps its digest: the knobs are left out of the config as run
+    raw["sweep"].pop("overlap"), raw["sweep"].update(variants=["forkjoin", "mpi"])
+    assert not set(vocabulary.DISTRIBUTED_KEYS) & set(config.from_dict(raw, "x.toml", cpu_count=2).as_dict()["sweep"])

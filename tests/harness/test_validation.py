@@ -250,7 +250,7 @@ PROBED = [p for p in MULTICORE if (p / validationdata.THREAD_PEAKS).is_file()]
 @pytest.mark.skipif(not PROBED, reason="no multi-core study with probes beside its runs ([analysis] peak_beside)")
 @pytest.mark.parametrize("directory", PROBED, ids=[p.name for p in PROBED])
 def test_probes_beside_the_runs_explain_most_of_the_error(directory):
-    # the same replay with each run's own thread speeds (prediction.speeds_beside) against the
+    # the same replay with each run's own thread speeds (stepreplay.speeds_beside) against the
     # machine file's curves: at least halves the mean error, and never worsens it at 1 thread
     sweep = _sweep(directory)
     probed = sweep[sweep["error_beside"].notna()]
@@ -298,7 +298,7 @@ LIVE_SCHEDULE_BOUND = 0.25
 @pytest.mark.skipif(not KEPT, reason="no multi-core study with its runs' own chunk times (own_chunks.csv.xz)")
 @pytest.mark.parametrize("directory", KEPT, ids=[p.name for p in KEPT])
 def test_the_schedule_model_alone_holds_on_every_committed_study(directory):
-    # each run replayed with its own chunk times (prediction.replay_own_times): the dependencies,
+    # each run replayed with its own chunk times (stepreplay.replay_own_times): the dependencies,
     # barriers and runtime costs the replay adds to the chunks are what the runs had, at every thread
     # count, so what the predictions miss beyond this is the chunks' speed
     frame = _validated(directory)
@@ -424,10 +424,10 @@ def test_pack_and_validate(packed):
     assert (runtime["busy_scale"] > 0).all() and runtime["busy_scale"].notna().all()  # a ratio of times: its size is the machine's
     assert runtime["seconds_per_task"].between(0.0, 1e-3).all()
     costs = recording.runtime_costs("tiny")
-    assert sorted(ck[0] for ck in costs) == ["forkjoin", "seq", "taskiter"]
+    assert sorted(ck.variant for ck in costs) == ["forkjoin", "seq", "taskiter"]
     # the chunks' noise of the static schedules only (their barriers wait for it), every operation
     noise = recording.noise("tiny")
-    assert sorted(ck[0] for ck in noise) == ["forkjoin", "seq"]
+    assert sorted(ck.variant for ck in noise) == ["forkjoin", "seq"]
     assert all(len(per) > 10 and all(min(d) >= -1 for d in per.values()) for per in noise.values())
     # the probes beside the runs travel with the recording: every sweep point is predicted with them too,
     # and at 1 thread, where a run is its own source, to the same time
@@ -583,7 +583,7 @@ def test_a_recording_with_plain_per_chunk_tables_reads_as_the_gzipped_one(packed
 
 def test_probes_before_and_after_a_run_are_averaged_and_older_recordings_have_before_only(packed, tmp_path):
     import pandas as pd
-    from pstudy.analyse import prediction
+    from pstudy.analyse import chunktimes
     key = {"variant": "forkjoin", "compiler": "gcc", "kernels": "fast", "threads": 2}
     rows = [{**key, "repetition": r, "when": w, "thread": t, "gflops": g}
             for r, w, t, g in ((0, "before", 0, 100.0), (0, "before", 1, 40.0), (0, "after", 0, 100.0),
@@ -594,7 +594,7 @@ def test_probes_before_and_after_a_run_are_averaged_and_older_recordings_have_be
     for col in ("batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
                 "tiles_per_product"):
         frame[col] = pd.NA
-    [(point, speeds)] = prediction.thread_peaks_of(frame).items()
+    [(point, speeds)] = chunktimes.thread_peaks_of(frame).items()
     # thread 1: runs at (40 + 100) / 2, 90 (before only) and 60: the median of 70, 90, 60
     assert point[:4] == ("forkjoin", "gcc", "fast", 2) and speeds == [90.0, 70.0]
     _, out = packed
@@ -632,7 +632,7 @@ def test_probe_drift_is_the_team_rate_after_over_before():
     assert findings.probes_text(pd.DataFrame(rows[:0])) == ""
 
 
-# the prediction intervals' coverage (prediction.bootstrap_medians over the kept iterations of the
+# the prediction intervals' coverage (intervals.bootstrap_medians over the kept iterations of the
 # 1-thread runs) on the recordings that keep each run's chunk times: their 90% intervals hold at least
 # COVERAGE of the measured points
 COVERAGE = 0.85
@@ -646,13 +646,13 @@ def _with_chunk_times(directory):
 
 @pytest.mark.parametrize("directory", [p for p in ALL_RECORDINGS if _with_chunk_times(p)], ids=lambda p: p.name)
 def test_prediction_intervals_cover_the_measured_points(directory):
-    from pstudy.analyse import prediction
+    from pstudy.analyse import intervals
 
     frame = validation.validate(validationdata.Recording(directory), intervals=True)
     sweep = frame[(frame["kind"] == "sweep") & frame["predicted_low"].notna()]
     sweep = sweep.assign(predicted_low=sweep["predicted_low"].astype(float),
                          predicted_high=sweep["predicted_high"].astype(float))
-    share, width, n = prediction.coverage(sweep)
+    share, width, n = intervals.coverage(sweep)
     print(f"\n{directory.name}: 90% intervals hold {100 * share:.0f}% of {n} measured points; "
           f"median width {100 * width:.1f}% of the predicted step")
     assert n > 0 and share >= COVERAGE

@@ -22,9 +22,9 @@ itself on P cores: "compute" (more or faster cores help, nothing else does). Det
 candidates are enumerated in a fixed order, ties keep it, and the replay is deterministic.
 """
 
-from pstudy.analyse import contention, distributed, network, prediction, simulate
+from pstudy.analyse import chunktimes, contention, distributed, machinescaling, network, runtimecost, simulate, stepreplay
 from pstudy.errors import StudyError
-from pstudy.store import taskgraph, vocabulary
+from pstudy.store import graphcache, taskgraph, vocabulary
 
 LOSS_THRESHOLD = 0.10
 BOUNDS = ("load balance", "dependencies", "bandwidth", "compute")
@@ -74,10 +74,11 @@ def chunkings(B, T):
 def candidates(medians, B, T):
     """Config keys to rank: every traced (variant, compiler, kernels) of a non-distributed variant,
     the chunked ones at every chunking; in a fixed order."""
-    bases = sorted({ck[:3] for ck in medians if not vocabulary.is_distributed(ck[0])},
-                   key=lambda b: (vocabulary.variant_order(b[0]), b[1], b[2]))
+    bases = sorted({(ck.variant, ck.compiler, ck.kernels) for ck in medians if not vocabulary.is_distributed(ck.variant)},
+                   key=lambda b: (vocabulary.variant_order(b[0]),) + b[1:])
     out = []
     for variant, compiler, kernels in bases:
+        base = vocabulary.Point(variant, compiler, kernels)
         if vocabulary.is_chunked(variant):
             # the chunking the binary chooses for P threads (AUTO), then untiled (whole products per
             # row chunk, as described at 1 thread), tiles of 256 and the products' rows whole at every
@@ -85,38 +86,40 @@ def candidates(medians, B, T):
             auto = vocabulary.AUTO
             # a directory swept before a chunk key existed has its automatic point with that key None:
             # that point is the automatic chunking, with its own traces
-            traced_auto = sorted((ck for ck in medians if ck[:3] == (variant, compiler, kernels) and ck[3] == auto
-                                  and all(v in (auto, None) for v in ck[3:])), key=lambda ck: ck.count(None))
+            traced_auto = sorted((ck for ck in medians if ck._replace(**dict.fromkeys(vocabulary.CHUNK_KEYS)) == base
+                                  and ck.batch_subsize == auto and all(v in (auto, None) for v in ck.chunks())),
+                                 key=lambda ck: ck.chunks().count(None))
             out.append(traced_auto[0] if traced_auto else
-                       (variant, compiler, kernels) + (auto,) * len(vocabulary.CHUNK_KEYS))
-            out += [(variant, compiler, kernels, bs, k, *(B if t == WHOLE_ROWS else t for t in tiles))
+                       base._replace(**dict.fromkeys(vocabulary.CHUNK_KEYS, auto)))
+            out += [base._replace(batch_subsize=bs, k=k, **dict(zip(vocabulary.TILE_KEYS,
+                                                                    (B if t == WHOLE_ROWS else t for t in tiles))))
                     for bs, k in chunkings(B, T) for tiles in TILINGS]
         else:
-            out.append((variant, compiler, kernels) + (None,) * len(vocabulary.CHUNK_KEYS))
+            out.append(base)
     return out
 
 
 def predict_candidate(graphs, medians, ck, P, source, target, overhead=0.0, noise=None, allow_borrowed=False):
     """(step seconds, Outcome, cores, borrowed) of config key `ck` at P threads, each task `overhead`
-    seconds longer (its variant's runtime cost, prediction.runtime_overheads), a static schedule's
-    barriers charged `noise` (prediction.barrier_jitter; only on the machine it was measured on).
+    seconds longer (its variant's runtime cost, runtimecost.runtime_overheads), a static schedule's
+    barriers charged `noise` (stepreplay.barrier_jitter; only on the machine it was measured on).
     None where no trace gives its task times; NOT_RANKED where only traces of other operations do
     (borrowed times: a ranking on them once put fork-join first where taskiter was 1.29x faster),
     unless `allow_borrowed`."""
-    ref, same = prediction.reference_match(medians, ck, graphs, P)
+    ref, same = machinescaling.reference_match(medians, ck, graphs, P)
     if ref is None:
         return None
     if not same and not allow_borrowed:
         return NOT_RANKED
     graph = graphs.get(ck, P)
-    work = prediction.replay_work(graphs, medians, ck, P, source, target, ref, overhead)
+    work = machinescaling.replay_work(graphs, medians, ck, P, source, target, ref, overhead)
     cores = graph.threads if graph.schedule == taskgraph.STATIC else P
     try:
-        step, outcome = simulate.step_time(graph, work, target, cores, prediction.ITERATIONS,
+        step, outcome = simulate.step_time(graph, work, target, cores, stepreplay.ITERATIONS,
                                            contention.Node(target, cores))
     except RuntimeError as err:
         raise StudyError(f"{graph.path}: {err}") from None
-    return step + prediction.barrier_jitter(graph, work, noise), outcome, cores, not same
+    return step + stepreplay.barrier_jitter(graph, work, noise), outcome, cores, not same
 
 
 NOT_RANKED = "not ranked"
@@ -126,17 +129,17 @@ def _evaluate(graphs, medians, source, target, ck, counts, overheads, noise, all
     """[(P, row, None or NOT_RANKED)] of one candidate at every P of `counts`."""
     out = []
     for P in counts:
-        if vocabulary.is_sequential(ck[0]) and P != 1:
+        if vocabulary.is_sequential(ck.variant) and P != 1:
             continue
-        result = predict_candidate(graphs, medians, ck, P, source, target, overheads.of(ck[0], config=ck),
+        result = predict_candidate(graphs, medians, ck, P, source, target, overheads.of(ck.variant, config=ck),
                                    noise.get(ck), allow_borrowed)
         if result is None or result == NOT_RANKED:
             out.append((P, result))
             continue
         step, outcome, cores, borrowed = result
         bound, losses = classify(outcome, cores)
-        out.append((P, {"threads": P, "variant": ck[0], "compiler": ck[1], "kernels": ck[2],
-                        **prediction.chunk_columns(ck), "ranks": None, "threads_per_rank": None,
+        out.append((P, {"threads": P, "variant": ck.variant, "compiler": ck.compiler, "kernels": ck.kernels,
+                        **chunktimes.chunk_columns(ck), "ranks": None, "threads_per_rank": None,
                         "predicted_step_s": step, "work_s": outcome.nominal / outcome.steps,
                         "borrowed": borrowed, "bound": bound, **{f"loss_{b.replace(' ', '_')}": v for b, v in losses.items()}}))
     return out
@@ -146,7 +149,7 @@ _WORKER = {}
 
 
 def _worker_init(directory, meta, build_dir, medians, source, target, overheads, noise, allow_borrowed):
-    _WORKER.update(graphs=prediction.Graphs(directory, meta, build_dir), medians=medians, source=source,
+    _WORKER.update(graphs=graphcache.Graphs(directory, meta, build_dir), medians=medians, source=source,
                    target=target, overheads=overheads, noise=noise, allow_borrowed=allow_borrowed)
 
 
@@ -166,31 +169,31 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
     """(ranking, notes): one row per (P, candidate) with its rank at that P (1 = fastest), the
     predicted step time and, for every candidate, what bounds it; notes say what was left out.
     jobs > 1: the candidates' replays in that many processes (graphs described first, here), the
-    same result as one. `overheads`: the runtime's cost per task (prediction.RuntimeOverheads;
+    same result as one. `overheads`: the runtime's cost per task (runtimecost.RuntimeOverheads;
     none by default); `noise`: {config key: the chunks' noise} for the static schedules' barriers
-    (prediction.barrier_jitter; give it only where the target is the machine it was measured on).
+    (stepreplay.barrier_jitter; give it only where the target is the machine it was measured on).
     A candidate whose task times would come from traces of other operations is not ranked (a note
     names it and the sweep that would rank it) unless `allow_borrowed`, which ranks it with
     borrowed = True."""
     import pandas as pd
 
-    overheads = overheads or prediction.RuntimeOverheads({})
+    overheads = overheads or runtimecost.RuntimeOverheads({})
     noise = noise or {}
     B, T = int(meta.model.get("B", 4)), int(meta.model.get("T", 64))
     cands = candidates(medians, B, T)
     # one job per candidate whose graph is the same at every P, one per (candidate, P) otherwise
     work = []
     for ck in cands:
-        if vocabulary.is_chunked(ck[0]) or vocabulary.is_sequential(ck[0]):
+        if vocabulary.is_chunked(ck.variant) or vocabulary.is_sequential(ck.variant):
             work.append((ck, list(counts)))
         else:
             work += [(ck, [P]) for P in counts]
-    if jobs > 1 and isinstance(graphs, prediction.Graphs) and len(work) > 1:
+    if jobs > 1 and isinstance(graphs, graphcache.Graphs) and len(work) > 1:
         import multiprocessing
         # describe every missing graph first (reference_config's too), each once, in the pool: the
         # replays then only read them
         wanted = [(ck, P) for ck, ps in work for P in (1, *ps)]
-        wanted += [(r, 1) for r in medians if not vocabulary.is_distributed(r[0])]
+        wanted += [(r, 1) for r in medians if not vocabulary.is_distributed(r.variant)]
         missing = {}
         for ck, P in wanted:
             key, path = graphs.where(ck, P)
@@ -212,7 +215,7 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
             if row == NOT_RANKED:
                 unranked.setdefault(ck, []).append(P)
             elif row is None:
-                skipped.add(ck[0])
+                skipped.add(ck.variant)
             else:
                 by_p[P].append(row)
                 if progress:
@@ -220,8 +223,7 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
     notes, rows = [], []
     order = {ck: i for i, ck in enumerate(cands)}
     for P in counts:
-        at = sorted(by_p[P], key=lambda r: order[(r["variant"], r["compiler"], r["kernels"],
-                                                    *(r[c] for c in vocabulary.CHUNK_KEYS))])
+        at = sorted(by_p[P], key=lambda r: order[chunktimes.config_key(vocabulary.point_key(r))])
         if mpi and P >= 2:
             at += mpi_rows(graphs, medians, meta, source, target, P, notes, overheads)
         at.sort(key=lambda r: r["predicted_step_s"])  # stable: ties keep the candidates' order
@@ -232,10 +234,10 @@ def best(graphs, medians, meta, source, target, counts, mpi=True, progress=None,
     for v in sorted(skipped):
         notes.append(f"{v}: no traced configuration with the same operations to take task times from")
     for ck, ps in unranked.items():
-        chunking = vocabulary.chunking_label(*ck[3:]) if vocabulary.is_chunked(ck[0]) else ""
-        notes.append(f"not ranked: {ck[0]} {ck[1]}/{ck[2]}{' ' + chunking if chunking else ''} at P = "
+        chunking = vocabulary.chunking_label(*ck.chunks()) if vocabulary.is_chunked(ck.variant) else ""
+        notes.append(f"not ranked: {ck.variant} {ck.compiler}/{ck.kernels}{' ' + chunking if chunking else ''} at P = "
                      f"{', '.join(map(str, ps))}: no 1-thread trace of the same operations (to rank it, sweep "
-                     f"{ck[0]} at threads 1 and {max(ps)} with this chunking and [analysis] trace = true; "
+                     f"{ck.variant} at threads 1 and {max(ps)} with this chunking and [analysis] trace = true; "
                      "--allow-borrowed ranks it on other operations' times, marked)")
     frame = pd.DataFrame(rows, columns=["threads", "rank", "variant", "compiler", "kernels", *vocabulary.CHUNK_KEYS,
                                         "ranks", "threads_per_rank", "predicted_step_s", "work_s", "extra_work",
@@ -263,8 +265,8 @@ def mpi_rows(graphs, medians, meta, source, target, P, notes, overheads):
     """gpt2-mpi at R ranks x P/R threads on one node (R = 2, 4, ... <= B, dividing P), forkjoin inside
     (with forkjoin's runtime cost per task)."""
     B = int(meta.model.get("B", 4))
-    ck = next((c for c in sorted(medians, key=lambda c: vocabulary.point_sort_key((0, *c)))
-               if c[0] == vocabulary.FORKJOIN), None)
+    ck = next((c for c in sorted(medians, key=vocabulary.point_sort_key)
+               if c.variant == vocabulary.FORKJOIN), None)
     if ck is None:
         notes.append("gpt2-mpi left out: no 1-thread traces of its node executor (forkjoin)")
         return []
@@ -274,8 +276,8 @@ def mpi_rows(graphs, medians, meta, source, target, P, notes, overheads):
         return []
     mpi_variant = vocabulary.DISTRIBUTED_VARIANTS[0]
     try:
-        info = distributed.binary_facts(graphs, mpi_variant, ck[1], ck[2])
-        params = int(distributed.binary_facts(graphs, ck[0], ck[1], ck[2])["num_parameters"])
+        info = distributed.binary_facts(graphs, mpi_variant, ck.compiler, ck.kernels)
+        params = int(distributed.binary_facts(graphs, ck.variant, ck.compiler, ck.kernels)["num_parameters"])
     except StudyError as err:
         notes.append(f"gpt2-mpi left out: {err}")
         return []
@@ -289,11 +291,11 @@ def mpi_rows(graphs, medians, meta, source, target, P, notes, overheads):
         return []
     results = distributed.predict(graphs, medians, ck, layouts, [B] * len(layouts), params,
                                   int(info.get("comm_message_bytes") or 0), source, target,
-                                  overheads.of(ck[0], config=ck))
+                                  overheads.of(ck.variant, config=ck))
     out = []
     for lay, r in zip(layouts, results):
         comm = r["reduce_scatter_s"] + r["all_gather_s"]
-        out.append({"threads": P, "variant": mpi_variant, "compiler": ck[1], "kernels": ck[2], "batch_subsize": None,
+        out.append({"threads": P, "variant": mpi_variant, "compiler": ck.compiler, "kernels": ck.kernels, "batch_subsize": None,
                     "k": None, "ranks": lay.ranks, "threads_per_rank": lay.threads,
                     "predicted_step_s": r["predicted_step_s"], "borrowed": False,
                     # communication waits on the messages' order and the links: dependencies and bandwidth

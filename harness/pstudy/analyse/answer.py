@@ -71,12 +71,8 @@ def paired_ratios(steps, base=FORKJOIN):
         if not reps:
             continue
         task, paired = [float(theirs[r]) for r in reps], [float(mine[r]) for r in reps]
-        hodges_lehmann, low, high = compare.hl_paired_ratio_ci(task, paired, CONFIDENCE)
-        if len(reps) >= MIN_PAIRS:
-            estimate = hodges_lehmann
-        else:
-            estimate = math.exp(sum(math.log(b / a) for a, b in zip(task, paired)) / len(reps))
-            low = high = math.nan
+        hodges_lehmann = compare.hl_paired_ratio_ci(task, paired, CONFIDENCE)[0]
+        estimate, low, high = paired_ratio(task, paired)
         rows.append({"variant": point["variant"], "chunking": _chunking(point), "threads": int(point["threads"]),
                      "pairs": len(reps), "ratios": [b / a for a, b in zip(task, paired)],
                      "estimate": estimate, "hodges_lehmann": hodges_lehmann, "low": low, "high": high})
@@ -94,6 +90,15 @@ def verdict(low, high, target):
     if high < target:
         return "missed"
     return "undecided"
+
+
+def paired_ratio(base, other):
+    """(estimate, low, high) of other / base from runs paired by repetition: the paired
+    Hodges-Lehmann estimate and its CONFIDENCE interval from MIN_PAIRS pairs on, the geometric mean
+    of the pairs' ratios with NaN bounds below."""
+    if len(base) >= MIN_PAIRS:
+        return compare.hl_paired_ratio_ci(base, other, CONFIDENCE)
+    return math.exp(sum(math.log(b / a) for a, b in zip(base, other)) / len(base)), math.nan, math.nan
 
 
 def first_win(rows, variant, chunking, column="over_forkjoin"):

@@ -61,12 +61,12 @@ or the whole batch (strong): weak T_1 / T_R, strong T_1 / (R T_R).
 import dataclasses
 import math
 
-from pstudy.analyse import contention, network, prediction, simulate, smpi
+from pstudy.analyse import chunktimes, contention, machinescaling, network, runtimecost, simulate, smpi
 from pstudy.errors import StudyError
-from pstudy.store import machinefiles, taskgraph, vocabulary
+from pstudy.store import graphcache, machinefiles, taskgraph, vocabulary
 
 LOCAL_LATENCY_S = 1e-6
-UPDATE = prediction.UPDATE
+UPDATE = machinescaling.UPDATE
 UPDATE_MODES = ("sharded", "replicated")
 ENGINES = ("replay", "smpi")  # how the communication is simulated: the messages replayed, or the binary under SMPI
 
@@ -156,9 +156,9 @@ class Layout:
 def rank_config(ck, batch):
     """Config key `ck` on a rank's `batch` sequences: its chunks of sequences (batch_subsize,
     tile_sequences) at most the batch, which the binaries refuse more than."""
-    chunks = prediction.chunk_columns(ck)
-    return ck[:3] + tuple(min(v, batch) if v is not None and key in ("batch_subsize", "tile_sequences") else v
-                          for key, v in chunks.items())
+    chunks = chunktimes.chunk_columns(ck)
+    return ck._replace(**{key: min(v, batch) for key, v in chunks.items()
+                          if v is not None and key in ("batch_subsize", "tile_sequences")})
 
 
 def _phase_work(g, work, phase):
@@ -222,7 +222,7 @@ def overlapped_step(compute, forward, profile, bucket_comm_s, after_s, gathers=(
 
 def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target, overhead=0.0, profile=None):
     """(compute seconds: the slowest rank's forward and backward, update seconds) of `layout`, each
-    task `overhead` seconds longer (the node executor's runtime cost, prediction.runtime_overheads).
+    task `overhead` seconds longer (the node executor's runtime cost, runtimecost.runtime_overheads).
     `profile`, a dict, receives the slowest rank's forward seconds and bucket_profile."""
     view = rank_view(target, layout.ranks_per_node)
     if layout.threads > view.cores:
@@ -235,7 +235,7 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
         if b == 0:
             continue
         g = graphs.get(rank_config(ck, b), layout.threads, b)
-        work = prediction.with_overhead(prediction.scaled_work(g, traced, medians[ck], source, view, g.path,
+        work = machinescaling.with_overhead(machinescaling.scaled_work(g, traced, medians[ck], source, view, g.path,
                                                                reread=False), overhead)
         part = _part(g, work, lambda ph: ph != UPDATE, view, layout.threads)
         if part >= compute and profile is not None:
@@ -245,7 +245,7 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
         compute = max(compute, part)
     g = graphs.get(rank_config(ck, max(1, batch // layout.ranks)), layout.threads, max(1, batch // layout.ranks))
     share = 1.0 / layout.ranks if layout.update == "sharded" else 1.0
-    work = prediction.with_overhead(prediction.scaled_work(g, traced, medians[ck], source, view, g.path, share,
+    work = machinescaling.with_overhead(machinescaling.scaled_work(g, traced, medians[ck], source, view, g.path, share,
                                                            reread=False), overhead)
     update = _part(g, work, lambda ph: ph == UPDATE, view, layout.threads)
     return compute, update
@@ -278,7 +278,7 @@ def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, so
     comm_s, update_s, step_s, the reduce-scatter's bandwidth bound. `engine` "replay": every
     layout's messages in one SimGrid replay, the step the sum of its parts; "smpi": each layout
     an smpirun of the binary, the step its own. `overhead`: seconds per task of the node
-    executor's runtime (prediction.runtime_overheads)."""
+    executor's runtime (runtimecost.runtime_overheads)."""
     check_engine(engine)
     net = target.network or local_network(target)
     program = smpi_program(graphs) if engine == "smpi" else None
@@ -353,16 +353,13 @@ def binary_facts(graphs, variant, compiler, kernels):
 
 
 def measured(directory):
-    """{(ranks, threads): median measured step_s} of the distributed points of a results directory."""
+    """{point: median measured step_s} of the distributed points of a results directory."""
     from pstudy.store import resultsdir
 
     steps = resultsdir.read_steps(directory)
-    steps = steps[~steps["warmup"]]
-    out = {}
-    for (variant, threads, ranks), group in steps.groupby(["variant", "threads", "ranks"], dropna=True):
-        if vocabulary.is_distributed(variant):
-            out[(int(ranks), int(threads))] = float(group["step_s"].median())
-    return out
+    steps = steps[~steps["warmup"] & steps["variant"].map(vocabulary.is_distributed)]
+    return {vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key))): float(group["step_s"].median())
+            for key, group in steps.groupby(vocabulary.POINT_KEYS, dropna=False)}
 
 
 # The most ranks one layout may have: the SimGrid replay of a layout's collectives takes time that
@@ -423,25 +420,25 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     if left_out and progress:
         progress(f"note: {', '.join(map(str, left_out))} nodes left out of the default layouts: over the limit of "
                  f"{limit} ranks {what}")
-    stats = prediction.trace_stats(directory, meta.warmup)
+    stats = chunktimes.trace_stats(directory, meta.warmup)
     medians = stats.medians
     executor = executor or vocabulary.FORKJOIN
-    cks = sorted((ck for ck in medians if ck[0] == executor), key=lambda ck: vocabulary.point_sort_key((0, *ck)))
+    cks = sorted((ck for ck in medians if ck.variant == executor), key=vocabulary.point_sort_key)
     if not cks:
         raise StudyError(f"{directory}: no 1-thread traces of {executor}, the node executor to predict "
                          f"(--executor; the sweep needs {executor} at 1 thread with [analysis] trace = true)")
     ck = cks[0]
-    graphs = prediction.Graphs(directory, meta, build_dir)
+    graphs = graphcache.Graphs(directory, meta, build_dir)
     if engine == "smpi":
         smpi_program(graphs)
-    overhead = prediction.runtime_overheads(graphs, medians, prediction.measured_points(directory), source,
+    overhead = runtimecost.runtime_overheads(graphs, medians, chunktimes.measured_points(directory), source,
                                             stats.costs).of(executor, config=ck)
-    parameters = int(binary_facts(graphs, ck[0], ck[1], ck[2])["num_parameters"])
+    parameters = int(binary_facts(graphs, ck.variant, ck.compiler, ck.kernels)["num_parameters"])
     mpi_variant = vocabulary.DISTRIBUTED_VARIANTS[0]
-    info = binary_facts(graphs, mpi_variant, ck[1], ck[2])
+    info = binary_facts(graphs, mpi_variant, ck.compiler, ck.kernels)
     message_bytes = int(info.get("comm_message_bytes") or 0)
     if message_bytes <= 0:
-        raise StudyError(f"{graphs.binary(mpi_variant, ck[1], ck[2])}: its info line has no comm_message_bytes "
+        raise StudyError(f"{graphs.binary(mpi_variant, ck.compiler, ck.kernels)}: its info line has no comm_message_bytes "
                          "(rebuild it)")
     B = int(batch or meta.model.get("B", 4))
     scaling = scaling or meta.sweep.get("scaling") or "strong"
@@ -466,19 +463,25 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
         if progress:
             progress(f"layout {i + 1}/{len(layouts)}: {lay.nodes} node(s), {lay.ranks} ranks x {lay.threads} threads: "
                      f"{r['predicted_step_s']:.4f} s a step ({time.monotonic() - started:.1f} s to predict)")
-        rows.append({"executor": executor, "compiler": ck[1], "kernels": ck[2], **prediction.chunk_columns(ck),
+        rows.append({"executor": executor, "compiler": ck.compiler, "kernels": ck.kernels, **chunktimes.chunk_columns(ck),
                      "scaling": scaling, "global_batch": batch, **r, "machine": target.name,
                      "label": "predicted"})
     validation = []
-    points = sorted(measured(directory).items()) if validate and target is source else []
+    points = sorted(measured(directory).items(),
+                    key=lambda item: (item[0].ranks, item[0].threads, vocabulary.point_sort_key(item[0]))) \
+        if validate and target is source else []
     if points:
-        lays = [Layout(R, T, R, update, collective) for (R, T), _ in points]
-        batches = [B * R if scaling == "weak" else B for (R, _), _ in points]
-        for ((R, T), meas), r in zip(points, predict(graphs, medians, ck, lays, batches, parameters, message_bytes,
-                                                     source, source, overhead, engine)):
-            validation.append({"ranks": R, "threads": T, "measured_step_s": meas,
-                               "predicted_step_s": r["predicted_step_s"],
-                               "error": r["predicted_step_s"] / meas - 1})
+        # each point as it ran: the knobs its sweep set, the others as given here (the binary's defaults)
+        knobs = [{"update": update, "collective": collective, "overlap": "off", **vocabulary.distributed_settings(p)}
+                 for p, _ in points]
+        lays = [Layout(p.ranks, p.threads, p.ranks, k["update"], k["collective"]) for (p, _), k in zip(points, knobs)]
+        batches = [B * p.ranks if scaling == "weak" else B for p, _ in points]
+        for (p, meas), k, r in zip(points, knobs, predict(graphs, medians, ck, lays, batches, parameters,
+                                                          message_bytes, source, source, overhead, engine)):
+            step = r["predicted_step_overlap_s" if k["overlap"] == "on" else "predicted_step_s"]
+            validation.append({"ranks": p.ranks, "threads": p.threads, **k, "measured_step_s": meas,
+                               "predicted_step_s": step, "error": step / meas - 1})
     frame = pd.DataFrame(rows)
-    vframe = pd.DataFrame(validation, columns=["ranks", "threads", "measured_step_s", "predicted_step_s", "error"])
+    vframe = pd.DataFrame(validation, columns=["ranks", "threads", *vocabulary.DISTRIBUTED_KEYS, "measured_step_s",
+                                               "predicted_step_s", "error"])
     return frame, vframe

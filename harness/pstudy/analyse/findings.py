@@ -62,7 +62,8 @@ def _number(value):
 
 def chunking(row):
     """bs=4 k=64 for a chunked point, with its tile keys where it has them (vocabulary.chunking_label:
-    bs=4 k=64 ts=2) and its StarPU scheduler (sched=dmda), "" otherwise (ranks=R for a distributed one)."""
+    bs=4 k=64 ts=2) and its StarPU scheduler (sched=dmda), "" otherwise (ranks=R for a distributed one,
+    and the knobs its sweep set: overlap=on)."""
     parts = []
     if _number(row.get("batch_subsize")) == _number(row.get("batch_subsize")):
         parts.append(vocabulary.chunking_label(*(_number(row.get(c)) for c in vocabulary.CHUNK_KEYS)))
@@ -72,6 +73,7 @@ def chunking(row):
     sched = row.get("starpu_sched")
     if isinstance(sched, str) and sched:
         parts.append(f"sched={sched}")
+    parts += [f"{key}={row.get(key)}" for key in vocabulary.DISTRIBUTED_KEYS if isinstance(row.get(key), str)]
     return " ".join(parts)
 
 
@@ -187,7 +189,7 @@ def probes_text(frame):
         return ""
     by_threads = {}
     for (point, repetition, _), gflops in _team_peaks(frame).items():
-        runs, rates = by_threads.setdefault(int(point[3]), (set(), []))
+        runs, rates = by_threads.setdefault(point.threads, (set(), []))
         runs.add((point, repetition))
         rates.append(gflops)
     parts = [f"{t} thread{'s' if t > 1 else ''} {min(rates):.0f}-{max(rates):.0f} GFLOP/s over {len(runs)} "

@@ -12,7 +12,7 @@ point, and closer than the disturbed wall-time prediction on the mean."""
 import statistics
 from pathlib import Path
 
-from pstudy.analyse import efficiency, prediction
+from pstudy.analyse import efficiency, intervals
 from pstudy.errors import StudyError
 from pstudy.measure import subcommands
 from pstudy.store import noisestudy, resultsdir, vocabulary
@@ -44,7 +44,7 @@ def run_medians(directories):
     """{point key: [each run's median measured step]} over the runs of all `directories`."""
     out = {}
     for d in directories:
-        for point, values in prediction.run_step_medians(resultsdir.read_steps(d)).items():
+        for point, values in intervals.run_step_medians(resultsdir.read_steps(d)).items():
             out.setdefault(point, []).extend(values)
     return out
 
@@ -100,7 +100,7 @@ def disturbed_quiet_runs(directory):
     steps = resultsdir.read_steps(directory)
     if "involuntary_switches" not in steps.columns:
         return []
-    runs = prediction.run_step_medians(steps[steps["involuntary_switches"].notna()], "involuntary_switches")
+    runs = intervals.run_step_medians(steps[steps["involuntary_switches"].notna()], "involuntary_switches")
     every = [v for values in runs.values() for v in values]
     if not every:
         return []
@@ -149,15 +149,15 @@ def _quiet_steps(quiet):
 
 
 def _from_quiet(quiet, machine):
-    """{point key: the rounds' wall-time predictions from the quiet runs} and, under ("cpu",) + key,
-    their CPU-time ones."""
-    out = {}
+    """({point key: the rounds' wall-time predictions from the quiet runs}, {point key: their
+    CPU-time ones})."""
+    wall, cpu = {}, {}
     for q in quiet.values():
         for key, (_, predicted) in validation(q, out=q / "predict-quiet", machine=machine).items():
-            out.setdefault(key, []).append(predicted)
+            wall.setdefault(key, []).append(predicted)
         for key, (_, predicted) in validation(q, "--dedicated", out=q / "predict-dedicated", machine=machine).items():
-            out.setdefault(("cpu",) + key, []).append(predicted)
-    return out
+            cpu.setdefault(key, []).append(predicted)
+    return wall, cpu
 
 
 def check(out, machine=None):
@@ -177,7 +177,7 @@ def check(out, machine=None):
         levels = {}
         for duty, rnd, directory in disturbed:
             levels.setdefault(duty, []).append((rnd, directory))
-        measured, from_quiet = _quiet_steps(quiet), _from_quiet(quiet, machine)
+        measured, (from_quiet, cpu_from_quiet) = _quiet_steps(quiet), _from_quiet(quiet, machine)
         unquiet.extend(f"{study.name}/{q.parent.name}: {line}"
                        for q in quiet.values() for line in disturbed_quiet_runs(q))
         floor.extend(reproducibility(study.name, quiet, machine))
@@ -204,7 +204,7 @@ def check(out, machine=None):
                 for key in sorted(set(measured) & set(disturbed_runs), key=vocabulary.point_sort_key):
                     slowdown, low, high = slowdown_interval(disturbed_runs[key], quiet_runs[key])
                     noise.setdefault(home, []).append({
-                        **dict(zip(vocabulary.POINT_KEYS, key)), "duty": duty, "cpus": cpus, "period_us": period,
+                        **key._asdict(), "duty": duty, "cpus": cpus, "period_us": period,
                         "quiet_step_s": median(quiet_runs[key]), "disturbed_step_s": median(disturbed_runs[key]),
                         "slowdown": slowdown, "slowdown_low": low, "slowdown_high": high,
                         "quiet_runs": len(quiet_runs[key]), "disturbed_runs": len(disturbed_runs[key]),
@@ -213,7 +213,7 @@ def check(out, machine=None):
                         rows.append({"study": study.name, "duty": duty, "period_us": period, "point": key,
                                      "rounds": len(cpu[key]), "measured": measured[key],
                                      "quiet": median(from_quiet.get(key, [])), "wall": median(wall.get(key, [])),
-                                     "cpu": median(cpu[key]), "quiet_cpu": median(from_quiet.get(("cpu",) + key, [])),
+                                     "cpu": median(cpu[key]), "quiet_cpu": median(cpu_from_quiet.get(key, [])),
                                      "slowdown": slowdown, "low": low, "high": high})
     if not rows:
         raise StudyError(f"{out}: no quiet and disturbed sweeps to compare (run first)")

@@ -283,25 +283,23 @@ def measured_kernel_bytes(results_dir, point, steps_per_run):
 # ---------------------------------------------------------------- the analysis
 
 def _config_label(key):
-    variant, compiler, kernels, threads, bs, k = key[:6]
-    ranks = key[6] if len(key) > 6 else None
-    label = f"{variant} ({compiler}/{kernels}) {threads} thread{'s' if threads != 1 else ''}"
-    if ranks is not None:
-        label += f" x {ranks} rank{'s' if ranks != 1 else ''}"
-    if bs is not None or k is not None:
-        label += " " + vocabulary.chunking_label(*vocabulary.chunk_values(key))
+    label = f"{key.variant} ({key.compiler}/{key.kernels}) {key.threads} thread{'s' if key.threads != 1 else ''}"
+    if key.ranks is not None:
+        label += f" x {key.ranks} rank{'s' if key.ranks != 1 else ''}"
+    if key.batch_subsize is not None or key.k is not None:
+        label += " " + vocabulary.chunking_label(*key.chunks())
     return label
 
 
 def _pick(configs, variant, threads, compiler, kernels, exact=False):
     """The configuration to analyse at `threads`: the preferred variant if present, else any, fastest
     first; with `exact` (a user's --at), that variant of that build or None."""
-    at = [key for key in configs if key[3] == threads and key[1] == compiler and key[2] == kernels]
+    at = [key for key in configs if key.threads == threads and key.compiler == compiler and key.kernels == kernels]
     if exact:
-        return min((key for key in at if key[0] == variant), key=lambda key: configs[key]["step_s"], default=None)
+        return min((key for key in at if key.variant == variant), key=lambda key: configs[key]["step_s"], default=None)
     if not at:
-        at = [key for key in configs if key[3] == threads]
-    preferred = [key for key in at if key[0] == variant] or at
+        at = [key for key in configs if key.threads == threads]
+    preferred = [key for key in at if key.variant == variant] or at
     return min(preferred, key=lambda key: configs[key]["step_s"]) if preferred else None
 
 
@@ -336,7 +334,7 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
     ops_cache, runs = {}, {}
     ops_paths = {}
     for path, key, _rep in find_traces(results_dir):
-        ops_paths[key] = resultsdir.ResultsDir(results_dir).ops(*key[:3], point=key)
+        ops_paths[key] = resultsdir.ResultsDir(results_dir).ops(key.variant, key.compiler, key.kernels, point=key)
         if ops_paths[key] not in ops_cache:
             ops_cache[ops_paths[key]] = load_ops(ops_paths[key])
         runs.setdefault(key, []).append((path, load_trace(path)))
@@ -346,9 +344,9 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
         table, step_s, samples = config_timings(rs, ops_cache[ops_paths[key]], warmup, ops_paths[key])
         configs[key] = {"per_op": table, "step_s": step_s, "samples": samples, "reps": len(rs)}
 
-    thread_counts = sorted({key[3] for key in configs})
+    thread_counts = sorted({key.threads for key in configs})
     traces_dir = results_dir / resultsdir.TRACES_DIR
-    builds = sorted({f"{key[1]}/{key[2]}" for key in configs})
+    builds = sorted({f"{key.compiler}/{key.kernels}" for key in configs})
     if configs and f"{compiler}/{kernels}" not in builds:  # never another build's analysis under this name
         raise RooflineError(f"{traces_dir}: no traced run of {compiler}/{kernels} (traced: {', '.join(builds)})")
     exact = at is not None
@@ -360,7 +358,7 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
     for variant, threads in at:  # every configuration found before anything is written
         key = _pick(configs, variant, threads, compiler, kernels, exact=exact)
         if key is None and exact:
-            traced = sorted({f"{k[0]}:{k[3]}" for k in configs if k[1] == compiler and k[2] == kernels})
+            traced = sorted({f"{k.variant}:{k.threads}" for k in configs if (k.compiler, k.kernels) == (compiler, kernels)})
             raise RooflineError(f"{traces_dir}: --at {variant}:{threads}: no traced run of {variant} at {threads} "
                                 f"threads with {compiler}/{kernels} (traced: {', '.join(traced)})")
         if key is None:
@@ -387,12 +385,12 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
         ktab = kernel_table(cfg["per_op"], roof, measured)
         label = _config_label(key)
         roof_verdict = step_verdict(ktab, roof, label)
-        sens, sim = load_evidence(results_dir, key[1], key[2], threads)
-        ktab = verdict.classify_table(ktab, roof, sens, sim, kernel_set=key[2])
+        sens, sim = load_evidence(results_dir, key.compiler, key.kernels, threads)
+        ktab = verdict.classify_table(ktab, roof, sens, sim, kernel_set=key.kernels)
         evidence = ["roofline (" + note + ")"] + (["bandwidth sensitivity (thief)"] if sens else []) + \
             ([cachesim_note(sim)] if sim else [])
         combined = verdict.step_verdict(ktab, label, evidence)
-        name = f"{key[0]}_t{threads}"
+        name = f"{key.variant}_t{threads}"
         fig_path = out_dir / f"roofline_{name}.png"
         if figures:
             inputs["rooflines"].append({
@@ -406,9 +404,9 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
         resultsdir.atomic_write(out_dir / f"roofline_ops_{name}.csv",
                                 per_op.reset_index().to_csv(index=False, float_format="%.6g"))
         summary["analyses"].append({
-            "variant": key[0], "compiler": key[1], "kernels": key[2], "threads": threads,
+            "variant": key.variant, "compiler": key.compiler, "kernels": key.kernels, "threads": threads,
             # the binaries' names (the info line's): token_chunk for k
-            **{vocabulary.CHUNK_OPTIONS[c][1]: v for c, v in zip(vocabulary.CHUNK_KEYS, vocabulary.chunk_values(key))},
+            **{vocabulary.CHUNK_OPTIONS[c][1]: v for c, v in zip(vocabulary.CHUNK_KEYS, key.chunks())},
             "reps": cfg["reps"], "samples_per_op": cfg["samples"],
             "step_wall_s": cfg["step_s"], "op_time_sum_s": float(per_op["time_s"].sum()), "roof": roof,
             "bytes_source": note, "figure": str(fig_path) if figures else None,
@@ -426,13 +424,13 @@ def analyse(results_dir, out_dir, at=None, compiler="gcc", kernels="fast", figur
     series, used = {}, []
     for threads in thread_counts:
         key = _pick(configs, scaling_variant, threads, compiler, kernels)
-        if key[0] != scaling_variant and not (threads == 1 and key[0] == vocabulary.BASELINE):
+        if key.variant != scaling_variant and not (threads == 1 and key.variant == vocabulary.BASELINE):
             continue
         try:
             roof = roofs(ceil_mod.ceiling_for(ceilings, threads))
         except ceil_mod.CeilingsError:
             continue  # drawn only where the ceilings were measured
-        used.append(f"{key[0]}@{threads}")
+        used.append(f"{key.variant}@{threads}")
         ktab = kernel_table(configs[key]["per_op"], roof)
         for kernel in dict.fromkeys(memory_kernels):
             if kernel in ktab.index:

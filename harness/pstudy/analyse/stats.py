@@ -166,6 +166,7 @@ def point_summary(steps, runs):
     merged["n_reps"] = merged["n_reps"].fillna(0)
     merged["n_steps"] = merged["n_steps"].fillna(0)
     merged["_v"] = merged["variant"].map(vocabulary.variant_order)
-    merged = merged.sort_values(["compiler", "kernels", "_v", *vocabulary.CHUNK_KEYS, "ranks", "threads"],
+    merged = merged.sort_values(["compiler", "kernels", "_v", *vocabulary.CHUNK_KEYS, "ranks",
+                                 *vocabulary.DISTRIBUTED_KEYS, "threads"],
                                 na_position="first")
     return merged.drop(columns="_v").reset_index(drop=True)

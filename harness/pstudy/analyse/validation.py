@@ -21,17 +21,17 @@ experiment) into a recording; validate() predicts every recorded point from it.
 import datetime
 import shutil
 
-from pstudy.analyse import distributed, prediction
+from pstudy.analyse import chunktimes, distributed, intervals, runtimecost, stepreplay
 from pstudy.errors import StudyError
 from pstudy.measure import ceilings as ceilingsmod
-from pstudy.store import machinefiles, resultsdir, taskgraph, traceformats, validationdata, vocabulary
+from pstudy.store import graphcache, machinefiles, resultsdir, taskgraph, traceformats, validationdata, vocabulary
 
 TARGET_SWEEP = 0.05
 TARGET_MULTICORE = 0.10   # a sweep point at more than 2 threads
 MULTICORE_MEAN = 0.05     # the mean |error| over a multi-core study's points
 TARGET_THIEF = 0.10
 TARGET_MPI = 0.10
-# each run replayed with its own chunk times (prediction.replay_own_frames), on the recordings that
+# each run replayed with its own chunk times (stepreplay.replay_own_frames), on the recordings that
 # keep them: the schedule model alone, held to the 1- and 2-thread target at every point
 # and to 1% on the mean
 TARGET_SCHEDULE = 0.05
@@ -44,7 +44,7 @@ COLUMNS = ["kind", "study", "variant", "compiler", "kernels", "threads", *vocabu
 
 
 class RecordedGraphs:
-    """prediction.Graphs' get() over a recording's graphs."""
+    """graphcache.Graphs' get() over a recording's graphs."""
 
     def __init__(self, recording, study):
         self.recording, self.study, self.cache = recording, study, {}
@@ -52,12 +52,12 @@ class RecordedGraphs:
         self.batch = int(model.get("B", 0)) or None
 
     def get(self, ck, threads, batch=None):
-        point = prediction.graph_point(ck, threads)
+        point = graphcache.graph_point(ck, threads)
         batch = None if batch == self.batch else batch
         if (point, batch) not in self.cache:
             graph = validationdata.read_graph(self.recording.directory, self.study, point, batch)
-            if graph.variant != ck[0]:
-                raise StudyError(f"{graph.path}: describes variant {graph.variant}, expected {ck[0]}")
+            if graph.variant != ck.variant:
+                raise StudyError(f"{graph.path}: describes variant {graph.variant}, expected {ck.variant}")
             self.cache[(point, batch)] = graph
         return self.cache[(point, batch)]
 
@@ -78,14 +78,14 @@ def distributed_facts(graphs, medians, point, meta):
     key (forkjoin, the binary's default executor), the parameter count, the message size, the
     sweep's scaling and the update mode (the binary's default, sharded)."""
     executor = vocabulary.FORKJOIN
-    cks = sorted((ck for ck in medians if ck[0] == executor), key=lambda ck: vocabulary.point_sort_key((0, *ck)))
+    cks = sorted((ck for ck in medians if ck.variant == executor), key=vocabulary.point_sort_key)
     if not cks:
         raise StudyError(f"{graphs.directory}: gpt2-mpi points but no 1-thread traces of {executor} (its node "
                          "executor) to predict them from; add it to the sweep at 1 thread")
     ck = cks[0]
     graphs.get(ck, 1)  # the traced graph, recorded with the sweep's
-    facts = distributed.binary_facts(graphs, point[0], point[1], point[2])
-    params = int(distributed.binary_facts(graphs, ck[0], ck[1], ck[2])["num_parameters"])
+    facts = distributed.binary_facts(graphs, point.variant, point.compiler, point.kernels)
+    params = int(distributed.binary_facts(graphs, ck.variant, ck.compiler, ck.kernels)["num_parameters"])
     return {"config_key": ck, "executor": executor, "num_parameters": params,
             "comm_message_bytes": int(facts.get("comm_message_bytes") or 0),
             "scaling": meta.sweep.get("scaling") or "strong", "update": "sharded",
@@ -100,44 +100,44 @@ def pack(studies, out, command, notes=()):
     machine_written = False
     for study, directory in studies.items():
         meta = resultsdir.read_meta(directory)
-        stats = prediction.trace_stats(directory, meta.warmup)
+        stats = chunktimes.trace_stats(directory, meta.warmup)
         medians = stats.medians
-        graphs = prediction.Graphs(directory, meta)
+        graphs = graphcache.Graphs(directory, meta)
         steps = resultsdir.read_steps(directory)
         steps = steps[~steps["warmup"]]
         dist = None
         for key, group in steps.groupby(vocabulary.POINT_KEYS, dropna=False):
             point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))
-            points.append({"study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
+            points.append({"study": study, **point._asdict(),
                            "measured_step_s": float(group["step_s"].median()), "steps": len(group)})
-            if vocabulary.is_distributed(point[0]):
+            if vocabulary.is_distributed(point.variant):
                 dist = dist or distributed_facts(graphs, medians, point, meta)
                 ck = dist["config_key"]
-                B, R, T = int(meta.model.get("B", 4)), point[6], point[3]
+                B, R, T = int(meta.model.get("B", 4)), point.ranks, point.threads
                 batches = {distributed.dist_share(B, r, R)[1] - distributed.dist_share(B, r, R)[0] for r in range(R)}
                 for b in sorted(batches | {max(1, B // R)}):
                     if b > 0:
                         rank_ck = distributed.rank_config(ck, b)
                         graph = graphs.get(rank_ck, T, b)
-                        validationdata.write_graph(out, study, prediction.graph_point(rank_ck, T), graph.path,
+                        validationdata.write_graph(out, study, graphcache.graph_point(rank_ck, T), graph.path,
                                                    None if b == B else b)
                 continue
-            ck = prediction.config_key(point)
+            ck = chunktimes.config_key(point)
             if ck in medians:
-                graph = graphs.get(ck, point[3])
-                validationdata.write_graph(out, study, prediction.graph_point(ck, point[3]), graph.path)
+                graph = graphs.get(ck, point.threads)
+                validationdata.write_graph(out, study, graphcache.graph_point(ck, point.threads), graph.path)
         for ck, per in stats.raw.items():  # as measured: runtime.csv keeps the scale
             for chunk, seconds in sorted(per.items()):
-                chunks.append({"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)),
+                chunks.append({"study": study, **{c: getattr(ck, c) for c in validationdata.CONFIG_COLUMNS[1:]},
                                **dict(zip(("op", "b0", "b1", "x0", "x1", "col0", "col1"), chunk)), "seconds": seconds})
-        for ck in sorted(stats.raw, key=lambda c: vocabulary.point_sort_key((0, *c))):
-            runtime.append({"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)),
+        for ck in sorted(stats.raw, key=vocabulary.point_sort_key):
+            runtime.append({"study": study, **{c: getattr(ck, c) for c in validationdata.CONFIG_COLUMNS[1:]},
                             "busy_scale": stats.scales[ck], "seconds_per_task": stats.costs.get(ck)})
-        for ck in sorted(stats.noise, key=lambda c: vocabulary.point_sort_key((0, *c))):
+        for ck in sorted(stats.noise, key=vocabulary.point_sort_key):
             if graphs.get(ck, 1).schedule != taskgraph.STATIC:  # only a static schedule has barriers to wait at
                 continue
             for label, deviations in sorted(stats.noise[ck].items()):
-                jitter += [{"study": study, **dict(zip(validationdata.CONFIG_COLUMNS[1:], ck)), "label": label,
+                jitter += [{"study": study, **{c: getattr(ck, c) for c in validationdata.CONFIG_COLUMNS[1:]}, "label": label,
                             "deviation": float(f"{d:.5g}")} for d in deviations]  # 5 digits: a third of the file
         sens = resultsdir.ResultsDir(directory).sensitivity
         if (sens / "runs.csv").is_file():
@@ -151,8 +151,8 @@ def pack(studies, out, command, notes=()):
                               "step_s": traced_step_s(sens / r.trace, meta.warmup)})
         # every traced run's chunks, so that the recording replays each run alone without its traces
         for point, traces in resultsdir.ResultsDir(directory).traces_by_point().items():
-            keys = dict(zip(vocabulary.POINT_KEYS, point))
-            for run, frame in prediction.own_frames(traces, meta.warmup):
+            keys = point._asdict()
+            for run, frame in chunktimes.own_frames(traces, meta.warmup):
                 ns = (frame["d"] * 1e9).round().astype("int64")
                 own.append(frame.drop(columns=["d"]).assign(ns=ns, run=run, study=study, **keys))
         probes = resultsdir.thread_peaks(directory)  # `[analysis] peak_beside`: empty without it
@@ -172,7 +172,7 @@ def pack(studies, out, command, notes=()):
                  "cpu": meta.get("cpu", {}).get("model"), "topology": meta.get("topology")}
         if dist:
             entry["distributed"] = {k: v for k, v in dist.items() if k != "config_key"}
-            entry["distributed"]["config_key"] = list(dist["config_key"])
+            entry["distributed"]["config_key"] = chunktimes.recording_of(dist["config_key"])
         meta_studies.append(entry)
     if not machine_written:
         raise StudyError("no ceilings.json in the results: the recording needs the measured machine "
@@ -190,27 +190,27 @@ def pack(studies, out, command, notes=()):
 
 
 def run_spread(recording, study, own):
-    """prediction.RunSpread of a recording's study: sigma pooled over the repeated points of every
+    """intervals.RunSpread of a recording's study: sigma pooled over the repeated points of every
     results directory the recording keeps (the same machine, measured the same day), the run counts
     of the study's points from its kept results, else from its runs' own chunk times."""
     kept = sorted(p.parent for p in (recording.directory / "results").glob("*/steps.csv"))
     results = recording.results_of(study)
     if results is not None and results not in kept:
         kept.append(results)
-    pooled = [prediction.run_step_medians(resultsdir.read_steps(d)) for d in kept]
+    pooled = [intervals.run_step_medians(resultsdir.read_steps(d)) for d in kept]
     if results is not None:
-        runs = {point: len(v) for point, v in prediction.run_step_medians(resultsdir.read_steps(results)).items()}
+        runs = {point: len(v) for point, v in intervals.run_step_medians(resultsdir.read_steps(results)).items()}
     else:
         runs = {point: len(v) for point, v in (own or {}).items()}
-    return prediction.RunSpread(pooled, runs)
+    return intervals.RunSpread(pooled, runs)
 
 
 def validate(recording, machine=None, intervals=False):
     """Per recorded point: predicted and measured step time, error, target (a pandas frame, COLUMNS).
     With `intervals`, each sweep point's prediction interval (predicted_low, predicted_high:
-    prediction.bootstrap_medians over the kept iterations of the 1-thread runs, where the recording
+    intervals.bootstrap_medians over the kept iterations of the 1-thread runs, where the recording
     keeps each run's chunk times, widened by the measured point's run-to-run scatter (run_spread)
-    and by the other configurations' errors (prediction.cross_validated); NA elsewhere)."""
+    and by the other configurations' errors (intervals.cross_validated); NA elsewhere)."""
     import pandas as pd
 
     source = machine or machinefiles.load(recording.directory / validationdata.MACHINE)
@@ -219,79 +219,79 @@ def validate(recording, machine=None, intervals=False):
         medians = recording.medians(study)
         graphs = RecordedGraphs(recording, study)
         measured = recording.measured(study)
-        overheads = prediction.runtime_overheads(graphs, medians, measured, source, recording.runtime_costs(study))
+        overheads = runtimecost.runtime_overheads(graphs, medians, measured, source, recording.runtime_costs(study))
         # the chunks' noise is the recording machine's: held to another machine, none
         noise = recording.noise(study) if machine is None else {}
-        peaks = prediction.thread_peaks_of(recording.thread_peaks(study)) if machine is None else {}
+        peaks = chunktimes.thread_peaks_of(recording.thread_peaks(study)) if machine is None else {}
         # each run's own chunk times: packed in the recording, or the traces of the results it keeps
         own = recording.own_chunks(study) if machine is None else None
         kept = recording.results_of(study) if machine is None and own is None else None
         if kept is not None:
             warmup = resultsdir.read_meta(kept).warmup
-            own = {point: prediction.own_frames(traces, warmup)
+            own = {point: chunktimes.own_frames(traces, warmup)
                    for point, traces in resultsdir.ResultsDir(kept).traces_by_point().items()}
         draws = []
         if intervals and own:
             its = {}
             for point, runs in own.items():
-                if point[3] == 1 and not vocabulary.is_distributed(point[0]):
-                    its.setdefault(prediction.config_key(point), []).extend(prediction.iterations_of(runs))
-            draws = prediction.bootstrap_medians(prediction.TraceStats(medians, {}, {}, {}, its))
+                if point.threads == 1 and not vocabulary.is_distributed(point.variant):
+                    its.setdefault(chunktimes.config_key(point), []).extend(chunktimes.iterations_of(runs))
+            draws = intervals.bootstrap_medians(chunktimes.TraceStats(medians, {}, {}, {}, its))
             spread = run_spread(recording, study, own)
             runs_fed = {ck: len({entry[2] for entry in entries}) for ck, entries in its.items()}
         for point in sorted(measured, key=vocabulary.point_sort_key):
-            ck = prediction.config_key(point)
-            if vocabulary.is_distributed(point[0]) or ck not in medians:
+            ck = chunktimes.config_key(point)
+            if vocabulary.is_distributed(point.variant) or ck not in medians:
                 continue
             # and again with the machine as the probes beside the runs found it, where they exist
-            overhead = overheads.of(ck[0], leave_out=ck, config=ck)
-            step, step_beside = prediction.predict_measured(graphs, medians, ck, point, source, overhead,
+            overhead = overheads.of(ck.variant, leave_out=ck, config=ck)
+            step, step_beside = stepreplay.predict_measured(graphs, medians, ck, point, source, overhead,
                                                             noise.get(ck), peaks)
             meas = measured[point]
-            replayed = prediction.replay_own_frames(graphs.get(ck, point[3]), (own or {}).get(point, []), source,
+            replayed = stepreplay.replay_own_frames(graphs.get(ck, point.threads), (own or {}).get(point, []), source,
                                                     overhead)
-            low, high = spread.widen(step, *prediction.predicted_interval(
-                graphs, draws, ck, point[3], source, source, step, overhead=overhead, noise=noise.get(ck)),
+            low, high = spread.widen(step, *stepreplay.predicted_interval(
+                graphs, draws, ck, point.threads, source, source, step, overhead=overhead, noise=noise.get(ck)),
                 point, runs_fed.get(ck, 0)) if draws else (None, None)
-            rows.append({"kind": "sweep", "study": study, **dict(zip(vocabulary.POINT_KEYS, point)),
+            rows.append({"kind": "sweep", "study": study, **point._asdict(),
                          "predicted_low": low, "predicted_high": high,
                          "mode": None, "duty": None, "measured_step_s": meas, "predicted_step_s": step,
                          "error": step / meas - 1,
-                         "target": TARGET_SWEEP if point[3] <= 2 else TARGET_MULTICORE,
+                         "target": TARGET_SWEEP if point.threads <= 2 else TARGET_MULTICORE,
                          "predicted_beside_s": step_beside,
                          "error_beside": None if step_beside is None else step_beside / meas - 1,
                          "replayed_own_s": replayed, "error_own": None if replayed is None else replayed / meas - 1})
         dist = recording.study_meta(study).get("distributed")
-        mpi_points = [p for p in sorted(measured, key=vocabulary.point_sort_key) if vocabulary.is_distributed(p[0])]
+        mpi_points = [p for p in sorted(measured, key=vocabulary.point_sort_key) if vocabulary.is_distributed(p.variant)]
         if mpi_points:
             if not dist:
                 raise StudyError(f"{recording.directory / validationdata.META}: study {study}: gpt2-mpi points "
                                  "but no distributed facts")
-            ck = prediction.recorded_config_key(dist["config_key"])
+            ck = chunktimes.recorded_config_key(dist["config_key"])
             B = int((recording.study_meta(study).get("model") or {}).get("B", 4))
             # a recording from before the ring measured the direct collective
-            lays = [distributed.Layout(p[6], p[3], p[6], dist["update"], dist.get("collective", "direct"))
+            lays = [distributed.Layout(p.ranks, p.threads, p.ranks, dist["update"], dist.get("collective", "direct"))
                     for p in mpi_points]
-            batches = [B * p[6] if dist["scaling"] == "weak" else B for p in mpi_points]
+            batches = [B * p.ranks if dist["scaling"] == "weak" else B for p in mpi_points]
             results = distributed.predict(graphs, medians, ck, lays, batches, dist["num_parameters"],
                                           dist["comm_message_bytes"], source, source,
-                                          overheads.of(ck[0], config=ck))
+                                          overheads.of(ck.variant, config=ck))
             for p, r in zip(mpi_points, results):
                 meas = measured[p]
-                rows.append({"kind": "distributed", "study": study, **dict(zip(vocabulary.POINT_KEYS, p)),
-                             "mode": f"{p[6]} ranks", "duty": None, "measured_step_s": meas,
+                rows.append({"kind": "distributed", "study": study, **p._asdict(),
+                             "mode": f"{p.ranks} ranks", "duty": None, "measured_step_s": meas,
                              "predicted_step_s": r["predicted_step_s"], "error": r["predicted_step_s"] / meas - 1,
                              "target": TARGET_MPI})
         runs = recording.thief[recording.thief["study"] == study]
         for (variant, compiler, kernels, threads, mode, duty), group in runs.groupby(
                 ["variant", "compiler", "kernels", "threads", "mode", "duty"]):
-            ck = (variant, compiler, kernels) + (None,) * len(vocabulary.CHUNK_KEYS)
+            ck = vocabulary.Point(variant, compiler, kernels)
             if ck not in medians:
                 raise StudyError(f"{recording.directory / validationdata.THIEF}: {variant} {compiler}/{kernels}: "
                                  f"no 1-thread chunk times of that configuration in {validationdata.CHUNKS}")
             background = float(duty) * source.bandwidth(1) if mode == THIEF_MODE else 0.0
-            step, _ = prediction.predict_point(graphs, medians, ck, int(threads), source, source, background,
-                                               overheads.of(ck[0], config=ck))
+            step, _ = stepreplay.predict_point(graphs, medians, ck, int(threads), source, source, background,
+                                               overheads.of(ck.variant, config=ck))
             meas = float(group["step_s"].median())
             rows.append({"kind": "thief", "study": study, "variant": variant, "compiler": compiler,
                          "kernels": kernels, "threads": int(threads), "mode": mode, "duty": float(duty),
@@ -304,7 +304,7 @@ def validate(recording, machine=None, intervals=False):
         for study in frame["study"].dropna().unique():
             rows_of = (frame["study"] == study) & (frame["kind"] == "sweep") & frame["predicted_low"].notna()
             if rows_of.any():
-                widened = prediction.cross_validated(frame[rows_of].astype({"predicted_low": float,
+                widened = intervals.cross_validated(frame[rows_of].astype({"predicted_low": float,
                                                                              "predicted_high": float}))
                 frame.loc[rows_of, ["predicted_low", "predicted_high"]] = \
                     widened[["predicted_low", "predicted_high"]].to_numpy()

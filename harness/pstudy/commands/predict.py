@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 from pstudy import common
-from pstudy.store import comparable, machinefiles, resultsdir, vocabulary
+from pstudy.store import comparable, graphcache, machinefiles, resultsdir, vocabulary
 from pstudy.measure import ceilings
-from pstudy.analyse import advice, distributed, findings, prediction, replay
+from pstudy.analyse import advice, chunktimes, distributed, findings, intervals, prediction, replay, runtimecost
 from pstudy.show import predictfigures
 from pstudy.errors import StudyError
 
@@ -37,9 +37,9 @@ def add_arguments(parser):
     parser.add_argument("--dedicated", action="store_true", help="replay each chunk at its CPU time (the traces' "
                         "cpu_s) instead of its wall time: the machine without what descheduled the runs (a "
                         "neighbour, the hypervisor); says how disturbed each run was")
-    parser.add_argument("--replicates", type=int, default=prediction.REPLICATES, help="bootstrap replicates of "
-                        f"each prediction's {100 * prediction.INTERVAL:.0f}%% interval (default "
-                        f"{prediction.REPLICATES}; each is a replay: 0 for no intervals)")
+    parser.add_argument("--replicates", type=int, default=intervals.REPLICATES, help="bootstrap replicates of "
+                        f"each prediction's {100 * intervals.INTERVAL:.0f}%% interval (default "
+                        f"{intervals.REPLICATES}; each is a replay: 0 for no intervals)")
     parser.add_argument("--against", metavar="QUIET", help="validate against the measured points of another results "
                         "directory (matched by variant, build, threads and chunking) instead of this one's")
     parser.add_argument(comparable.OPTION, action="store_true", help="with --against: " + comparable.HELP)
@@ -151,31 +151,31 @@ def default_counts(target, measured=None):
         counts.add(p)
         p *= 2
     if measured:
-        counts |= {key[3] for key in measured if key[3] <= target.cores}
+        counts |= {key.threads for key in measured if key.threads <= target.cores}
     return sorted(counts)
 
 
 def warn_source_spread(stats, directory):
     """On stderr, a prediction for another machine: how far apart the host was during the 1-thread
-    source runs (prediction.source_spread), where that is more than a few percent."""
-    for line in prediction.source_spread(stats, prediction.thread_peaks_of(resultsdir.thread_peaks(directory))):
+    source runs (chunktimes.source_spread), where that is more than a few percent."""
+    for line in chunktimes.source_spread(stats, chunktimes.thread_peaks_of(resultsdir.thread_peaks(directory))):
         sys.stderr.write(f"perfstudy predict: warning: {line}\n")
 
 
 def main_best(args, directory, meta, source, target):
     counts = parse_threads(args.threads, target.cores) if args.threads else default_counts(target)
-    stats = prediction.trace_stats(directory, meta.warmup)
+    stats = chunktimes.trace_stats(directory, meta.warmup)
     medians = stats.medians
     if not medians:
         raise StudyError(f"{directory}: no 1-thread traces (traces/*_t1_*.csv); run the sweep with "
                          "[analysis] trace = true and threads including 1")
     if target is not source:
         warn_source_spread(stats, directory)
-    graphs = prediction.Graphs(directory, meta, args.build_dir)
+    graphs = graphcache.Graphs(directory, meta, args.build_dir)
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     if jobs < 1:
         raise StudyError(f"--jobs: expected a positive integer, got {jobs}")
-    overheads = prediction.runtime_overheads(graphs, medians, prediction.measured_points(directory), source,
+    overheads = runtimecost.runtime_overheads(graphs, medians, chunktimes.measured_points(directory), source,
                                              stats.costs)
     frame, notes = advice.best(graphs, medians, meta, source, target, counts, mpi=not args.no_mpi, jobs=jobs,
                                overheads=overheads, noise=stats.noise if target is source else None,
@@ -234,7 +234,7 @@ def main(args):
         raise StudyError("--dedicated and --against predict the measured configurations: not with --best or --distributed")
     if against is not None and args.machine:
         raise StudyError("--against validates on the measured machine: not with --machine")
-    for line in prediction.stale_graphs(directory):
+    for line in graphcache.stale_graphs(directory):
         sys.stderr.write(f"perfstudy predict: warning: {line}\n")
     if replay.library() is None:
         sys.stderr.write(f"perfstudy predict: replaying in {replay.engine_name()}: the same results, "
@@ -243,7 +243,7 @@ def main(args):
         return main_distributed(args, directory, meta, source, target)
     if args.best:
         return main_best(args, directory, meta, source, target)
-    measured = prediction.measured_points(directory)
+    measured = chunktimes.measured_points(directory)
     if args.threads:
         counts = parse_threads(args.threads, target.cores)
     else:
@@ -253,21 +253,22 @@ def main(args):
             counts.add(p)
             p *= 2
         if target is source:
-            counts |= {key[3] for key in measured if key[3] <= target.cores}
+            counts |= {key.threads for key in measured if key.threads <= target.cores}
         counts = sorted(counts)
     # each kind of prediction in a directory of its own, so that none overwrites another's
     name = target.name + ("-dedicated" if args.dedicated else "") + (f"-against-{against.name}" if against else "")
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(name)
     inputs = claim_output(out, directory, against, target, args.dedicated)
-    clock = prediction.CPU if args.dedicated else prediction.WALL
-    stats = prediction.trace_stats(directory, meta.warmup, clock)
+    clock = chunktimes.CPU if args.dedicated else chunktimes.WALL
+    stats = chunktimes.trace_stats(directory, meta.warmup, clock)
     if target is not source:
         warn_source_spread(stats, directory)
     if args.replicates < 0:
         raise StudyError(f"--replicates: expected 0 or a positive integer, got {args.replicates}")
-    frame, validation, overheads = prediction.predict(directory, meta, source, target, counts, args.build_dir,
-                                                      stats=stats, clock=clock, against=against,
-                                                      replicates=args.replicates)
+    gathered = prediction.replay_inputs(directory, meta, source, args.build_dir, stats=stats, clock=clock,
+                                        against=against, replicates=args.replicates)
+    frame, validation = prediction.predict(gathered, target, counts), prediction.validate(gathered)
+    overheads = gathered.overheads
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_json(out / INPUTS, inputs)
     resultsdir.write_csv(out / "prediction.csv", frame)
@@ -302,9 +303,9 @@ def main(args):
     if len(validation):
         worst = validation["error"].abs().max()
         print(f"  largest error {100 * worst:.1f}% over {len(validation)} measured points")
-        cover = prediction.coverage(validation)
+        cover = intervals.coverage(validation)
         if cover is not None:
-            print(f"  {100 * prediction.INTERVAL:.0f}% intervals (the source runs and iterations resampled, the "
+            print(f"  {100 * intervals.INTERVAL:.0f}% intervals (the source runs and iterations resampled, the "
                   "measured points' run-to-run scatter, the other configurations' errors) hold "
                   f"{100 * cover[0]:.0f}% of the {cover[2]} measured points; median width {100 * cover[1]:.1f}% of the "
                   "predicted step")
@@ -332,18 +333,18 @@ def main(args):
 
 
 def print_disturbance(directory, warmup):
-    """How much of each traced run's chunk time was not on the CPU (prediction.disturbance), the
-    runs that lost more than prediction.DISTURBED_RUN one line each with where."""
-    rows = prediction.disturbance(directory, warmup)
+    """How much of each traced run's chunk time was not on the CPU (chunktimes.disturbance), the
+    runs that lost more than chunktimes.DISTURBED_RUN one line each with where."""
+    rows = chunktimes.disturbance(directory, warmup)
     if not rows:
         return
     shares = sorted(r["share"] for r in rows)
-    disturbed = [r for r in rows if r["share"] > prediction.DISTURBED_RUN]
+    disturbed = [r for r in rows if r["share"] > chunktimes.DISTURBED_RUN]
     print(f"disturbance: the runs' chunks were off the CPU for {100 * shares[len(shares) // 2]:.1f}% of their wall time "
           f"at the median run, {100 * shares[-1]:.1f}% at most; {len(disturbed)} of {len(rows)} traced runs lost more "
-          f"than {100 * prediction.DISTURBED_RUN:.0f}%")
+          f"than {100 * chunktimes.DISTURBED_RUN:.0f}%")
     for r in sorted(disturbed, key=lambda r: -r["share"]):
         print(f"  {vocabulary.point_label(r['point'])} repetition {r['repetition']}: {100 * r['share']:.1f}% "
               f"({r['lost_s']:.4f} s; {r['chunks']} of {r['of']} chunks lost more than "
-              f"{100 * prediction.DISTURBED_CHUNK:.0f}%), most in {r['where']}, thread {r['thread']} "
+              f"{100 * chunktimes.DISTURBED_CHUNK:.0f}%), most in {r['where']}, thread {r['thread']} "
               f"({100 * r['thread_share']:.0f}% of it)")

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from pstudy import common
-from pstudy.store import resultsdir, studyarchive
-from pstudy.analyse import tables
+from pstudy.store import resultsdir, studyarchive, vocabulary
+from pstudy.analyse import knobs, tables
 from pstudy.errors import StudyError
 from pstudy.show import noisefigure
 
@@ -81,6 +81,7 @@ def main(args):
     details = [("all columns:", str(directory.summary_csv))]
     if args.no_figures and not meta.analysis.get("roofline", True):
         out.write(summary_text.text(directory, meta, summary, chart, details=details))
+        write_knob_ratios(out, directory, summary)
         return 0
     outdir.mkdir(parents=True, exist_ok=True)
     page, points = None, None
@@ -110,7 +111,20 @@ def main(args):
                                 page=page, roofline_why=why))
     if noise is not None:
         out.write("\n".join(noisefigure.table_lines(noise)) + "\n")
+    write_knob_ratios(out, directory, summary)
     return 0
+
+
+def write_knob_ratios(out, directory, summary):
+    """Each swept distributed knob's step ratios (knobs.ratios), where the sweep has one."""
+    from pstudy.show import terminal
+
+    if not any(summary[key].nunique() > 1 for key in vocabulary.DISTRIBUTED_KEYS if key in summary.columns):
+        return
+    steps = resultsdir.read_steps(directory)
+    rows = knobs.ratios(steps[~steps["warmup"]])
+    if rows:
+        out.write("\n".join(terminal.knob_lines(rows)) + "\n")
 
 
 def roofline_text(result):
@@ -299,7 +313,7 @@ def write_figures(args, directory, meta, summary, formats, outdir):
     results, skipped = [], None
     compiler = (meta.sweep.get("compilers") or ["gcc"])[0]
     kernel_sets = meta.sweep.get("kernels") or ["fast"]
-    traced = {(key[0], key[3]) for _, key, _ in directory.traces()}
+    traced = {(key.variant, key.threads) for _, key, _ in directory.traces()}
     at = findings.roofline_points(summary[summary["compiler"] == compiler], traced)
     for kernels in kernel_sets:
         # one kernel set: plots/<name>/roofline/; several: plots/<name>/roofline/<kernels>/

@@ -328,7 +328,7 @@ def summary_text(directory):
     roof, why = [], None
     if meta.analysis.get("roofline", True):
         compiler = (meta.sweep.get("compilers") or ["gcc"])[0]
-        traced = {(key[0], key[3]) for _, key, _ in directory.traces()}
+        traced = {(key.variant, key.threads) for _, key, _ in directory.traces()}
         at = findings.roofline_points(summary[summary["compiler"] == compiler], traced)
         with tempfile.TemporaryDirectory() as scratch:
             for kernels in meta.sweep.get("kernels") or ["fast"]:

@@ -223,7 +223,7 @@ def compare(results, threshold=THRESHOLD, min_instructions=MIN_INSTRUCTIONS):
 
     by = {}
     for role, run, counts in results:
-        key = vocabulary.point_key(dict(zip(resultsdir.KEYS, tuple(run.point))))
+        key = vocabulary.as_point(run.point)
         for kernel in KERNELS:
             by.setdefault((key, kernel), {"base": [], "candidate": []})[role].append(counts[kernel])
     rows = []
@@ -234,11 +234,11 @@ def compare(results, threshold=THRESHOLD, min_instructions=MIN_INSTRUCTIONS):
             continue
         mb, mc = statistics.median(b), statistics.median(c)
         ratio = mc / mb if mb > 0 else (1.0 if mc == 0 else math.inf)
-        rows.append({**dict(zip(resultsdir.KEYS, key)), "kernel": kernel, "base_instructions": mb,
+        rows.append({**key._asdict(), "kernel": kernel, "base_instructions": mb,
                      "candidate_instructions": mc, "ratio": ratio, "base_spread": _spread(b),
                      "candidate_spread": _spread(c),
                      "status": (status(b, c, threshold, min_instructions)
-                                if key[3] == 1 or kernel not in (OTHER, TOTAL) else NOT_GATED)})
+                                if key.threads == 1 or kernel not in (OTHER, TOTAL) else NOT_GATED)})
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
     for col in vocabulary.OPTIONAL_KEYS:
         table[col] = table[col].astype(vocabulary.key_dtype(col))

@@ -96,7 +96,8 @@ CHECKED_OPTION_KEYS = {"-B": "model.B", "-T": "model.T", "-B/-T": "model.B, mode
                        "--config": "model.config", "--model": "model.checkpoint", "--data": "model.data",
                        "--batch-subsize": "sweep.batch_subsize", "--token-chunk": "sweep.token_chunk",
                        "--tile-sequences": "sweep.tile_sequences", "--tiles-per-product": "sweep.tiles_per_product",
-                       "--threads": "sweep.threads"}
+                       "--threads": "sweep.threads",
+                       **{option: f"sweep.{key}" for key, (option, _) in vocabulary.DISTRIBUTED_OPTIONS.items()}}
 
 
 def check_command(study, point, binary, root):
@@ -182,6 +183,7 @@ def launcher_meta(study):
     return {"kind": study.launcher["kind"], "program": launcher_program(study),
             "args": list(study.launcher["args"]), "scaling": study.sweep["scaling"],
             "ranks": list(study.sweep["ranks"]),
+            **{key: list(study.sweep[key]) for key in vocabulary.DISTRIBUTED_KEYS if study.sweep.get(key)},
             "example": launcher_prefix(study, _Example(threads=1, ranks=max(study.sweep["ranks"])))}
 
 
@@ -191,7 +193,7 @@ class _Example:
 
 
 def schedule_args(point):
-    """--threads and the chunk options of a point, as its binary takes them."""
+    """--threads, the chunk options and the distributed options of a point, as its binary takes them."""
     args = []
     if not vocabulary.is_sequential(point.variant):
         args += ["--threads", str(point.threads)]
@@ -201,6 +203,8 @@ def schedule_args(point):
             value = getattr(point, key, None)
             if value is not None and value != vocabulary.AUTO:
                 args += [option, str(value)]
+    for key, value in vocabulary.distributed_settings(point).items():  # the others: the binary's default
+        args += [vocabulary.DISTRIBUTED_OPTIONS[key][0], value]
     return args
 
 

@@ -127,7 +127,7 @@ def table_lines(frame):
                 f" [{row['slowdown_low']:.2f}, {row['slowdown_high']:.2f}]"
             line = f"    {vocabulary.point_label(point):<34} {row['slowdown']:.2f}x{interval:<14}"
             quiet, disturbed = _factor(row, "quiet"), _factor(row, "disturbed")
-            if quiet and disturbed and point[3] > 1:
+            if quiet and disturbed and point.threads > 1:
                 line += f" parallel efficiency {quiet} -> {disturbed}"
             out.append(line.rstrip())
     out.append("  per variant, every point (median, range):")
@@ -151,8 +151,8 @@ def figure(frame, out_dir):
         for key, g in part.groupby([*vocabulary.POINT_KEYS], dropna=False, sort=False):
             g = g.groupby("duty")[["slowdown", "slowdown_low", "slowdown_high"]].median()
             point = vocabulary.point_key(dict(zip(vocabulary.POINT_KEYS, key)))
-            colour, marker = vocabulary.variant_style(point[0])
-            ax.plot([0.0, *g.index], [1.0, *g["slowdown"]], "--" if point[3] == 1 else "-", marker=marker,
+            colour, marker = vocabulary.variant_style(point.variant)
+            ax.plot([0.0, *g.index], [1.0, *g["slowdown"]], "--" if point.threads == 1 else "-", marker=marker,
                     color=colour, label=vocabulary.point_label(point))
             known = g["slowdown_low"].notna()
             if known.any():

@@ -78,7 +78,8 @@ def save(fig, data, path):
 def lines(build):
     """(name, variant, rows) of each line against threads: one per variant and chunking, in the
     registry's order; seq only where it ran on more than one thread count."""
-    keys = ["variant"] + [c for c in (*vocabulary.CHUNK_KEYS, "ranks", "starpu_sched") if c in build.columns]
+    keys = ["variant"] + [c for c in (*vocabulary.CHUNK_KEYS, "ranks", "starpu_sched", *vocabulary.DISTRIBUTED_KEYS)
+                          if c in build.columns]
     out = []
     for _, rows in build.groupby(keys, sort=False, dropna=False):
         first = rows.iloc[0]

@@ -3,7 +3,7 @@ with the measured points over them, and gpt2-mpi's predicted step and its parts 
 
 from pathlib import Path
 
-from pstudy.analyse import prediction
+from pstudy.analyse import chunktimes, prediction
 from pstudy.store import resultsdir, vocabulary
 
 
@@ -37,17 +37,18 @@ def draw(frame, measured, out_dir, machine_name):
             # measured points of the same configuration, against the measured 1-thread time
             pts = []
             for r in rows:
-                ck = (variant, compiler, kernels) + tuple(r.get(c) for c in vocabulary.CHUNK_KEYS)
-                key = tuple(None if (v is None or str(v) == "<NA>") else v
-                            for v in prediction.config_point(ck, int(r["threads"])))
+                ck = vocabulary.Point(variant, compiler, kernels, **{
+                    c: None if (r.get(c) is None or str(r.get(c)) == "<NA>") else r.get(c)
+                    for c in vocabulary.CHUNK_KEYS})
+                key = chunktimes.config_point(ck, int(r["threads"]))
                 m = measured.get(key)
-                b = measured.get(key[:3] + (1,) + key[4:])
+                b = measured.get(key._replace(threads=1))
                 if m is None:
                     continue
                 if quantity == "step_s":
-                    pts.append((key[3], m))
+                    pts.append((key.threads, m))
                 elif b is not None:
-                    pts.append((key[3], b / m if quantity == "speedup" else b / m / key[3]))
+                    pts.append((key.threads, b / m if quantity == "speedup" else b / m / key.threads))
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker, color=colour, markersize=7,
                         markerfacecolor="none", linestyle="none", label=f"{label} (measured)")

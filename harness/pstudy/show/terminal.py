@@ -1,5 +1,6 @@
 """The summary table and a gnuplot 'dumb' speedup chart, for the terminal."""
 
+import itertools
 import math
 import shutil
 import subprocess
@@ -66,6 +67,9 @@ def table_frame(summary):
             # the StarPU scheduler, in sweeps over them
             **({} if "starpu_sched" not in summary.columns or summary["starpu_sched"].isna().all() else
                {"sched": "-" if pd.isna(r["starpu_sched"]) else r["starpu_sched"]}),
+            # the distributed variants' knobs, in sweeps over them
+            **{key: "-" if pd.isna(r[key]) else r[key] for key in vocabulary.DISTRIBUTED_KEYS
+               if key in summary.columns and summary[key].notna().any()},
             "ok/runs": f"{int(r['n_runs']) - int(r['n_failed'])}/{int(r['n_runs'])}",
             "step s [95% CI]": (f"{seconds(r.get('step_median_s'))} [{seconds(r.get('step_ci_low_s'))},"
                                 f"{seconds(r.get('step_ci_high_s'))}]"),
@@ -107,11 +111,10 @@ def gnuplot_chart(summary, width=100, height=28):
         if build["threads"].nunique() < 2:
             continue
         blocks, plots = [], ["x title 'ideal' with lines dashtype 2"]
+        keys = [k for k in vocabulary.SERIES_KEYS if k in build.columns]  # tables from before a key lack it
         for i, (key, rows) in enumerate(build[build["variant"] != SEQ].groupby(
-                ["variant", "ranks", *vocabulary.CHUNK_KEYS], dropna=False, sort=False)):
-            variant, ranks, *chunks = key
-            name = variant if pd.isna(chunks[0]) else f"{variant} {vocabulary.chunking_label(*chunks)}"
-            name += "" if pd.isna(ranks) else f" ranks={int(ranks)}"
+                keys, dropna=False, sort=False)):
+            name = vocabulary.series_name(dict(zip(keys, key)))
             data = "\n".join(f"{int(t)} {s:.6g}" for t, s in zip(rows["threads"], rows[column]))
             blocks.append(f"$d{i} << EOD\n{data}\nEOD")
             plots.append(f"$d{i} title {gp_quote(name)} with linespoints")
@@ -136,3 +139,15 @@ def gnuplot_chart(summary, width=100, height=28):
     if not charts:
         return None, "terminal chart skipped: fewer than two thread counts"
     return "\n".join(charts), None
+
+
+def knob_lines(rows):
+    """The report's lines for knobs.ratios' rows: per knob and value, 'overlap on/off' and a line a
+    point with the ratio, its 95% interval (where there are enough pairs) and its pairs."""
+    lines = []
+    for (key, base, value), group in itertools.groupby(rows, key=lambda r: (r["key"], r["base"], r["value"])):
+        lines.append(f"{key} {value}/{base}, step ratio paired by repetition [95% interval]:")
+        for r in group:
+            bounds = "" if math.isnan(r["low"]) else f" [{r['low']:.3f}, {r['high']:.3f}]"
+            lines.append(f"  {r['point']}: {r['estimate']:.3f}{bounds} ({r['pairs']} pairs)")
+    return lines

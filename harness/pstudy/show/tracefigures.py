@@ -78,11 +78,11 @@ def draw_timelines(runs, warmup, path, title=""):
         kinds |= set(chunks.loc[(chunks["end_s"] > a) & (chunks["start_s"] < b), "kernel"].astype(str))
     colours = kind_colours(kinds)
     span_ms = max((b - a) for *_, a, b, _ in loaded) * 1e3
-    heights = [max(key[3], 1) * 0.45 + 0.9 for _, key, *_ in loaded]
+    heights = [max(key.threads, 1) * 0.45 + 0.9 for _, key, *_ in loaded]
     fig, axes = plt.subplots(len(loaded), 1, figsize=(13, sum(heights) + 1.6), sharex=True, squeeze=False,
                              gridspec_kw={"height_ratios": heights})
     for ax, (variant, key, rep, chunks, a, b, its) in zip(axes[:, 0], loaded):
-        threads = max(key[3], int(chunks["thread"].max()) + 1)
+        threads = max(key.threads, int(chunks["thread"].max()) + 1)
         ax.set_facecolor("white")
         for t in range(threads):
             ax.broken_barh([(0, (b - a) * 1e3)], (t - 0.4, 0.8), facecolors="black")
@@ -129,12 +129,10 @@ def point_series(points):
     for col in ("ranks",) + vocabulary.TILE_KEYS:  # tables from before these keys
         if col not in points.columns:
             points = points.assign(**{col: None})
-    for key, rows in points.groupby(["variant", "ranks", *vocabulary.CHUNK_KEYS], dropna=False, sort=False):
-        variant, ranks, *chunks = key
-        label = variant if str(chunks[0]) in ("None", "nan", "<NA>") else \
-            f"{variant} {vocabulary.chunking_label(*chunks)}"
-        label += "" if str(ranks) in ("None", "nan", "<NA>") else f" ranks={ranks}"
-        out.append((label, variant, rows.sort_values("threads")))
+    keys = [k for k in vocabulary.SERIES_KEYS if k in points.columns]
+    for key, rows in points.groupby(keys, dropna=False, sort=False):
+        series = dict(zip(keys, key))
+        out.append((vocabulary.series_name(series), series["variant"], rows.sort_values("threads")))
     out.sort(key=lambda s: (vocabulary.variant_order(s[1]), s[0]))
     return out
 

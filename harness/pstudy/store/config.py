@@ -72,6 +72,8 @@ SCHEMA = {
         "tiles_per_product": ("chunklist", ["auto"]), # tiles each product is cut into (not with tile_columns)
         "ranks": ("posintlist", [1]),         # distributed variants only: processes per run
         "starpu_sched": ("schedulers", None), # variants on StarPU only: STARPU_SCHED; default: StarPU's own
+        # distributed variants only, each swept against its other values: the binary's option; default its own
+        **{key: ("distributed", None) for key in vocabulary.DISTRIBUTED_KEYS},
         "scaling": ("scaling", "strong"),     # distributed: model.B global (strong) or per rank (weak)
     },
     "launcher": {
@@ -127,7 +129,7 @@ class Study:
     run: dict                 # steps, warmup, repetitions, timeout_s, seed, build_dir, binary
     sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk, tile_columns,
                               # tile_in_channels, tile_sequences, tiles_per_product, ranks, scaling,
-                              # starpu_sched
+                              # starpu_sched, update, collective, overlap
     placement: dict           # proc_bind, places
     counters: dict            # backend
     analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True,
@@ -146,8 +148,9 @@ class Study:
         if not distributed:  # keys that change nothing here are left out: older configs keep their digest
             for key in ("ranks", "scaling"):
                 sweep.pop(key, None)
-        if sweep.get("starpu_sched") is None:  # likewise, where no config names a scheduler
-            sweep.pop("starpu_sched", None)
+        for key in ("starpu_sched",) + vocabulary.DISTRIBUTED_KEYS:  # likewise, where no config names them
+            if sweep.get(key) is None:
+                sweep.pop(key, None)
         out = {"model": self.model, "run": self.run, "sweep": sweep,
                "placement": self.placement, "counters": self.counters, "analysis": self.analysis,
                "sensitivity": self.sensitivity, "cachesim": self.cachesim, "regress": self.regress}
@@ -250,6 +253,10 @@ def from_dict(raw, path, text="", cpu_count=1):
     if any(v != "auto" for v in sweep["tiles_per_product"]) and any(v != "auto" for v in sweep["tile_columns"]):
         raise StudyError(f"{path}: sweep.tiles_per_product: numbers here cannot be swept with numbers in "
                          "sweep.tile_columns (each sets the products' tile widths; give the other \"auto\")")
+    for key in vocabulary.DISTRIBUTED_KEYS:
+        if sweep[key] is not None and not any(vocabulary.is_distributed(v) for v in sweep["variants"]):
+            raise StudyError(f"{path}: sweep.{key}: applies to the distributed variants "
+                             f"({', '.join(vocabulary.DISTRIBUTED_VARIANTS)}), and sweep.variants names none")
     if any(vocabulary.is_distributed(v) for v in sweep["variants"]) and sweep["scaling"] == "strong":
         for ranks in sweep["ranks"]:
             if ranks > model["B"]:
@@ -335,6 +342,14 @@ def check(kind, value, path, name, cpu_count):
             if v not in vocabulary.STARPU_SCHEDULERS:
                 raise StudyError(f"{path}: {name}: unknown StarPU scheduler \"{v}\" (known: "
                                  f"{', '.join(vocabulary.STARPU_SCHEDULERS)})")
+        if len(set(items)) != len(items):
+            raise StudyError(f"{path}: {name}: a value is repeated in {items}")
+        return list(items)
+    if kind == "distributed":  # one of a distributed knob's values, or a list of them, each once
+        allowed = vocabulary.DISTRIBUTED_OPTIONS[name.split(".")[-1]][1]
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(isinstance(v, str) and v in allowed for v in items):
+            raise bad(" or ".join(f'"{v}"' for v in allowed) + " or a non-empty list of them")
         if len(set(items)) != len(items):
             raise StudyError(f"{path}: {name}: a value is repeated in {items}")
         return list(items)

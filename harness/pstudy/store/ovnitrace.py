@@ -117,7 +117,7 @@ def export_runtime(directory, available, chosen, outdir):
     binaries = resultsdir.read_meta(directory).get("binaries") or {}
     written = []
     for (key, rep), path in recorded:
-        variant, compiler, kernels = key[:3]
+        variant, compiler, kernels = key.variant, key.compiler, key.kernels
         given, binary = os.environ.get("PERFSTUDY_BUILD_DIR"), binaries.get(f"{compiler}/{kernels}/{variant}")
         if given:
             trees = [Path(os.path.expanduser(given))]

@@ -35,8 +35,9 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     .lock           held (fcntl.flock) by the process sweeping the directory; names that process
     .reserve        space set aside while a sweep runs, freed to record "failed" when the disk fills
 STEM is a run's file stem, run_stem(point, repetition):
-    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>][_tc<tile_columns>_ti<tile_in_channels>][_ts<tile_sequences>][_tp<tiles_per_product>][_s<starpu_sched>]_r<repetition>
-    (_R<ranks> for distributed variants only, _tc/_ti for chunked points with tile widths, _ts for
+    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>][_U<update>][_C<collective>][_O<overlap>][_tc<tile_columns>_ti<tile_in_channels>][_ts<tile_sequences>][_tp<tiles_per_product>][_s<starpu_sched>]_r<repetition>
+    (_R<ranks> for distributed variants only, _U, _C and _O for those whose sweep names update,
+    collective, overlap, _tc/_ti for chunked points with tile widths, _ts for
     chunked points with the products' row chunks, _tp for those with the tiles per product, _s for
     points with a StarPU scheduler: a point from before a key has no part for it; a chunk value the
     binary chooses, AUTO, is written "auto")
@@ -82,19 +83,20 @@ KEYS = vocabulary.POINT_KEYS
 # names
 
 def point_stem(point):
-    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>][_tc<tc>_ti<ti>][_ts<ts>][_tp<tp>]
-    of a point (any object with the point's attributes, or a point key tuple); _R only for distributed
-    points, _tc and _ti only for points with tile widths, _ts only for points with tile_sequences,
+    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>][_U..][_C..][_O..][_tc<tc>_ti<ti>][_ts<ts>][_tp<tp>]
+    of a point (a Point, or a point key tuple); _R only for distributed points, _U<update>,
+    _C<collective> and _O<overlap> only for those that set them, _tc and _ti only for points with tile widths, _ts only for points with tile_sequences,
     _tp only for points with tiles_per_product, _s<starpu_sched> only for points with a StarPU
     scheduler."""
-    variant, compiler, kernels, threads = tuple(point)[:4]
-    ranks = tuple(point)[6] if len(tuple(point)) > 6 else None
-    bs, k, tc, ti, ts, tp = vocabulary.chunk_values(point)
+    point = vocabulary.as_point(point)
+    bs, k, tc, ti, ts, tp = point.chunks()
     sched = vocabulary.starpu_sched_of(point)
 
     def text(v):
         return "NA" if v is None else vocabulary.chunk_text(v)
-    return (f"{variant}_{compiler}_{kernels}_t{threads}_bs{text(bs)}_k{text(k)}" + ("" if ranks is None else f"_R{ranks}")
+    return (f"{point.variant}_{point.compiler}_{point.kernels}_t{point.threads}_bs{text(bs)}_k{text(k)}"
+            + ("" if point.ranks is None else f"_R{point.ranks}")
+            + "".join(f"_{key[0].upper()}{value}" for key, value in vocabulary.distributed_settings(point).items())
             + ("" if tc is None and ti is None else f"_tc{text(tc)}_ti{text(ti)}")
             + ("" if ts is None else f"_ts{text(ts)}") + ("" if tp is None else f"_tp{text(tp)}")
             + ("" if sched is None else f"_s{sched}"))
@@ -107,6 +109,7 @@ def run_stem(point, repetition):
 
 RUN_STEM = re.compile(r"(?P<variant>[a-z][a-z0-9]*)_(?P<compiler>[a-z0-9]+)_(?P<kernels>[a-z0-9]+)"
                       r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA|auto)_k(?P<k>\d+|NA|auto)(?:_R(?P<ranks>\d+))?"
+                      r"(?:_U(?P<update>[a-z]+))?(?:_C(?P<collective>[a-z]+))?(?:_O(?P<overlap>[a-z]+))?"
                       r"(?:_tc(?P<tc>\d+|NA|auto)_ti(?P<ti>\d+|NA|auto))?(?:_ts(?P<ts>\d+|NA|auto))?"
                       r"(?:_tp(?P<tp>\d+|NA|auto))?(?:_s(?P<sched>[a-z][a-z0-9_-]*))?_r(?P<rep>\d+)")
 
@@ -120,8 +123,9 @@ def parse_run_stem(stem):
 
     def value(text):
         return None if text in (None, "NA") else vocabulary.AUTO if text == "auto" else int(text)
-    key = (d["variant"], d["compiler"], d["kernels"], int(d["threads"]), value(d["bs"]), value(d["k"]),
-           value(d["ranks"]), value(d["tc"]), value(d["ti"]), value(d["ts"]), value(d["tp"]), d["sched"])
+    key = vocabulary.Point(d["variant"], d["compiler"], d["kernels"], int(d["threads"]), value(d["bs"]),
+                           value(d["k"]), value(d["ranks"]), value(d["tc"]), value(d["ti"]), value(d["ts"]),
+                           value(d["tp"]), d["sched"], d["update"], d["collective"], d["overlap"])
     return key, int(d["rep"])
 
 

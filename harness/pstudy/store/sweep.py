@@ -4,7 +4,8 @@ A point is one configuration of the program (variant, compiler, kernels, threads
 chunked variants only, batch_subsize, token chunk k, the tile widths tile_columns and
 tile_in_channels, the sequences per row chunk of the products tile_sequences and the tiles each
 product is cut into tiles_per_product, each a number or AUTO, the binary's choice; for the distributed variants only, ranks: MPI processes of `threads`
-threads each; for the variants on StarPU only, starpu_sched: the scheduler STARPU_SCHED names, None
+threads each, and update, collective and overlap, the binary's options where the sweep names
+them (None: the binary's default); for the variants on StarPU only, starpu_sched: the scheduler STARPU_SCHED names, None
 where the sweep leaves StarPU its default). A run is one process measuring one point
 once; a sweep makes `repetitions` runs of every point, and `one_thread_repetitions` of each
 1-thread point where the config sets it (repetitions_of).
@@ -16,28 +17,13 @@ machine (thermal, a neighbour's load) spread over all points instead of biasing 
 
 import itertools
 import random
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 from pstudy.store import resultsdir, vocabulary
 
 
-class Point(NamedTuple):
-    """A point; as a tuple it is the point key (vocabulary.point_key) of the CSV files."""
-    variant: str
-    compiler: str
-    kernels: str
-    threads: int
-    batch_subsize: Optional[int]  # None for unchunked variants
-    k: Optional[int]              # token chunk; None likewise
-    ranks: Optional[int] = None   # processes; None for variants that are not distributed
-    tile_columns: Optional[int] = None      # chunked variants: output columns per tile (0: auto)
-    tile_in_channels: Optional[int] = None  # chunked variants: input channels per weight-gradient tile
-    tile_sequences: Optional[int] = None    # chunked variants: sequences per row chunk of the products
-    tiles_per_product: Optional[int] = None  # chunked variants: tiles each product is cut into
-    starpu_sched: Optional[str] = None      # variants on StarPU: STARPU_SCHED; None: StarPU's default
-
-    def label(self):
-        return vocabulary.point_label(self)
+# the sweep's points are the vocabulary's (one type for every point in the harness)
+Point = vocabulary.Point
 
 
 class Run(NamedTuple):
@@ -61,8 +47,11 @@ def points(study):
                 threads_list = [1] if vocabulary.is_sequential(variant) else sweep["threads"]
                 for threads in threads_list:
                     if vocabulary.is_distributed(variant):
-                        for ranks in sweep["ranks"]:
-                            out.append(Point(variant, compiler, kernels, threads, None, None, ranks))
+                        knobs = vocabulary.DISTRIBUTED_KEYS
+                        for ranks, *values in itertools.product(sweep["ranks"],
+                                                                *(sweep.get(key) or [None] for key in knobs)):
+                            out.append(Point(variant, compiler, kernels, threads, ranks=ranks,
+                                             **dict(zip(knobs, values))))
                     elif vocabulary.is_chunked(variant):
                         for bs, sched in itertools.product(sweep["batch_subsize"], schedulers(sweep, variant)):
                             if bs == "auto":

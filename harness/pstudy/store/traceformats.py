@@ -618,8 +618,8 @@ def export_run(trace_csv, point, repetition, fmt, outdir, node="node"):
     outdir.mkdir(parents=True, exist_ok=True)
     target = resultsdir.export_path(outdir, fmt, stem)
     if fmt == "paraver":
-        return list(write_paraver(chunks, point[3], target, title=title, node=node))
-    return [write_perfetto(chunks, point[3], target, title=title)]
+        return list(write_paraver(chunks, point.threads, target, title=title, node=node))
+    return [write_perfetto(chunks, point.threads, target, title=title)]
 
 
 def export_checked(traces, chosen, fmt, outdir, node="node"):

@@ -17,7 +17,7 @@ Layout, schema "pstudy-validation/1":
                     tile_in_channels, tile_sequences), op, b0, b1, x0, x1, col0, col1, seconds: each
                     chunk's median time in the 1-thread traces (warm-up left out)
   runtime.csv       (since 2026-11-26) the chunk keys' configuration, busy_scale, seconds_per_task
-                    (prediction.trace_stats)
+                    (chunktimes.trace_stats)
   noise.csv.gz      (noise.csv, plain, in older recordings; none in the oldest)
                     per static configuration and operation label, each 1-thread chunk time's relative
                     deviation from its chunk's mean
@@ -28,7 +28,7 @@ Layout, schema "pstudy-validation/1":
   own_chunks.csv.xz (where the packed results had traces) study, the point keys, run (the trace's
                     name), iteration, op, b0, b1, x0, x1, col0, col1, ns: every chunk of every kept
                     iteration of every traced run, its duration in nanoseconds: what each run is
-                    replayed with alone (prediction.replay_own_frames), the schedule model's check
+                    replayed with alone (stepreplay.replay_own_frames), the schedule model's check
   validation.json's studies[].distributed (studies with gpt2-mpi points): executor, num_parameters,
                     comm_message_bytes, scaling, update
   thief.csv         study, variant, compiler, kernels, threads, mode, duty, repetition, stolen_GBs,
@@ -63,10 +63,10 @@ CONFIG_COLUMNS = ["study", "variant", "compiler", "kernels", *vocabulary.CHUNK_K
 POINT_COLUMNS = ["study", *vocabulary.POINT_KEYS, "measured_step_s", "steps"]
 CHUNK_COLUMNS = CONFIG_COLUMNS + ["op", "b0", "b1", "x0", "x1", "col0", "col1", "seconds"]
 # per configuration: the scale of its chunk medians to its median iteration's busy time, and its
-# runtime cost per task (NA where its traces had too few iterations): prediction.trace_stats
+# runtime cost per task (NA where its traces had too few iterations): chunktimes.trace_stats
 RUNTIME_COLUMNS = CONFIG_COLUMNS + ["busy_scale", "seconds_per_task"]
 # per static configuration (seq, forkjoin) and operation: each measured 1-thread chunk time's
-# relative deviation from its chunk's mean (prediction.trace_stats, barrier_jitter)
+# relative deviation from its chunk's mean (chunktimes.trace_stats, barrier_jitter)
 NOISE_COLUMNS = CONFIG_COLUMNS + ["label", "deviation"]
 THREAD_PEAK_COLUMNS = ["study", *vocabulary.POINT_KEYS, "repetition", "when", "thread", "gflops"]
 PROBE_TIMES = tuple(when for when, _ in resultsdir.PROBES)  # thread_peaks.csv's `when`, as the results have it
@@ -140,6 +140,12 @@ def _none(v):
     return v if isinstance(v, str) else int(v)  # a name (starpu_sched) or a count
 
 
+def _config_key(row):
+    """The config key (chunktimes.config_key) of a table row with the chunk columns."""
+    return vocabulary.Point(row.variant, row.compiler, row.kernels,
+                            **{c: _none(getattr(row, c)) for c in vocabulary.CHUNK_KEYS})
+
+
 def _checked_numbers(frame, column, path, wrong, what):
     """frame[column] as floats; StudyError at the first row that is not finite or is `wrong`
     (a predicate on the numbers), naming the file, its row (as an editor numbers lines) and `what`
@@ -156,7 +162,7 @@ def _checked_numbers(frame, column, path, wrong, what):
 
 
 class Recording:
-    """A recording as read back: meta, the tables, and accessors keyed as prediction.py keys them."""
+    """A recording as read back: meta, the tables, and accessors keyed as the prediction keys them (config keys, points)."""
 
     def __init__(self, directory):
         self.directory = Path(directory)
@@ -213,12 +219,12 @@ class Recording:
         return sorted(set(self.points["study"]))
 
     def medians(self, study):
-        """{config key: {chunk key: seconds}} of one study (prediction.TraceStats.medians' shape: scaled by
+        """{config key: {chunk key: seconds}} of one study (chunktimes.TraceStats.medians' shape: scaled by
         runtime.csv's busy_scale where the recording has one)."""
         out = {}
         rows = self.chunks[self.chunks["study"] == study]
         for r in rows.itertuples(index=False):
-            ck = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.CHUNK_KEYS)
+            ck = _config_key(r)
             out.setdefault(ck, {})[taskgraph.chunk_key(r.op, r.b0, r.b1, r.x0, r.x1, r.col0, r.col1)] = float(r.seconds)
         scales = self._scales(study)
         return {ck: {c: d * scales.get(ck, 1.0) for c, d in per.items()} for ck, per in out.items()}
@@ -226,35 +232,35 @@ class Recording:
     def _config_rows(self, study):
         rows = self.runtime[self.runtime["study"] == study] if self.runtime is not None else []
         for r in (rows.itertuples(index=False) if len(rows) else []):
-            yield (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.CHUNK_KEYS), r
+            yield _config_key(r), r
 
     def _scales(self, study):
         return {ck: float(r.busy_scale) for ck, r in self._config_rows(study)}
 
     def runtime_costs(self, study):
-        """{config key: seconds per task} of one study (prediction.TraceStats.costs' shape); empty
+        """{config key: seconds per task} of one study (chunktimes.TraceStats.costs' shape); empty
         for a recording made before they were kept."""
         return {ck: float(r.seconds_per_task) for ck, r in self._config_rows(study)
                 if not (isinstance(r.seconds_per_task, float) and math.isnan(r.seconds_per_task))}
 
     def noise(self, study):
-        """{config key: {operation label: sorted deviations}} of one study (prediction.trace_stats'
+        """{config key: {operation label: sorted deviations}} of one study (chunktimes.trace_stats'
         noise); empty for a recording made before they were kept."""
         if self.noise_table is None:
             return {}
         out = {}
         rows = self.noise_table[self.noise_table["study"] == study]
         for r in rows.itertuples(index=False):
-            ck = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.CHUNK_KEYS)
+            ck = _config_key(r)
             out.setdefault(ck, {}).setdefault(str(r.label), []).append(float(r.deviation))
         return {ck: {label: sorted(v) for label, v in per.items()} for ck, per in out.items()}
 
     def measured(self, study):
-        """{point key: measured step_s} of one study (prediction.measured_points' shape; gpt2-mpi's
+        """{point key: measured step_s} of one study (chunktimes.measured_points' shape; gpt2-mpi's
         points with their ranks)."""
         out = {}
         for r in self.points[self.points["study"] == study].itertuples(index=False):
-            key = (r.variant, r.compiler, r.kernels) + tuple(_none(getattr(r, c)) for c in vocabulary.POINT_KEYS[3:])
+            key = vocabulary.Point(**{c: _none(getattr(r, c)) for c in vocabulary.POINT_KEYS})
             out[key] = float(r.measured_step_s)
         return out
 
@@ -267,7 +273,7 @@ class Recording:
 
     def own_chunks(self, study):
         """{point key: [(run, frame of iteration, op, b0, b1, x0, x1, col0, col1 and d, seconds)]}: every
-        traced run's kept chunks (prediction.replay_own_frames' input), read from own_chunks.csv.xz;
+        traced run's kept chunks (stepreplay.replay_own_frames' input), read from own_chunks.csv.xz;
         None where the recording has no such table."""
         path = self.directory / OWN_CHUNKS
         if not path.exists():
@@ -279,7 +285,7 @@ class Recording:
         out = {}
         rows = self._own[self._own["study"] == study]
         for keys, runs in rows.groupby(list(vocabulary.POINT_KEYS), dropna=False, sort=False):
-            point = tuple(keys[:3]) + tuple(_none(v) for v in keys[3:])
+            point = vocabulary.Point(**{c: _none(v) for c, v in zip(vocabulary.POINT_KEYS, keys)})
             out[point] = [(str(run), frame.drop(columns=["run"]).reset_index(drop=True))
                           for run, frame in runs.groupby("run", sort=True)]
         return out

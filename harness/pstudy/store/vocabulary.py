@@ -5,17 +5,19 @@ new variant is its C file and one line there. Everything else that names a varia
 a point (configs, the sweep, the runner, the statistics, the figures, the benchmarks) takes its
 names from here.
 
-A point is one configuration of a program: (variant, compiler, kernels, threads, batch_subsize,
-k, ranks, tile_columns, tile_in_channels, tile_sequences, tiles_per_product, starpu_sched). batch_subsize, k (the
+A point (Point) is one configuration of a program: variant, compiler, kernels, threads, batch_subsize,
+k, ranks, tile_columns, tile_in_channels, tile_sequences, tiles_per_product, starpu_sched. batch_subsize, k (the
 token chunk), the tile widths, the sequences per row chunk of the products (tile_sequences) and the
 tiles each product is cut into (tiles_per_product) exist for chunked variants only, ranks (MPI processes, `threads` each) for distributed variants only; they are None
-(NA in the CSV files) for the others. starpu_sched (the StarPU scheduler, STARPU_SCHED) exists for
+(NA in the CSV files) for the others; so are update, collective and overlap (DISTRIBUTED_OPTIONS)
+where a distributed variant's sweep leaves them to the binary. starpu_sched (the StarPU scheduler, STARPU_SCHED) exists for
 the variants that run on StarPU only, and is None there too where a sweep leaves StarPU its default.
 A chunk key the binary chooses itself for its thread count
-(config value "auto") is AUTO, 0, in a point key and "auto" in names.
+(config value "auto") is AUTO, 0, in a point and "auto" in names.
 """
 
 import re
+from collections import namedtuple
 from pathlib import Path
 
 from pstudy.errors import StudyError
@@ -39,21 +41,28 @@ COMPILERS = ("gcc", "clang")
 KERNEL_SETS = ("fast", "reference")
 # phases of a step as the binaries report them (forward_s, backward_s, update_s, step_s)
 PHASES = ("step", "forward", "backward", "update")
-# a key added later goes last, so that the positions of the others in a point key keep their meaning
+# a key added later goes last, so that the point keys recorded before it (shorter tuples, JSON lists)
+# still read as the same points
 POINT_KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks", "tile_columns",
-              "tile_in_channels", "tile_sequences", "tiles_per_product", "starpu_sched"]
+              "tile_in_channels", "tile_sequences", "tiles_per_product", "starpu_sched", "update", "collective",
+              "overlap"]
 INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
                 "tiles_per_product")
 # the chunk keys that cut the transformer blocks' products: absent from points made before each existed
 TILE_KEYS = ("tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product")
 CHUNK_KEYS = ("batch_subsize", "k") + TILE_KEYS
-# where each chunk key sits in a point key
-CHUNK_POSITIONS = tuple(POINT_KEYS.index(c) for c in CHUNK_KEYS)
 # point keys that only some variants have: NA (pandas Int64) for the others
 OPTIONAL_KEYS = ("batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
-                 "tiles_per_product", "starpu_sched")
+                 "tiles_per_product", "starpu_sched", "update", "collective", "overlap")
+# the distributed variants' own knobs: each its binary option and its values, the binary's default
+# first (variants/options.c). A sweep key of that name sweeps them; a point of a sweep that names
+# none has None there and runs the binary's default.
+DISTRIBUTED_OPTIONS = {"update": ("--update", ("sharded", "replicated")),
+                       "collective": ("--collective", ("ring", "direct")),
+                       "overlap": ("--overlap", ("off", "on"))}
+DISTRIBUTED_KEYS = tuple(DISTRIBUTED_OPTIONS)
 # optional point keys that hold a name, not a count: pandas "string" (NA where absent), not Int64
-TEXT_KEYS = ("starpu_sched",)
+TEXT_KEYS = ("starpu_sched",) + DISTRIBUTED_KEYS
 # the variants on a task runtime of their own (the Makefile's RUNTIME_VARIANTS: nOS-V, StarPU), which a
 # sweep runs only where its config names them, as it does the distributed ones: a config that names
 # no variants sweeps what it swept before they existed (and keeps its digest)
@@ -152,10 +161,9 @@ def key_dtype(col):
     return "string" if col in TEXT_KEYS else "Int64"
 
 
-def workers(key):
+def workers(point):
     """Cores a point uses: threads, times ranks for a distributed one (what efficiency divides by)."""
-    threads, ranks = key[3], key[6] if len(key) > 6 else None
-    return threads * (ranks or 1)
+    return point.threads * (point.ranks or 1)
 
 
 def variant_order(variant):
@@ -177,19 +185,41 @@ def _is_na(value):
         (not isinstance(value, (str, int, float)) and str(value) in ("<NA>", "nan"))
 
 
+class Point(namedtuple("Point", POINT_KEYS, defaults=(None,) * (len(POINT_KEYS) - 3))):
+    """A point, one named value in POINT_KEYS' order; as a tuple it is the point key of the CSV files.
+    A key a point has no value for (a chunk key of an unchunked variant, ranks of a program that is
+    not distributed, a key made after the point was recorded) is None. Without threads (None) it
+    is a configuration at no particular thread count: what the 1-thread traces are keyed by."""
+    __slots__ = ()
+
+    def label(self):
+        return point_label(self)
+
+    def chunks(self):
+        """(batch_subsize, k, tile_columns, tile_in_channels, tile_sequences, tiles_per_product)."""
+        return tuple(getattr(self, c) for c in CHUNK_KEYS)
+
+
+def as_point(values):
+    """A Point from a point key in POINT_KEYS' order, however it was kept (a tuple, a JSON list);
+    one recorded before the later keys existed is shorter, and gets None for them."""
+    # by position: the recorded form is a sequence in POINT_KEYS' order, keys added later last
+    return values if isinstance(values, Point) else Point(*values)
+
+
 def point_key(row):
     """A hashable point identity from any mapping with the point columns (a CSV row, a dict):
     integers for the integer keys, None for the NA chunking of unchunked variants."""
-    out = []
+    out = {}
     for col in POINT_KEYS:
         v = row[col] if col in row else None  # records from before a key existed
         if _is_na(v):
-            out.append(None)
+            out[col] = None
         elif col in INTEGER_KEYS:
-            out.append(int(v))
+            out[col] = int(v)
         else:
-            out.append(str(v))
-    return tuple(out)
+            out[col] = str(v)
+    return Point(**out)
 
 
 def chunk_text(value):
@@ -197,11 +227,10 @@ def chunk_text(value):
     return "auto" if value == AUTO else str(int(value))
 
 
-def chunk_values(key):
-    """(batch_subsize, k, tile_columns, tile_in_channels, tile_sequences, tiles_per_product) of a point
-    key or Point; None for a key the tuple is too short to hold (a key made before it existed)."""
-    key = tuple(key)
-    return tuple(key[i] if i < len(key) else None for i in CHUNK_POSITIONS)
+def chunk_values(point):
+    """(batch_subsize, k, tile_columns, tile_in_channels, tile_sequences, tiles_per_product) of a
+    point key; None for a key it was recorded before."""
+    return as_point(point).chunks()
 
 
 def chunking_label(bs, k, tile_columns=None, tile_in_channels=None, tile_sequences=None, tiles_per_product=None):
@@ -218,26 +247,49 @@ def chunking_label(bs, k, tile_columns=None, tile_in_channels=None, tile_sequenc
     return text
 
 
-def point_label(key):
+def point_label(point):
     """'taskiter gcc/fast t=2 bs=1 k=64', 'mpi gcc/fast r=2 t=1', 'starpu gcc/fast t=2 bs=1 k=64
-    sched=dmda' for a point key (or a Point)."""
-    variant, compiler, kernels, threads, bs = tuple(key)[:5]
-    ranks = key[6] if len(key) > 6 else None
-    sched = starpu_sched_of(key)
-    text = f"{variant} {compiler}/{kernels}" + (f" r={ranks}" if ranks is not None else "") + f" t={threads}"
-    if bs is not None:
-        text += " " + chunking_label(*chunk_values(key))
+    sched=dmda', 'mpi gcc/fast r=2 t=1 collective=ring overlap=on' for a point."""
+    p = as_point(point)
+    text = f"{p.variant} {p.compiler}/{p.kernels}" + (f" r={p.ranks}" if p.ranks is not None else "") + \
+        f" t={p.threads}"
+    if p.batch_subsize is not None:
+        text += " " + chunking_label(*p.chunks())
+    sched = starpu_sched_of(p)
     if sched is not None:
         text += f" sched={sched}"
+    for key, value in distributed_settings(p).items():
+        text += f" {key}={value}"
     return text
 
 
-def starpu_sched_of(key):
-    """The StarPU scheduler of a point key or Point; None where it has none (NA, or a key made before
+SERIES_KEYS = ("variant", "ranks") + CHUNK_KEYS + DISTRIBUTED_KEYS  # what tells a figure's lines apart
+
+
+def series_name(series):
+    """'taskiter bs=1 k=64', 'mpi ranks=2 overlap=on': a line of a figure over threads, from a
+    mapping with SERIES_KEYS (NA, or absent, where a line has none)."""
+    values = {key: None if key not in series or _is_na(series[key]) else series[key] for key in SERIES_KEYS}
+    name = values["variant"]
+    if values["batch_subsize"] is not None:
+        name += " " + chunking_label(*(values[c] for c in CHUNK_KEYS))
+    if values["ranks"] is not None:
+        name += f" ranks={int(values['ranks'])}"
+    return name + "".join(f" {key}={values[key]}" for key in DISTRIBUTED_KEYS if values[key] is not None)
+
+
+def distributed_settings(point):
+    """{distributed knob: value} of the knobs a point sets (DISTRIBUTED_OPTIONS), in their order;
+    empty for a point that sets none (not distributed, or swept without them)."""
+    p = as_point(point)
+    return {key: str(getattr(p, key)) for key in DISTRIBUTED_KEYS if not _is_na(getattr(p, key))}
+
+
+def starpu_sched_of(point):
+    """The StarPU scheduler of a point; None where it has none (NA, or a point recorded before
     starpu_sched existed)."""
-    key = tuple(key)
-    at = POINT_KEYS.index("starpu_sched")
-    return None if at >= len(key) or _is_na(key[at]) else str(key[at])
+    sched = as_point(point).starpu_sched
+    return None if _is_na(sched) else str(sched)
 
 
 def point_sort_key(key):
