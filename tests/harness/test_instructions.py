@@ -212,7 +212,7 @@ def count_builds(tmp_path_factory):
                                  "sweep": {"variants": ["seq"]}}, "test")
     plain = root / "plain"
     plain.mkdir()
-    for item in ("Makefile", "core", "variants", "probes", "bench"):
+    for item in ("Makefile", "core", "variants", "probes", "bench", "scripts"):
         src = REPO / item
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, plain / item)
     regress.build_for_counts(plain, study, 2, root / "plain.log")
