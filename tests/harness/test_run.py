@@ -277,9 +277,12 @@ def test_sigterm_stops_the_sweep_and_its_running_binary(study):
     assert json.loads((d / "meta.json").read_text())["status"] == "interrupted"
 
 
+PEAK_POINTS = 3  # seq@1, forkjoin@1,2: a probe per run at each thread count; chunking adds nothing to it
+
+
 def peak_config(study):
-    text = study.config(steps=2, repetitions=1).read_text() + "\n[analysis]\ntrace = false\nceilings = false\n" \
-        "roofline = false\npeak_beside = true\n"
+    text = study.config(steps=2, repetitions=1, variants='["seq", "forkjoin"]').read_text() \
+        + "\n[analysis]\ntrace = false\nceilings = false\nroofline = false\npeak_beside = true\n"
     return study.config(name="probed", text=text)
 
 
@@ -299,7 +302,7 @@ def test_peak_beside_probes_each_run_where_its_threads_run(study):
                      re.M), done.stderr
     [d] = study.result_dirs()
     runs = read(d, "runs.csv")
-    assert len(runs) == N_POINTS
+    assert len(runs) == PEAK_POINTS
     for field in ("peak_beside", "peak_after"):  # the probe right before each run and the one right after
         assert (runs[f"{field}_gflops"] > 0).all()
         assert set(runs[f"{field}_slowest_thread"]) <= {0, 1}
