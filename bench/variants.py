@@ -665,10 +665,12 @@ def main(argv=None):
         study = study_for(args)
     except StudyError as err:
         ap.error(str(err))
-    for point in points_of(study, threads, args.targets_only):
-        make = "make avx2" if args.isa == "avx2" else "make"
-        refuse_missing_or_stale(Path(runner.binary_path(study, point, str(ROOT))), make,
-                                f"{make}, or check --compiler/--kernels")
+    make = "make avx2" if args.isa == "avx2" else "make"
+    # each binary once, in the points' order: many points share one, and each check runs make -q
+    binaries = dict.fromkeys(Path(runner.binary_path(study, point, str(ROOT)))
+                             for point in points_of(study, threads, args.targets_only))
+    for binary in binaries:
+        refuse_missing_or_stale(binary, make, f"{make}, or check --compiler/--kernels")
     products_skipped = ("--skip-products" if args.skip_products else "--targets-only" if args.targets_only else
                         f"not measured: gemm_bench times {PRODUCT_CONFIG}'s shapes, the config is {args.config}"
                         if args.config != PRODUCT_CONFIG else None)

@@ -11,6 +11,8 @@ Misbehaviour, for testing the harness, chosen by environment variables:
                        diverge (from step 1 on, the loss is null: the binaries' word for NaN)
   FAKE_MODE_VARIANTS   comma-separated variants the mode applies to (default: all)
   FAKE_MODE_THREADS    comma-separated thread counts the mode applies to (default: all)
+  FAKE_MODE_BY_VARIANT comma-separated variant=mode pairs: each variant named has its own mode (one
+                       sweep then fails in several ways at once), the others FAKE_MODE's
   FAKE_PIDFILE         in hang mode, write the pid of a child process left sleeping (to check
                        that a timeout kills the whole process group)
   FAKE_COUNTER         a file counting invocations; with FAKE_INTERRUPT_AT=N the N-th invocation
@@ -39,7 +41,7 @@ import signal
 import sys
 import time
 
-BASE_STEP_S = {"seq": 1.0, "forkjoin": 1.1, "tasks": 1.15, "taskiter": 1.12}
+BASE_STEP_S = {"seq": 1.0, "forkjoin": 1.1, "tasks": 1.15, "taskiter": 1.12, "nosv": 1.13, "starpu": 1.14}
 PARALLEL_FRACTION = 0.9  # Amdahl: the synthetic times scale as (1 - f) + f / threads
 
 
@@ -150,6 +152,8 @@ def main():
             time.sleep(30)  # the harness must kill us; exiting on our own would hide a bug
 
     mode = os.environ.get("FAKE_MODE", "ok")
+    by_variant = dict(pair.split("=", 1) for pair in os.environ.get("FAKE_MODE_BY_VARIANT", "").split(",") if pair)
+    mode = by_variant.get(variant, mode)
     only = os.environ.get("FAKE_MODE_VARIANTS")
     if only and variant not in only.split(","):
         mode = "ok"

@@ -89,6 +89,11 @@ def test_a_damaged_history_row_is_one_line(study, row, needle):
     path.write_text(HISTORY_HEAD + TIME_ROW.format(threads=1, ratio=1.0, regressed="False") + row)
     line = one_line(study.perfstudy("history", "--history", path))
     assert str(path) in line and needle in line, line
+
+
+def test_the_rows_the_damaged_ones_spoil_read_when_whole(study):
+    """The damaged rows above spoil rows that read on their own: a time row and a count row."""
+    path = study.tmp / "history.csv"
     path.write_text(HISTORY_HEAD + TIME_ROW.format(threads=1, ratio=1.0, regressed="True")
                     + COUNT_ROW.format(ins=1200))
     done = study.perfstudy("history", "--history", path)

@@ -233,7 +233,7 @@ def one_line_error(done):
 
 def test_compare_bad_input_exits_2(study):
     a = sweep(study, "a", 1, variants='["seq"]')
-    b = sweep(study, "b", 2, variants='["forkjoin"]')
+    b = sweep(study, "b", 2, repetitions=1, variants='["forkjoin"]')  # no point in common, however many runs
     assert "no point in common" in one_line_error(study.perfstudy("compare", a, b))
     assert "no such results directory" in one_line_error(study.perfstudy("compare", a, study.tmp / "nope"))
     empty = study.tmp / "empty"

@@ -62,6 +62,12 @@ def report_page(reported_sweep):
     return reported_sweep[0] / "report.html"
 
 
+@pytest.fixture(scope="module")
+def report_probed(report_page, tmp_path_factory):
+    """probe_page of the report, loaded once: each load is seconds of Chromium's CPU time."""
+    return probe_page(chromium(), report_page, tmp_path_factory.mktemp("probe"))
+
+
 def test_report_is_self_contained(report_page):
     text = report_page.read_text()
     sources = re.findall(r'<img src="([^"]*)"', text)
@@ -76,11 +82,11 @@ def test_report_is_self_contained(report_page):
     assert "Parallel efficiency" in text and "need counters" in text
 
 
-def test_report_opens_in_headless_chromium(report_page, tmp_path):
+def test_report_opens_in_headless_chromium(report_page, report_probed, tmp_path):
     browser = chromium()
-    images, text_length = loaded_images(browser, report_page, tmp_path)
+    images = report_probed["images"]
     assert images and set(images) == {"1"}, f"broken images: {images}"
-    assert text_length > 500
+    assert report_probed["text"] > 500
     shot = tmp_path / "shot.png"
     subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={shot}",
                     "--window-size=1200,1600", report_page.as_uri()], capture_output=True, timeout=120)
@@ -96,11 +102,11 @@ def test_report_opens_in_headless_chromium(report_page, tmp_path):
     assert "0" in images
 
 
-def test_report_fits_the_page_and_names_the_cpu(report_page, tmp_path):
+def test_report_fits_the_page_and_names_the_cpu(report_page, report_probed, tmp_path):
     """No line, table or caption leaves the page at 1280 px (the document's scrollWidth is its
     clientWidth), and the CPU row shows meta.json's cpu.model."""
     browser = chromium()
-    found = probe_page(browser, report_page, tmp_path)
+    found = report_probed
     assert found["overflow"] == 0, f"the page is {found['overflow']} px wider than {WIDTH} px"
     assert found["cpu"] > 0, "the CPU row is empty or missing"
     # the check can fail: a line that cannot wrap makes the page wider

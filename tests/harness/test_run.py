@@ -145,34 +145,41 @@ def test_build_info_is_read_when_present(study):
     assert json.loads((d / "meta.json").read_text())["compilers"]["gcc/fast"]["build"] == info
 
 
-@pytest.mark.parametrize("mode,status,message", [
-    ("crash", "crashed", "exit status 2: gpt2-taskiter: model: simulated failure"),
-    ("segv", "crashed", "killed by signal SIGSEGV"),
-    ("garbage", "garbage", "is not JSON"),
-    ("short", "garbage", "step records, expected 4"),
-    ("mismatch", "mismatch", "info line says threads="),
-])
-def test_failing_variant_is_recorded_and_sweep_goes_on(study, mode, status, message):
-    cfg = study.config(steps=3, repetitions=1, variants='["seq", "taskiter"]')
-    done = study.perfstudy("run", cfg, FAKE_MODE=mode, FAKE_MODE_VARIANTS="taskiter")
+# each failure mode on a variant of its own, in one sweep: (mode, status, message, points of the variant)
+FAILURES = {
+    "tasks": ("crash", "crashed", "exit status 2: gpt2-tasks: model: simulated failure", 4),
+    "taskiter": ("segv", "crashed", "killed by signal SIGSEGV", 4),
+    "nosv": ("garbage", "garbage", "is not JSON", 4),
+    "starpu": ("short", "garbage", "step records, expected 4", 4),
+    "forkjoin": ("mismatch", "mismatch", "info line says threads=", 2),
+}
+
+
+def test_failing_variants_are_recorded_and_the_sweep_goes_on(study):
+    variants = json.dumps(["seq", *FAILURES])
+    modes = ",".join(f"{variant}={mode}" for variant, (mode, *_) in FAILURES.items())
+    cfg = study.config(steps=3, repetitions=1, variants=variants)
+    done = study.perfstudy("run", cfg, FAKE_MODE_BY_VARIANT=modes)
     assert done.returncode == 0, done.stderr
     [d] = study.result_dirs()
     failures = read(d, "failures.csv")
-    assert len(failures) == 4 and set(failures["variant"]) == {"taskiter"}
-    assert set(failures["status"]) == {status}
-    assert all(message in e for e in failures["error"]), failures["error"].tolist()
-    assert "FAILED taskiter" in done.stderr
     summary = read(d, "summary.csv")
-    ok = summary[summary["variant"] != "taskiter"]
-    assert (ok["n_failed"] == 0).all() and ok["step_median_s"].notna().all()
-    bad = summary[summary["variant"] == "taskiter"]
-    assert len(bad) == 4 and (bad["n_failed"] == 1).all() and bad["step_median_s"].isna().all()
-    assert len(ok) == 1
-    assert json.loads((d / "meta.json").read_text())["runs_failed"] == 4
-    if mode == "crash":
-        strict = study.perfstudy("run", cfg, "--strict", FAKE_MODE=mode, FAKE_MODE_VARIANTS="taskiter")
-        assert strict.returncode == 1  # resumed: nothing re-run, but failures make --strict fail
-        assert study.result_dirs() == [d]
+    n_failed = sum(points for *_, points in FAILURES.values())
+    assert len(failures) == n_failed and set(failures["variant"]) == set(FAILURES)
+    for variant, (mode, status, message, points) in FAILURES.items():
+        mine = failures[failures["variant"] == variant]
+        assert len(mine) == points and set(mine["status"]) == {status}, (mode, mine)
+        assert all(message in e for e in mine["error"]), (mode, mine["error"].tolist())
+        assert f"FAILED {variant}" in done.stderr
+        bad = summary[summary["variant"] == variant]
+        assert len(bad) == points and (bad["n_failed"] == 1).all() and bad["step_median_s"].isna().all()
+    ok = summary[summary["variant"] == "seq"]
+    assert len(ok) == 1 and (ok["n_failed"] == 0).all() and ok["step_median_s"].notna().all()
+    assert len(summary) == 1 + n_failed
+    assert json.loads((d / "meta.json").read_text())["runs_failed"] == n_failed
+    strict = study.perfstudy("run", cfg, "--strict", FAKE_MODE_BY_VARIANT=modes)
+    assert strict.returncode == 1  # resumed: nothing re-run, but failures make --strict fail
+    assert study.result_dirs() == [d]
 
 
 def test_timed_out_point_is_killed_with_its_children(study):
@@ -271,9 +278,12 @@ def test_sigterm_stops_the_sweep_and_its_running_binary(study):
     assert json.loads((d / "meta.json").read_text())["status"] == "interrupted"
 
 
+PEAK_POINTS = 3  # seq@1, forkjoin@1,2: a probe per run at each thread count; chunking adds nothing to it
+
+
 def peak_config(study):
-    text = study.config(steps=2, repetitions=1).read_text() + "\n[analysis]\ntrace = false\nceilings = false\n" \
-        "roofline = false\npeak_beside = true\n"
+    text = study.config(steps=2, repetitions=1, variants='["seq", "forkjoin"]').read_text() \
+        + "\n[analysis]\ntrace = false\nceilings = false\nroofline = false\npeak_beside = true\n"
     return study.config(name="probed", text=text)
 
 
@@ -293,7 +303,7 @@ def test_peak_beside_probes_each_run_where_its_threads_run(study):
                      re.M), done.stderr
     [d] = study.result_dirs()
     runs = read(d, "runs.csv")
-    assert len(runs) == N_POINTS
+    assert len(runs) == PEAK_POINTS
     for field in ("peak_beside", "peak_after"):  # the probe right before each run and the one right after
         assert (runs[f"{field}_gflops"] > 0).all()
         assert set(runs[f"{field}_slowest_thread"]) <= {0, 1}
@@ -331,11 +341,12 @@ def test_a_missing_peak_probe_loses_no_run(study):
 def test_one_thread_points_run_as_often_as_the_config_says(study):
     # [run] one_thread_repetitions = 3 beside repetitions = 1: the 1-thread points, whose chunk times
     # predict replays, three runs each, the 2-thread points one; the summary pools each point's runs
-    text = study.config(steps=2, repetitions=1).read_text().replace(
+    # (one chunked variant: the chunked ones are what predict replays)
+    text = study.config(steps=2, repetitions=1, variants='["seq", "forkjoin", "tasks"]').read_text().replace(
         "repetitions = 1\n", "repetitions = 1\none_thread_repetitions = 3\n")
     done = study.perfstudy("run", study.config(name="sources", text=text))
     assert done.returncode == 0, done.stderr
-    one, two = 1 + 1 + 2 * 2, 1 + 2 * 2  # seq, forkjoin, tasks and taskiter x bs 1, 4 / the same but seq
+    one, two = 1 + 1 + 2, 1 + 2  # seq, forkjoin, tasks x bs 1, 4 / the same but seq
     assert f"{one + two} points x 1 repetitions, the 1-thread points x 3 = {3 * one + two} runs" in done.stderr
     [d] = study.result_dirs()
     runs = read(d, "runs.csv")
