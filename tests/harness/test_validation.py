@@ -648,7 +648,7 @@ def _with_chunk_times(directory):
 def test_prediction_intervals_cover_the_measured_points(directory):
     from pstudy.analyse import intervals
 
-    frame = validation.validate(validationdata.Recording(directory), intervals=True)
+    frame = validation.validate(validationdata.Recording(directory), with_intervals=True)
     sweep = frame[(frame["kind"] == "sweep") & frame["predicted_low"].notna()]
     sweep = sweep.assign(predicted_low=sweep["predicted_low"].astype(float),
                          predicted_high=sweep["predicted_high"].astype(float))

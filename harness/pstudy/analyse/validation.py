@@ -205,9 +205,9 @@ def run_spread(recording, study, own):
     return intervals.RunSpread(pooled, runs)
 
 
-def validate(recording, machine=None, intervals=False):
+def validate(recording, machine=None, with_intervals=False):
     """Per recorded point: predicted and measured step time, error, target (a pandas frame, COLUMNS).
-    With `intervals`, each sweep point's prediction interval (predicted_low, predicted_high:
+    With `with_intervals`, each sweep point's prediction interval (predicted_low, predicted_high:
     intervals.bootstrap_medians over the kept iterations of the 1-thread runs, where the recording
     keeps each run's chunk times, widened by the measured point's run-to-run scatter (run_spread)
     and by the other configurations' errors (intervals.cross_validated); NA elsewhere)."""
@@ -231,7 +231,7 @@ def validate(recording, machine=None, intervals=False):
             own = {point: chunktimes.own_frames(traces, warmup)
                    for point, traces in resultsdir.ResultsDir(kept).traces_by_point().items()}
         draws = []
-        if intervals and own:
+        if with_intervals and own:
             its = {}
             for point, runs in own.items():
                 if point.threads == 1 and not vocabulary.is_distributed(point.variant):
@@ -300,7 +300,7 @@ def validate(recording, machine=None, intervals=False):
     frame = pd.DataFrame(rows, columns=COLUMNS)
     for col in vocabulary.CHUNK_KEYS:
         frame[col] = frame[col].astype("Int64")
-    if intervals:  # each study's sweep intervals, widened by the other configurations' errors
+    if with_intervals:  # each study's sweep intervals, widened by the other configurations' errors
         for study in frame["study"].dropna().unique():
             rows_of = (frame["study"] == study) & (frame["kind"] == "sweep") & frame["predicted_low"].notna()
             if rows_of.any():
