@@ -9,6 +9,7 @@ import fcntl
 import hashlib
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +27,21 @@ def file_sha256(path):
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def tool_output(argv, timeout, cwd=None):
+    """(exit status, stdout and stderr as they came) of a short command that asks a tool what it is
+    or has, or (None, why) when it is not there, cannot start or does not answer in `timeout` s."""
+    try:
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                              timeout=timeout, cwd=cwd, text=True, errors="replace")
+    except FileNotFoundError:
+        return None, f"{argv[0]}: not found"
+    except subprocess.TimeoutExpired:
+        return None, f"{argv[0]}: no answer within {timeout} s"
+    except OSError as err:
+        return None, f"{argv[0]}: {err.strerror}"
+    return done.returncode, done.stdout
 
 
 def now():

@@ -28,27 +28,14 @@ import math
 import os
 import re
 import shutil
-import subprocess
+
+from pstudy import common
 
 PROBE_TIMEOUT_S = 30
 
 
 class CountersFormatError(ValueError):
     """Counter output that does not have the documented layout."""
-
-
-def _run(argv, timeout=PROBE_TIMEOUT_S):
-    """(returncode, stdout+stderr) of a short probe command; rc None if it could not run."""
-    try:
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, timeout=timeout, text=True, errors="replace")
-    except FileNotFoundError:
-        return None, f"{argv[0]}: not installed"
-    except subprocess.TimeoutExpired:
-        return None, f"{argv[0]}: no answer within {timeout} s"
-    except OSError as err:
-        return None, f"{argv[0]}: {err.strerror}"
-    return proc.returncode, proc.stdout
 
 
 def _last_line(text):
@@ -103,13 +90,13 @@ def likwid_available(likwid="likwid-perfctr"):
     """(available, reason): binary present, a memory group listed, and a probe measurement works."""
     if shutil.which(likwid) is None:
         return False, f"{likwid} not installed (Debian package: likwid)"
-    rc, listing = _run([likwid, "-a"])
+    rc, listing = common.tool_output([likwid, "-a"], PROBE_TIMEOUT_S)
     if rc != 0:
         return False, f"{likwid} -a: {_last_line(listing)}"
     memory = likwid_memory_groups(likwid_groups(listing))
     if not memory:
         return likwid_status(listing, None, "")
-    probe_rc, probe_output = _run([likwid, "-C", "0", "-g", memory[0], "true"])
+    probe_rc, probe_output = common.tool_output([likwid, "-C", "0", "-g", memory[0], "true"], PROBE_TIMEOUT_S)
     return likwid_status(listing, probe_rc, probe_output)
 
 
@@ -369,10 +356,10 @@ def papi_available():
     """(available, reason) from papi-tools' papi_component_avail and papi_command_line."""
     if shutil.which("papi_component_avail") is None:
         return False, "papi_component_avail not installed (Debian package: papi-tools)"
-    rc, components = _run(["papi_component_avail"])
+    rc, components = common.tool_output(["papi_component_avail"], PROBE_TIMEOUT_S)
     if rc != 0:
         return False, f"papi_component_avail: {_last_line(components)}"
-    _, probe = _run(["papi_command_line", "PAPI_TOT_CYC"])
+    _, probe = common.tool_output(["papi_command_line", "PAPI_TOT_CYC"], PROBE_TIMEOUT_S)
     return papi_status(components, probe)
 
 
@@ -498,7 +485,7 @@ def perf_available(perf="perf"):
     """(available, reason): does `perf stat` count cycles and instructions here?"""
     if shutil.which(perf) is None:
         return False, f"{perf} not installed (Debian package: linux-perf)"
-    rc, output = _run([perf, "stat", "-x,", "-e", "cycles,instructions", "true"])
+    rc, output = common.tool_output([perf, "stat", "-x,", "-e", "cycles,instructions", "true"], PROBE_TIMEOUT_S)
     return perf_status(rc if rc is not None else 1, output)
 
 

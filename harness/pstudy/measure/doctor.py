@@ -21,10 +21,10 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from pstudy import common
 from pstudy.errors import StudyError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -34,20 +34,6 @@ REQUIREMENTS = REPO / "requirements.txt"
 TOOL_TIMEOUT_S = 4
 # the vector extensions that decide the kernels' width, widest first, as /proc/cpuinfo names them
 VECTOR_FLAGS = ("avx512f", "avx2", "avx", "sse4_2", "sve", "asimd")
-
-
-def _output(argv, timeout=TOOL_TIMEOUT_S, cwd=None):
-    """(exit status, stdout + stderr) of a command, or (None, why) when it cannot be started or hangs."""
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                              stdin=subprocess.DEVNULL, errors="replace")
-    except FileNotFoundError:
-        return None, f"{argv[0]}: not found"
-    except subprocess.TimeoutExpired:
-        return None, f"{argv[0]}: no answer within {timeout} s"
-    except OSError as err:
-        return None, f"{argv[0]}: {err.strerror}"
-    return done.returncode, done.stdout + done.stderr
 
 
 def _first_line(text):
@@ -70,7 +56,7 @@ def needs():
 def _need_present(test):
     if test.startswith("python-module "):  # this interpreter is the harness's: looked up, not imported
         return all(importlib.util.find_spec(name) for name in test.split()[1:])
-    status, _ = _output(["sh", "-c", test], cwd=REPO)
+    status, _ = common.tool_output(["sh", "-c", test], TOOL_TIMEOUT_S, cwd=REPO)
     return status == 0
 
 
@@ -82,7 +68,7 @@ def build_probe(build_dir, refresh=True):
     probe_mk = Path(build_dir) / "probe.mk"
     record = {"compilers": {}, "found": {}, "left_out": {}, "notes": []}
     if refresh:
-        status, said = _output(["sh", str(PROBE_SCRIPT), str(probe_mk)], timeout=60, cwd=REPO)
+        status, said = common.tool_output(["sh", str(PROBE_SCRIPT), str(probe_mk)], 60, cwd=REPO)
         if status != 0:
             record["problem"] = _first_line(said) or f"{PROBE_SCRIPT.name} failed"
             return record
@@ -152,7 +138,7 @@ def openmp_runtimes(build_dir, compilers):
         if not binary.exists():
             out[compiler] = "not built yet (make)"
             continue
-        status, said = _output(["ldd", str(binary)])
+        status, said = common.tool_output(["ldd", str(binary)], TOOL_TIMEOUT_S)
         libs = re.findall(r"(lib(?:gomp|omp|iomp5)[^\s]*)\s*=>\s*(\S+)", said or "")
         out[compiler] = ", ".join(f"{name} ({path})" for name, path in libs) or "none found by ldd"
     return out
@@ -161,7 +147,7 @@ def openmp_runtimes(build_dir, compilers):
 def mpi():
     record = {"mpicc": shutil.which("mpicc"), "mpirun": shutil.which("mpirun"), "srun": shutil.which("srun")}
     if record["mpirun"]:
-        status, said = _output(["mpirun", "--version"])
+        status, said = common.tool_output(["mpirun", "--version"], TOOL_TIMEOUT_S)
         record["mpirun_version"] = _first_line(said) if status == 0 else said
     return record
 
@@ -184,14 +170,14 @@ def counters(ask_likwid=True):
     if shutil.which("likwid-perfctr") and not ask_likwid:
         record["likwid"] = "likwid-perfctr present"
     elif shutil.which("likwid-perfctr"):
-        status, said = _output(["likwid-perfctr", "-a"])
+        status, said = common.tool_output(["likwid-perfctr", "-a"], TOOL_TIMEOUT_S)
         daemon = next((p for p in ("/usr/sbin/likwid-accessD", "/usr/local/sbin/likwid-accessD") if os.path.exists(p)),
                       shutil.which("likwid-accessD"))
         groups = "no groups for this CPU" if "No groups defined" in (said or "") else \
             ("groups listed" if status == 0 else _first_line(said))
         record["likwid"] = f"{groups}; access daemon {'at ' + daemon if daemon else 'absent (perf_event mode)'}"
     if shutil.which("papi_component_avail"):
-        status, said = _output(["papi_component_avail"])
+        status, said = common.tool_output(["papi_component_avail"], TOOL_TIMEOUT_S)
         active = said.split("Active components:", 1)[1] if said and "Active components:" in said else ""
         record["papi_active_components"] = re.findall(r"Name:\s+(\S+)", active)
         hardware = re.search(r"Number Hardware Counters\s*:\s*(\d+)", said or "")
