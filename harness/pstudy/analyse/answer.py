@@ -71,8 +71,8 @@ def paired_ratios(steps, base=FORKJOIN):
         if not reps:
             continue
         task, paired = [float(theirs[r]) for r in reps], [float(mine[r]) for r in reps]
-        hodges_lehmann = compare.hl_paired_ratio_ci(task, paired, CONFIDENCE)[0]
-        estimate, low, high = paired_ratio(task, paired)
+        hodges_lehmann, low, high = compare.hl_paired_ratio_ci(task, paired, CONFIDENCE)
+        estimate, low, high = (hodges_lehmann, low, high) if len(reps) >= MIN_PAIRS else paired_ratio(task, paired)
         rows.append({"variant": point["variant"], "chunking": _chunking(point), "threads": int(point["threads"]),
                      "pairs": len(reps), "ratios": [b / a for a, b in zip(task, paired)],
                      "estimate": estimate, "hodges_lehmann": hodges_lehmann, "low": low, "high": high})
