@@ -391,7 +391,8 @@ static size_t trace_mark(const Trace *trace) { return trace && trace->records ? 
 static void exchange(Executor *ex, float *buf, const Partition *reduce, const Partition *gather) {
     int K = ex->coll->channels;
     if (K == 1) {
-        if (reduce) reduce_scatter(ex->coll, buf, reduce, ex->coll->direct ? MAIN_THREAD_WAITS : (Where){ex->threads, 0});
+        Where adds = ex->coll->direct ? MAIN_THREAD_WAITS : (Where){ex->threads, 0};
+        if (reduce) reduce_scatter(ex->coll, buf, reduce, adds);
         if (gather) all_gather(ex->coll, buf, gather, MAIN_THREAD_WAITS);
         return;
     }
