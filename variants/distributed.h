@@ -67,7 +67,7 @@ int dist_packs_weights(const ExecOptions *options);
 int dist_check_executor(const ExecOptions *options, Error *err);
 
 // The info line's members of a distributed run, each followed by ", " (ranks, executor, update,
-// collective, overlap, bytes sent, "rank_placement": where each rank ran: its host, its sequences
+// collective, overlap, comm_threads, bytes sent, "rank_placement": where each rank ran: its host, its sequences
 // [b0, b1) of the batch and what `placement` writes of its `threads` threads); rank 0 writes them,
 // every rank calls it. Nothing in one process.
 void dist_info_json(FILE *out, const ExecOptions *options, const Executor *ex, int b0, int b1,

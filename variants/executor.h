@@ -18,6 +18,7 @@ typedef struct {
     int sharded_update;   // 1: ZeRO-1 (each process updates its shard), 0: replicated update
     int direct_collective; // 1: every rank sends each shard straight to its owner (--collective direct); 0: ring
     int overlap;          // 1: gradients reduced in buckets during the backward pass (--overlap on)
+    int comm_threads;     // the collectives' channels, each on a thread of its own (--comm-threads; 0: 1)
 } ExecOptions;
 
 typedef struct {

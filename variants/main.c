@@ -295,6 +295,7 @@ static void agree(const Options *o, const Run *run) {
     SETTING("--update", "%s", o->exec.sharded_update ? "sharded" : "replicated");
     SETTING("--collective", "%s", o->exec.direct_collective ? "direct" : "ring");
     SETTING("--overlap", "%s", o->exec.overlap ? "on" : "off");
+    SETTING("--comm-threads", "%d", o->exec.comm_threads);
     SETTING("what to run", "%s", o->check ? "--check" : o->data_order ? "--data-order" : o->graph_path ?
             "--describe-graph" : o->describe ? "--describe" : "training");
     // the ones that add collective steps (the info line's placement, the trace's gathering)

@@ -24,12 +24,17 @@
 // --overlap on reduces the gradients in buckets during the backward pass
 // (mpi_overlap.c).
 //
-// The sums' order depends on R, the collective and --overlap only: a run is
-// bit-identical to a repeat with the same rank count whatever the executor
-// and the threads per rank (within a rank every executor is bit-identical to
-// seq); at R <= 2 the two collectives and the two --overlap settings give the
-// same bits, and the direct collective gives the same bits with either
-// --overlap at any R (its order is the ranks').
+// --comm-threads K cuts every collective into K channels, each run by a
+// thread of its own (mpi_collectives.c): with --overlap on, K communication
+// threads; with --overlap off, the main thread's exchange on a team of K.
+//
+// The sums' order depends on R, K, the collective and --overlap only: a run is
+// bit-identical to a repeat with the same rank and channel counts whatever the
+// executor and the threads per rank (within a rank every executor is
+// bit-identical to seq); at R <= 2 the two collectives, the two --overlap
+// settings and every K give the same bits, and the direct collective gives the
+// same bits with either --overlap and every K at any R (its order is the
+// ranks').
 //
 // Built for SimGrid's SMPI, the node compute is simulated (simulation.h).
 #define _GNU_SOURCE
@@ -134,9 +139,18 @@ int dist_check_executor(const ExecOptions *options, Error *err) {
             set_error(err, "--overlap on: not simulated (its compute is one delay, with no backward pass to overlap)");
             return -1;
         }
+        if (options->comm_threads > 1) {
+            set_error(err, "--comm-threads: more than 1 is not simulated (a rank's collectives run as one channel)");
+            return -1;
+        }
     }
     int level;
     MPI_Query_thread(&level);
+    if (options->comm_threads > 1 && level < MPI_THREAD_MULTIPLE) {
+        snprintf(err->message, sizeof(err->message), "--comm-threads: the MPI library does not give "
+                 "MPI_THREAD_MULTIPLE, which %d channels' threads calling it at once need", options->comm_threads);
+        return -1;
+    }
     if (options->overlap && level < MPI_THREAD_SERIALIZED) {
         set_error(err, "--overlap on: the MPI library does not give MPI_THREAD_SERIALIZED, which the "
                        "communication thread needs");
@@ -167,7 +181,7 @@ struct Executor {
     int sharded;
     int overlap;                // --overlap on: one node executor runs ov.run, the step with the buckets in it
     int threads;                // the rank's threads, for the reduction's adds
-    Collective coll;
+    Collective *coll;           // (options' comm_threads) one per channel
     float *weights;             // (R) B_r / B
     size_t *shard;              // (R + 1) shard q is parameter elements [shard[q], shard[q+1])
     Partition reduce_blocks;    // the shards in the reduce-scatter's messages
@@ -209,16 +223,14 @@ static void cut_update(Executor *ex, int first, size_t lo, size_t hi) {
 
 // Each rank's share of the batch (the weights of its gradients in the average), the shards of the
 // parameters, the scratch of the collectives and their partitions into messages. -1 when out of memory.
-static int shard_the_parameters(Executor *ex, const StepDescription *step) {
+static int shard_the_parameters(Executor *ex, const StepDescription *step, Collective *base, int K) {
     const GPT2 *model = step->model;
-    int R = ex->coll.ranks;
+    int R = base->ranks;
     ex->weights = malloc(R * sizeof(float));
     ex->shard = malloc((R + 1) * sizeof(size_t));
     size_t scratch = model->num_parameters > BLOCK_FLOATS ? BLOCK_FLOATS : model->num_parameters;
-    ex->coll.acc = scratch_malloc(scratch * sizeof(float));
-    ex->coll.recv = scratch_malloc(scratch * sizeof(float));
-    ex->coll.weights = ex->weights;
-    if (!ex->weights || !ex->shard || !ex->coll.acc || !ex->coll.recv) return -1;
+    base->weights = ex->weights;
+    if (!ex->weights || !ex->shard || !(ex->coll = channels_create(base, K, scratch))) return -1;
     int B = dist_global_batch() > 0 ? dist_global_batch() : step->B;
     for (int q = 0; q < R; q++) {
         int b0, b1;
@@ -227,13 +239,13 @@ static int shard_the_parameters(Executor *ex, const StepDescription *step) {
     }
     shard_boundaries(model, R, ex->shard);
     // the same on every rank: the receiver cuts a shard where its sender does
-    size_t widest = 0;
-    for (int q = 0; q < R; q++)
-        if (ex->shard[q + 1] - ex->shard[q] > widest) widest = ex->shard[q + 1] - ex->shard[q];
-    if (partition_of_ranges(&ex->reduce_blocks, R, ex->shard, reduce_block_floats(widest, ex->coll.direct)) != 0 ||
-        partition_of_ranges(&ex->gather_blocks, R, ex->shard, BLOCK_FLOATS) != 0)
-        return -1;
-    return 0;
+    Partition shards = {0};
+    int status = partition_of_ranges(&shards, R, ex->shard, BLOCK_FLOATS) == 0 &&
+                         collective_partitions(ex->coll, &shards, &ex->reduce_blocks, &ex->gather_blocks) == 0
+                     ? 0
+                     : -1;
+    partition_free(&shards);
+    return status;
 }
 
 // The first of the update's operations, which follow every forward and backward one (step.c:
@@ -254,7 +266,7 @@ static int first_update_op(const StepDescription *step) {
 // the whole step with the buckets' operations in it. 0, or -1 with `err` set.
 static int create_overlapped(Executor *ex, const ExecOptions *options, int first_update, Error *err) {
     const char *why;
-    if (overlap_create(&ex->ov, ex->step, &ex->coll, ex->sharded, first_update, &why) != 0) {
+    if (overlap_create(&ex->ov, ex->step, ex->coll, ex->sharded, first_update, &why) != 0) {
         set_error(err, why);
         return -1;
     }
@@ -267,7 +279,7 @@ static int create_overlapped(Executor *ex, const ExecOptions *options, int first
 // shard where it is sharded), each run by an inner executor of its own. 0, or -1 with `err` set.
 static int create_after_backward(Executor *ex, StepDescription *step, const ExecOptions *options, int first_update,
                                  Error *err) {
-    int n_update = step->n_ops - first_update, me = ex->coll.rank;
+    int n_update = step->n_ops - first_update, me = ex->coll->rank;
     ex->update_ops = malloc((n_update > 0 ? n_update : 1) * sizeof(Op));
     ex->update_origin = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
     ex->update_row0 = malloc((n_update > 0 ? n_update : 1) * sizeof(int));
@@ -291,18 +303,19 @@ static int create_after_backward(Executor *ex, StepDescription *step, const Exec
     if (!(ex->compute_ex = ex->inner->create(&ex->compute, options, err)) ||
         !(ex->update_ex = ex->inner->create(&ex->update, options, err)))
         return -1;
-    size_t sent = reduce_scatter_sent(&ex->coll, &ex->reduce_blocks) + all_gather_sent(&ex->coll, &ex->gather_blocks);
+    size_t sent = reduce_scatter_sent(ex->coll, &ex->reduce_blocks) + all_gather_sent(ex->coll, &ex->gather_blocks);
     ex->bytes_per_step = (long long)sent * (long long)sizeof(float);
     return 0;
 }
 
-// The requests of the largest exchange. -1 when out of memory.
+// Each channel's requests of the largest exchange. -1 when out of memory.
 static int allocate_requests(Executor *ex) {
-    int R = ex->coll.ranks, most = partition_blocks(&ex->reduce_blocks, R);
+    int R = ex->coll->ranks, most = partition_blocks(&ex->reduce_blocks, R);
     if (partition_blocks(&ex->gather_blocks, R) > most) most = partition_blocks(&ex->gather_blocks, R);
     if (ex->overlap && overlap_most_blocks(&ex->ov) > most) most = overlap_most_blocks(&ex->ov);
-    ex->coll.requests = malloc(collective_requests(most, R) * sizeof(MPI_Request));
-    return ex->coll.requests ? 0 : -1;
+    for (int c = 0; c < ex->coll->channels; c++)
+        if (!(ex->coll[c].requests = malloc(collective_requests(most, R) * sizeof(MPI_Request)))) return -1;
+    return 0;
 }
 
 // Where executor_create fails: its error, and NULL.
@@ -325,15 +338,16 @@ Executor *executor_create(StepDescription *step, const ExecOptions *options, Err
     ex->sharded = options->sharded_update;
     ex->overlap = options->overlap;
     ex->threads = options->threads > 0 ? options->threads : omp_get_max_threads();
-    ex->coll = (Collective){.rank = dist_rank(), .ranks = dist_ranks(), .direct = options->direct_collective};
-    if (shard_the_parameters(ex, step) != 0) return refuse(ex, err, "out of memory creating the executor");
+    Collective base = {.rank = dist_rank(), .ranks = dist_ranks(), .direct = options->direct_collective};
+    if (shard_the_parameters(ex, step, &base, options->comm_threads > 1 ? options->comm_threads : 1) != 0)
+        return refuse(ex, err, "out of memory creating the executor");
     int first_update = first_update_op(step);
     if (first_update < 0) return refuse(ex, err, "the step's update phase holds an operation other than AdamW");
     ex->n_compute = first_update;
     if ((ex->overlap ? create_overlapped(ex, options, first_update, err)
                      : create_after_backward(ex, step, options, first_update, err)) != 0)
         return refuse(ex, err, NULL);
-    ex->bytes_per_step += (long long)(ex->coll.ranks - 1) * (long long)sizeof(float); // the losses
+    ex->bytes_per_step += (long long)(ex->coll->ranks - 1) * (long long)sizeof(float); // the losses
     if (allocate_requests(ex) != 0) return refuse(ex, err, "out of memory creating the executor");
     return ex;
 }
@@ -369,10 +383,31 @@ static void trace_to_step(Trace *trace, size_t before, const int *origin, const 
 
 static size_t trace_mark(const Trace *trace) { return trace && trace->records ? trace->count : 0; }
 
+// On the main thread (the communication threads idle): the reduce-scatter of buf over `reduce` and
+// then its all-gather over `gather` (either NULL: not run). One channel runs on the main thread,
+// the rank's threads adding; K channels on a team of K threads, channel c on thread c, each adding
+// alone (a team given fewer threads runs the rest in turn: every rank runs its channels in the
+// same order, and channel c never waits on a higher one).
+static void exchange(Executor *ex, float *buf, const Partition *reduce, const Partition *gather) {
+    int K = ex->coll->channels;
+    if (K == 1) {
+        Where adds = ex->coll->direct ? MAIN_THREAD_WAITS : (Where){ex->threads, 0};
+        if (reduce) reduce_scatter(ex->coll, buf, reduce, adds);
+        if (gather) all_gather(ex->coll, buf, gather, MAIN_THREAD_WAITS);
+        return;
+    }
+    const Where alone = {1, 0};
+#pragma omp parallel num_threads(K)
+    for (int c = omp_get_thread_num(); c < K; c += omp_get_num_threads()) {
+        if (reduce) reduce_scatter(&ex->coll[c], buf, reduce, alone);
+        if (gather) all_gather(&ex->coll[c], buf, gather, alone);
+    }
+}
+
 // The parameters' all-gather after a sharded update, on the main thread, traced.
 static void gather_parameters(Executor *ex, const Partition *p, int it, StepReport *report, Trace *trace) {
     double t0 = now_seconds();
-    all_gather(&ex->coll, ex->step->model->params_memory, p, MAIN_THREAD_WAITS);
+    exchange(ex, ex->step->model->params_memory, NULL, p);
     double t1 = now_seconds();
     trace_comm(trace, it, ex->op_gather, 0, t0, t1);
     report->comm_s += t1 - t0;
@@ -411,9 +446,8 @@ static void train_after_backward(Executor *ex, int it, float *losses, StepReport
     }
     float *grads = ex->step->model->grads_memory;
     double t0 = now_seconds();
-    reduce_losses(&ex->coll, &losses[it]);
-    reduce_scatter(&ex->coll, grads, &ex->reduce_blocks, ex->coll.direct ? MAIN_THREAD_WAITS : (Where){ex->threads, 0});
-    if (!ex->sharded) all_gather(&ex->coll, grads, &ex->gather_blocks, MAIN_THREAD_WAITS);
+    reduce_losses(ex->coll, &losses[it]);
+    exchange(ex, grads, &ex->reduce_blocks, ex->sharded ? NULL : &ex->gather_blocks);
     double t1 = now_seconds();
     trace_comm(trace, it, ex->op_reduce, 0, t0, t1);
     report->comm_s += t1 - t0;
@@ -454,9 +488,7 @@ void executor_destroy(Executor *ex) {
     free(ex->update_row0);
     free(ex->weights);
     free(ex->shard);
-    scratch_free(ex->coll.acc);
-    scratch_free(ex->coll.recv);
-    free(ex->coll.requests);
+    channels_free(ex->coll);
     free(ex);
 }
 
@@ -473,12 +505,11 @@ long long dist_comm_message_bytes(void) { return (long long)(BLOCK_FLOATS * size
 
 void dist_gather_gradients(Executor *ex) {
     if (ex->sharded)
-        all_gather(&ex->coll, ex->step->model->grads_memory, ex->overlap ? &ex->ov.params : &ex->gather_blocks,
-                   MAIN_THREAD_WAITS);
+        exchange(ex, ex->step->model->grads_memory, NULL, ex->overlap ? &ex->ov.params : &ex->gather_blocks);
 }
 
 void dist_reset_moments(Executor *ex, GPT2 *model) {
-    int me = ex->coll.rank;
+    int me = ex->coll->rank;
     Span whole = {ex->sharded ? ex->shard[me] : 0, ex->sharded ? ex->shard[me + 1] : model->num_parameters, 1};
     const Span *kept = ex->sharded && ex->overlap ? ex->ov.mine : &whole;
     for (int i = 0; i < (ex->sharded && ex->overlap ? ex->ov.n_mine : 1); i++) {

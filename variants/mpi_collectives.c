@@ -31,6 +31,20 @@
 // same bits (a sum of two terms does not depend on their order). The
 // all-gathers only copy. The losses: every rank sends its own to every other,
 // which sum them weighted in rank order.
+//
+// Channels (--comm-threads K): every collective runs as K channels at once,
+// each on a thread and a communicator of its own; channel c moves slice c of
+// every shard (partition_channels). One thread adding, and the ring's bytes
+// going one way round, bound a collective by one core's adds and one
+// direction of each link; with channels the adds spread over K cores and the
+// odd channels go round the ring backward (r sends to r-1 and receives from
+// r+1), so that both directions of every link carry half the bytes, as NCCL's
+// and oneCCL's rings do. On a backward channel element i of shard q is
+//   ring backward: w_{q-1} g_{q-1}[i] + w_{q-2} g_{q-2}[i] + ... + w_q g_q[i]
+//           summed left to right from rank q-1 down around the ring to q
+// and on a forward one as above; direct sums in rank order on every channel.
+// So the order depends on R, K and the collective only: at R <= 2 every K
+// gives the same bits, and direct gives the same bits for every K at any R.
 #define _GNU_SOURCE
 #include "mpi_collectives.h"
 #include <stdlib.h>
@@ -57,9 +71,11 @@ void partition_free(Partition *p) {
     free(p->first);
     p->blocks = NULL;
     p->first = NULL;
+    p->channels = 0;
 }
 
 int partition_of(Partition *p, int R, Span *const *pieces, const int *n, size_t block) {
+    p->channels = 1;
     p->first = malloc((size_t)(R + 1) * sizeof(int));
     if (!p->first) return -1;
     long count = 0;
@@ -97,13 +113,118 @@ int partition_of_ranges(Partition *p, int R, const size_t *cut, size_t block) {
     return status;
 }
 
-int partition_blocks(const Partition *p, int R) { return p->first ? p->first[R] : 0; }
+int partition_blocks(const Partition *p, int R) { return p->first ? p->first[p->channels * R] : 0; }
 
-size_t partition_shard_elements(const Partition *p, int q) {
+// The elements of channel ch's part of shard q.
+static size_t slice_elements(const Partition *p, int R, int ch, int q) {
     size_t n = 0;
-    for (int b = p->first[q]; b < p->first[q + 1]; b++) n += (size_t)p->blocks[b].count;
+    for (int b = p->first[ch * R + q]; b < p->first[ch * R + q + 1]; b++) n += (size_t)p->blocks[b].count;
     return n;
 }
+
+size_t partition_shard_elements(const Partition *p, int R, int q) {
+    size_t n = 0;
+    for (int ch = 0; ch < p->channels; ch++) n += slice_elements(p, R, ch, q);
+    return n;
+}
+
+// Elements [v0, v1) of whole's shard q (of one channel), counted one after the
+// other in its block order, as pieces of memory (out: at most the shard's
+// blocks). Returns how many.
+static int slice_pieces(const Partition *whole, int q, size_t v0, size_t v1, Span *out) {
+    int n = 0;
+    size_t offset = 0;
+    for (int b = whole->first[q]; b < whole->first[q + 1]; offset += (size_t)whole->blocks[b++].count) {
+        size_t at = whole->blocks[b].at, end = offset + (size_t)whole->blocks[b].count;
+        size_t lo = v0 > offset ? v0 : offset, hi = v1 < end ? v1 : end;
+        if (lo < hi) out[n++] = (Span){at + (lo - offset), at + (hi - offset), 1};
+    }
+    return n;
+}
+
+// Channel c's partition of whole's slices c, in parts[c].
+static int cut_slices(Partition *parts, const Partition *whole, int R, int K, size_t block) {
+    int most = partition_blocks(whole, R), *n = malloc((size_t)R * sizeof(int)), status = 0;
+    Span *pieces = malloc((size_t)(most > 0 ? most : 1) * sizeof(Span)), **of = malloc((size_t)R * sizeof(Span *));
+    if (!n || !pieces || !of) status = -1;
+    for (int c = 0; status == 0 && c < K; c++) {
+        size_t widest = 0;
+        for (int q = 0; q < R; q++) {
+            size_t all = partition_shard_elements(whole, R, q), v0 = all * c / K, v1 = all * (c + 1) / K;
+            of[q] = pieces + whole->first[q];
+            n[q] = slice_pieces(whole, q, v0, v1, of[q]);
+            if (v1 - v0 > widest) widest = v1 - v0;
+        }
+        status = partition_of(&parts[c], R, of, n, block == RING_BLOCKS ? reduce_block_floats(widest, 0) : block);
+    }
+    free(n);
+    free(pieces);
+    free(of);
+    return status;
+}
+
+int partition_channels(Partition *p, const Partition *whole, int R, int K, size_t block) {
+    Partition *parts = calloc((size_t)K, sizeof(Partition));
+    *p = (Partition){NULL, malloc((size_t)(K * R + 1) * sizeof(int)), K};
+    int status = parts && p->first ? cut_slices(parts, whole, R, K, block) : -1, total = 0;
+    for (int c = 0; status == 0 && c < K; c++) total += parts[c].first[R];
+    if (status == 0 && !(p->blocks = malloc((size_t)(total > 0 ? total : 1) * sizeof(Block)))) status = -1;
+    // the channels' blocks one after the other
+    for (int c = 0, at = 0; status == 0 && c < K; at += parts[c++].first[R]) {
+        memcpy(p->blocks + at, parts[c].blocks, (size_t)parts[c].first[R] * sizeof(Block));
+        for (int q = 0; q < R; q++) p->first[c * R + q] = at + parts[c].first[q];
+    }
+    if (status == 0) p->first[K * R] = total;
+    for (int c = 0; parts && c < K; c++) partition_free(&parts[c]);
+    free(parts);
+    return status;
+}
+
+int collective_partitions(const Collective *c, const Partition *shards, Partition *reduce, Partition *gather) {
+    int R = c->ranks, K = c->channels;
+    if (reduce && partition_channels(reduce, shards, R, K, c->direct ? BLOCK_FLOATS : RING_BLOCKS) != 0) return -1;
+    return gather ? partition_channels(gather, shards, R, K, BLOCK_FLOATS) : 0;
+}
+
+Collective *channels_create(const Collective *base, int K, size_t scratch_floats) {
+    Collective *channels = malloc((size_t)K * sizeof(Collective));
+    if (!channels) return NULL;
+    int ok = 1;
+    for (int c = 0; c < K; c++) {
+        channels[c] = *base;
+        channels[c].channel = c;
+        channels[c].channels = K;
+        channels[c].comm = MPI_COMM_WORLD;
+        if (K > 1) MPI_Comm_dup(MPI_COMM_WORLD, &channels[c].comm);
+        channels[c].acc = scratch_malloc(scratch_floats * sizeof(float));
+        channels[c].recv = scratch_malloc(scratch_floats * sizeof(float));
+        channels[c].requests = NULL;
+        ok = ok && channels[c].acc && channels[c].recv;
+    }
+    if (ok) return channels;
+    channels_free(channels);
+    return NULL;
+}
+
+void channels_free(Collective *channels) {
+    for (int c = 0; channels && c < channels[0].channels; c++) {
+        if (channels[c].comm != MPI_COMM_WORLD) MPI_Comm_free(&channels[c].comm);
+        scratch_free(channels[c].acc);
+        scratch_free(channels[c].recv);
+        free(channels[c].requests);
+    }
+    free(channels);
+}
+
+// The rank (or shard) `steps` places from `me` round channel `channel`'s ring:
+// r + 1 follows r on even channels, r - 1 on odd ones.
+static int around(int channel, int R, int me, int steps) {
+    int s = channel % 2 ? -steps : steps;
+    return ((me + s) % R + R) % R;
+}
+
+// Where c's channel's part of each shard of p starts: its shard q is blocks [first[q], first[q + 1]).
+static const int *channel_first(const Collective *c, const Partition *p) { return p->first + c->channel * c->ranks; }
 
 size_t reduce_block_floats(size_t widest, int direct) {
     if (direct) return BLOCK_FLOATS;
@@ -134,8 +255,8 @@ void reduce_losses(const Collective *c, float *loss) {
     losses[me] = *loss;
     for (int q = 0; q < R; q++) {
         if (q == me) continue;
-        MPI_Isend(loss, 1, MPI_FLOAT, q, TAG_LOSS, MPI_COMM_WORLD, &c->requests[n_req++]);
-        MPI_Irecv(&losses[q], 1, MPI_FLOAT, q, TAG_LOSS, MPI_COMM_WORLD, &c->requests[n_req++]);
+        MPI_Isend(loss, 1, MPI_FLOAT, q, TAG_LOSS, c->comm, &c->requests[n_req++]);
+        MPI_Irecv(&losses[q], 1, MPI_FLOAT, q, TAG_LOSS, c->comm, &c->requests[n_req++]);
     }
     MPI_Waitall(n_req, c->requests, MPI_STATUSES_IGNORE);
     float sum = 0.0f;
@@ -146,8 +267,9 @@ void reduce_losses(const Collective *c, float *loss) {
 // Posts sends of shard q's blocks of buf to rank `to`, into c->requests from *n_req.
 static void send_shard(const Collective *c, const float *buf, const Partition *p, int q, int to, int tag,
                        int *n_req) {
-    for (int b = p->first[q]; b < p->first[q + 1]; b++)
-        MPI_Isend(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, to, tag, MPI_COMM_WORLD,
+    const int *first = channel_first(c, p);
+    for (int b = first[q]; b < first[q + 1]; b++)
+        MPI_Isend(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, to, tag, c->comm,
                   &c->requests[(*n_req)++]);
 }
 
@@ -165,20 +287,21 @@ static void direct_add(float *acc, const float *g, size_t count, float w, int fi
 // direct: blocks of shard q go from every rank to rank q, which sums them in rank order.
 static void reduce_scatter_direct(const Collective *c, float *buf, const Partition *p, Where where) {
     int R = c->ranks, me = c->rank, n_req = 0;
+    const int *first = channel_first(c, p);
     for (int q = 0; q < R; q++)
         if (q != me) send_shard(c, buf, p, q, q, TAG_REDUCE, &n_req);
     // messages from one rank with one tag arrive in the order sent: block after block
-    for (int b = p->first[me]; b < p->first[me + 1]; b++) {
+    for (int b = first[me]; b < first[me + 1]; b++) {
         size_t at = p->blocks[b].at, count = (size_t)p->blocks[b].count;
         for (int q = 0; q < R; q++) {
             const float *g = buf + at;
             if (q != me) {
                 if (where.poll) {
                     MPI_Request request;
-                    MPI_Irecv(c->recv, (int)count, MPI_FLOAT, q, TAG_REDUCE, MPI_COMM_WORLD, &request);
+                    MPI_Irecv(c->recv, (int)count, MPI_FLOAT, q, TAG_REDUCE, c->comm, &request);
                     wait_all(1, &request, where);
                 } else {
-                    MPI_Recv(c->recv, (int)count, MPI_FLOAT, q, TAG_REDUCE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Recv(c->recv, (int)count, MPI_FLOAT, q, TAG_REDUCE, c->comm, MPI_STATUS_IGNORE);
                 }
                 g = c->recv;
             }
@@ -211,7 +334,8 @@ static void ring_add(float *g, const float *in, size_t count, float w_prev, floa
     }
 }
 
-// ring: step s receives the partial sum of shard me-s-2 from the previous
+// ring (forward; a backward channel mirrors it, next and previous swapped):
+// step s receives the partial sum of shard me-s-2 from the previous
 // rank block by block (the next block's receive posted before this one is
 // added: two buffers) and adds this rank's weighted values in place; that
 // shard is the one step s+1 forwards, so each block goes on to the next rank
@@ -219,32 +343,34 @@ static void ring_add(float *g, const float *in, size_t count, float w_prev, floa
 // whole shard's adds. Step 0 sends the raw values of shard me-1 (the receiver
 // weighs them). A block being sent is never written again.
 static void reduce_scatter_ring(const Collective *c, float *buf, const Partition *p, Where where) {
-    int R = c->ranks, me = c->rank, next = (me + 1) % R, prev = (me + R - 1) % R, n_req = 0;
+    int R = c->ranks, me = c->rank, n_req = 0;
+    int next = around(c->channel, R, me, 1), prev = around(c->channel, R, me, -1);
     float w_me = c->weights[me], w_prev = c->weights[prev];
+    const int *first = channel_first(c, p);
     if (R == 1) {
-        for (int b = p->first[0]; b < p->first[1]; b++)
+        for (int b = first[0]; b < first[1]; b++)
             for (size_t i = p->blocks[b].at; i < p->blocks[b].at + (size_t)p->blocks[b].count; i++)
                 buf[i] = w_me * buf[i];
         return;
     }
-    send_shard(c, buf, p, (me + R - 1) % R, next, TAG_REDUCE, &n_req);
+    send_shard(c, buf, p, prev, next, TAG_REDUCE, &n_req);
     float *scratch[2] = {c->recv, c->acc};
     for (int s = 0; s < R - 1; s++) {
-        int recv_q = ((me - s - 2) % R + R) % R, b0 = p->first[recv_q], b1 = p->first[recv_q + 1];
+        int recv_q = around(c->channel, R, me, -s - 2), b0 = first[recv_q], b1 = first[recv_q + 1];
         MPI_Request pending[2];
         if (b0 < b1)
-            MPI_Irecv(scratch[0], p->blocks[b0].count, MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD, &pending[0]);
+            MPI_Irecv(scratch[0], p->blocks[b0].count, MPI_FLOAT, prev, TAG_REDUCE, c->comm, &pending[0]);
         int x = 0;
         for (int b = b0; b < b1; b++, x ^= 1) {
             size_t count = (size_t)p->blocks[b].count;
             if (b + 1 < b1)
-                MPI_Irecv(scratch[x ^ 1], p->blocks[b + 1].count, MPI_FLOAT, prev, TAG_REDUCE, MPI_COMM_WORLD,
+                MPI_Irecv(scratch[x ^ 1], p->blocks[b + 1].count, MPI_FLOAT, prev, TAG_REDUCE, c->comm,
                           &pending[x ^ 1]);
             wait_all(1, &pending[x], where);
             float *g = buf + p->blocks[b].at;
             ring_add(g, scratch[x], count, w_prev, w_me, s == 0, where.threads);
             if (s + 1 < R - 1)
-                MPI_Isend(g, (int)count, MPI_FLOAT, next, TAG_REDUCE, MPI_COMM_WORLD, &c->requests[n_req++]);
+                MPI_Isend(g, (int)count, MPI_FLOAT, next, TAG_REDUCE, c->comm, &c->requests[n_req++]);
         }
     }
     wait_all(n_req, c->requests, where);
@@ -259,42 +385,46 @@ void reduce_scatter(const Collective *c, float *buf, const Partition *p, Where w
 // each receiving straight into buf the shard the next step forwards.
 void all_gather(const Collective *c, float *buf, const Partition *p, Where where) {
     int R = c->ranks, me = c->rank;
+    const int *first = channel_first(c, p);
     if (c->direct) {
         int n_req = 0;
         for (int q = 0; q < R; q++) {
             if (q == me) continue;
             send_shard(c, buf, p, me, q, TAG_GATHER, &n_req);
-            for (int b = p->first[q]; b < p->first[q + 1]; b++)
-                MPI_Irecv(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, q, TAG_GATHER, MPI_COMM_WORLD,
+            for (int b = first[q]; b < first[q + 1]; b++)
+                MPI_Irecv(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, q, TAG_GATHER, c->comm,
                           &c->requests[n_req++]);
         }
         wait_all(n_req, c->requests, where);
         return;
     }
-    int next = (me + 1) % R, prev = (me + R - 1) % R;
+    int next = around(c->channel, R, me, 1), prev = around(c->channel, R, me, -1);
     for (int s = 0; s < R - 1; s++) {
-        int send_q = ((me - s) % R + R) % R, recv_q = ((me - s - 1) % R + R) % R, n_req = 0;
-        for (int b = p->first[recv_q]; b < p->first[recv_q + 1]; b++)
-            MPI_Irecv(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, prev, TAG_GATHER, MPI_COMM_WORLD,
+        int send_q = around(c->channel, R, me, -s), recv_q = around(c->channel, R, me, -s - 1), n_req = 0;
+        for (int b = first[recv_q]; b < first[recv_q + 1]; b++)
+            MPI_Irecv(buf + p->blocks[b].at, p->blocks[b].count, MPI_FLOAT, prev, TAG_GATHER, c->comm,
                       &c->requests[n_req++]);
         send_shard(c, buf, p, send_q, next, TAG_GATHER, &n_req);
         wait_all(n_req, c->requests, where);
     }
 }
 
-// reduce-scatter: every shard but its own; all-gather: every shard but the
-// next rank's (ring) or its own to every other rank (direct)
+// reduce-scatter: every shard but its own; all-gather: on each channel every
+// shard but the next rank's round its ring (ring) or its own to every other
+// rank (direct)
 size_t reduce_scatter_sent(const Collective *c, const Partition *p) {
     size_t all = 0;
-    for (int q = 0; q < c->ranks; q++) all += partition_shard_elements(p, q);
-    return c->ranks == 1 ? 0 : all - partition_shard_elements(p, c->rank);
+    for (int q = 0; q < c->ranks; q++) all += partition_shard_elements(p, c->ranks, q);
+    return c->ranks == 1 ? 0 : all - partition_shard_elements(p, c->ranks, c->rank);
 }
 
 size_t all_gather_sent(const Collective *c, const Partition *p) {
     int R = c->ranks;
     if (R == 1) return 0;
-    if (c->direct) return partition_shard_elements(p, c->rank) * (size_t)(R - 1);
-    size_t all = 0;
-    for (int q = 0; q < R; q++) all += partition_shard_elements(p, q);
-    return all - partition_shard_elements(p, (c->rank + 1) % R);
+    if (c->direct) return partition_shard_elements(p, R, c->rank) * (size_t)(R - 1);
+    size_t sent = 0;
+    for (int ch = 0; ch < p->channels; ch++)
+        for (int q = 0; q < R; q++)
+            if (q != around(ch, R, c->rank, 1)) sent += slice_elements(p, R, ch, q);
+    return sent;
 }

@@ -38,6 +38,11 @@
 // across ranks by the thread too, before the first bucket's reduce-scatter
 // (every start operation reads it), so that the main thread calls MPI only
 // after overlap_settle.
+//
+// With --comm-threads K there are K communication threads, one per channel
+// (mpi_collectives.c): each runs its channel of every job, in the order the
+// jobs are handed over, and a job is done once all K have run it. Channel 0's
+// thread sums the losses.
 #define _GNU_SOURCE
 #include "mpi_overlap.h"
 #include <stdio.h>
@@ -112,57 +117,70 @@ void trace_comm(Trace *trace, int iteration, int op, int thread, double start, d
                           end - trace->origin, -1.0}; // no CPU time: a wait for messages, not a kernel
 }
 
-// A job on the communication thread: a bucket's reduce-scatter (first the ranks' losses, for the
-// step's first), and with the replicated update its gradients' all-gather; or, sharded, its
-// parameters' all-gather.
-static void run_job(Overlap *ov, const Job *job) {
+// Channel c's part of a job on its communication thread: a bucket's reduce-scatter (first, on
+// channel 0, the ranks' losses, for the step's first), and with the replicated update its
+// gradients' all-gather; or, sharded, its parameters' all-gather.
+static void run_job(Overlap *ov, const Job *job, int c) {
     const Where thread = {1, 1};
+    const Collective *coll = &ov->coll[c];
     const Bucket *b = &ov->buckets[job->bucket];
     const GPT2 *model = ov->step->model;
     if (job->gather) {
-        all_gather(ov->coll, model->params_memory, &b->gather, thread);
+        all_gather(coll, model->params_memory, &b->gather, thread);
         return;
     }
-    if (ov->loss_generation != job->generation) {
-        reduce_losses(ov->coll, &job->losses[job->iteration]);
+    if (c == 0 && ov->loss_generation != job->generation) {
+        reduce_losses(coll, &job->losses[job->iteration]);
         ov->loss_generation = job->generation;
     }
-    reduce_scatter(ov->coll, model->grads_memory, &b->reduce, thread);
-    if (!ov->sharded) all_gather(ov->coll, model->grads_memory, &b->gather, thread);
+    reduce_scatter(coll, model->grads_memory, &b->reduce, thread);
+    if (!ov->sharded) all_gather(coll, model->grads_memory, &b->gather, thread);
 }
 
-// The communication thread: runs the jobs in the order the start operations
-// hand them over, which the step's tokens make the same on every rank. It
-// calls MPI only while the main thread makes no call (it waits in the node
-// executor, or trains, until overlap_settle), so MPI_THREAD_SERIALIZED is
-// enough.
+// Under the lock: channel `thread`'s part of the job in `slot` ran from t0 to t1; the last
+// channel's marks it done, traced from the first one's start to the last one's end.
+static void job_finished(Overlap *ov, CommThread *thread, Job *slot, double t0, double t1) {
+    thread->busy_s += t1 - t0;
+    if (!slot->finished++ || t0 < slot->start) slot->start = t0;
+    if (t1 > slot->end) slot->end = t1;
+    if (slot->finished < ov->coll->channels) return;
+    const Bucket *b = &ov->buckets[slot->bucket];
+    trace_comm(slot->trace, slot->iteration, slot->gather ? b->op_gather_comm : b->op_comm, -1, slot->start,
+               slot->end);
+    if (slot->gather) ov->gathered[slot->bucket] = slot->generation;
+    else ov->done[slot->bucket] = slot->generation;
+    pthread_cond_broadcast(&ov->done_cond);
+}
+
+// A communication thread: runs its channel of the jobs in the order the start
+// operations hand them over, which the step's tokens make the same on every
+// rank. It calls MPI only while the main thread makes no call (it waits in the
+// node executor, or trains, until overlap_settle), so with one channel
+// MPI_THREAD_SERIALIZED is enough. A job's slot is handed over again only
+// once every channel has run it: the waits hold the jobs under way to a step's
+// reductions and all-gathers.
 static void *communicate(void *arg) {
-    Overlap *ov = arg;
+    CommThread *thread = arg;
+    Overlap *ov = thread->ov;
+    long next = 0;
     pthread_mutex_lock(&ov->lock);
     for (;;) {
-        while (!ov->queue_count && !ov->stop) pthread_cond_wait(&ov->wake, &ov->lock);
-        if (!ov->queue_count) break;
-        Job job = ov->queue[ov->queue_head];
-        ov->queue_head = (ov->queue_head + 1) % (2 * ov->n_buckets);
-        ov->queue_count--;
+        while (next == ov->handed && !ov->stop) pthread_cond_wait(&ov->wake, &ov->lock);
+        if (next == ov->handed) break;
+        Job *slot = &ov->queue[next++ % (2 * ov->n_buckets)], job = *slot;
         pthread_mutex_unlock(&ov->lock);
         double t0 = now_seconds();
-        run_job(ov, &job);
+        run_job(ov, &job, thread->channel);
         double t1 = now_seconds();
-        const Bucket *b = &ov->buckets[job.bucket];
-        trace_comm(job.trace, job.iteration, job.gather ? b->op_gather_comm : b->op_comm, -1, t0, t1);
         pthread_mutex_lock(&ov->lock);
-        ov->busy_s += t1 - t0;
-        if (job.gather) ov->gathered[job.bucket] = job.generation;
-        else ov->done[job.bucket] = job.generation;
-        pthread_cond_broadcast(&ov->done_cond);
+        job_finished(ov, thread, slot, t0, t1);
     }
     pthread_mutex_unlock(&ov->lock);
     return NULL;
 }
 
 // The step's OP_COMM operations (StepDescription.comm), bucket b's: comm 4b
-// hands its reduction to the communication thread, 4b + 1 waits until it is
+// hands its reduction to the communication threads, 4b + 1 waits until it is
 // done; 4b + 2 hands over its parameters' all-gather, 4b + 3 waits until the
 // previous step's is done.
 static void comm_op(void *context, const Op *op, int iteration) {
@@ -171,9 +189,9 @@ static void comm_op(void *context, const Op *op, int iteration) {
     int b = op->comm / 4, what = op->comm % 4;
     pthread_mutex_lock(&ov->lock);
     if (what == 0 || what == 2) {
-        ov->queue[(ov->queue_head + ov->queue_count++) % (2 * ov->n_buckets)] =
-            (Job){b, what == 2, ov->generation, ov->iteration, ov->trace, ov->losses};
-        pthread_cond_signal(&ov->wake);
+        ov->queue[ov->handed++ % (2 * ov->n_buckets)] =
+            (Job){b, what == 2, ov->generation, ov->iteration, ov->trace, ov->losses, 0, 0.0, 0.0};
+        pthread_cond_broadcast(&ov->wake);
     } else if (what == 1) {
         while (ov->done[b] != ov->generation) pthread_cond_wait(&ov->done_cond, &ov->lock);
     } else {
@@ -237,6 +255,17 @@ static int add_bucket_ops(Overlap *ov) {
     return 0;
 }
 
+// The collectives' partitions (either NULL: not made) of shards pieces of[q][0 .. n[q]). 0, or -1.
+static int channel_partitions(const Overlap *ov, Span **of, const int *n, Partition *reduce, Partition *gather) {
+    Partition shards = {0};
+    int status = partition_of(&shards, ov->coll->ranks, of, n, BLOCK_FLOATS) == 0 &&
+                         collective_partitions(ov->coll, &shards, reduce, gather) == 0
+                     ? 0
+                     : -1;
+    partition_free(&shards);
+    return status;
+}
+
 // Bucket k's tensors, and its sub-shards: pieces of[q][0 .. n[q]) for each rank q.
 static int bucket_partitions(Overlap *ov, Bucket *b, Span **of, int *n, size_t *cut) {
     const GPT2 *model = ov->step->model;
@@ -248,15 +277,8 @@ static int bucket_partitions(Overlap *ov, Bucket *b, Span **of, int *n, size_t *
         b->spans[b->n_spans++] = (Span){lo, lo + (size_t)shape->rows * shape->cols, (size_t)shape->cols};
     }
     bucket_cuts(b, R, cut);
-    size_t widest = 0;
-    for (int q = 0; q < R; q++) {
-        if (cut[q + 1] - cut[q] > widest) widest = cut[q + 1] - cut[q];
-        n[q] = bucket_pieces(b, cut[q], cut[q + 1], of[q]);
-    }
-    return partition_of(&b->reduce, R, of, n, reduce_block_floats(widest, ov->coll->direct)) == 0 &&
-                   partition_of(&b->gather, R, of, n, BLOCK_FLOATS) == 0
-               ? 0
-               : -1;
+    for (int q = 0; q < R; q++) n[q] = bucket_pieces(b, cut[q], cut[q + 1], of[q]);
+    return channel_partitions(ov, of, n, &b->reduce, &b->gather);
 }
 
 // The buckets, their partitions, this rank's sub-shards and the parameters'
@@ -293,7 +315,7 @@ static int build_buckets(Overlap *ov) {
             for (int i = 0; i < n_qk[q * nb + k]; i++)
                 of[q][n[q]++] = pieces[((size_t)q * nb + k) * NUM_PARAM_TENSORS + i];
     }
-    ok = ok && (!ov->sharded || partition_of(&ov->params, R, of, n, BLOCK_FLOATS) == 0);
+    ok = ok && (!ov->sharded || channel_partitions(ov, of, n, NULL, &ov->params) == 0);
     free(pieces);
     free(joined);
     free(n_qk);
@@ -402,6 +424,27 @@ static int build_run(Overlap *ov, int first_update) {
     return 0;
 }
 
+// Starts the communication threads, one per channel. 0, or -1 when one cannot be started.
+static int start_threads(Overlap *ov) {
+    if (!(ov->threads = calloc((size_t)ov->coll->channels, sizeof(CommThread)))) return -1;
+    for (int c = 0; c < ov->coll->channels; c++) {
+        ov->threads[c] = (CommThread){.ov = ov, .channel = c};
+        if (pthread_create(&ov->threads[c].thread, NULL, communicate, &ov->threads[c]) != 0) return -1;
+        ov->threads_started++;
+    }
+    return 0;
+}
+
+// Ends the threads started, once every job handed over is done.
+static void stop_threads(Overlap *ov) {
+    if (!ov->threads_started) return;
+    pthread_mutex_lock(&ov->lock);
+    ov->stop = 1;
+    pthread_cond_broadcast(&ov->wake);
+    pthread_mutex_unlock(&ov->lock);
+    for (int c = 0; c < ov->threads_started; c++) pthread_join(ov->threads[c].thread, NULL);
+}
+
 int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int sharded, int first_update,
                    const char **why) {
     ov->step = step;
@@ -415,11 +458,10 @@ int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int 
         *why = "out of memory creating the executor";
         return -1;
     }
-    if (pthread_create(&ov->thread, NULL, communicate, ov) != 0) {
+    if (start_threads(ov) != 0) {
         *why = "cannot start the communication thread";
         return -1;
     }
-    ov->thread_started = 1;
     return 0;
 }
 
@@ -429,7 +471,7 @@ void overlap_begin_step(Overlap *ov, Trace *trace, int iteration, float *losses)
     ov->trace = trace;
     ov->iteration = iteration;
     ov->losses = losses;
-    ov->busy_s = 0.0;
+    for (int c = 0; c < ov->threads_started; c++) ov->threads[c].busy_s = 0.0;
     pthread_mutex_unlock(&ov->lock);
 }
 
@@ -442,7 +484,9 @@ void overlap_settle(Overlap *ov) {
 
 double overlap_busy_s(Overlap *ov) {
     pthread_mutex_lock(&ov->lock);
-    double busy = ov->busy_s;
+    double busy = 0.0;
+    for (int c = 0; c < ov->threads_started; c++)
+        if (ov->threads[c].busy_s > busy) busy = ov->threads[c].busy_s;
     pthread_mutex_unlock(&ov->lock);
     return busy;
 }
@@ -465,13 +509,7 @@ int overlap_most_blocks(const Overlap *ov) {
 }
 
 void overlap_destroy(Overlap *ov) {
-    if (ov->thread_started) {
-        pthread_mutex_lock(&ov->lock);
-        ov->stop = 1;
-        pthread_cond_signal(&ov->wake);
-        pthread_mutex_unlock(&ov->lock);
-        pthread_join(ov->thread, NULL);
-    }
+    stop_threads(ov);
     if (ov->sync_ready) {
         pthread_mutex_destroy(&ov->lock);
         pthread_cond_destroy(&ov->wake);
@@ -482,6 +520,7 @@ void overlap_destroy(Overlap *ov) {
         partition_free(&ov->buckets[k].gather);
     }
     partition_free(&ov->params);
-    void *owned[] = {ov->buckets, ov->mine, ov->queue, ov->done, ov->gathered, ov->run_ops, ov->run_origin, ov->run_row0};
+    void *owned[] = {ov->buckets, ov->mine, ov->queue, ov->done, ov->gathered, ov->run_ops, ov->run_origin,
+                     ov->run_row0, ov->threads};
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) free(owned[i]);
 }

@@ -23,19 +23,31 @@ typedef struct {
     int op_gather_start, op_gather_wait, op_gather_comm; // the same for its parameters' all-gather (sharded)
 } Bucket;
 
-// What the communication thread is handed: a bucket's reduction, or its parameters' all-gather,
-// for one step.
+// What the communication threads are handed: a bucket's reduction, or its parameters' all-gather,
+// for one step; each runs its channel of it.
 typedef struct {
     int bucket, gather;
     long generation;
     int iteration;
     Trace *trace;
     float *losses;
+    int finished;               // channels that have run it
+    double start, end;          // the first one's start and the last one's end
 } Job;
 
+typedef struct Overlap Overlap;
+
+// A communication thread: the one of channel `channel`.
 typedef struct {
+    Overlap *ov;
+    int channel;
+    pthread_t thread;
+    double busy_s;              // this step's time in its collectives
+} CommThread;
+
+struct Overlap {
     StepDescription *step;      // the whole step, which the buckets' operations are appended to
-    const Collective *coll;
+    const Collective *coll;     // (coll->channels) one per channel
     int sharded;                // each rank updates its sub-shards alone, then the parameters' all-gather
     int n_buckets;
     Bucket *buckets;            // in the order the backward pass finishes them: last layer first
@@ -46,23 +58,22 @@ typedef struct {
     StepDescription run;
     Op *run_ops;
     int *run_origin, *run_row0; // each run operation's index and first row in the whole step
-    // the communication thread and what the comm operations hand it
-    pthread_t thread;
-    int thread_started, sync_ready;
+    // the communication threads and what the comm operations hand them
+    CommThread *threads;        // (coll->channels)
+    int threads_started, sync_ready;
     pthread_mutex_t lock;
     pthread_cond_t wake, done_cond;
-    Job *queue;                 // (2 n_buckets) handed over, not yet taken
-    int queue_head, queue_count;
+    Job *queue;                 // (2 n_buckets) handed over, until every channel has run it
+    long handed;                // jobs handed over so far: job j in queue[j % (2 n_buckets)]
     long generation;            // steps so far: done[b] == generation once bucket b is reduced in
     long *done;                 // this step, gathered[b] once its parameters of that step are
     long *gathered;             // all-gathered
-    long loss_generation;       // the last step whose loss the thread has summed
+    long loss_generation;       // the last step whose loss channel 0's thread has summed
     int stop;
     Trace *trace;               // this step's, its iteration and its losses: what the jobs it hands
     int iteration;              // over carry
     float *losses;
-    double busy_s;              // this step's time in the thread's collectives
-} Overlap;
+};
 
 // The buckets, the step the node executor runs (ov->run) and the thread.
 // `first_update`: the step's first AdamW operation. 0, or -1 with `why` set.
@@ -73,7 +84,8 @@ int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int 
 void overlap_begin_step(Overlap *ov, Trace *trace, int iteration, float *losses);
 // Returns once every job handed over has been done: the parameters whole again (sharded).
 void overlap_settle(Overlap *ov);
-// After it (every wait operation has returned): the seconds the thread spent in collectives.
+// After it (every wait operation has returned): the seconds the busiest communication thread spent
+// in collectives.
 double overlap_busy_s(Overlap *ov);
 // Floats this rank sends per step, and the most blocks of any of its partitions.
 size_t overlap_sent(const Overlap *ov);

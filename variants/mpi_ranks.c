@@ -16,10 +16,12 @@ static int world_rank, world_size = 1, global_B;
 void dist_init(int *argc, char ***argv) {
     // MPI is called from the main thread, outside parallel regions, and with
     // --overlap on from the communication thread while the main thread makes no
-    // call: never from two threads at once (Debian 12's Open MPI 4.1 gives
-    // MPI_THREAD_MULTIPLE, more than this asks)
+    // call: never from two threads at once (MPI_THREAD_SERIALIZED), unless
+    // --comm-threads runs several channels, each on a thread calling MPI
+    // (MPI_THREAD_MULTIPLE). The options are read after this call, so it asks
+    // for the most; dist_check_executor refuses a run needing more than given.
     int level;
-    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &level);
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &level);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
 }
@@ -182,10 +184,11 @@ void dist_info_json(FILE *out, const ExecOptions *options, const Executor *ex, i
     fprintf(f, "}");
     fclose(f);
     fprintf(out, "\"ranks\": %d, \"executor\": \"%s\", \"update\": \"%s\", \"collective\": \"%s\", "
-            "\"overlap\": \"%s\", \"comm_bytes_per_step\": %lld, \"comm_message_bytes\": %lld, ",
+            "\"overlap\": \"%s\", \"comm_threads\": %d, \"comm_bytes_per_step\": %lld, \"comm_message_bytes\": %lld, ",
             world_size, options->executor ? options->executor : "forkjoin",
             options->sharded_update ? "sharded" : "replicated", options->direct_collective ? "direct" : "ring",
-            options->overlap ? "on" : "off", dist_comm_bytes_per_step(ex), dist_comm_message_bytes());
+            options->overlap ? "on" : "off", options->comm_threads > 1 ? options->comm_threads : 1,
+            dist_comm_bytes_per_step(ex), dist_comm_message_bytes());
     placement_json(out, fragment);
     fprintf(out, ", ");
     free(fragment);

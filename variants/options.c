@@ -70,7 +70,7 @@ enum {
     OPT_CONFIG = 256, OPT_LIST_CONFIGS, OPT_LIST_KNOBS, OPT_MODEL, OPT_DATA, OPT_SHUFFLE, OPT_DATA_ORDER, OPT_STEPS,
     OPT_LR, OPT_WD, OPT_SEED, OPT_THREADS, OPT_JSON, OPT_TRACE, OPT_DESCRIBE, OPT_DESCRIBE_GRAPH, OPT_VERIFY,
     OPT_EXPECT_LOSSES, OPT_TOLERANCE, OPT_SAVE, OPT_CHECK, OPT_EXECUTOR, OPT_UPDATE, OPT_COLLECTIVE, OPT_OVERLAP,
-    OPT_KNOB, OPT_END = OPT_KNOB + N_CHUNK_KNOBS
+    OPT_COMM_THREADS, OPT_KNOB, OPT_END = OPT_KNOB + N_CHUNK_KNOBS
 };
 
 // The options besides the knobs. The distributed variants' come last: the others' table ends before them.
@@ -101,10 +101,11 @@ static const struct option LONG_OPTIONS[] = {
     {"update", required_argument, NULL, OPT_UPDATE},
     {"collective", required_argument, NULL, OPT_COLLECTIVE},
     {"overlap", required_argument, NULL, OPT_OVERLAP},
+    {"comm-threads", required_argument, NULL, OPT_COMM_THREADS},
     {NULL, 0, NULL, 0},
 };
 #define N_LONG_OPTIONS ((int)(sizeof(LONG_OPTIONS) / sizeof(LONG_OPTIONS[0])) - 1)
-#define N_DISTRIBUTED_OPTIONS 4
+#define N_DISTRIBUTED_OPTIONS 5
 #define SHORT_OPTIONS ":hB:T:" // leading ':': a missing value is told apart from an unknown option
 #define KNOB_OPTION_LEN 32
 
@@ -150,6 +151,7 @@ static void options_defaults(Options *o) {
     o->tolerance = 1e-4f;
     o->seed = 1337;
     o->exec.sharded_update = 1;
+    o->exec.comm_threads = 1;
 }
 
 // Which of two words `v` is: 0 for word0, 1 for word1, or -1 with the refusal in err.
@@ -222,6 +224,10 @@ static int take_option(int code, const char *name, const char *v, Options *o, ch
     case OPT_OVERLAP:
         if ((on = choice(name, v, "on", "off", err, err_len)) < 0) return OPTIONS_ERROR;
         o->exec.overlap = !on;
+        break;
+    case OPT_COMM_THREADS:
+        if (parse_int(name, v, 1, OPTION_MAX_COMM_THREADS, &i, err, err_len)) return OPTIONS_ERROR;
+        o->exec.comm_threads = (int)i;
         break;
     }
     return OPTIONS_RUN;
@@ -401,6 +407,9 @@ void options_usage(FILE *out, const char *program, int distributed) {
                 "  --overlap on|off     on: reduce the gradients layer by layer, from the last, while the\n"
                 "                       backward pass goes on (a communication thread); off: after it\n"
                 "                       (default off)\n"
+                "  --comm-threads K     communication channels (1 to 64, default 1): each collective cut\n"
+                "                       into K parts, each run by a thread of its own, odd ones round the\n"
+                "                       ring backward; K > 1 needs MPI_THREAD_MULTIPLE\n"
                 "  The global batch (-B) is split over the ranks (mpirun -np R): rank r gets\n"
                 "  sequences [B*r/R, B*(r+1)/R). Every rank must be given the same options and data.\n");
 }

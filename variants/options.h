@@ -35,6 +35,7 @@ typedef struct {
 #define OPTION_MAX_T CHUNK_MAX_TOKENS
 #define OPTION_MAX_STEPS (1 << 24)
 #define OPTION_MAX_THREADS 4096
+#define OPTION_MAX_COMM_THREADS 64
 #define OPTION_MAX_SEED (1ll << 62)
 
 enum { OPTIONS_RUN = 0, OPTIONS_HELP = 1, OPTIONS_ERROR = -1 };
