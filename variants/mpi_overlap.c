@@ -131,6 +131,24 @@ static void run_job(Overlap *ov, const Job *job) {
     if (!ov->sharded) all_gather(ov->coll, model->grads_memory, &b->gather, thread);
 }
 
+// Takes the job at the queue's head (the lock held), runs it without the lock and records it.
+static void take_job(Overlap *ov) {
+    Job job = ov->queue[ov->queue_head];
+    ov->queue_head = (ov->queue_head + 1) % (2 * ov->n_buckets);
+    ov->queue_count--;
+    lock_release(&ov->lock);
+    double t0 = now_seconds();
+    run_job(ov, &job);
+    double t1 = now_seconds();
+    const Bucket *b = &ov->buckets[job.bucket];
+    trace_comm(job.trace, job.iteration, job.gather ? b->op_gather_comm : b->op_comm, -1, t0, t1);
+    lock_acquire(&ov->lock);
+    ov->busy_s += t1 - t0;
+    if (job.gather) ov->gathered[job.bucket] = job.generation;
+    else ov->done[job.bucket] = job.generation;
+    condition_broadcast(&ov->done_cond);
+}
+
 // The communication thread: runs the jobs in the order the start operations
 // hand them over, which the step's tokens make the same on every rank. It
 // calls MPI only while the main thread makes no call (it waits in the node
@@ -138,26 +156,13 @@ static void run_job(Overlap *ov, const Job *job) {
 // enough.
 static void *communicate(void *arg) {
     Overlap *ov = arg;
-    pthread_mutex_lock(&ov->lock);
+    lock_acquire(&ov->lock);
     for (;;) {
-        while (!ov->queue_count && !ov->stop) pthread_cond_wait(&ov->wake, &ov->lock);
+        while (!ov->queue_count && !ov->stop) condition_wait(&ov->wake, &ov->lock);
         if (!ov->queue_count) break;
-        Job job = ov->queue[ov->queue_head];
-        ov->queue_head = (ov->queue_head + 1) % (2 * ov->n_buckets);
-        ov->queue_count--;
-        pthread_mutex_unlock(&ov->lock);
-        double t0 = now_seconds();
-        run_job(ov, &job);
-        double t1 = now_seconds();
-        const Bucket *b = &ov->buckets[job.bucket];
-        trace_comm(job.trace, job.iteration, job.gather ? b->op_gather_comm : b->op_comm, -1, t0, t1);
-        pthread_mutex_lock(&ov->lock);
-        ov->busy_s += t1 - t0;
-        if (job.gather) ov->gathered[job.bucket] = job.generation;
-        else ov->done[job.bucket] = job.generation;
-        pthread_cond_broadcast(&ov->done_cond);
+        take_job(ov);
     }
-    pthread_mutex_unlock(&ov->lock);
+    lock_release(&ov->lock);
     return NULL;
 }
 
@@ -169,17 +174,17 @@ static void comm_op(void *context, const Op *op, int iteration) {
     Overlap *ov = context;
     (void)iteration;
     int b = op->comm / 4, what = op->comm % 4;
-    pthread_mutex_lock(&ov->lock);
+    lock_acquire(&ov->lock);
     if (what == 0 || what == 2) {
         ov->queue[(ov->queue_head + ov->queue_count++) % (2 * ov->n_buckets)] =
             (Job){b, what == 2, ov->generation, ov->iteration, ov->trace, ov->losses};
-        pthread_cond_signal(&ov->wake);
+        condition_signal(&ov->wake);
     } else if (what == 1) {
-        while (ov->done[b] != ov->generation) pthread_cond_wait(&ov->done_cond, &ov->lock);
+        while (ov->done[b] != ov->generation) condition_wait(&ov->done_cond, &ov->lock);
     } else {
-        while (ov->gathered[b] < ov->generation - 1) pthread_cond_wait(&ov->done_cond, &ov->lock);
+        while (ov->gathered[b] < ov->generation - 1) condition_wait(&ov->done_cond, &ov->lock);
     }
-    pthread_mutex_unlock(&ov->lock);
+    lock_release(&ov->lock);
 }
 
 static int bucket_of_layer(const Overlap *ov, int layer) {
@@ -407,15 +412,16 @@ int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int 
     ov->step = step;
     ov->coll = c;
     ov->sharded = sharded;
-    pthread_mutex_init(&ov->lock, NULL);
-    pthread_cond_init(&ov->wake, NULL);
-    pthread_cond_init(&ov->done_cond, NULL);
+    lock_init(&ov->lock);
+    condition_init(&ov->wake);
+    condition_init(&ov->done_cond);
     ov->sync_ready = 1;
     if (build_buckets(ov) != 0 || build_run(ov, first_update) != 0) {
         *why = "out of memory creating the executor";
         return -1;
     }
-    if (pthread_create(&ov->thread, NULL, communicate, ov) != 0) {
+    if (SIMULATED) return 0; // the rank's own actor runs the jobs (overlap_run_beside)
+    if (thread_start(&ov->thread, communicate, ov) != 0) {
         *why = "cannot start the communication thread";
         return -1;
     }
@@ -424,26 +430,67 @@ int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int 
 }
 
 void overlap_begin_step(Overlap *ov, Trace *trace, int iteration, float *losses) {
-    pthread_mutex_lock(&ov->lock);
+    lock_acquire(&ov->lock);
     ov->generation++;
     ov->trace = trace;
     ov->iteration = iteration;
     ov->losses = losses;
     ov->busy_s = 0.0;
-    pthread_mutex_unlock(&ov->lock);
+    lock_release(&ov->lock);
+}
+
+// What overlap_run_beside gives the walk's actor.
+typedef struct {
+    Overlap *ov;
+    void *(*walk)(void *);
+    void *arg;
+} Beside;
+
+static void *walk_then_leave(void *arg) {
+    Beside *beside = arg;
+    beside->walk(beside->arg);
+    lock_acquire(&beside->ov->lock);
+    beside->ov->walking = 0;
+    condition_broadcast(&beside->ov->wake);
+    lock_release(&beside->ov->lock);
+    return NULL;
+}
+
+// The job at the queue's head is the parameters' all-gather handed over at this step's end, which
+// the thread would run beside the next step's forward pass: not this step's.
+static int next_steps(const Overlap *ov) {
+    const Job *job = &ov->queue[ov->queue_head];
+    return job->gather && job->generation == ov->generation;
+}
+
+int overlap_run_beside(Overlap *ov, void *(*walk)(void *), void *arg) {
+    Beside beside = {ov, walk, arg};
+    Thread walker;
+    ov->walking = 1; // before the walk's actor runs: it alone clears it
+    if (thread_start(&walker, walk_then_leave, &beside) != 0) return -1;
+    lock_acquire(&ov->lock);
+    for (;;) {
+        while (ov->walking && !(ov->queue_count && !next_steps(ov))) condition_wait(&ov->wake, &ov->lock);
+        if (!ov->walking) break; // its wait operations have seen this step's reductions done
+        take_job(ov);
+    }
+    lock_release(&ov->lock);
+    thread_join(&walker);
+    return 0;
 }
 
 void overlap_settle(Overlap *ov) {
-    pthread_mutex_lock(&ov->lock);
+    lock_acquire(&ov->lock);
+    while (SIMULATED && ov->queue_count) take_job(ov); // no thread there: what is left is this actor's
     for (int k = 0; ov->sharded && k < ov->n_buckets; k++)
-        while (ov->gathered[k] != ov->generation) pthread_cond_wait(&ov->done_cond, &ov->lock);
-    pthread_mutex_unlock(&ov->lock);
+        while (ov->gathered[k] != ov->generation) condition_wait(&ov->done_cond, &ov->lock);
+    lock_release(&ov->lock);
 }
 
 double overlap_busy_s(Overlap *ov) {
-    pthread_mutex_lock(&ov->lock);
+    lock_acquire(&ov->lock);
     double busy = ov->busy_s;
-    pthread_mutex_unlock(&ov->lock);
+    lock_release(&ov->lock);
     return busy;
 }
 
@@ -466,16 +513,16 @@ int overlap_most_blocks(const Overlap *ov) {
 
 void overlap_destroy(Overlap *ov) {
     if (ov->thread_started) {
-        pthread_mutex_lock(&ov->lock);
+        lock_acquire(&ov->lock);
         ov->stop = 1;
-        pthread_cond_signal(&ov->wake);
-        pthread_mutex_unlock(&ov->lock);
-        pthread_join(ov->thread, NULL);
+        condition_signal(&ov->wake);
+        lock_release(&ov->lock);
+        thread_join(&ov->thread);
     }
     if (ov->sync_ready) {
-        pthread_mutex_destroy(&ov->lock);
-        pthread_cond_destroy(&ov->wake);
-        pthread_cond_destroy(&ov->done_cond);
+        lock_destroy(&ov->lock);
+        condition_destroy(&ov->wake);
+        condition_destroy(&ov->done_cond);
     }
     for (int k = 0; ov->buckets && k < ov->n_buckets; k++) {
         partition_free(&ov->buckets[k].reduce);

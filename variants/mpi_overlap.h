@@ -3,10 +3,10 @@
 #ifndef MPI_OVERLAP_H
 #define MPI_OVERLAP_H
 
-#include <pthread.h>
 #include "../core/step.h"
 #include "../core/trace.h"
 #include "mpi_collectives.h"
+#include "simulation.h"
 
 // The gradients of one transformer block (or of the embeddings and the final
 // LayerNorm), reduced as soon as the backward pass has written them for the
@@ -47,10 +47,10 @@ typedef struct {
     Op *run_ops;
     int *run_origin, *run_row0; // each run operation's index and first row in the whole step
     // the communication thread and what the comm operations hand it
-    pthread_t thread;
+    Thread thread;
     int thread_started, sync_ready;
-    pthread_mutex_t lock;
-    pthread_cond_t wake, done_cond;
+    Lock lock;
+    Condition wake, done_cond;
     Job *queue;                 // (2 n_buckets) handed over, not yet taken
     int queue_head, queue_count;
     long generation;            // steps so far: done[b] == generation once bucket b is reduced in
@@ -58,6 +58,7 @@ typedef struct {
     long *gathered;             // all-gathered
     long loss_generation;       // the last step whose loss the thread has summed
     int stop;
+    int walking;                // built for SMPI: the step's walk goes on (overlap_run_beside)
     Trace *trace;               // this step's, its iteration and its losses: what the jobs it hands
     int iteration;              // over carry
     float *losses;
@@ -71,6 +72,12 @@ int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int 
 // Before a step's run of ov->run: the thread's records go to `trace` under `iteration`, and the
 // ranks' losses[iteration] are summed there.
 void overlap_begin_step(Overlap *ov, Trace *trace, int iteration, float *losses);
+// Built for SMPI, instead of a run of ov->run by the node executor: `walk(arg)` runs it on another
+// actor of the rank's host while this, the rank's own actor, runs the jobs it hands over (the one
+// actor of the rank that may exchange messages: simulation.h); no thread is started. Returns once
+// the walk has ended, leaving the parameters' all-gathers it handed over for the next step's run
+// (beside its forward pass, as the thread runs them) or overlap_settle. 0, or -1 (memory).
+int overlap_run_beside(Overlap *ov, void *(*walk)(void *), void *arg);
 // Returns once every job handed over has been done: the parameters whole again (sharded).
 void overlap_settle(Overlap *ov);
 // After it (every wait operation has returned): the seconds the thread spent in collectives.
