@@ -144,9 +144,10 @@ static int parse_op_seconds(const char *line, int number, OpSeconds *op, Error *
     size_t n = strcspn(label, "\r\n");
     if (end == line || errno || !isfinite(op->seconds) || op->seconds < 0 || label == end || n == 0 ||
         n >= sizeof(op->label) || label[n + strspn(label + n, "\r\n")] != '\0') {
+        int shown = (int)strcspn(line, "\r\n");
         snprintf(err->message, sizeof(err->message),
                  "GPT2_SMPI_OP_SECONDS: %.200s line %d: expected seconds (a number, 0 or more), a space and the "
-                 "operation's label, got '%.60s'", simulated_op_path, number, line);
+                 "operation's label, got '%.*s'", simulated_op_path, number, shown < 80 ? shown : 80, line);
         return -1;
     }
     memcpy(op->label, label, n);

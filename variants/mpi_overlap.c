@@ -38,6 +38,11 @@
 // across ranks by the thread too, before the first bucket's reduce-scatter
 // (every start operation reads it), so that the main thread calls MPI only
 // after overlap_settle.
+//
+// Built for SMPI (simulation.h) no thread is started: the rank's own actor,
+// the one SimGrid delivers its messages to, runs the jobs, in
+// overlap_run_beside while another actor walks the step, and in
+// overlap_settle; the jobs, their order and their messages are the thread's.
 #define _GNU_SOURCE
 #include "mpi_overlap.h"
 #include <stdio.h>

@@ -34,17 +34,20 @@ contributions of the other nodes to the node's shards). So
 transformer blocks from the last, then wte, wpe and the final LayerNorm) is handed over once the
 backward pass has done the work of the operations up to the last one with its layer (the embeddings'
 when it ends: the encoder's backward pass writes wte last), at forward + backward x that share of the
-backward pass's task work; the buckets' collectives run one after the other, each taking the whole
-reduce-scatter's time (and the replicated update's gradient all-gather's) x its share of the
-parameters (its AdamW operations' bytes). So, with f_k the end of bucket k's collective,
+backward pass's task work; the buckets' collectives run one after the other, each the replay of a
+reduce-scatter (and the replicated update's gradient all-gather) of its own parameters (its share of
+them: its AdamW operations' bytes), so that each pays its own latencies. So, with f_k the end of
+bucket k's collective,
 
-  f_k = max(f_{k-1}, ready_k) + comm_k,   step = max(f_last, compute) + update
+  f_k = max(f_{k-1}, ready_k) + comm_k,   u_k = max(u_{k-1}, f_k) + update x share_k,   u_0 = compute,
+  step = u_last
 
-(no contention between the communication and the compute: the communication thread on a core of
-its own). With the sharded update the parameters' all-gather runs on that thread too, bucket by
+(each bucket's AdamW once its own collective is done, in the buckets' order, as the binary's step
+orders them; no contention between the communication and the compute: the communication thread on
+a core of its own). With the sharded update the parameters' all-gather runs on that thread too, bucket by
 bucket beside the next step's forward pass (wte's bucket first, then the blocks from the first: the
-order the forward pass reads them), each taking the whole all-gather's time x its share of the
-parameters, and the forward pass of a bucket's layers waits for its own: in the steady state, with
+order the forward pass reads them), each the replay of an all-gather of its parameters, and the
+forward pass of a bucket's layers waits for its own: in the steady state, with
 g_k the end of bucket k's all-gather counted from the step's start and s_k the share of the
 forward pass's task work done before the bucket's first operation,
 
@@ -52,13 +55,14 @@ forward pass's task work done before the bucket's first operation,
   forward ends at F_last + forward x (1 - s_last), and the reductions start after g_last.
 
 The communication thread adds alone: the overlapped collectives' adds run at one core's memory
-bandwidth (the --overlap off ring's at the rank's threads').
+bandwidth (the --overlap off ring's at the rank's threads'; docs/mpi.md).
 
 The frame gives both: predicted_step_s (--overlap off) and predicted_step_overlap_s. The smpi engine
 runs the binary a second time for the latter, with --overlap on: its node executor's step walked in
 order, each operation a delay of the seconds op_seconds gives it (this model's forward pass, backward
 pass and update spread over their operations by task work, as bucket_profile and gather_profile
-spread them), the buckets' collectives the binary's own beside it. The two engines then agree where
+spread them; a sharded rank's AdamW its elements' share of the update), the buckets' collectives the
+binary's own beside it. The two engines then agree where
 the model above holds: each bucket's collective takes its share of the whole one's time (the
 bandwidth, not the latency, bounds it) and the buckets follow one another.
 
@@ -226,21 +230,28 @@ def op_seconds(g, work, forward_s, compute_s, update_g, update_work, update_s, u
     return [(spent.get(i, 0.0), op["label"]) for i, op in enumerate(g.ops)]
 
 
-def overlapped_step(compute, forward, profile, bucket_comm_s, after_s, gathers=(), gather_s=0.0):
-    """The step with --overlap on: the buckets' collectives (bucket_comm_s for all of them) beside the
-    backward pass, then the update and what follows it (after_s); with `gathers` (gather_profile),
-    the parameters' all-gathers (gather_s for all of them) beside the forward pass first (the module
-    comment)."""
+def _per_bucket(seconds, pairs):
+    """Each bucket's seconds: given as a list, or all the buckets' split by their shares."""
+    return list(seconds) if isinstance(seconds, (list, tuple)) else [seconds * share for _, share in pairs]
+
+
+def overlapped_step(compute, forward, profile, bucket_comm_s, update_s, gathers=(), gather_s=0.0):
+    """The step with --overlap on: the buckets' collectives (bucket_comm_s: all of them, or a list of
+    each one's) beside the backward pass, each bucket's AdamW (update_s x its share) once its own is
+    done; with `gathers` (gather_profile), the parameters' all-gathers (gather_s, likewise) beside the
+    forward pass first (the module comment)."""
     start = gathered = done = 0.0
-    for first, share in gathers:
-        gathered += gather_s * share
+    for (first, _), seconds in zip(gathers, _per_bucket(gather_s, gathers)):
+        gathered += seconds
         start = max(start + forward * (first - done), gathered)
         done = first
     forward_end = start + forward * (1.0 - done)
     end = gathered
-    for ready, share in profile:
-        end = max(end, forward_end + (compute - forward) * ready) + bucket_comm_s * share
-    return max(end, forward_end + compute - forward) + after_s
+    updated = forward_end + compute - forward
+    for (ready, share), seconds in zip(profile, _per_bucket(bucket_comm_s, profile)):
+        end = max(end, forward_end + (compute - forward) * ready) + seconds
+        updated = max(updated, end) + update_s * share
+    return updated
 
 
 def _bucket_parameters(share, parameters):
@@ -260,13 +271,13 @@ def replayed_overlap(lay, compute, update, profile, parameters, per_bucket):
     that a bucket's latency is its own. Sharded: the parameters' all-gather beside the next forward
     pass; replicated: each bucket's gradients all-gathered after its reduce-scatter."""
     sharded = lay.update == "sharded"
+    buckets = profile.get("buckets", [(1.0, 1.0)])
+    gathers = profile.get("gathers", ((0.0, 1.0),)) if sharded else ()
 
-    def timed(pairs, collectives):
-        return [(at, sum(per_bucket[_bucket_parameters(share, parameters)][c] for c in collectives))
-                for at, share in pairs]
-    buckets = timed(profile.get("buckets", [(1.0, 1.0)]), (0,) if sharded else (0, 1))
-    gathers = timed(profile.get("gathers", ((0.0, 1.0),)), (1,)) if sharded else ()
-    return overlapped_step(compute, profile.get("forward_s", compute), buckets, 1.0, update, gathers, 1.0)
+    def seconds(pairs, collectives):
+        return [sum(per_bucket[_bucket_parameters(share, parameters)][c] for c in collectives) for _, share in pairs]
+    return overlapped_step(compute, profile.get("forward_s", compute), buckets,
+                           seconds(buckets, (0,) if sharded else (0, 1)), update, gathers, seconds(gathers, (1,)))
 
 
 def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target, overhead=0.0, profile=None):

@@ -30,8 +30,10 @@ rank's own actor, so under SMPI that actor runs the collectives and the walk run
 of the rank's host; the host has a core for each (platform_xml's `cores`), at one core's memory
 bandwidth: the communication thread adds alone. The seconds are the prediction's own
 (pstudy.analyse.distributed.op_seconds): the forward pass's share of the replayed compute spread over
-its operations by their task work, the backward pass's likewise, and the update's, so that the walk
-adds up to the compute and the update the --overlap off run is given. Two steps, the second's time:
+its operations by their task work, the backward pass's likewise, and the whole update's (a sharded
+rank's cut AdamW operations take their elements' share of it), so that the walk adds up to the
+compute and the update the --overlap off run is given. The communication thread's waits do not poll
+there (neither engine models the polling). Two steps, the second's time:
 with the sharded update the parameters' all-gathers of a step run beside the next one's forward pass.
 
 What the run gives: rank 0's step time and time in communication (`--json`: the step's reduce-
