@@ -109,8 +109,9 @@ static void set_error(Error *err, const char *message) {
 // built for SMPI, the simulated seconds of a step's forward and backward operations and of its
 // AdamW operations
 static double simulated_compute_s, simulated_update_s;
-// and with --overlap on, each operation's (simulated_ops of them: the step's, as --describe lists
-// them) and its label, from the file GPT2_SMPI_OP_SECONDS names
+// and with --overlap on, each operation's and its label (simulated_ops of them: the step's, in its
+// order, which gpt2-mpi --describe lists before its communication operations), from the file
+// GPT2_SMPI_OP_SECONDS names
 typedef struct {
     double seconds;
     char label[sizeof(((Op *)0)->label)];
