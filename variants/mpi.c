@@ -36,7 +36,10 @@
 // same bits with either --overlap and every K at any R (its order is the
 // ranks').
 //
-// Built for SimGrid's SMPI, the node compute is simulated (simulation.h).
+// Built for SimGrid's SMPI, the node compute is simulated (simulation.h): with --overlap off the
+// forward and backward operations are one delay and AdamW another (GPT2_SMPI_COMPUTE_S,
+// GPT2_SMPI_UPDATE_S); with --overlap on each operation of ov.run is a delay of its own, read from
+// the file GPT2_SMPI_OP_SECONDS names, walked in ov.run's order beside the buckets' collectives.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
@@ -111,6 +114,16 @@ static void set_error(Error *err, const char *message) {
 // built for SMPI, the simulated seconds of a step's forward and backward operations and of its
 // AdamW operations
 static double simulated_compute_s, simulated_update_s;
+// and with --overlap on, each operation's and its label (simulated_ops of them: the step's, in its
+// order, which gpt2-mpi --describe lists before its communication operations), from the file
+// GPT2_SMPI_OP_SECONDS names
+typedef struct {
+    double seconds;
+    char label[sizeof(((Op *)0)->label)];
+} OpSeconds;
+static OpSeconds *simulated_op;
+static int simulated_ops;
+static const char *simulated_op_path;
 
 // Seconds from the environment variable `name` (0 when unset), or -1 with err set. The harness
 // sets them in smpirun's environment, which every rank sees.
@@ -128,30 +141,88 @@ static double seconds_from_environment(const char *name, Error *err) {
     return v;
 }
 
+// One line of the operations' seconds: "SECONDS LABEL". 0, or -1 with err set.
+static int parse_op_seconds(const char *line, int number, OpSeconds *op, Error *err) {
+    char *end;
+    errno = 0;
+    op->seconds = strtod(line, &end);
+    const char *label = end + strspn(end, " \t");
+    size_t n = strcspn(label, "\r\n");
+    if (end == line || errno || !isfinite(op->seconds) || op->seconds < 0 || label == end || n == 0 ||
+        n >= sizeof(op->label) || label[n + strspn(label + n, "\r\n")] != '\0') {
+        int shown = (int)strcspn(line, "\r\n");
+        snprintf(err->message, sizeof(err->message),
+                 "GPT2_SMPI_OP_SECONDS: %.200s line %d: expected seconds (a number, 0 or more), a space and the "
+                 "operation's label, got '%.*s'", simulated_op_path, number, shown < 80 ? shown : 80, line);
+        return -1;
+    }
+    memcpy(op->label, label, n);
+    op->label[n] = '\0';
+    return 0;
+}
+
+// Built for SMPI with --overlap on: the seconds of each of the step's operations (simulated_op), from
+// the file GPT2_SMPI_OP_SECONDS names, one line an operation in the step's order. 0, or -1 with err set.
+static int read_op_seconds(Error *err) {
+    simulated_op_path = getenv("GPT2_SMPI_OP_SECONDS");
+    if (!simulated_op_path || !*simulated_op_path) {
+        set_error(err, "--overlap on: GPT2_SMPI_OP_SECONDS must name the file of the operations' simulated seconds "
+                       "(perfstudy predict --engine smpi writes it)");
+        return -1;
+    }
+    FILE *f = fopen(simulated_op_path, "r");
+    if (!f) {
+        snprintf(err->message, sizeof(err->message), "GPT2_SMPI_OP_SECONDS: %.200s: %s", simulated_op_path,
+                 strerror(errno));
+        return -1;
+    }
+    char line[256];
+    int capacity = 0, failed = 0;
+    while (!failed && fgets(line, sizeof(line), f)) {
+        if (simulated_ops == capacity) {
+            capacity = capacity ? 2 * capacity : 256;
+            OpSeconds *grown = realloc(simulated_op, (size_t)capacity * sizeof(OpSeconds));
+            if (!grown) {
+                set_error(err, "out of memory reading GPT2_SMPI_OP_SECONDS");
+                failed = 1;
+                break;
+            }
+            simulated_op = grown;
+        }
+        failed = parse_op_seconds(line, simulated_ops + 1, &simulated_op[simulated_ops], err) != 0;
+        simulated_ops++;
+    }
+    fclose(f);
+    if (!failed && simulated_ops == 0) {
+        snprintf(err->message, sizeof(err->message), "GPT2_SMPI_OP_SECONDS: %.200s: no operations", simulated_op_path);
+        failed = 1;
+    }
+    return failed ? -1 : 0;
+}
+
 int dist_check_executor(const ExecOptions *options, Error *err) {
     const char *name = options->executor ? options->executor : "forkjoin";
     if (SIMULATED) {
         // read here, before the ranks agree, so that a bad value is one line and exit status 2
         if ((simulated_compute_s = seconds_from_environment("GPT2_SMPI_COMPUTE_S", err)) < 0 ||
-            (simulated_update_s = seconds_from_environment("GPT2_SMPI_UPDATE_S", err)) < 0)
+            (simulated_update_s = seconds_from_environment("GPT2_SMPI_UPDATE_S", err)) < 0 ||
+            (options->overlap && read_op_seconds(err) != 0))
             return -1;
-        if (options->overlap) {
-            set_error(err, "--overlap on: not simulated (its compute is one delay, with no backward pass to overlap)");
-            return -1;
-        }
         if (options->comm_threads > 1) {
-            set_error(err, "--comm-threads: more than 1 is not simulated (a rank's collectives run as one channel)");
+            set_error(err, "--comm-threads: more than 1 is not simulated (under SMPI one actor of a rank "
+                           "exchanges messages: one channel)");
             return -1;
         }
     }
     int level;
     MPI_Query_thread(&level);
-    if (options->comm_threads > 1 && level < MPI_THREAD_MULTIPLE) {
+    // under SMPI one actor of a rank calls MPI (simulation.h), whatever level it gives
+    if (!SIMULATED && options->comm_threads > 1 && level < MPI_THREAD_MULTIPLE) {
         snprintf(err->message, sizeof(err->message), "--comm-threads: the MPI library does not give "
                  "MPI_THREAD_MULTIPLE, which %d channels' threads calling it at once need", options->comm_threads);
         return -1;
     }
-    if (options->overlap && level < MPI_THREAD_SERIALIZED) {
+    if (!SIMULATED && options->overlap && level < MPI_THREAD_SERIALIZED) {
         set_error(err, "--overlap on: the MPI library does not give MPI_THREAD_SERIALIZED, which the "
                        "communication thread needs");
         return -1;
@@ -188,6 +259,7 @@ struct Executor {
     Partition gather_blocks;    // and in the all-gathers'
     long long bytes_per_step;   // sent by this rank
     Overlap ov;
+    double *run_seconds;        // built for SMPI: (ov.run.n_ops) each one's simulated seconds
 };
 
 // Shard boundaries: R nearly equal ranges of the parameters in memory order,
@@ -262,14 +334,50 @@ static int first_update_op(const StepDescription *step) {
     return first_update;
 }
 
+// Built for SMPI: each operation of ov.run's seconds, from the step's (simulated_op, checked against
+// the step's first n_step operations). Sharded, an AdamW operation cut to this rank's rows takes their
+// elements' share of the whole update's seconds: every rank updates 1/R of the parameters in 1/R of
+// them, as the replay has it, whichever tensors its sub-shards fall in. 0, or -1 with `err` set.
+static int simulated_run_seconds(Executor *ex, int n_step, Error *err) {
+    const StepDescription *s = ex->step, *run = &ex->ov.run;
+    if (simulated_ops != n_step) {
+        snprintf(err->message, sizeof(err->message), "GPT2_SMPI_OP_SECONDS: %.200s: %d operations, where the step "
+                 "has %d", simulated_op_path, simulated_ops, n_step);
+        return -1;
+    }
+    double update_s = 0.0;
+    for (int i = 0; i < n_step; i++) {
+        if (strcmp(simulated_op[i].label, s->ops[i].label) != 0) {
+            snprintf(err->message, sizeof(err->message), "GPT2_SMPI_OP_SECONDS: %.200s line %d: '%s', where the "
+                     "step's operation %d is '%s'", simulated_op_path, i + 1, simulated_op[i].label, i, s->ops[i].label);
+            return -1;
+        }
+        if (s->ops[i].kind == OP_ADAMW) update_s += simulated_op[i].seconds;
+    }
+    if (!(ex->run_seconds = malloc((size_t)run->n_ops * sizeof(double)))) {
+        set_error(err, "out of memory creating the executor");
+        return -1;
+    }
+    for (int i = 0; i < run->n_ops; i++) {
+        const Op *op = &run->ops[i];
+        double elements = (double)op->split_channels * op->width;
+        ex->run_seconds[i] = op->kind == OP_COMM                  ? 0.0
+                             : ex->sharded && op->kind == OP_ADAMW ? update_s * elements / s->model->num_parameters
+                                                                   : simulated_op[ex->ov.run_origin[i]].seconds;
+    }
+    return 0;
+}
+
 // --overlap on: the buckets, their communication thread and one run of the inner executor over
 // the whole step with the buckets' operations in it. 0, or -1 with `err` set.
 static int create_overlapped(Executor *ex, const ExecOptions *options, int first_update, Error *err) {
     const char *why;
+    int n_step = ex->step->n_ops;
     if (overlap_create(&ex->ov, ex->step, ex->coll, ex->sharded, first_update, &why) != 0) {
         set_error(err, why);
         return -1;
     }
+    if (SIMULATED && simulated_run_seconds(ex, n_step, err) != 0) return -1;
     if (!(ex->run_ex = ex->inner->create(&ex->ov.run, options, err))) return -1;
     ex->bytes_per_step = (long long)overlap_sent(&ex->ov) * (long long)sizeof(float);
     return 0;
@@ -413,6 +521,28 @@ static void gather_parameters(Executor *ex, const Partition *p, int it, StepRepo
     report->comm_s += t1 - t0;
 }
 
+// What a walk of ov.run is given.
+typedef struct {
+    const Executor *ex;
+    int iteration;
+    StepReport *report;
+} Walk;
+
+// Built for SMPI: what the node executor would run, ov.run, one operation after the other in its
+// order (the order any of them starts the buckets in), each compute operation a delay of its
+// seconds, the bucket operations handing over to the rank's actor and waiting for it.
+static void *simulate_walk(void *arg) {
+    const Walk *w = arg;
+    const StepDescription *run = &w->ex->ov.run;
+    for (int i = 0; i < run->n_ops; i++) {
+        double t0 = now_seconds();
+        if (run->ops[i].kind == OP_COMM) run->comm(run->comm_context, &run->ops[i], w->iteration);
+        else simulate_seconds(w->ex->run_seconds[i]);
+        w->report->phase_s[run->ops[i].phase] += now_seconds() - t0;
+    }
+    return NULL;
+}
+
 // --overlap on: one run of the node executor does the forward and backward
 // passes, the buckets' reductions beside them, and the update; the ranks'
 // losses and, sharded, the parameters' all-gathers are the communication
@@ -421,6 +551,16 @@ static void train_overlapped(Executor *ex, int it, float *losses, StepReport *re
     StepReport part;
     ex->ov.run.adamw = ex->step->adamw;
     overlap_begin_step(&ex->ov, trace, it, losses);
+    if (SIMULATED) {
+        Walk walk = {ex, it, report};
+        losses[it] = 0.0f;
+        if (overlap_run_beside(&ex->ov, simulate_walk, &walk) != 0) {
+            fprintf(stderr, "gpt2-mpi: rank %d: out of memory starting the step's walk\n", ex->coll->rank);
+            dist_abort(2);
+        }
+        report->comm_s = overlap_busy_s(&ex->ov);
+        return;
+    }
     size_t before = trace_mark(trace);
     ex->inner->train(ex->run_ex, it, 1, losses, &part, trace);
     trace_to_step(trace, before, ex->ov.run_origin, ex->ov.run_row0);
@@ -486,6 +626,7 @@ void executor_destroy(Executor *ex) {
     free(ex->update_ops);
     free(ex->update_origin);
     free(ex->update_row0);
+    free(ex->run_seconds);
     free(ex->weights);
     free(ex->shard);
     channels_free(ex->coll);

@@ -43,6 +43,11 @@
 // (mpi_collectives.c): each runs its channel of every job, in the order the
 // jobs are handed over, and a job is done once all K have run it. Channel 0's
 // thread sums the losses.
+//
+// Built for SMPI (simulation.h) no thread is started: the rank's own actor,
+// the one SimGrid delivers its messages to, runs the jobs (one channel), in
+// overlap_run_beside while another actor walks the step, and in
+// overlap_settle; the jobs, their order and their messages are the thread's.
 #define _GNU_SOURCE
 #include "mpi_overlap.h"
 #include <stdio.h>
@@ -149,7 +154,19 @@ static void job_finished(Overlap *ov, CommThread *thread, Job *slot, double t0, 
                slot->end);
     if (slot->gather) ov->gathered[slot->bucket] = slot->generation;
     else ov->done[slot->bucket] = slot->generation;
-    pthread_cond_broadcast(&ov->done_cond);
+    condition_broadcast(&ov->done_cond);
+}
+
+// Under the lock: runs the next job handed over to `thread`'s channel without the lock, and
+// records it.
+static void take_job(Overlap *ov, CommThread *thread) {
+    Job *slot = &ov->queue[thread->next++ % (2 * ov->n_buckets)], job = *slot;
+    lock_release(&ov->lock);
+    double t0 = now_seconds();
+    run_job(ov, &job, thread->channel);
+    double t1 = now_seconds();
+    lock_acquire(&ov->lock);
+    job_finished(ov, thread, slot, t0, t1);
 }
 
 // A communication thread: runs its channel of the jobs in the order the start
@@ -162,20 +179,13 @@ static void job_finished(Overlap *ov, CommThread *thread, Job *slot, double t0, 
 static void *communicate(void *arg) {
     CommThread *thread = arg;
     Overlap *ov = thread->ov;
-    long next = 0;
-    pthread_mutex_lock(&ov->lock);
+    lock_acquire(&ov->lock);
     for (;;) {
-        while (next == ov->handed && !ov->stop) pthread_cond_wait(&ov->wake, &ov->lock);
-        if (next == ov->handed) break;
-        Job *slot = &ov->queue[next++ % (2 * ov->n_buckets)], job = *slot;
-        pthread_mutex_unlock(&ov->lock);
-        double t0 = now_seconds();
-        run_job(ov, &job, thread->channel);
-        double t1 = now_seconds();
-        pthread_mutex_lock(&ov->lock);
-        job_finished(ov, thread, slot, t0, t1);
+        while (thread->next == ov->handed && !ov->stop) condition_wait(&ov->wake, &ov->lock);
+        if (thread->next == ov->handed) break;
+        take_job(ov, thread);
     }
-    pthread_mutex_unlock(&ov->lock);
+    lock_release(&ov->lock);
     return NULL;
 }
 
@@ -187,17 +197,17 @@ static void comm_op(void *context, const Op *op, int iteration) {
     Overlap *ov = context;
     (void)iteration;
     int b = op->comm / 4, what = op->comm % 4;
-    pthread_mutex_lock(&ov->lock);
+    lock_acquire(&ov->lock);
     if (what == 0 || what == 2) {
         ov->queue[ov->handed++ % (2 * ov->n_buckets)] =
             (Job){b, what == 2, ov->generation, ov->iteration, ov->trace, ov->losses, 0, 0.0, 0.0};
-        pthread_cond_broadcast(&ov->wake);
+        condition_broadcast(&ov->wake);
     } else if (what == 1) {
-        while (ov->done[b] != ov->generation) pthread_cond_wait(&ov->done_cond, &ov->lock);
+        while (ov->done[b] != ov->generation) condition_wait(&ov->done_cond, &ov->lock);
     } else {
-        while (ov->gathered[b] < ov->generation - 1) pthread_cond_wait(&ov->done_cond, &ov->lock);
+        while (ov->gathered[b] < ov->generation - 1) condition_wait(&ov->done_cond, &ov->lock);
     }
-    pthread_mutex_unlock(&ov->lock);
+    lock_release(&ov->lock);
 }
 
 static int bucket_of_layer(const Overlap *ov, int layer) {
@@ -424,12 +434,13 @@ static int build_run(Overlap *ov, int first_update) {
     return 0;
 }
 
-// Starts the communication threads, one per channel. 0, or -1 when one cannot be started.
+// Starts the communication threads, one per channel (built for SMPI, none: the rank's own actor
+// runs channel 0's jobs, overlap_run_beside). 0, or -1 when one cannot be started.
 static int start_threads(Overlap *ov) {
     if (!(ov->threads = calloc((size_t)ov->coll->channels, sizeof(CommThread)))) return -1;
-    for (int c = 0; c < ov->coll->channels; c++) {
-        ov->threads[c] = (CommThread){.ov = ov, .channel = c};
-        if (pthread_create(&ov->threads[c].thread, NULL, communicate, &ov->threads[c]) != 0) return -1;
+    for (int c = 0; c < ov->coll->channels; c++) ov->threads[c] = (CommThread){.ov = ov, .channel = c};
+    for (int c = 0; !SIMULATED && c < ov->coll->channels; c++) {
+        if (thread_start(&ov->threads[c].thread, communicate, &ov->threads[c]) != 0) return -1;
         ov->threads_started++;
     }
     return 0;
@@ -438,11 +449,11 @@ static int start_threads(Overlap *ov) {
 // Ends the threads started, once every job handed over is done.
 static void stop_threads(Overlap *ov) {
     if (!ov->threads_started) return;
-    pthread_mutex_lock(&ov->lock);
+    lock_acquire(&ov->lock);
     ov->stop = 1;
-    pthread_cond_broadcast(&ov->wake);
-    pthread_mutex_unlock(&ov->lock);
-    for (int c = 0; c < ov->threads_started; c++) pthread_join(ov->threads[c].thread, NULL);
+    condition_broadcast(&ov->wake);
+    lock_release(&ov->lock);
+    for (int c = 0; c < ov->threads_started; c++) thread_join(&ov->threads[c].thread);
 }
 
 int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int sharded, int first_update,
@@ -450,9 +461,9 @@ int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int 
     ov->step = step;
     ov->coll = c;
     ov->sharded = sharded;
-    pthread_mutex_init(&ov->lock, NULL);
-    pthread_cond_init(&ov->wake, NULL);
-    pthread_cond_init(&ov->done_cond, NULL);
+    lock_init(&ov->lock);
+    condition_init(&ov->wake);
+    condition_init(&ov->done_cond);
     ov->sync_ready = 1;
     if (build_buckets(ov) != 0 || build_run(ov, first_update) != 0) {
         *why = "out of memory creating the executor";
@@ -466,28 +477,72 @@ int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int 
 }
 
 void overlap_begin_step(Overlap *ov, Trace *trace, int iteration, float *losses) {
-    pthread_mutex_lock(&ov->lock);
+    lock_acquire(&ov->lock);
     ov->generation++;
     ov->trace = trace;
     ov->iteration = iteration;
     ov->losses = losses;
-    for (int c = 0; c < ov->threads_started; c++) ov->threads[c].busy_s = 0.0;
-    pthread_mutex_unlock(&ov->lock);
+    for (int c = 0; ov->threads && c < ov->coll->channels; c++) ov->threads[c].busy_s = 0.0;
+    lock_release(&ov->lock);
+}
+
+// What overlap_run_beside gives the walk's actor.
+typedef struct {
+    Overlap *ov;
+    void *(*walk)(void *);
+    void *arg;
+} Beside;
+
+static void *walk_then_leave(void *arg) {
+    Beside *beside = arg;
+    beside->walk(beside->arg);
+    lock_acquire(&beside->ov->lock);
+    beside->ov->walking = 0;
+    condition_broadcast(&beside->ov->wake);
+    lock_release(&beside->ov->lock);
+    return NULL;
+}
+
+// The next job of `thread` is the parameters' all-gather handed over at this step's end, which
+// a thread would run beside the next step's forward pass: not this step's.
+static int next_steps(const Overlap *ov, const CommThread *thread) {
+    const Job *job = &ov->queue[thread->next % (2 * ov->n_buckets)];
+    return job->gather && job->generation == ov->generation;
+}
+
+int overlap_run_beside(Overlap *ov, void *(*walk)(void *), void *arg) {
+    Beside beside = {ov, walk, arg};
+    CommThread *mine = &ov->threads[0];
+    Thread walker;
+    ov->walking = 1; // before the walk's actor runs: it alone clears it
+    if (thread_start(&walker, walk_then_leave, &beside) != 0) return -1;
+    lock_acquire(&ov->lock);
+    for (;;) {
+        while (ov->walking && !(mine->next < ov->handed && !next_steps(ov, mine)))
+            condition_wait(&ov->wake, &ov->lock);
+        if (!ov->walking) break; // its wait operations have seen this step's reductions done
+        take_job(ov, mine);
+    }
+    lock_release(&ov->lock);
+    thread_join(&walker);
+    return 0;
 }
 
 void overlap_settle(Overlap *ov) {
-    pthread_mutex_lock(&ov->lock);
+    lock_acquire(&ov->lock);
+    // no thread there: what is left is this actor's
+    while (SIMULATED && ov->threads[0].next < ov->handed) take_job(ov, &ov->threads[0]);
     for (int k = 0; ov->sharded && k < ov->n_buckets; k++)
-        while (ov->gathered[k] != ov->generation) pthread_cond_wait(&ov->done_cond, &ov->lock);
-    pthread_mutex_unlock(&ov->lock);
+        while (ov->gathered[k] != ov->generation) condition_wait(&ov->done_cond, &ov->lock);
+    lock_release(&ov->lock);
 }
 
 double overlap_busy_s(Overlap *ov) {
-    pthread_mutex_lock(&ov->lock);
+    lock_acquire(&ov->lock);
     double busy = 0.0;
-    for (int c = 0; c < ov->threads_started; c++)
+    for (int c = 0; ov->threads && c < ov->coll->channels; c++)
         if (ov->threads[c].busy_s > busy) busy = ov->threads[c].busy_s;
-    pthread_mutex_unlock(&ov->lock);
+    lock_release(&ov->lock);
     return busy;
 }
 
@@ -511,9 +566,9 @@ int overlap_most_blocks(const Overlap *ov) {
 void overlap_destroy(Overlap *ov) {
     stop_threads(ov);
     if (ov->sync_ready) {
-        pthread_mutex_destroy(&ov->lock);
-        pthread_cond_destroy(&ov->wake);
-        pthread_cond_destroy(&ov->done_cond);
+        lock_destroy(&ov->lock);
+        condition_destroy(&ov->wake);
+        condition_destroy(&ov->done_cond);
     }
     for (int k = 0; ov->buckets && k < ov->n_buckets; k++) {
         partition_free(&ov->buckets[k].reduce);

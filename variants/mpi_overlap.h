@@ -3,10 +3,10 @@
 #ifndef MPI_OVERLAP_H
 #define MPI_OVERLAP_H
 
-#include <pthread.h>
 #include "../core/step.h"
 #include "../core/trace.h"
 #include "mpi_collectives.h"
+#include "simulation.h"
 
 // The gradients of one transformer block (or of the embeddings and the final
 // LayerNorm), reduced as soon as the backward pass has written them for the
@@ -41,8 +41,9 @@ typedef struct Overlap Overlap;
 typedef struct {
     Overlap *ov;
     int channel;
-    pthread_t thread;
+    Thread thread;
     double busy_s;              // this step's time in its collectives
+    long next;                  // the jobs handed over that it has taken
 } CommThread;
 
 struct Overlap {
@@ -61,8 +62,8 @@ struct Overlap {
     // the communication threads and what the comm operations hand them
     CommThread *threads;        // (coll->channels)
     int threads_started, sync_ready;
-    pthread_mutex_t lock;
-    pthread_cond_t wake, done_cond;
+    Lock lock;
+    Condition wake, done_cond;
     Job *queue;                 // (2 n_buckets) handed over, until every channel has run it
     long handed;                // jobs handed over so far: job j in queue[j % (2 n_buckets)]
     long generation;            // steps so far: done[b] == generation once bucket b is reduced in
@@ -70,6 +71,7 @@ struct Overlap {
     long *gathered;             // all-gathered
     long loss_generation;       // the last step whose loss channel 0's thread has summed
     int stop;
+    int walking;                // built for SMPI: the step's walk goes on (overlap_run_beside)
     Trace *trace;               // this step's, its iteration and its losses: what the jobs it hands
     int iteration;              // over carry
     float *losses;
@@ -82,6 +84,12 @@ int overlap_create(Overlap *ov, StepDescription *step, const Collective *c, int 
 // Before a step's run of ov->run: the thread's records go to `trace` under `iteration`, and the
 // ranks' losses[iteration] are summed there.
 void overlap_begin_step(Overlap *ov, Trace *trace, int iteration, float *losses);
+// Built for SMPI, instead of a run of ov->run by the node executor: `walk(arg)` runs it on another
+// actor of the rank's host while this, the rank's own actor, runs the jobs it hands over (the one
+// actor of the rank that may exchange messages: simulation.h); no thread is started. Returns once
+// the walk has ended, leaving the parameters' all-gathers it handed over for the next step's run
+// (beside its forward pass, as the thread runs them) or overlap_settle. 0, or -1 (memory).
+int overlap_run_beside(Overlap *ov, void *(*walk)(void *), void *arg);
 // Returns once every job handed over has been done: the parameters whole again (sharded).
 void overlap_settle(Overlap *ov);
 // After it (every wait operation has returned): the seconds the busiest communication thread spent

@@ -6,6 +6,7 @@ recordings, tests/harness/test_validation.py)."""
 import json
 import os
 import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -106,6 +107,10 @@ def test_smpi_platform_is_the_replays():
     assert routes[("r0", "r1")] == [("m0", "UP"), ("m1", "DOWN")]
     assert routes[("r3", "r0")] == [("m3", "UP"), ("n1", "UP"), ("n0", "DOWN"), ("m0", "DOWN")]
     assert smpi.model_args(["-B", "4", "-T", "64", "--config", "d12"]) == ["--config", "d12"]
+    # --overlap on: a core for the walk of the step and one for the communication
+    assert {h.get("core") for h in zone.iter("host")} == {None}
+    two = ET.fromstring(smpi.platform_xml(4, 2, net(), 3e9, 2)).find("zone")
+    assert {h.get("core") for h in two.iter("host")} == {"2"}
 
 
 @needs_simgrid
@@ -135,11 +140,14 @@ def test_the_engines_agree_on_d12():
 def test_overlapped_step_by_hand():
     """Forward 4 s, backward 6 s, two buckets of half the parameters each, final at half and at the end
     of the backward pass: the first bucket's collective hides behind the backward pass while it is
-    shorter than the rest of it; the last bucket's never does."""
+    shorter than the rest of it; the last bucket's never does, but the first bucket's AdamW (half the
+    update) runs beside it."""
     profile = [(0.5, 0.5), (1.0, 0.5)]
-    assert distributed.overlapped_step(10.0, 4.0, profile, 2.0, 1.0) == pytest.approx(12.0)  # 10 + 1 + 1
-    assert distributed.overlapped_step(10.0, 4.0, profile, 10.0, 1.0) == pytest.approx(18.0)  # 7 + 5, + 5, + 1
+    assert distributed.overlapped_step(10.0, 4.0, profile, 2.0, 1.0) == pytest.approx(11.5)  # 10 + 1, + 0.5
+    assert distributed.overlapped_step(10.0, 4.0, profile, 10.0, 1.0) == pytest.approx(17.5)  # 7 + 5, + 5, + 0.5
     assert distributed.overlapped_step(10.0, 4.0, [(1.0, 1.0)], 3.0, 1.0) == pytest.approx(14.0)  # nothing hidden
+    # each bucket's collective given on its own: the first's 1 s hides, the last's 3 s does not
+    assert distributed.overlapped_step(10.0, 4.0, profile, [1.0, 3.0], 1.0) == pytest.approx(13.5)
 
 
 def test_parameter_gathers_beside_the_forward_pass_by_hand():
@@ -149,13 +157,13 @@ def test_parameter_gathers_beside_the_forward_pass_by_hand():
     profile = [(0.5, 0.5), (1.0, 0.5)]
     # 4 s of all-gathers: forward from 2 s (the first's), its second half from 4 s; ends at 6 s
     assert distributed.overlapped_step(10.0, 4.0, profile, 2.0, 1.0, [(0.0, 0.5), (0.5, 0.5)], 4.0) == \
-        pytest.approx(14.0)  # 6 + 3 + 1 -> 10, + 1 from 12 -> 13, then + 1; 16 after the update instead
+        pytest.approx(13.5)  # 6 + 3 + 1 -> 10, + 1 from 12 -> 13, then + 0.5; 15.5 after the update instead
     # 2 s: only the first bucket's 0.5 s shows
     assert distributed.overlapped_step(10.0, 4.0, profile, 2.0, 1.0, [(0.0, 0.25), (0.5, 0.75)], 2.0) == \
-        pytest.approx(12.5)
-    # every all-gather before the forward pass: the step as the all-gather after the update
+        pytest.approx(12.0)
+    # every all-gather before the forward pass: all of it on top of the step
     assert distributed.overlapped_step(10.0, 4.0, profile, 2.0, 1.0, [(0.0, 1.0)], 4.0) == \
-        pytest.approx(distributed.overlapped_step(10.0, 4.0, profile, 2.0, 5.0))
+        pytest.approx(4.0 + distributed.overlapped_step(10.0, 4.0, profile, 2.0, 1.0))
 
 
 def test_dist_share_and_rank_view():
@@ -254,7 +262,8 @@ def test_predict_distributed_here_and_on_mn5(mpi_sweep):
 def test_predict_distributed_with_both_engines(mpi_sweep):
     """The tiny model on mn5-gpp at 2, 4 and 8 ranks (one, two and four nodes), weak scaling:
     `--engine smpi` runs the binary for each layout and agrees with the replay within 10% on the
-    communication and the step."""
+    communication and the step, and with --overlap on (a second run of the binary, its step walked
+    operation by operation beside the buckets' collectives) on the overlapped step."""
     import pandas as pd
     directory, tmp = mpi_sweep
     frames = {}
@@ -269,10 +278,41 @@ def test_predict_distributed_with_both_engines(mpi_sweep):
     assert list(under_smpi["compute_s"]) == list(replay["compute_s"])
     assert list(under_smpi["comm_s"]) == pytest.approx(list(replay["comm_s"]), rel=0.10)
     assert list(under_smpi["predicted_step_s"]) == pytest.approx(list(replay["predicted_step_s"]), rel=0.10)
-    # --overlap on (the parameters' all-gathers beside the next forward pass, sharded): the same model
-    # on either engine's collectives
+    # --overlap on (the parameters' all-gathers beside the next forward pass, sharded): the binary's
+    # own schedule under SMPI, the replay's model of it
     assert list(under_smpi["predicted_step_overlap_s"]) == \
         pytest.approx(list(replay["predicted_step_overlap_s"]), rel=0.10)
+    # on one node the backward pass covers all the buckets' reductions but the last: the binary's
+    # overlapped step is the shorter there (on more nodes the communication thread's adds on one core
+    # may outweigh the overlap of so small a model), yet never shorter than its compute and update
+    one_node = under_smpi["ranks"] == 2
+    assert (under_smpi["predicted_step_overlap_s"] < under_smpi["predicted_step_s"])[one_node].all()
+    assert (under_smpi["predicted_step_overlap_s"] > under_smpi["compute_s"] + under_smpi["update_s"]).all()
+
+
+@needs_smpi
+@pytest.mark.parametrize("text,message", [
+    ("0.1 load_batch inputs+targets\nabc encoder_fwd wte+wpe\n", "line 2: expected seconds (a number, 0 or more)"),
+    ("-1 load_batch inputs+targets\n", "line 1: expected seconds (a number, 0 or more)"),
+    ("0.1\n", "line 1: expected seconds (a number, 0 or more), a space and the operation's label, got '0.1'"),
+    ("", "no operations"),
+    (None, "No such file or directory"),
+])
+def test_smpi_refuses_a_bad_op_seconds_file(tmp_path, text, message):
+    """--overlap on under SMPI: a bad GPT2_SMPI_OP_SECONDS file is one line and exit status 2, before
+    the ranks agree."""
+    path = tmp_path / "op-seconds"
+    if text is not None:
+        path.write_text(text)
+    (tmp_path / "platform.xml").write_text(smpi.platform_xml(2, 2, net(), 1e9, 2))
+    (tmp_path / "hosts").write_text("r0\nr1\n")
+    proc = subprocess.run([smpi.smpirun(), "-np", "2", "-platform", str(tmp_path / "platform.xml"), "-hostfile",
+                           str(tmp_path / "hosts"), f"--cfg=smpi/tmpdir:{tmp_path}", "--log=root.thres:critical",
+                           str(SMPI_BINARY), "--config", "tiny", "-B", "2", "-T", "16", "--threads", "1",
+                           "--steps", "1", "--overlap", "on"], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env=dict(os.environ, GPT2_SMPI_OP_SECONDS=str(path)))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert f"GPT2_SMPI_OP_SECONDS: {path}" in proc.stderr and message in proc.stderr
 
 
 def test_predict_engine_bad_input_before_any_work(tmp_path):

@@ -34,24 +34,37 @@ contributions of the other nodes to the node's shards). So
 transformer blocks from the last, then wte, wpe and the final LayerNorm) is handed over once the
 backward pass has done the work of the operations up to the last one with its layer (the embeddings'
 when it ends: the encoder's backward pass writes wte last), at forward + backward x that share of the
-backward pass's task work; the buckets' collectives run one after the other, each taking the whole
-reduce-scatter's time (and the replicated update's gradient all-gather's) x its share of the
-parameters (its AdamW operations' bytes). So, with f_k the end of bucket k's collective,
+backward pass's task work; the buckets' collectives run one after the other, each the replay of a
+reduce-scatter (and the replicated update's gradient all-gather) of its own parameters (its share of
+them: its AdamW operations' bytes), so that each pays its own latencies. So, with f_k the end of
+bucket k's collective,
 
-  f_k = max(f_{k-1}, ready_k) + comm_k,   step = max(f_last, compute) + update
+  f_k = max(f_{k-1}, ready_k) + comm_k,   u_k = max(u_{k-1}, f_k) + update x share_k,   u_0 = compute,
+  step = u_last
 
-(no contention between the communication and the compute: the communication thread on a core of
-its own). With the sharded update the parameters' all-gather runs on that thread too, bucket by
+(each bucket's AdamW once its own collective is done, in the buckets' order, as the binary's step
+orders them; no contention between the communication and the compute: the communication thread on
+a core of its own). With the sharded update the parameters' all-gather runs on that thread too, bucket by
 bucket beside the next step's forward pass (wte's bucket first, then the blocks from the first: the
-order the forward pass reads them), each taking the whole all-gather's time x its share of the
-parameters, and the forward pass of a bucket's layers waits for its own: in the steady state, with
+order the forward pass reads them), each the replay of an all-gather of its parameters, and the
+forward pass of a bucket's layers waits for its own: in the steady state, with
 g_k the end of bucket k's all-gather counted from the step's start and s_k the share of the
 forward pass's task work done before the bucket's first operation,
 
   g_k = g_{k-1} + gather_k,   F_k = max(F_{k-1} + forward x (s_k - s_{k-1}), g_k),
   forward ends at F_last + forward x (1 - s_last), and the reductions start after g_last.
 
-The frame gives both: predicted_step_s (--overlap off) and predicted_step_overlap_s.
+The communication thread adds alone: the overlapped collectives' adds run at one core's memory
+bandwidth (the --overlap off ring's at the rank's threads'; docs/mpi.md).
+
+The frame gives both: predicted_step_s (--overlap off) and predicted_step_overlap_s. The smpi engine
+runs the binary a second time for the latter, with --overlap on: its node executor's step walked in
+order, each operation a delay of the seconds op_seconds gives it (this model's forward pass, backward
+pass and update spread over their operations by task work, as bucket_profile and gather_profile
+spread them; a sharded rank's AdamW its elements' share of the update), the buckets' collectives the
+binary's own beside it. The two engines then agree where
+the model above holds: each bucket's collective takes its share of the whole one's time (the
+bandwidth, not the latency, bounds it) and the buckets follow one another.
 
 Efficiency: against one rank of the layout (the same threads and share of its node) alone, without
 communication and with the whole update, on the batch of one rank (weak scaling: the per-rank batch)
@@ -203,21 +216,68 @@ def gather_profile(g, work):
     return [(first.get(layer, 0.0), shares.get(layer, 0.0)) for layer in layers]
 
 
-def overlapped_step(compute, forward, profile, bucket_comm_s, after_s, gathers=(), gather_s=0.0):
-    """The step with --overlap on: the buckets' collectives (bucket_comm_s for all of them) beside the
-    backward pass, then the update and what follows it (after_s); with `gathers` (gather_profile),
-    the parameters' all-gathers (gather_s for all of them) beside the forward pass first (the module
-    comment)."""
+def op_seconds(g, work, forward_s, compute_s, update_g, update_work, update_s, update_share):
+    """[(seconds, label)] of every operation of the step (g's and update_g's operations, one list):
+    the forward pass's `forward_s` spread over its operations by their tasks' work, the backward
+    pass's compute_s - forward_s likewise, and the update's update_s / update_share, the whole
+    AdamW operations' (the binary gives a sharded rank's cut operations their rows' share)."""
+    spent = {}
+    for graph, wk, phase, seconds in ((g, work, "forward", forward_s), (g, work, "backward", compute_s - forward_s),
+                                      (update_g, update_work, UPDATE, update_s / update_share)):
+        per_op, total, _ = _phase_work(graph, wk, phase)
+        for op, busy in per_op.items():
+            spent[op] = seconds * busy / total if total > 0 else 0.0
+    return [(spent.get(i, 0.0), op["label"]) for i, op in enumerate(g.ops)]
+
+
+def _per_bucket(seconds, pairs):
+    """Each bucket's seconds: given as a list, or all the buckets' split by their shares."""
+    return list(seconds) if isinstance(seconds, (list, tuple)) else [seconds * share for _, share in pairs]
+
+
+def overlapped_step(compute, forward, profile, bucket_comm_s, update_s, gathers=(), gather_s=0.0):
+    """The step with --overlap on: the buckets' collectives (bucket_comm_s: all of them, or a list of
+    each one's) beside the backward pass, each bucket's AdamW (update_s x its share) once its own is
+    done; with `gathers` (gather_profile), the parameters' all-gathers (gather_s, likewise) beside the
+    forward pass first (the module comment)."""
     start = gathered = done = 0.0
-    for first, share in gathers:
-        gathered += gather_s * share
+    for (first, _), seconds in zip(gathers, _per_bucket(gather_s, gathers)):
+        gathered += seconds
         start = max(start + forward * (first - done), gathered)
         done = first
     forward_end = start + forward * (1.0 - done)
     end = gathered
-    for ready, share in profile:
-        end = max(end, forward_end + (compute - forward) * ready) + bucket_comm_s * share
-    return max(end, forward_end + compute - forward) + after_s
+    updated = forward_end + compute - forward
+    for (ready, share), seconds in zip(profile, _per_bucket(bucket_comm_s, profile)):
+        end = max(end, forward_end + (compute - forward) * ready) + seconds
+        updated = max(updated, end) + update_s * share
+    return updated
+
+
+def _bucket_parameters(share, parameters):
+    return max(1, round(share * parameters))
+
+
+def bucket_sizes(profile, parameters):
+    """The distinct parameter counts of --overlap on's buckets (bucket_profile's and gather_profile's
+    shares of the parameters): each is replayed once (the transformer blocks' buckets are one size)."""
+    shares = [share for _, share in profile.get("buckets", [(1.0, 1.0)]) + list(profile.get("gathers", ()))]
+    return sorted({_bucket_parameters(share, parameters) for share in shares})
+
+
+def replayed_overlap(lay, compute, update, profile, parameters, per_bucket):
+    """The step with --overlap on from the replay: overlapped_step with each bucket's collectives the
+    replay of a collective of its own parameters ({parameters: (reduce-scatter s, all-gather s)}), so
+    that a bucket's latency is its own. Sharded: the parameters' all-gather beside the next forward
+    pass; replicated: each bucket's gradients all-gathered after its reduce-scatter."""
+    sharded = lay.update == "sharded"
+    buckets = profile.get("buckets", [(1.0, 1.0)])
+    gathers = profile.get("gathers", ((0.0, 1.0),)) if sharded else ()
+
+    def seconds(pairs, collectives):
+        return [sum(per_bucket[_bucket_parameters(share, parameters)][c] for c in collectives) for _, share in pairs]
+    return overlapped_step(compute, profile.get("forward_s", compute), buckets,
+                           seconds(buckets, (0,) if sharded else (0, 1)), update, gathers, seconds(gathers, (1,)))
 
 
 def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target, overhead=0.0, profile=None):
@@ -242,12 +302,16 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
             profile["forward_s"] = _part(g, work, lambda ph: ph == "forward", view, layout.threads)
             profile["buckets"] = bucket_profile(g, work)
             profile["gathers"] = gather_profile(g, work)
+            profile["graph"] = (g, work)
         compute = max(compute, part)
     g = graphs.get(rank_config(ck, max(1, batch // layout.ranks)), layout.threads, max(1, batch // layout.ranks))
     share = 1.0 / layout.ranks if layout.update == "sharded" else 1.0
     work = machinescaling.with_overhead(machinescaling.scaled_work(g, traced, medians[ck], source, view, g.path, share,
                                                            reread=False), overhead)
     update = _part(g, work, lambda ph: ph == UPDATE, view, layout.threads)
+    if profile is not None and "graph" in profile:
+        slowest, slowest_work = profile.pop("graph")
+        profile["op_seconds"] = op_seconds(slowest, slowest_work, profile["forward_s"], compute, g, work, update, share)
     return compute, update
 
 
@@ -292,35 +356,38 @@ def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, so
         profile = {}
         compute, update = compute_parts(graphs, medians, ck, lay, batch, parameters, source, target, overhead,
                                         profile)
-        # the ring's adds run on the rank's threads, direct's on its main thread
+        # the ring's adds run on the rank's threads, direct's on its main thread; with --overlap on
+        # the communication thread's alone
         view = rank_view(target, lay.ranks_per_node)
         reduce_Bs = view.bandwidth(min(lay.threads, view.cores) if lay.collective == "ring" else 1)
-        parts.append((compute, update, reduce_Bs, profile))
+        overlap_Bs = view.bandwidth(1)
+        sizes = bucket_sizes(profile, parameters)
+        parts.append((compute, update, reduce_Bs, overlap_Bs, profile, sizes))
         if lay.ranks > 1 and engine == "replay":
-            for what in network.COLLECTIVES:
-                specs.append(network.spec(lay.ranks, lay.ranks_per_node, parameters, message_bytes, net, reduce_Bs,
-                                          what, lay.collective))
+            for n, Bs in [(parameters, reduce_Bs)] + [(n, overlap_Bs) for n in sizes]:
+                specs += [network.spec(lay.ranks, lay.ranks_per_node, n, message_bytes, net, Bs, what, lay.collective)
+                          for what in network.COLLECTIVES]
     times = network.replay(specs) if specs else []
     out, i = [], 0
-    for lay, batch, (compute, update, reduce_Bs, profile) in zip(layouts, batches, parts):
+    for lay, batch, (compute, update, reduce_Bs, overlap_Bs, profile, sizes) in zip(layouts, batches, parts):
         rs = ag = 0.0
-        step = None
+        step = overlapped = None
+        per_bucket = {n: (0.0, 0.0) for n in sizes}
         if lay.ranks > 1 and engine == "smpi":
-            got = smpi.run(program, lay, batch, int(graphs.args[graphs.args.index("-T") + 1]),
-                           smpi.model_args(graphs.args), net, reduce_Bs, compute, update)
+            args = (program, lay, batch, int(graphs.args[graphs.args.index("-T") + 1]), smpi.model_args(graphs.args),
+                    net)
+            got = smpi.run(*args, reduce_Bs, compute, update)
             rs, ag, comm, step = got["reduce_scatter_s"], got["all_gather_s"], got["comm_s"], got["step_s"]
+            overlapped = smpi.run(*args, overlap_Bs, compute, update, profile["op_seconds"])["step_s"]
         elif lay.ranks > 1:
-            rs, ag = times[i], times[i + 1]
-            i += 2
+            rs, ag = times[i:i + 2]
+            per_bucket = {n: tuple(times[i + 2 + 2 * k:i + 4 + 2 * k]) for k, n in enumerate(sizes)}
+            i += 2 + 2 * len(sizes)
         if step is None:
             comm = rs + ag
             step = compute + comm + update
-        sharded = lay.update == "sharded"
-        # sharded: the parameters' all-gather beside the next forward pass; replicated: each bucket's
-        # gradients all-gathered after its reduce-scatter
-        overlapped = overlapped_step(compute, profile.get("forward_s", compute), profile.get("buckets", [(1.0, 1.0)]),
-                                     rs + (0.0 if sharded else ag), update,
-                                     profile.get("gathers", ((0.0, 1.0),)) if sharded else (), ag if sharded else 0.0)
+        if overlapped is None:
+            overlapped = replayed_overlap(lay, compute, update, profile, parameters, per_bucket)
         out.append({"ranks": lay.ranks, "threads": lay.threads, "ranks_per_node": lay.ranks_per_node,
                     "nodes": lay.nodes, "update": lay.update, "collective": lay.collective, "compute_s": compute,
                     "reduce_scatter_s": rs, "reduce_scatter_bound_s":

@@ -21,6 +21,21 @@ links shared max-min, no SMPI correction factors, no cross traffic), so that the
 in what runs, not in how a link is shared: the replay's messages are a model of the binary's, SMPI's
 are the binary's.
 
+--overlap on (the buckets' collectives beside the backward pass) runs the binary's own schedule: the
+node executor's step with the buckets' operations in it, walked in its order, each compute operation
+a delay of its own seconds (GPT2_SMPI_OP_SECONDS names the file: one line an operation of the step,
+in its order, `SECONDS LABEL`; op_seconds_lines writes it), the bucket operations handing each
+bucket to the rank's communication and waiting for it. SimGrid 3.32 delivers a message only to the
+rank's own actor, so under SMPI that actor runs the collectives and the walk runs on a second actor
+of the rank's host; the host has a core for each (platform_xml's `cores`), at one core's memory
+bandwidth: the communication thread adds alone. The seconds are the prediction's own
+(pstudy.analyse.distributed.op_seconds): the forward pass's share of the replayed compute spread over
+its operations by their task work, the backward pass's likewise, and the whole update's (a sharded
+rank's cut AdamW operations take their elements' share of it), so that the walk adds up to the
+compute and the update the --overlap off run is given. The communication thread's waits do not poll
+there (neither engine models the polling). Two steps, the second's time:
+with the sharded update the parameters' all-gathers of a step run beside the next one's forward pass.
+
 What the run gives: rank 0's step time and time in communication (`--json`: the step's reduce-
 scatter, loss exchange and all-gathers as rank 0 waited for them), and each collective's time from
 the `--trace` (every rank's records): the first rank's start to the last rank's end, as the replay
@@ -49,6 +64,8 @@ STEPS = 1
 # the most ranks of one layout: on a 2-vCPU VM, d12's ring took 0.3 s to simulate at 16 ranks, 6 s at
 # 64 and about 220 s at 128
 MAX_RANKS = 64
+# --overlap on: the second step's time, the first having no all-gathers of a step before it
+OVERLAP_STEPS = 2
 # the labels of variants/mpi.c's communication records
 REDUCE_SCATTER = "comm grad reduce-scatter"
 ALL_GATHERS = ("comm param all-gather", "comm grad all-gather")
@@ -72,8 +89,9 @@ def binary(build, variant):
     return path
 
 
-def platform_xml(ranks, ranks_per_node, network, host_Bs):
-    """The SimGrid platform of one layout (the module comment), as XML text."""
+def platform_xml(ranks, ranks_per_node, network, host_Bs, cores=1):
+    """The SimGrid platform of one layout (the module comment), as XML text; each host `cores` cores
+    of host_Bs each."""
     def link(name, bandwidth, latency):
         return (f'  <link id="{name}" bandwidth="{bandwidth!r}Bps" latency="{latency / 2!r}s" '
                 'sharing_policy="SPLITDUPLEX"/>')
@@ -81,7 +99,8 @@ def platform_xml(ranks, ranks_per_node, network, host_Bs):
     nodes = -(-ranks // ranks_per_node)
     out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
            '<platform version="4.1">', '<zone id="cluster" routing="Full">']
-    out += [f'  <host id="r{r}" speed="{host_Bs!r}f"/>' for r in range(ranks)]
+    core = f' core="{cores}"' if cores > 1 else ""
+    out += [f'  <host id="r{r}" speed="{host_Bs!r}f"{core}/>' for r in range(ranks)]
     out += [link(f"m{r}", network.intra_bandwidth_Bs, network.intra_latency_s) for r in range(ranks)]
     out += [link(f"n{k}", network.bandwidth_Bs, network.latency_s) for k in range(nodes)]
     for a in range(ranks):
@@ -108,14 +127,25 @@ def model_args(args):
     return out
 
 
-def run(program, layout, batch, T, model, network, host_Bs, compute_s, update_s):
+def op_seconds_lines(op_seconds):
+    """The GPT2_SMPI_OP_SECONDS file's text of [(seconds, label)], one an operation of the step."""
+    return "".join(f"{float(sec)!r} {label}\n" for sec, label in op_seconds)
+
+
+def run(program, layout, batch, T, model, network, host_Bs, compute_s, update_s, op_seconds=None):
     """{reduce_scatter_s, all_gather_s, comm_s, step_s} of one layout (a distributed.Layout) from
     smpirun of `program` (binary()) on `batch` sequences of T tokens, the model options `model`; the
-    compute stood in by `compute_s` and `update_s` seconds a step, the adds at `host_Bs` bytes/s."""
+    compute stood in by `compute_s` and `update_s` seconds a step, the adds at `host_Bs` bytes/s.
+    With `op_seconds` ([(seconds, label)] of the step's operations, in its order): --overlap on, the
+    operations stood in by their seconds, a core for the walk and one for the communication; then
+    {comm_s, step_s} alone (the buckets' collectives are many records)."""
     runner = smpirun()
+    overlap = op_seconds is not None
+    steps = OVERLAP_STEPS if overlap else STEPS
     with tempfile.TemporaryDirectory(prefix="pstudy-smpi-") as tmp:
         tmp = Path(tmp)
-        (tmp / "platform.xml").write_text(platform_xml(layout.ranks, layout.ranks_per_node, network, host_Bs))
+        (tmp / "platform.xml").write_text(platform_xml(layout.ranks, layout.ranks_per_node, network, host_Bs,
+                                                       2 if overlap else 1))
         (tmp / "hosts").write_text("".join(f"r{r}\n" for r in range(layout.ranks)))
         command = [runner, "-np", str(layout.ranks), "-platform", str(tmp / "platform.xml"),
                    "-hostfile", str(tmp / "hosts"), f"--cfg=smpi/tmpdir:{tmp}",
@@ -125,10 +155,15 @@ def run(program, layout, batch, T, model, network, host_Bs, compute_s, update_s)
                    # one file a call site of SMPI_SHARED_MALLOC, shared by every rank, never touched
                    "--cfg=smpi/shared-malloc:local", "--log=root.thres:critical",
                    str(program), *model, "-B", str(batch), "-T", str(T), "--threads", "1",
-                   "--steps", str(STEPS), "--update", layout.update, "--collective", layout.collective,
-                   "--json", "--trace", str(tmp / "trace.csv")]
+                   "--steps", str(steps), "--update", layout.update, "--collective", layout.collective,
+                   "--overlap", "on" if overlap else "off", "--json"]
+        if not overlap:
+            command += ["--trace", str(tmp / "trace.csv")]
         env = dict(os.environ, GPT2_SMPI_COMPUTE_S=repr(float(compute_s)), GPT2_SMPI_UPDATE_S=repr(float(update_s)),
                    OMP_NUM_THREADS="1")
+        if overlap:
+            (tmp / "op-seconds").write_text(op_seconds_lines(op_seconds))
+            env["GPT2_SMPI_OP_SECONDS"] = str(tmp / "op-seconds")
         try:
             proc = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp, env=env,
                                   stdin=subprocess.DEVNULL)
@@ -138,13 +173,14 @@ def run(program, layout, batch, T, model, network, host_Bs, compute_s, update_s)
             lines = [ln for ln in proc.stderr.strip().splitlines() if not ln.startswith("Execution failed")]
             last = (lines or [f"exit status {proc.returncode}"])[-1]
             raise StudyError(f"--engine smpi: {layout.ranks} ranks: smpirun {program}: {last}")
-        steps = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith('{"step"')]
-        if len(steps) != STEPS or not (tmp / "trace.csv").is_file():
-            raise StudyError(f"--engine smpi: {layout.ranks} ranks: smpirun {program} printed {len(steps)} of "
-                             f"{STEPS} steps")
-        times = collective_times(tmp / "trace.csv", STEPS - 1)
-    times["step_s"] = float(steps[-1]["step_s"])
-    times["comm_s"] = float(steps[-1]["comm_s"])
+        printed = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith('{"step"')]
+        if len(printed) != steps or not (overlap or (tmp / "trace.csv").is_file()):
+            why = proc.stderr.strip().splitlines()
+            raise StudyError(f"--engine smpi: {layout.ranks} ranks: smpirun {program} printed {len(printed)} of "
+                             f"{steps} steps" + (f": {why[0]}" if why else ""))
+        times = {} if overlap else collective_times(tmp / "trace.csv", STEPS - 1)
+    times["step_s"] = float(printed[-1]["step_s"])
+    times["comm_s"] = float(printed[-1]["comm_s"])
     return times
 
 
