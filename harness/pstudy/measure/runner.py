@@ -97,7 +97,7 @@ CHECKED_OPTION_KEYS = {"-B": "model.B", "-T": "model.T", "-B/-T": "model.B, mode
                        "--batch-subsize": "sweep.batch_subsize", "--token-chunk": "sweep.token_chunk",
                        "--tile-sequences": "sweep.tile_sequences", "--tiles-per-product": "sweep.tiles_per_product",
                        "--threads": "sweep.threads",
-                       **{option: f"sweep.{key}" for key, (option, _) in vocabulary.DISTRIBUTED_OPTIONS.items()}}
+                       **{knob.option: f"sweep.{key}" for key, knob in vocabulary.DISTRIBUTED_OPTIONS.items()}}
 
 
 def check_command(study, point, binary, root):
@@ -204,7 +204,7 @@ def schedule_args(point):
             if value is not None and value != vocabulary.AUTO:
                 args += [option, str(value)]
     for key, value in vocabulary.distributed_settings(point).items():  # the others: the binary's default
-        args += [vocabulary.DISTRIBUTED_OPTIONS[key][0], value]
+        args += [vocabulary.DISTRIBUTED_OPTIONS[key].option, str(value)]
     return args
 
 
@@ -423,6 +423,7 @@ def check_info(info, point):
                 expected[info_key] = value
     if getattr(point, "ranks", None) is not None:
         expected["ranks"] = point.ranks
+    expected.update(vocabulary.distributed_settings(point))  # the info line has each knob as run
     if "variant" not in info:
         return "info line has no \"variant\""
     for key, want in expected.items():
