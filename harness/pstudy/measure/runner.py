@@ -134,6 +134,10 @@ def check_run(study, point, binary, root):
         return f"run.binary: {binary} --check: {last} (a build older than the harness? rebuild with make)"
     problem = last.split(": ", 1)[1] if last.startswith("gpt2-") and ": " in last else last
     option = problem.split(":", 1)[0]
+    unknown = next((o for o in CHECKED_OPTION_KEYS if problem.startswith(f"unknown option '{o}'")), None)
+    if unknown is not None:  # a sweep key the binary does not have yet
+        return f"{CHECKED_OPTION_KEYS[unknown]}: {problem} ({os.path.basename(binary)} refuses the run: a build " \
+               "older than the harness? rebuild with make)"
     key = CHECKED_OPTION_KEYS.get(option)
     if key is None:
         paths = {study.model["data"]: "model.data", study.model["checkpoint"]: "model.checkpoint"}

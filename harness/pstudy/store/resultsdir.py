@@ -38,10 +38,9 @@ STEM is a run's file stem, run_stem(point, repetition):
     <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>][_U<update>][_C<collective>][_O<overlap>][_K<comm_threads>][_tc<tile_columns>_ti<tile_in_channels>][_ts<tile_sequences>][_tp<tiles_per_product>][_s<starpu_sched>]_r<repetition>
     (_R<ranks> for distributed variants only, _U, _C, _O and _K for those whose sweep names update,
     collective, overlap, comm_threads (vocabulary.DISTRIBUTED_OPTIONS' tags), _tc/_ti for chunked
-    points with tile widths, _ts for
-    chunked points with the products' row chunks, _tp for those with the tiles per product, _s for
-    points with a StarPU scheduler: a point from before a key has no part for it; a chunk value the
-    binary chooses, AUTO, is written "auto")
+    points with tile widths, _ts for chunked points with the products' row chunks, _tp for those
+    with the tiles per product, _s for points with a StarPU scheduler: a point from before a key
+    has no part for it; a chunk value the binary chooses, AUTO, is written "auto")
 Every file is written to a temporary name and renamed into place, so a crash never leaves a half
 file under a real name. A run counts as done only when its runs/STEM.json exists and the journal
 says so; anything else is redone on resume.
@@ -963,7 +962,7 @@ def _check_keys(frame, path, extra_integers=(), with_repetition=True):
         frame[col] = frame[col].astype("string")
     integers = [("threads", 1, False), *((("repetition", 0, False),) if with_repetition else ()),
                 *((c, low, False) for c, low in extra_integers),
-                *((c, 1 if c in ("ranks", "comm_threads") else 0, True) for c in vocabulary.OPTIONAL_KEYS
+                *((c, least_count(c), True) for c in vocabulary.OPTIONAL_KEYS
                   if c not in vocabulary.TEXT_KEYS)]
     for col, low, optional in integers:
         raw = frame[col]
@@ -977,6 +976,14 @@ def _check_keys(frame, path, extra_integers=(), with_repetition=True):
             raise _cell_error(path, i, col, raw.iloc[i], f"is not {'an integer' if low < 1 else 'a positive integer'}"
                               + (f" >= {low}" if low > 1 else "") + (" or NA" if optional else ""))
         frame[col] = numbers.astype("Int64") if optional else numbers.astype(int)
+
+
+def least_count(col):
+    """The least value an optional integer key's column holds: a rank count and a counted distributed
+    knob (comm_threads) their least, a chunk key 0 (AUTO)."""
+    if col in vocabulary.DISTRIBUTED_OPTIONS:
+        return vocabulary.DISTRIBUTED_OPTIONS[col].values[0]
+    return 1 if col == "ranks" else 0
 
 
 def _check_unique(frame, path, columns, what):

@@ -54,8 +54,9 @@ CHUNK_KEYS = ("batch_subsize", "k") + TILE_KEYS
 # point keys that only some variants have: NA (pandas Int64) for the others
 OPTIONAL_KEYS = ("batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
                  "tiles_per_product", "starpu_sched", "update", "collective", "overlap", "comm_threads")
-# A distributed variants' own knob: its binary option, its values in order with the binary's default
-# first (variants/options.c; a count's are a range), and the tag that names it in run stems (_K2).
+# One of the distributed variants' own knobs: its binary option, its values in order with the
+# binary's default first (variants/options.c; a count's are a range), and the tag that names it in
+# run stems (_K2).
 Knob = namedtuple("Knob", ["option", "values", "tag"])
 # A sweep key of a knob's name sweeps it; a point of a sweep that names none has None there and runs
 # the binary's default. comm_threads counts (INTEGER_KEYS), the others are names.
