@@ -132,6 +132,18 @@ def test_cli_bad_value_exits_2(study):
     assert str(path) in done.stderr and "model.B" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("sweep, problem", [
+    ('variants = ["mpi"]\ncomm_threads = [1, 65]', "expected an integer from 1 to 64"),
+    ('variants = ["forkjoin"]\ncomm_threads = 2', "applies to the distributed variants")])
+def test_cli_bad_comm_threads_exits_2_in_one_line(study, sweep, problem):
+    path = study.config(text=f'[model]\nconfig = "tiny"\nB = 4\nT = 64\n[run]\nsteps = 2\n[sweep]\n{sweep}\n')
+    done = study.perfstudy("run", path)
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"perfstudy run: {path}: sweep.comm_threads: ") and problem in line, line
+    assert study.result_dirs() == []
+
+
 def test_cli_missing_file_exits_2(study):
     done = study.perfstudy("run", study.tmp / "nope.toml")
     assert done.returncode == 2

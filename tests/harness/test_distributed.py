@@ -246,6 +246,7 @@ def test_predict_distributed_here_and_on_mn5(mpi_sweep):
     assert "overlap_s" in proc.stdout
     val = pd.read_csv(out / "distributed_validation.csv")
     assert sorted(zip(val["ranks"], val["threads"])) == [(1, 1), (2, 1)]
+    assert list(val["comm_threads"]) == [1, 1]  # each point's knobs as run: none swept, the binary's default
     assert "validation" in proc.stdout and "error" in proc.stdout
     # mn5-gpp: weak scaling over nodes, two ranks a node
     proc = perfstudy("predict", directory, "--source-machine", tmp / "here.toml", "--machine", "mn5-gpp",

@@ -141,6 +141,21 @@ def test_the_binaries_are_asked_for_their_limits(tmp_path, B, T, steps, key, nee
     assert real.result_dirs() == []
 
 
+@needs_real
+def test_an_option_the_binary_lacks_is_named_by_its_sweep_key():
+    """A build older than the harness has no option for a newer key: its refusal names the key. The
+    real gpt2-forkjoin has none of gpt2-mpi's options, as such a build lacks one."""
+    from pstudy.measure import runner
+    from pstudy.store import config, sweep
+    raw = {"model": {"config": "tiny", "B": 2, "T": 16}, "run": {"steps": 2},
+           "sweep": {"variants": ["mpi"], "threads": [1], "ranks": [2], "overlap": "on"}}
+    study = config.from_dict(raw, "x.toml", cpu_count=2)
+    [point] = sweep.points(study)
+    said = runner.check_run(study, point, str(REAL_BUILD / "gcc" / "fast" / "gpt2-forkjoin"), str(REPO))
+    assert said == "sweep.overlap: unknown option '--overlap' (see --help) (gpt2-forkjoin refuses the run: a " \
+        "build older than the harness? rebuild with make)"
+
+
 @pytest.mark.parametrize("value", ["inf", "1e300", "nan", "-inf"])
 def test_timeout_must_be_finite(study, value):
     """Was: inf and 1e300 passed, then an OverflowError traceback left meta.json "running"."""

@@ -131,7 +131,8 @@ def test_verdicts_threshold_floor_spread_and_threads():
 
 OLD_HISTORY = ",".join(c for c in history.TIME_COLUMNS  # before ranks, the tile keys, starpu_sched and
                        if c not in ("ranks", "tile_columns", "tile_in_channels", "tile_sequences",  # the knobs
-                                    "tiles_per_product", "starpu_sched", "update", "collective", "overlap")) + "\n" + (
+                                    "tiles_per_product", "starpu_sched", "update", "collective", "overlap",
+                                    "comm_threads")) + "\n" + (
     "2026-01-01T00:00:00+00:00,{c},{s},False,{b},regression,abc,host,seq,gcc,fast,1,NA,NA,step,0.01,0.01,"
     "1.0,0.9,1.1,0.5,NA,False,results/regress/x\n").format(c="a" * 40, s="a" * 7, b="b" * 40)
 

@@ -44,8 +44,8 @@ def test_sweep_writes_tidy_results(study):
     steps = read(d, "steps.csv")
     assert list(steps.columns) == ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks",
                                    "tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product",
-                                   "starpu_sched", "update", "collective", "overlap", "repetition", "step",
-                                   "warmup", "forward_s", "backward_s", "update_s", "step_s",
+                                   "starpu_sched", "update", "collective", "overlap", "comm_threads", "repetition",
+                                   "step", "warmup", "forward_s", "backward_s", "update_s", "step_s",
                                    "loss", "comm_s", "steal_s", "involuntary_switches"]
     assert len(steps) == 2 * N_POINTS * (1 + 4)
     assert steps["warmup"].sum() == 2 * N_POINTS  # one warm-up step per run, flagged

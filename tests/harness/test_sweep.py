@@ -240,3 +240,66 @@ def test_distributed_knobs_are_point_keys_of_the_distributed_variants_only():
     # a config that names no knob keeps its digest: the knobs are left out of the config as run
     raw["sweep"].pop("overlap"), raw["sweep"].update(variants=["forkjoin", "mpi"])
     assert not set(vocabulary.DISTRIBUTED_KEYS) & set(config.from_dict(raw, "x.toml", cpu_count=2).as_dict()["sweep"])
+
+
+MPI_RAW = {"model": {"config": "tiny", "B": 4, "T": 64}, "run": {"steps": 3, "repetitions": 1},
+           "sweep": {"variants": ["forkjoin", "mpi"], "threads": [1], "ranks": [2], "overlap": "on",
+                     "comm_threads": [2, 1]}}
+
+
+def test_comm_threads_is_a_count_swept_as_the_other_knobs():
+    study = config.from_dict(MPI_RAW, "x.toml", cpu_count=2)
+    pts = sweep.points(study)
+    assert [(p.overlap, p.comm_threads) for p in pts if p.variant == "mpi"] == [("on", 2), ("on", 1)]
+    assert {p.comm_threads for p in pts if p.variant == "forkjoin"} == {None}  # NA: it cannot apply there
+    two = next(p for p in pts if p.comm_threads == 2)
+    # a count, after the names in the stem (_K: --comm-threads K), read back as the number
+    assert resultsdir.run_stem(two, 3) == "mpi_gcc_fast_t1_bsNA_kNA_R2_Oon_K2_r3"
+    assert resultsdir.parse_run_stem("mpi_gcc_fast_t1_bsNA_kNA_R2_Oon_K2_r3") == (two, 3)
+    assert resultsdir.parse_run_stem("mpi_gcc_fast_t1_bsNA_kNA_R2_Cring_K12_r0")[0].comm_threads == 12
+    assert resultsdir.parse_run_stem("mpi_gcc_fast_t1_bsNA_kNA_R2_Kx_r0") is None
+    # a point recorded before the key: the same stem and label as then
+    old = two._replace(comm_threads=None)
+    assert resultsdir.run_stem(old, 0) == "mpi_gcc_fast_t1_bsNA_kNA_R2_Oon_r0"
+    assert resultsdir.parse_run_stem("mpi_gcc_fast_t1_bsNA_kNA_R2_Oon_r0") == (old, 0)
+    assert two.label() == "mpi gcc/fast r=2 t=1 overlap=on comm_threads=2"
+    assert vocabulary.distributed_settings(two) == {"overlap": "on", "comm_threads": 2}
+    assert vocabulary.series_name({"variant": "mpi", "ranks": 2, "comm_threads": 2.0}) == "mpi ranks=2 comm_threads=2"
+    assert vocabulary.key_dtype("comm_threads") == "Int64" and "comm_threads" not in vocabulary.TEXT_KEYS
+    # the binary runs it, --check and the info line included
+    assert runner.schedule_args(two) == ["--threads", "1", "--overlap", "on", "--comm-threads", "2"]
+    assert runner.check_command(study, two, "gpt2-mpi", ".")[-3:] == ["--comm-threads", "2", "--check"]
+    assert runner.CHECKED_OPTION_KEYS["--comm-threads"] == "sweep.comm_threads"
+    info = {"variant": "mpi", "ranks": 2, "overlap": "on", "comm_threads": 2}
+    assert runner.check_info(info, two) == ""
+    assert runner.check_info(dict(info, comm_threads=1), two) == \
+        "info line says comm_threads=1 but 2 was asked for"
+    assert runner.launcher_meta(study)["comm_threads"] == [2, 1]
+    # a config naming it keeps it as written; one naming none, its digest from before the key
+    assert study.as_dict()["sweep"]["comm_threads"] == [2, 1]
+    raw = {**MPI_RAW, "sweep": {k: v for k, v in MPI_RAW["sweep"].items() if k != "comm_threads"}}
+    assert "comm_threads" not in config.from_dict(raw, "x.toml", cpu_count=2).as_dict()["sweep"]
+
+
+@pytest.mark.parametrize("value,message", [
+    (0, "expected an integer from 1 to 64 or a non-empty list of them, got 0"),
+    (65, "expected an integer from 1 to 64 or a non-empty list of them, got 65"),
+    ("x", "expected an integer from 1 to 64 or a non-empty list of them, got 'x'"),
+    ([1, "2"], "expected an integer from 1 to 64"),
+    (True, "expected an integer from 1 to 64"),
+    (2.0, "expected an integer from 1 to 64"),
+    ([], "expected an integer from 1 to 64"),
+    ([2, 2], "a value is repeated in [2, 2]")])
+def test_comm_threads_values_are_checked(value, message):
+    raw = {**MPI_RAW, "sweep": dict(MPI_RAW["sweep"], comm_threads=value)}
+    with pytest.raises(StudyError) as err:
+        config.from_dict(raw, "x.toml", cpu_count=2)
+    assert str(err.value).startswith("x.toml: sweep.comm_threads: ") and message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_comm_threads_needs_a_distributed_variant():
+    raw = {**MPI_RAW, "sweep": dict(MPI_RAW["sweep"], variants=["forkjoin"])}
+    raw["sweep"].pop("overlap")
+    with pytest.raises(StudyError, match=r"^x.toml: sweep.comm_threads: applies to the distributed variants \(mpi\)"):
+        config.from_dict(raw, "x.toml", cpu_count=2)

@@ -539,7 +539,8 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
         if validate and target is source else []
     if points:
         # each point as it ran: the knobs its sweep set, the others as given here (the binary's defaults)
-        knobs = [{"update": update, "collective": collective, "overlap": "off", **vocabulary.distributed_settings(p)}
+        knobs = [{"update": update, "collective": collective, "overlap": "off",
+                  "comm_threads": vocabulary.knob_default("comm_threads"), **vocabulary.distributed_settings(p)}
                  for p, _ in points]
         lays = [Layout(p.ranks, p.threads, p.ranks, k["update"], k["collective"]) for (p, _), k in zip(points, knobs)]
         batches = [B * p.ranks if scaling == "weak" else B for p, _ in points]

@@ -63,7 +63,7 @@ def _number(value):
 def chunking(row):
     """bs=4 k=64 for a chunked point, with its tile keys where it has them (vocabulary.chunking_label:
     bs=4 k=64 ts=2) and its StarPU scheduler (sched=dmda), "" otherwise (ranks=R for a distributed one,
-    and the knobs its sweep set: overlap=on)."""
+    and the knobs its sweep set: overlap=on comm_threads=2)."""
     parts = []
     if _number(row.get("batch_subsize")) == _number(row.get("batch_subsize")):
         parts.append(vocabulary.chunking_label(*(_number(row.get(c)) for c in vocabulary.CHUNK_KEYS)))
@@ -73,7 +73,7 @@ def chunking(row):
     sched = row.get("starpu_sched")
     if isinstance(sched, str) and sched:
         parts.append(f"sched={sched}")
-    parts += [f"{key}={row.get(key)}" for key in vocabulary.DISTRIBUTED_KEYS if isinstance(row.get(key), str)]
+    parts += [f"{key}={value}" for key, value in vocabulary.distributed_settings(row).items()]
     return " ".join(parts)
 
 

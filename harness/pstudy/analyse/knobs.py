@@ -1,6 +1,6 @@
-"""What each swept distributed knob (update, collective, overlap) does to the step: for every point
-of a sweep over one, the runs at each of its other values over the runs at its base value (the
-binary's default where the sweep has it, else the first swept), paired by repetition.
+"""What each swept distributed knob (update, collective, overlap, comm_threads) does to the step:
+for every point of a sweep over one, the runs at each of its other values over the runs at its base
+value (the binary's default where the sweep has it, else the first in the knob's order), paired by repetition.
 
 The points of a sweep are run once a repetition in a shuffled order (pstudy.store.sweep), so a
 repetition's two runs of the same point at two values of a knob ran close together: their ratio
@@ -16,7 +16,7 @@ from pstudy.store import vocabulary
 def base_value(key, values):
     """The value of knob `key` that the others are read against: the binary's default where
     `values` has it, else the first of `values` in the knob's order."""
-    return next(v for v in vocabulary.DISTRIBUTED_OPTIONS[key][1] if v in values)
+    return next(v for v in vocabulary.DISTRIBUTED_OPTIONS[key].values if v in values)
 
 
 def ratios(steps):
@@ -39,7 +39,7 @@ def ratios(steps):
             by_value = {v: g.set_index("repetition")["step_s"] for v, g in group.groupby(key)}
             if base not in by_value:
                 continue
-            for value in (v for v in vocabulary.DISTRIBUTED_OPTIONS[key][1] if v in by_value and v != base):
+            for value in (v for v in vocabulary.DISTRIBUTED_OPTIONS[key].values if v in by_value and v != base):
                 reps = sorted(set(by_value[base].index) & set(by_value[value].index))
                 if not reps:
                     continue

@@ -97,7 +97,7 @@ CHECKED_OPTION_KEYS = {"-B": "model.B", "-T": "model.T", "-B/-T": "model.B, mode
                        "--batch-subsize": "sweep.batch_subsize", "--token-chunk": "sweep.token_chunk",
                        "--tile-sequences": "sweep.tile_sequences", "--tiles-per-product": "sweep.tiles_per_product",
                        "--threads": "sweep.threads",
-                       **{option: f"sweep.{key}" for key, (option, _) in vocabulary.DISTRIBUTED_OPTIONS.items()}}
+                       **{knob.option: f"sweep.{key}" for key, knob in vocabulary.DISTRIBUTED_OPTIONS.items()}}
 
 
 def check_command(study, point, binary, root):
@@ -134,6 +134,10 @@ def check_run(study, point, binary, root):
         return f"run.binary: {binary} --check: {last} (a build older than the harness? rebuild with make)"
     problem = last.split(": ", 1)[1] if last.startswith("gpt2-") and ": " in last else last
     option = problem.split(":", 1)[0]
+    unknown = next((o for o in CHECKED_OPTION_KEYS if problem.startswith(f"unknown option '{o}'")), None)
+    if unknown is not None:  # a sweep key the binary does not have yet
+        return f"{CHECKED_OPTION_KEYS[unknown]}: {problem} ({os.path.basename(binary)} refuses the run: a build " \
+               "older than the harness? rebuild with make)"
     key = CHECKED_OPTION_KEYS.get(option)
     if key is None:
         paths = {study.model["data"]: "model.data", study.model["checkpoint"]: "model.checkpoint"}
@@ -204,7 +208,7 @@ def schedule_args(point):
             if value is not None and value != vocabulary.AUTO:
                 args += [option, str(value)]
     for key, value in vocabulary.distributed_settings(point).items():  # the others: the binary's default
-        args += [vocabulary.DISTRIBUTED_OPTIONS[key][0], value]
+        args += [vocabulary.DISTRIBUTED_OPTIONS[key].option, str(value)]
     return args
 
 
@@ -423,6 +427,7 @@ def check_info(info, point):
                 expected[info_key] = value
     if getattr(point, "ranks", None) is not None:
         expected["ranks"] = point.ranks
+    expected.update(vocabulary.distributed_settings(point))  # the info line has each knob as run
     if "variant" not in info:
         return "info line has no \"variant\""
     for key, want in expected.items():

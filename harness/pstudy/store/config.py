@@ -129,7 +129,7 @@ class Study:
     run: dict                 # steps, warmup, repetitions, timeout_s, seed, build_dir, binary
     sweep: dict               # variants, compilers, kernels, threads, batch_subsize, token_chunk, tile_columns,
                               # tile_in_channels, tile_sequences, tiles_per_product, ranks, scaling,
-                              # starpu_sched, update, collective, overlap
+                              # starpu_sched, update, collective, overlap, comm_threads
     placement: dict           # proc_bind, places
     counters: dict            # backend
     analysis: dict = field(default_factory=lambda: {"trace": True, "ceilings": True, "roofline": True,
@@ -346,10 +346,17 @@ def check(kind, value, path, name, cpu_count):
             raise StudyError(f"{path}: {name}: a value is repeated in {items}")
         return list(items)
     if kind == "distributed":  # one of a distributed knob's values, or a list of them, each once
-        allowed = vocabulary.DISTRIBUTED_OPTIONS[name.split(".")[-1]][1]
+        key = name.split(".")[-1]
+        allowed = vocabulary.DISTRIBUTED_OPTIONS[key].values
         items = value if isinstance(value, list) else [value]
-        if not items or not all(isinstance(v, str) and v in allowed for v in items):
-            raise bad(" or ".join(f'"{v}"' for v in allowed) + " or a non-empty list of them")
+        if key in vocabulary.INTEGER_KEYS:
+            one = f"an integer from {allowed[0]} to {allowed[-1]}"
+            fits = all(is_int(v) and v in allowed for v in items)
+        else:
+            one = " or ".join(f'"{v}"' for v in allowed)
+            fits = all(isinstance(v, str) and v in allowed for v in items)
+        if not items or not fits:
+            raise bad(one + " or a non-empty list of them")
         if len(set(items)) != len(items):
             raise StudyError(f"{path}: {name}: a value is repeated in {items}")
         return list(items)

@@ -35,12 +35,12 @@ Layout of results/<date>-<commit>-<config>[-N]/:
     .lock           held (fcntl.flock) by the process sweeping the directory; names that process
     .reserve        space set aside while a sweep runs, freed to record "failed" when the disk fills
 STEM is a run's file stem, run_stem(point, repetition):
-    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>][_U<update>][_C<collective>][_O<overlap>][_tc<tile_columns>_ti<tile_in_channels>][_ts<tile_sequences>][_tp<tiles_per_product>][_s<starpu_sched>]_r<repetition>
-    (_R<ranks> for distributed variants only, _U, _C and _O for those whose sweep names update,
-    collective, overlap, _tc/_ti for chunked points with tile widths, _ts for
-    chunked points with the products' row chunks, _tp for those with the tiles per product, _s for
-    points with a StarPU scheduler: a point from before a key has no part for it; a chunk value the
-    binary chooses, AUTO, is written "auto")
+    <variant>_<compiler>_<kernels>_t<threads>_bs<batch_subsize|NA>_k<k|NA>[_R<ranks>][_U<update>][_C<collective>][_O<overlap>][_K<comm_threads>][_tc<tile_columns>_ti<tile_in_channels>][_ts<tile_sequences>][_tp<tiles_per_product>][_s<starpu_sched>]_r<repetition>
+    (_R<ranks> for distributed variants only, _U, _C, _O and _K for those whose sweep names update,
+    collective, overlap, comm_threads (vocabulary.DISTRIBUTED_OPTIONS' tags), _tc/_ti for chunked
+    points with tile widths, _ts for chunked points with the products' row chunks, _tp for those
+    with the tiles per product, _s for points with a StarPU scheduler: a point from before a key
+    has no part for it; a chunk value the binary chooses, AUTO, is written "auto")
 Every file is written to a temporary name and renamed into place, so a crash never leaves a half
 file under a real name. A run counts as done only when its runs/STEM.json exists and the journal
 says so; anything else is redone on resume.
@@ -83,9 +83,9 @@ KEYS = vocabulary.POINT_KEYS
 # names
 
 def point_stem(point):
-    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>][_U..][_C..][_O..][_tc<tc>_ti<ti>][_ts<ts>][_tp<tp>]
+    """<variant>_<compiler>_<kernels>_t<threads>_bs<bs|NA>_k<k|NA>[_R<ranks>][_U..][_C..][_O..][_K..][_tc<tc>_ti<ti>][_ts<ts>][_tp<tp>]
     of a point (a Point, or a point key tuple); _R only for distributed points, _U<update>,
-    _C<collective> and _O<overlap> only for those that set them, _tc and _ti only for points with tile widths, _ts only for points with tile_sequences,
+    _C<collective>, _O<overlap> and _K<comm_threads> only for those that set them, _tc and _ti only for points with tile widths, _ts only for points with tile_sequences,
     _tp only for points with tiles_per_product, _s<starpu_sched> only for points with a StarPU
     scheduler."""
     point = vocabulary.as_point(point)
@@ -96,7 +96,8 @@ def point_stem(point):
         return "NA" if v is None else vocabulary.chunk_text(v)
     return (f"{point.variant}_{point.compiler}_{point.kernels}_t{point.threads}_bs{text(bs)}_k{text(k)}"
             + ("" if point.ranks is None else f"_R{point.ranks}")
-            + "".join(f"_{key[0].upper()}{value}" for key, value in vocabulary.distributed_settings(point).items())
+            + "".join(f"_{vocabulary.DISTRIBUTED_OPTIONS[key].tag}{value}"
+                      for key, value in vocabulary.distributed_settings(point).items())
             + ("" if tc is None and ti is None else f"_tc{text(tc)}_ti{text(ti)}")
             + ("" if ts is None else f"_ts{text(ts)}") + ("" if tp is None else f"_tp{text(tp)}")
             + ("" if sched is None else f"_s{sched}"))
@@ -107,9 +108,12 @@ def run_stem(point, repetition):
     return f"{point_stem(point)}_r{repetition}"
 
 
+# the distributed knobs' parts, _U<update> to _K<comm_threads>, in DISTRIBUTED_OPTIONS' order
+_KNOB_PARTS = "".join(f"(?:_{knob.tag}(?P<{key}>{'[0-9]+' if key in vocabulary.INTEGER_KEYS else '[a-z]+'}))?"
+                      for key, knob in vocabulary.DISTRIBUTED_OPTIONS.items())
 RUN_STEM = re.compile(r"(?P<variant>[a-z][a-z0-9]*)_(?P<compiler>[a-z0-9]+)_(?P<kernels>[a-z0-9]+)"
                       r"_t(?P<threads>\d+)_bs(?P<bs>\d+|NA|auto)_k(?P<k>\d+|NA|auto)(?:_R(?P<ranks>\d+))?"
-                      r"(?:_U(?P<update>[a-z]+))?(?:_C(?P<collective>[a-z]+))?(?:_O(?P<overlap>[a-z]+))?"
+                      + _KNOB_PARTS +
                       r"(?:_tc(?P<tc>\d+|NA|auto)_ti(?P<ti>\d+|NA|auto))?(?:_ts(?P<ts>\d+|NA|auto))?"
                       r"(?:_tp(?P<tp>\d+|NA|auto))?(?:_s(?P<sched>[a-z][a-z0-9_-]*))?_r(?P<rep>\d+)")
 
@@ -125,7 +129,9 @@ def parse_run_stem(stem):
         return None if text in (None, "NA") else vocabulary.AUTO if text == "auto" else int(text)
     key = vocabulary.Point(d["variant"], d["compiler"], d["kernels"], int(d["threads"]), value(d["bs"]),
                            value(d["k"]), value(d["ranks"]), value(d["tc"]), value(d["ti"]), value(d["ts"]),
-                           value(d["tp"]), d["sched"], d["update"], d["collective"], d["overlap"])
+                           value(d["tp"]), d["sched"],
+                           *(value(d[key]) if key in vocabulary.INTEGER_KEYS else d[key]
+                             for key in vocabulary.DISTRIBUTED_KEYS))
     return key, int(d["rep"])
 
 
@@ -956,7 +962,7 @@ def _check_keys(frame, path, extra_integers=(), with_repetition=True):
         frame[col] = frame[col].astype("string")
     integers = [("threads", 1, False), *((("repetition", 0, False),) if with_repetition else ()),
                 *((c, low, False) for c, low in extra_integers),
-                *((c, 1 if c == "ranks" else 0, True) for c in vocabulary.OPTIONAL_KEYS
+                *((c, least_count(c), True) for c in vocabulary.OPTIONAL_KEYS
                   if c not in vocabulary.TEXT_KEYS)]
     for col, low, optional in integers:
         raw = frame[col]
@@ -970,6 +976,14 @@ def _check_keys(frame, path, extra_integers=(), with_repetition=True):
             raise _cell_error(path, i, col, raw.iloc[i], f"is not {'an integer' if low < 1 else 'a positive integer'}"
                               + (f" >= {low}" if low > 1 else "") + (" or NA" if optional else ""))
         frame[col] = numbers.astype("Int64") if optional else numbers.astype(int)
+
+
+def least_count(col):
+    """The least value an optional integer key's column holds: a rank count and a counted distributed
+    knob (comm_threads) their least, a chunk key 0 (AUTO)."""
+    if col in vocabulary.DISTRIBUTED_OPTIONS:
+        return vocabulary.DISTRIBUTED_OPTIONS[col].values[0]
+    return 1 if col == "ranks" else 0
 
 
 def _check_unique(frame, path, columns, what):

@@ -4,8 +4,8 @@ A point is one configuration of the program (variant, compiler, kernels, threads
 chunked variants only, batch_subsize, token chunk k, the tile widths tile_columns and
 tile_in_channels, the sequences per row chunk of the products tile_sequences and the tiles each
 product is cut into tiles_per_product, each a number or AUTO, the binary's choice; for the distributed variants only, ranks: MPI processes of `threads`
-threads each, and update, collective and overlap, the binary's options where the sweep names
-them (None: the binary's default); for the variants on StarPU only, starpu_sched: the scheduler STARPU_SCHED names, None
+threads each, and update, collective, overlap and comm_threads, the binary's options where the
+sweep names them (None: the binary's default); for the variants on StarPU only, starpu_sched: the scheduler STARPU_SCHED names, None
 where the sweep leaves StarPU its default). A run is one process measuring one point
 once; a sweep makes `repetitions` runs of every point, and `one_thread_repetitions` of each
 1-thread point where the config sets it (repetitions_of).

@@ -9,8 +9,8 @@ A point (Point) is one configuration of a program: variant, compiler, kernels, t
 k, ranks, tile_columns, tile_in_channels, tile_sequences, tiles_per_product, starpu_sched. batch_subsize, k (the
 token chunk), the tile widths, the sequences per row chunk of the products (tile_sequences) and the
 tiles each product is cut into (tiles_per_product) exist for chunked variants only, ranks (MPI processes, `threads` each) for distributed variants only; they are None
-(NA in the CSV files) for the others; so are update, collective and overlap (DISTRIBUTED_OPTIONS)
-where a distributed variant's sweep leaves them to the binary. starpu_sched (the StarPU scheduler, STARPU_SCHED) exists for
+(NA in the CSV files) for the others; so are update, collective, overlap and comm_threads
+(DISTRIBUTED_OPTIONS) where a distributed variant's sweep leaves them to the binary. starpu_sched (the StarPU scheduler, STARPU_SCHED) exists for
 the variants that run on StarPU only, and is None there too where a sweep leaves StarPU its default.
 A chunk key the binary chooses itself for its thread count
 (config value "auto") is AUTO, 0, in a point and "auto" in names.
@@ -45,24 +45,28 @@ PHASES = ("step", "forward", "backward", "update")
 # still read as the same points
 POINT_KEYS = ["variant", "compiler", "kernels", "threads", "batch_subsize", "k", "ranks", "tile_columns",
               "tile_in_channels", "tile_sequences", "tiles_per_product", "starpu_sched", "update", "collective",
-              "overlap"]
+              "overlap", "comm_threads"]
 INTEGER_KEYS = ("threads", "batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
-                "tiles_per_product")
+                "tiles_per_product", "comm_threads")
 # the chunk keys that cut the transformer blocks' products: absent from points made before each existed
 TILE_KEYS = ("tile_columns", "tile_in_channels", "tile_sequences", "tiles_per_product")
 CHUNK_KEYS = ("batch_subsize", "k") + TILE_KEYS
 # point keys that only some variants have: NA (pandas Int64) for the others
 OPTIONAL_KEYS = ("batch_subsize", "k", "ranks", "tile_columns", "tile_in_channels", "tile_sequences",
-                 "tiles_per_product", "starpu_sched", "update", "collective", "overlap")
-# the distributed variants' own knobs: each its binary option and its values, the binary's default
-# first (variants/options.c). A sweep key of that name sweeps them; a point of a sweep that names
-# none has None there and runs the binary's default.
-DISTRIBUTED_OPTIONS = {"update": ("--update", ("sharded", "replicated")),
-                       "collective": ("--collective", ("ring", "direct")),
-                       "overlap": ("--overlap", ("off", "on"))}
+                 "tiles_per_product", "starpu_sched", "update", "collective", "overlap", "comm_threads")
+# One of the distributed variants' own knobs: its binary option, its values in order with the
+# binary's default first (variants/options.c; a count's are a range), and the tag that names it in
+# run stems (_K2).
+Knob = namedtuple("Knob", ["option", "values", "tag"])
+# A sweep key of a knob's name sweeps it; a point of a sweep that names none has None there and runs
+# the binary's default. comm_threads counts (INTEGER_KEYS), the others are names.
+DISTRIBUTED_OPTIONS = {"update": Knob("--update", ("sharded", "replicated"), "U"),
+                       "collective": Knob("--collective", ("ring", "direct"), "C"),
+                       "overlap": Knob("--overlap", ("off", "on"), "O"),
+                       "comm_threads": Knob("--comm-threads", range(1, 65), "K")}
 DISTRIBUTED_KEYS = tuple(DISTRIBUTED_OPTIONS)
 # optional point keys that hold a name, not a count: pandas "string" (NA where absent), not Int64
-TEXT_KEYS = ("starpu_sched",) + DISTRIBUTED_KEYS
+TEXT_KEYS = ("starpu_sched",) + tuple(key for key in DISTRIBUTED_KEYS if key not in INTEGER_KEYS)
 # the variants on a task runtime of their own (the Makefile's RUNTIME_VARIANTS: nOS-V, StarPU), which a
 # sweep runs only where its config names them, as it does the distributed ones: a config that names
 # no variants sweeps what it swept before they existed (and keeps its digest)
@@ -275,14 +279,27 @@ def series_name(series):
         name += " " + chunking_label(*(values[c] for c in CHUNK_KEYS))
     if values["ranks"] is not None:
         name += f" ranks={int(values['ranks'])}"
-    return name + "".join(f" {key}={values[key]}" for key in DISTRIBUTED_KEYS if values[key] is not None)
+    return name + "".join(f" {key}={value}" for key, value in distributed_settings(series).items())
 
 
 def distributed_settings(point):
-    """{distributed knob: value} of the knobs a point sets (DISTRIBUTED_OPTIONS), in their order;
-    empty for a point that sets none (not distributed, or swept without them)."""
-    p = as_point(point)
-    return {key: str(getattr(p, key)) for key in DISTRIBUTED_KEYS if not _is_na(getattr(p, key))}
+    """{distributed knob: value} of the knobs a point sets (DISTRIBUTED_OPTIONS), in their order: a
+    name (str), or a count (int) for an integer knob; empty for a point that sets none (not
+    distributed, or swept without them). `point` is a Point, a point key, or a mapping with the
+    knobs' columns (a table's row: NA, or absent, where it sets none)."""
+    if isinstance(point, tuple):
+        point = as_point(point)._asdict()
+    out = {}
+    for key in DISTRIBUTED_KEYS:
+        value = point[key] if key in point else None  # a record from before the key existed
+        if not _is_na(value):
+            out[key] = int(value) if key in INTEGER_KEYS else str(value)
+    return out
+
+
+def knob_default(key):
+    """The binary's own value of distributed knob `key`: what a point without it runs."""
+    return DISTRIBUTED_OPTIONS[key].values[0]
 
 
 def starpu_sched_of(point):
