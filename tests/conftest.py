@@ -47,6 +47,9 @@ LONG_TESTS = {
     "test_bench_kernels.py::test_an_avx2_run_holds_the_step_to_the_avx2_peak",
     "test_bench_kernels.py::test_a_run_is_saved_and_its_summary_printed_again",
     "test_bench_kernels.py::test_rounds_alternate_the_order_and_hold_each_run_to_the_peak_measured_before_it",
+    # bench/variants.py's whole saved run with the six repetitions a verdict needs; the same run twice
+    # (every point, the traced runs, the summary printed again) and the verdicts on saved runs stay
+    "test_bench_verdict.py::test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again[6]",
     "test_analysis.py::test_analysis_can_be_switched_off",
     "test_analysis.py::test_roofline_skips_the_warmup_steps_the_run_recorded",
     # bootstrap intervals over the largest committed recording
