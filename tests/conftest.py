@@ -88,11 +88,13 @@ SERIAL_FILES = {
 # of one process, and make test at 10:07 with them grouped)
 EACH_TEST_ALONE = {"test_correctness.py", "test_regression.py", "test_mpi.py", "test_units.py",
                    "test_bench_kernels.py", "test_bench_verdict.py", "test_studies.py"}
-# the files that take longest, handed out first (a process asks for more work as it runs out):
-# a long one started last would finish alone
-LONGEST_FIRST = ["test_correctness.py", "test_regression.py", "test_faults.py", "test_mpi.py", "test_units.py",
-                 "test_fuzz.py", "test_slurm.py", "test_run.py", "test_edges.py", "test_bench_verdict.py",
-                 "test_bench_kernels.py", "test_hostile_headers.py", "test_report_html.py", "test_instructions.py"]
+# the work that takes longest, handed out first (a process asks for more work as it runs out): a long
+# one started last would finish alone. The files whose tests go to one process, longest first, then
+# those handed out test by test, which fill in around them
+LONGEST_FIRST = ["test_run.py", "test_reliability.py", "test_hostile_headers.py", "test_edges.py", "test_faults.py",
+                 "test_predict.py", "test_report.py", "test_report_html.py", "test_dedicated.py", "test_slurm.py",
+                 "test_correctness.py", "test_regression.py", "test_mpi.py", "test_units.py", "test_bench_verdict.py",
+                 "test_fuzz.py", "test_bench_kernels.py", "test_instructions.py"]
 
 
 def pytest_configure(config):
