@@ -120,6 +120,8 @@ def check_binaries(args, threads):
         study = study_for(args, kernels)
         binaries.append(describe_binary(study, kernels))
         binaries += [runner.binary_path(study, point, str(ROOT)) for _, _, point in step_points(args, threads, kernels)]
+    if runner.all_current(binaries, ROOT):
+        return
     for binary in map(Path, binaries):
         how = BUILT_BY.get(binary.name, isa["make"])
         if not binary.exists():

@@ -669,8 +669,9 @@ def main(argv=None):
     # each binary once, in the points' order: many points share one, and each check runs make -q
     binaries = dict.fromkeys(Path(runner.binary_path(study, point, str(ROOT)))
                              for point in points_of(study, threads, args.targets_only))
-    for binary in binaries:
-        refuse_missing_or_stale(binary, make, f"{make}, or check --compiler/--kernels")
+    if not runner.all_current(binaries, ROOT):
+        for binary in binaries:
+            refuse_missing_or_stale(binary, make, f"{make}, or check --compiler/--kernels")
     products_skipped = ("--skip-products" if args.skip_products else "--targets-only" if args.targets_only else
                         f"not measured: gemm_bench times {PRODUCT_CONFIG}'s shapes, the config is {args.config}"
                         if args.config != PRODUCT_CONFIG else None)

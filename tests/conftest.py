@@ -47,6 +47,9 @@ LONG_TESTS = {
     "test_bench_kernels.py::test_an_avx2_run_holds_the_step_to_the_avx2_peak",
     "test_bench_kernels.py::test_a_run_is_saved_and_its_summary_printed_again",
     "test_bench_kernels.py::test_rounds_alternate_the_order_and_hold_each_run_to_the_peak_measured_before_it",
+    # bench/variants.py's whole saved run with the six repetitions a verdict needs; the same run twice
+    # (every point, the traced runs, the summary printed again) and the verdicts on saved runs stay
+    "test_bench_verdict.py::test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again[6]",
     "test_analysis.py::test_analysis_can_be_switched_off",
     "test_analysis.py::test_roofline_skips_the_warmup_steps_the_run_recorded",
     # bootstrap intervals over the largest committed recording
@@ -85,11 +88,13 @@ SERIAL_FILES = {
 # of one process, and make test at 10:07 with them grouped)
 EACH_TEST_ALONE = {"test_correctness.py", "test_regression.py", "test_mpi.py", "test_units.py",
                    "test_bench_kernels.py", "test_bench_verdict.py", "test_studies.py"}
-# the files that take longest, handed out first (a process asks for more work as it runs out):
-# a long one started last would finish alone
-LONGEST_FIRST = ["test_correctness.py", "test_regression.py", "test_faults.py", "test_mpi.py", "test_units.py",
-                 "test_fuzz.py", "test_slurm.py", "test_run.py", "test_edges.py", "test_bench_verdict.py",
-                 "test_bench_kernels.py", "test_hostile_headers.py", "test_report_html.py", "test_instructions.py"]
+# the work that takes longest, handed out first (a process asks for more work as it runs out): a long
+# one started last would finish alone. The files whose tests go to one process, longest first, then
+# those handed out test by test, which fill in around them
+LONGEST_FIRST = ["test_run.py", "test_reliability.py", "test_hostile_headers.py", "test_edges.py", "test_faults.py",
+                 "test_predict.py", "test_report.py", "test_report_html.py", "test_dedicated.py", "test_slurm.py",
+                 "test_correctness.py", "test_regression.py", "test_mpi.py", "test_units.py", "test_bench_verdict.py",
+                 "test_fuzz.py", "test_bench_kernels.py", "test_instructions.py"]
 
 
 def pytest_configure(config):

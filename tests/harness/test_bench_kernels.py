@@ -59,6 +59,7 @@ def test_a_binary_older_than_its_sources_is_refused_before_a_directory_is_made(t
     os.utime(binary, (1_000_000, 1_000_000))
     monkeypatch.setattr(bench, "ROOT", tmp_path)
     assert bench.runner.binary_is_stale(binary, tmp_path)
+    assert not bench.runner.all_current([binary], tmp_path)
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--config", "tiny", "--out", str(tmp_path / "out")])
     assert str(exit_info.value.code).endswith("gemm_bench: older than its sources (rebuild it with make "
@@ -67,6 +68,10 @@ def test_a_binary_older_than_its_sources_is_refused_before_a_directory_is_made(t
     os.utime(binary, None)
     assert not bench.runner.binary_is_stale(binary, tmp_path)
     assert not bench.runner.binary_is_stale(Path("/bin/sh"), tmp_path)  # outside the checkout: taken as it is
+    # all of them asked of make at once: yes only when make has nothing to rebuild for any
+    assert bench.runner.all_current([binary, binary], tmp_path)
+    assert not bench.runner.all_current([binary, tmp_path / "build" / "bench" / "absent"], tmp_path)
+    assert not bench.runner.all_current([binary, Path("/bin/sh")], tmp_path)
 
 
 def test_damaged_saved_directory_gets_one_line(tmp_path, capsys):

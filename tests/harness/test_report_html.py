@@ -30,12 +30,12 @@ def chromium():
     components.require("chromium")
 
 
-def probe_page(browser, page, tmp_path, text=None):
+def probe_page(browser, page, tmp_path):
     """What the page is like in Chromium at WIDTH px: {"images": '1' per <img> that loaded with a
     non-zero natural width, '0' per broken one; "text": the length of its text; "overflow": how
     many px the document is wider than the window; "cpu": the length of the CPU row's value, -1
     without one}."""
-    dom = dump_dom(browser, text if text is not None else page.read_text(), PROBE, tmp_path, WIDTH)
+    dom = dump_dom(browser, page.read_text(), PROBE, tmp_path, WIDTH)
     number = {name: int(re.search(rf'data-{name}="(-?\d+)"', dom).group(1)) for name in ("text", "overflow", "cpu")}
     return {"images": re.search(r'data-images="([01]*)"', dom).group(1), **number}
 
@@ -52,11 +52,6 @@ def dump_dom(browser, text, probe, tmp_path, width):
     return r.stdout
 
 
-def loaded_images(browser, page, tmp_path):
-    found = probe_page(browser, page, tmp_path)
-    return found["images"], found["text"]
-
-
 @pytest.fixture(scope="module")
 def report_page(reported_sweep):
     return reported_sweep[0] / "report.html"
@@ -66,6 +61,27 @@ def report_page(reported_sweep):
 def report_probed(report_page, tmp_path_factory):
     """probe_page of the report, loaded once: each load is seconds of Chromium's CPU time."""
     return probe_page(chromium(), report_page, tmp_path_factory.mktemp("probe"))
+
+
+@pytest.fixture(scope="module")
+def broken_probed(report_page, tmp_path_factory):
+    """What both probes find on the report broken four ways at once, in one load: one figure
+    corrupted, a line that cannot wrap, the Roofline section opening with a long text and a folded
+    table wider than the page. Each probe measures its own defect (loaded images, the document's
+    width with <details> closed, the sections' first elements, the right edges with them open), so
+    that the defects do not hide one another and each check can still fail on its own."""
+    text = report_page.read_text()
+    start = text.index("data:image/png;base64,") + len("data:image/png;base64,")
+    text = text[:start] + "AAAA" + text[start + 4000:]
+    text = text.replace('<section id="machine">', '<p style="white-space:nowrap">' + "x" * 400 + '</p><section id="machine">')
+    text = text.replace('<section id="roofline">\n<h2>Roofline</h2>',
+                        '<section id="roofline">\n<h2>Roofline</h2><pre>' + "a line\n" * 12 + "</pre>")
+    text = text.replace("<details>", "<details><table><tr><td>" + "x" * 300 + "</td></tr></table>", 1)
+    # PROBE's listener runs first (the order they were added), before LAYOUT_PROBE opens the <details>
+    dom = dump_dom(chromium(), text, PROBE.removesuffix("</body>") + LAYOUT_PROBE, tmp_path_factory.mktemp("broken"),
+                   LAYOUT_WIDTH)
+    return {"images": re.search(r'data-images="([01]*)"', dom).group(1),
+            "overflow": int(re.search(r'data-overflow="(-?\d+)"', dom).group(1)), "layout": read_layout(dom)}
 
 
 def test_report_is_self_contained(report_page):
@@ -82,7 +98,7 @@ def test_report_is_self_contained(report_page):
     assert "Parallel efficiency" in text and "need counters" in text
 
 
-def test_report_opens_in_headless_chromium(report_page, report_probed, tmp_path):
+def test_report_opens_in_headless_chromium(report_page, report_probed, broken_probed, tmp_path):
     browser = chromium()
     images = report_probed["images"]
     assert images and set(images) == {"1"}, f"broken images: {images}"
@@ -94,25 +110,17 @@ def test_report_opens_in_headless_chromium(report_page, report_probed, tmp_path)
     pixels = matplotlib.image.imread(str(shot))
     assert pixels.std() > 0.02, "the screenshot is blank"
     # the probe can fail: a page with one corrupted figure is caught
-    broken = tmp_path / "broken.html"
-    text = report_page.read_text()
-    start = text.index("data:image/png;base64,") + len("data:image/png;base64,")
-    broken.write_text(text[:start] + "AAAA" + text[start + 4000:])
-    images, _ = loaded_images(browser, broken, tmp_path)
-    assert "0" in images
+    assert "0" in broken_probed["images"]
 
 
-def test_report_fits_the_page_and_names_the_cpu(report_page, report_probed, tmp_path):
+def test_report_fits_the_page_and_names_the_cpu(report_probed, broken_probed):
     """No line, table or caption leaves the page at 1280 px (the document's scrollWidth is its
     clientWidth), and the CPU row shows meta.json's cpu.model."""
-    browser = chromium()
     found = report_probed
     assert found["overflow"] == 0, f"the page is {found['overflow']} px wider than {WIDTH} px"
     assert found["cpu"] > 0, "the CPU row is empty or missing"
     # the check can fail: a line that cannot wrap makes the page wider
-    text = report_page.read_text()
-    wide = text.replace('<section id="machine">', '<p style="white-space:nowrap">' + "x" * 400 + '</p><section id="machine">')
-    assert probe_page(browser, report_page, tmp_path, wide)["overflow"] > 0
+    assert broken_probed["overflow"] > 0
 
 
 # Per section: the first element under its heading ("FIGURE", or "P.verdict" and how many lines it
@@ -135,10 +143,17 @@ LAYOUT_PROBE = (
     'document.body.setAttribute("data-wide",wide.join(" ")||"none")});</script></body>')
 
 
-def layout(browser, text, tmp_path, width=1300):
+LAYOUT_WIDTH = 1300
+
+
+def layout(browser, text, tmp_path):
     """({section id: (first element, its lines, lines before the first figure or table)}, the elements
-    wider than the page with every <details> open) of a page in Chromium `width` px wide."""
-    dom = dump_dom(browser, text, LAYOUT_PROBE, tmp_path, width)
+    wider than the page with every <details> open) of a page in Chromium LAYOUT_WIDTH px wide."""
+    return read_layout(dump_dom(browser, text, LAYOUT_PROBE, tmp_path, LAYOUT_WIDTH))
+
+
+def read_layout(dom):
+    """layout's answer, from the DOM LAYOUT_PROBE left."""
     sections = {}
     for item in re.search(r'data-sections="([^"]*)"', dom).group(1).split():
         name, first, first_lines, before = item.split(":")
@@ -147,7 +162,7 @@ def layout(browser, text, tmp_path, width=1300):
     return sections, [] if wide == "none" else wide.split()
 
 
-def test_sections_lead_with_a_figure_or_a_verdict_and_fit_at_1300_px(report_page, tmp_path):
+def test_sections_lead_with_a_figure_or_a_verdict_and_fit_at_1300_px(report_page, broken_probed, tmp_path):
     """Every section opens with a figure or a verdict of at most two lines, with no more than 10
     lines of text before its first figure or table; with its tables and folded text open, no
     element is wider than the page; no cell says <NA>; the Roofline section opens with the chart of
@@ -169,9 +184,6 @@ def test_sections_lead_with_a_figure_or_a_verdict_and_fit_at_1300_px(report_page
     assert lead.startswith(f"{fastest.group(2)} at {fastest.group(1)} threads"), lead
     assert roofline.index(lead) < roofline.index('<p class="verdict">')
     # the probe can fail: a section that opens with a long text, a folded table wider than the page
-    bad = text.replace('<section id="roofline">\n<h2>Roofline</h2>',
-                       '<section id="roofline">\n<h2>Roofline</h2><pre>' + "a line\n" * 12 + "</pre>")
-    bad = bad.replace("<details>", "<details><table><tr><td>" + "x" * 300 + "</td></tr></table>", 1)
-    sections, wide = layout(browser, bad, tmp_path)
+    sections, wide = broken_probed["layout"]
     assert sections["roofline"][0] == "PRE" and sections["roofline"][2] >= 12
     assert "TABLE" in wide

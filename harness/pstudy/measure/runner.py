@@ -53,18 +53,35 @@ def binary_path(study, point, root, build_dir=None):
     return path if os.path.isabs(path) else os.path.join(root, path)
 
 
+def make_target(binary, root):
+    """`binary`'s make target, relative to `root`; None for one outside it."""
+    try:
+        target = os.path.relpath(os.path.realpath(binary), os.path.realpath(root))
+    except ValueError:
+        return None
+    return None if target.startswith(os.pardir) else target
+
+
 def binary_is_stale(binary, root):
     """Whether make would rebuild `binary` (`make -q` exits 1: a source is newer), so that a
     benchmark never times code older than the checkout under the checkout's commit. A binary
     outside `root`, or one make has no rule for, is taken as it is."""
-    try:
-        target = os.path.relpath(os.path.realpath(binary), os.path.realpath(root))
-    except ValueError:
-        return False
-    if target.startswith(os.pardir):
+    target = make_target(binary, root)
+    if target is None:
         return False
     r = subprocess.run(["make", "-q", "-C", str(root), target], capture_output=True, text=True)
     return r.returncode == 1
+
+
+def all_current(binaries, root):
+    """Whether every one of `binaries` is there and make would rebuild none, asked of make once for
+    all (each make reads the whole Makefile, a second of CPU); False whenever make says anything else,
+    so that the caller then asks for each in its own order (binary_is_stale) and names the first."""
+    targets = [make_target(binary, root) for binary in binaries]
+    if None in targets or not all(os.path.exists(binary) for binary in binaries):
+        return False
+    r = subprocess.run(["make", "-q", "-C", str(root), *targets], capture_output=True, text=True)
+    return r.returncode == 0
 
 
 def model_path(value, root):
