@@ -124,7 +124,7 @@ def main(args):
             if args.base_build or args.candidate_build:
                 regress.say("note: a build tree given with --base-build/--candidate-build is counted as it is; "
                             "valgrind stops at AVX-512 instructions, so it must be built without them "
-                            "(make CFLAGS_COMMON=\"$(make -s print-flags | sed 's/-march=native/-mavx2 -mfma/')\")")
+                            "(in its checkout: make MARCH=\"-mavx2 -mfma\" build/gcc/fast/gpt2-seq)")
             return regress.evaluate_instructions(args, study, (base, cand), binaries, session, repo)
         return regress.evaluate(args, study, phases, (base, cand), binaries, session, seed, repo)
     except regress.CannotMeasure as err:

@@ -11,7 +11,7 @@ frequency, contention between threads.
 How:
 - **Build.** valgrind 3.19 (Debian 12) stops at AVX-512 instructions, so the commit's own compile
   flags (`make print-flags`) are used with -march=native replaced by -mavx2 -mfma, passed to its
-  Makefile as CFLAGS_COMMON, and only the binaries the config runs are built. The counted code
+  Makefile as CFLAGS_COMMON and as FLAGS_<compiler> (the flags its probed trees build with), and only the binaries the config runs are built. The counted code
   is therefore the AVX2+FMA micro-kernels, not the AVX-512 ones a native build runs.
 - **Run.** Each run is `valgrind --tool=callgrind --cache-sim=no` around the binary's usual
   command (pstudy.runner checks its output as in a sweep). callgrind's output file
@@ -101,7 +101,11 @@ def make_arguments(worktree, targets, extra_flags=()):
     flags = build_flags(done.stdout)
     if extra_flags:
         flags += " " + " ".join(extra_flags)
-    return [f"CFLAGS_COMMON={flags}", *targets]
+    # a Makefile that probes its compilers builds build/<compiler>/... with FLAGS_<compiler> (the
+    # probed -march and options) after its base flags, not with CFLAGS_COMMON: both are given, so
+    # that the counts build without AVX-512 under either (the base flags given twice change nothing)
+    compilers = sorted({Path(t).parts[1] for t in targets if len(Path(t).parts) > 2 and Path(t).parts[0] == "build"})
+    return [f"CFLAGS_COMMON={flags}", *(f"FLAGS_{c}={flags}" for c in compilers), *targets]
 
 
 def build_targets(study, build_dir, worktree):
