@@ -12,7 +12,8 @@ How:
 - **Build.** valgrind 3.19 (Debian 12) stops at AVX-512 instructions, so the commit's own compile
   flags (`make print-flags`) are used with -march=native replaced by -mavx2 -mfma, passed to its
   Makefile as CFLAGS_COMMON and as FLAGS_<compiler> (the flags its probed trees build with), and
-  only the binaries the config runs are built. The counted code is therefore the AVX2+FMA micro-kernels, not the AVX-512 ones a native build runs.
+  only the binaries the config runs are built. The counted code is therefore the AVX2+FMA
+  micro-kernels, not the AVX-512 ones a native build runs.
 - **Run.** Each run is `valgrind --tool=callgrind --cache-sim=no` around the binary's usual
   command (pstudy.runner checks its output as in a sweep). callgrind's output file
   (callgrind/<side>/<run stem>.out in the session) records, per function, the instructions it
