@@ -102,8 +102,9 @@ def spec(ranks, ranks_per_node, parameters, message_bytes, network, reduce_Bs, c
     sh = shards(parameters, ranks)
     # the replay's time grows faster than its messages (at 128 ranks, 20 s at 2 messages a shard,
     # 120 s at 8): past REPLAY_MESSAGES a rank's step it merges the ring's blocks, 2 a slice at
-    # least; a coarser pipeline fills later, so the time comes out a little long (at 32 ranks, 7%
-    # longer at 2 a shard than at 8, the binary's)
+    # least; a coarser pipeline fills later, so the time comes out long (at 32 ranks, 7% longer at
+    # 2 a shard than at 8, the binary's), more where one core's adds bound the ring (each step's
+    # first block arrives before its adds start: two channels at 128 ranks of d12, 26%)
     depth = min(RING_DEPTH, max(2, REPLAY_MESSAGES // (ranks * channels)))
     ring_floats = [max(1, min(message_bytes // 4, -(-max(b - a for a, b in cut) // depth)))
                    for cut in slices(sh, channels)]
