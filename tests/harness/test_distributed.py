@@ -150,6 +150,12 @@ def test_the_communication_threads_have_cores_of_their_own():
         distributed.layouts_for(mn5, nodes=[2], threads=56)
     with pytest.raises(StudyError, match="--comm-threads: expected an integer from 1 to 64, got 0"):
         distributed.layouts_for(mn5, nodes=[2], comm_threads=0)
+    # the replay's messages grow with the ranks and the channels: fewer ranks a layout at more channels
+    with pytest.raises(StudyError, match="--nodes 64: 128 ranks .* over the limit of 64 ranks a prediction replays "
+                                         "at 16 channels"):
+        distributed.layouts_for(mn5, nodes=[64], comm_threads=16)
+    layouts, left_out = distributed.layouts_for(mn5, comm_threads=16)
+    assert max(lay.ranks for lay in layouts) == 64 and left_out == [64, 128, 256]
 
 
 def test_smpi_platform_is_the_replays():

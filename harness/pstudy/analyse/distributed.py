@@ -423,6 +423,9 @@ def measured(directory):
 # grows faster than its ranks (on a 2-vCPU VM: 10 s at 128 ranks, 45 s at 256, over 100 s at 512),
 # and a prediction that runs for minutes with no output reads as a hang.
 MAX_RANKS = 128
+# The most ranks x channels (--comm-threads) one layout may have: the replay's messages grow with
+# both (on a 2-vCPU VM shared with other work, 128 ranks x 8 channels took about 4 minutes).
+MAX_RANK_CHANNELS = 1024
 
 
 def compute_threads(target, ranks, ranks_per_node, threads, comm_threads):
@@ -446,10 +449,13 @@ def layouts_for(target, nodes=None, ranks=None, threads=None, ranks_per_node=Non
     """(layouts, what the default left out): `ranks` on one node, else `nodes` x the ranks per
     node (default: the powers of two the machine has, up to `limit` ranks), `comm_threads`
     channels, threads per rank from compute_threads; StudyError, before any work, for a layout
-    over `limit` ranks (the ranks `what`) or over its cores."""
+    over `limit` ranks (the ranks `what`; fewer past MAX_RANK_CHANNELS ranks x channels) or over
+    its cores."""
     net = target.network
     left_out = []
     check_channels(comm_threads)
+    if limit * comm_threads > MAX_RANK_CHANNELS:
+        limit, what = max(1, MAX_RANK_CHANNELS // comm_threads), f"{what} at {comm_threads} channels"
     if ranks:
         rpn = ranks_per_node or (net.ranks_per_node if net else max(ranks))
         for r in ranks:

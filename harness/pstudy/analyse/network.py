@@ -132,9 +132,12 @@ def _replay(specs):
     ok, why = available()
     if not ok:
         raise StudyError(f"distributed prediction: {why}")
-    proc = subprocess.run([sys.executable, "-m", "pstudy.analyse.network"], input=json.dumps(specs),
-                          capture_output=True, text=True, timeout=TIMEOUT_S,
-                          cwd=None, env=_child_env())
+    try:
+        proc = subprocess.run([sys.executable, "-m", "pstudy.analyse.network"], input=json.dumps(specs),
+                              capture_output=True, text=True, timeout=TIMEOUT_S, cwd=None, env=_child_env())
+    except subprocess.TimeoutExpired:
+        raise StudyError(f"distributed prediction: the SimGrid replay ran past {TIMEOUT_S} s (fewer ranks or "
+                         "--comm-threads replay faster)") from None
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         raise StudyError(f"distributed prediction: the SimGrid replay failed: {last}")
