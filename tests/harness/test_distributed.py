@@ -92,9 +92,77 @@ def test_the_ring_reaches_the_bandwidth_bound(R, ppn):
     assert bound <= ag < 1.2 * bound
 
 
+@needs_simgrid
+def test_messages_between_nodes_cross_no_shared_memory_link():
+    """Open MPI sends a large message between nodes by RDMA from memory to memory: with one rank a
+    node and shared-memory links a thousandth of the node links' bandwidth, the all-gather of two
+    nodes is one message each way at the node link's bandwidth and latency alone."""
+    shard = MB4 // 4
+    nw = net(latency=2e-6, bw=10e9, intra_latency=1e-3, intra_bw=10e6)
+    times = network.replay([network.spec(2, 1, 2 * shard, MB4, nw, 1e15, "all_gather", algorithm)
+                            for algorithm in network.ALGORITHMS])
+    assert times == pytest.approx([nw.latency_s + 4 * shard / nw.bandwidth_Bs] * 2, rel=1e-6)
+
+
+@needs_simgrid
+def test_two_channels_halve_the_ring_where_the_hop_inside_a_node_bounds_it():
+    """Two nodes of two ranks, the node links 20x the shared-memory links: at one channel the ring's
+    hop inside each node (rank 0 to 1, 2 to 3) carries (R-1)/R of the buffer one way at the intra
+    bandwidth, its bound. The second channel goes round backward, through that link's other
+    direction: the transfers (adds 1000x faster than the links) take half as long, with the rank's
+    copies together no faster than one core's."""
+    R, shard = 4, 2_000_000
+    nw = net(bw=100e9, intra_bw=5e9)
+    rs1, ag1, rs2, ag2 = network.replay([network.spec(R, 2, R * shard, MB4, nw, 1e13, what, "ring", channels, 5e9)
+                                         for channels in (1, 2) for what in network.COLLECTIVES])
+    one_way = (R - 1) / R * 4 * R * shard / nw.intra_bandwidth_Bs
+    assert ag1 == pytest.approx(one_way, rel=0.01) and rs1 == pytest.approx(one_way, rel=0.02)
+    assert ag1 / ag2 == pytest.approx(2.0, rel=0.02) and rs1 / rs2 == pytest.approx(2.0, rel=0.03)
+    # the same bytes: a channel's slice of every shard, its messages cut from it
+    assert sum(b - a for cut in network.slices(network.shards(R * shard, R), 2) for a, b in cut) == R * shard
+
+
+def test_the_adds_run_where_the_binary_runs_them():
+    """--overlap off at one channel: the ring's adds on the rank's threads, direct's on its main
+    thread; --overlap on (variants/mpi_overlap.c's communication thread adds alone) and every
+    channel from two on: one core each, K of them at once sharing the rank's bandwidth at K cores."""
+    m = machinefiles.Machine("m", False, 8, 10.0, (1, 2, 4, 8), (10.0, 18.0, 30.0, 40.0))
+    v = distributed.rank_view(m, 2)  # 4 cores a rank: v.bandwidth(n) = m.bandwidth(2 n) / 2
+    ring, direct = distributed.Layout(4, 3, 2), distributed.Layout(4, 3, 2, "sharded", "direct")
+    two = distributed.Layout(4, 2, 2, comm_threads=2)
+    assert distributed.adds_Bs(v, ring, False) == pytest.approx(17.5e9)  # 3 threads
+    assert distributed.adds_Bs(v, ring, True) == pytest.approx(9e9)  # one core
+    assert distributed.adds_Bs(v, direct, False) == distributed.adds_Bs(v, direct, True) == pytest.approx(9e9)
+    assert distributed.adds_Bs(v, two, False) == distributed.adds_Bs(v, two, True) == pytest.approx(15e9 / 2)
+    # the channels' copies: one core's, or what two cores' memory bandwidth is over one core's
+    nw = net(intra_bw=5e9)
+    assert distributed.copy_Bs(nw, v, ring) == pytest.approx(5e9)
+    assert distributed.copy_Bs(nw, v, two) == pytest.approx(5e9 * 15 / 9)
+
+
+def test_the_communication_threads_have_cores_of_their_own():
+    """The default threads a rank are its cores less the communication threads (none held by one rank
+    alone); threads given that do not fit beside them are refused."""
+    mn5 = machinefiles.load("mn5-gpp")
+    layouts, _ = distributed.layouts_for(mn5, nodes=[1, 2], comm_threads=4)
+    assert [(lay.threads, lay.comm_threads) for lay in layouts] == [(52, 4), (52, 4)]
+    assert distributed.layouts_for(mn5, ranks=[1])[0][0].threads == 112
+    with pytest.raises(StudyError, match="--threads-per-rank 56: with --comm-threads 1 a rank needs 57 cores"):
+        distributed.layouts_for(mn5, nodes=[2], threads=56)
+    with pytest.raises(StudyError, match="--comm-threads: expected an integer from 1 to 64, got 0"):
+        distributed.layouts_for(mn5, nodes=[2], comm_threads=0)
+    # the replay's messages grow with the ranks and the channels: fewer ranks a layout at more channels
+    with pytest.raises(StudyError, match="--nodes 64: 128 ranks .* over the limit of 64 ranks a prediction replays "
+                                         "at 16 channels"):
+        distributed.layouts_for(mn5, nodes=[64], comm_threads=16)
+    layouts, left_out = distributed.layouts_for(mn5, comm_threads=16)
+    assert max(lay.ranks for lay in layouts) == 64 and left_out == [64, 128, 256]
+
+
 def test_smpi_platform_is_the_replays():
-    """The SMPI engine's platform: a host and a link a rank, a link a node, full routes that cross
-    the node links only between nodes, each link half its latency each way."""
+    """The SMPI engine's platform: a host and a link a rank, a link a node, full routes: two ranks of
+    a node through their shared-memory links, of two nodes through the node links alone (RDMA), each
+    link half its latency each way."""
     root = ET.fromstring(smpi.platform_xml(4, 2, net(latency=2e-6, bw=10e9, intra_latency=1e-6, intra_bw=5e9), 3e9))
     zone = root.find("zone")
     assert [h.get("id") for h in zone.iter("host")] == ["r0", "r1", "r2", "r3"]
@@ -105,7 +173,7 @@ def test_smpi_platform_is_the_replays():
     routes = {(r.get("src"), r.get("dst")): [(c.get("id"), c.get("direction")) for c in r] for r in zone.iter("route")}
     assert len(routes) == 12
     assert routes[("r0", "r1")] == [("m0", "UP"), ("m1", "DOWN")]
-    assert routes[("r3", "r0")] == [("m3", "UP"), ("n1", "UP"), ("n0", "DOWN"), ("m0", "DOWN")]
+    assert routes[("r3", "r0")] == [("n1", "UP"), ("n0", "DOWN")]
     assert smpi.model_args(["-B", "4", "-T", "64", "--config", "d12"]) == ["--config", "d12"]
     # --overlap on: a core for the walk of the step and one for the communication
     assert {h.get("core") for h in zone.iter("host")} == {None}
@@ -253,7 +321,11 @@ def test_predict_distributed_here_and_on_mn5(mpi_sweep):
                      "--distributed", "--scaling", "weak", "--nodes", "4,8")
     assert proc.returncode == 0, proc.stderr
     mn5 = pd.read_csv(directory / "predict-mn5-gpp" / "distributed.csv")
-    assert list(mn5["nodes"]) == [4, 8] and list(mn5["ranks"]) == [8, 16] and list(mn5["threads"]) == [56, 56]
+    # 56 cores a rank, one of them the communication thread's (--comm-threads 1)
+    assert list(mn5["nodes"]) == [4, 8] and list(mn5["ranks"]) == [8, 16] and list(mn5["threads"]) == [55, 55]
+    # --overlap on's reduce-scatter adds on the communication thread's one core, off's on the rank's 55
+    # threads; the all-gather adds nothing
+    assert (mn5["reduce_scatter_overlap_s"] > mn5["reduce_scatter_s"]).all() and set(mn5["comm_threads"]) == {1}
     assert set(mn5["network"]) == {"not measured"} and "PREDICTED" in proc.stdout
     data = (directory / "predict-mn5-gpp" / "predict_distributed.png").read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -343,6 +415,9 @@ def test_predict_smpi_engine_bad_input(mpi_sweep):
     (("--distributed", "--ranks", "2", "--update", "halfway"), "--update: expected one of"),
     (("--distributed", "--ranks", "2", "--collective", "tree"), "--collective: expected one of"),
     (("--distributed", "--ranks", "2", "--batch", "0"), "--batch: expected a positive integer"),
+    (("--distributed", "--ranks", "2", "--threads-per-rank", "1"), "with --comm-threads 1 a rank needs 2 cores"),
+    (("--distributed", "--ranks", "2", "--comm-threads", "65"), "--comm-threads: expected an integer from 1 to 64"),
+    (("--distributed", "--ranks", "2", "--comm-threads", "2", "--engine", "smpi"), "SMPI gives MPI_THREAD_SINGLE"),
     (("--distributed", "--nodes", "x"), "--nodes: expected comma-separated integers"),
     (("--distributed", "--ranks", "1", "--executor", "seq"), "no 1-thread traces of seq"),
 ])

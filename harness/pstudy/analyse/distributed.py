@@ -23,12 +23,27 @@ That is the `replay` engine; the `smpi` engine (pstudy.analyse.smpi) runs the bi
 collectives under SimGrid's SMPI on the same platform instead, its compute stood in by the compute
 and update predicted here, and takes the step time it measures on the simulated clock.
 
-The bandwidth bound of a reduce-scatter (or an all-gather) of the gradients' 4 N bytes, whatever
-the algorithm: each rank sends and receives (R-1)/R of them through its own link (the network
-section's intra bandwidth), and each node's link carries (nodes-1)/nodes of them at least (the
-contributions of the other nodes to the node's shards). So
+The adds of the reduce-scatter (adds_Bs): --overlap off with one channel, the ring's run on the
+rank's T threads (its memory bandwidth at T threads), direct's on its main thread (one core's);
+otherwise every channel's thread adds alone (variants/mpi_overlap.c's communication thread, and each
+of the K channels' threads), the K of them at once each at the rank's bandwidth at K cores / K. So
+--overlap on's reduce-scatter is replayed apart from --overlap off's (its all-gather, which adds
+nothing, is the same). Channels (--comm-threads K): the replay runs K of them a rank, their copies
+through shared memory together at most copy_Bs (one core's copy times what K cores' memory bandwidth
+is over one core's).
 
-  bound = max((R-1)/R 4N / intra_bandwidth, (nodes-1)/nodes 4N / bandwidth)
+The bandwidth bound of a reduce-scatter (or an all-gather) of the gradients' 4 N bytes, whatever
+the algorithm: the L ranks of a node hand each other their contributions to each other's shards
+through shared memory, (L-1)/R of them into each rank (messages between nodes go by RDMA, through
+no rank's shared-memory link: pstudy.analyse.network), and each node's link carries
+(nodes-1)/nodes of them at least (the contributions of the other nodes to the node's shards). So
+
+  bound = max((L-1)/R 4N / intra, (nodes-1)/nodes 4N / bandwidth)
+
+with intra the rank's copies through shared memory (copy_Bs: the network's intra bandwidth at one
+channel). The ring with two ranks a node sends (R-1)/R of the data through the hop inside each node,
+one way per channel: at one channel that hop bounds it where the intra bandwidth is below the node
+link's.
 
 --overlap on (the binary's gradients reduced in buckets during the backward pass): bucket k (the
 transformer blocks from the last, then wte, wpe and the final LayerNorm) is handed over once the
@@ -43,19 +58,21 @@ bucket k's collective,
   step = u_last
 
 (each bucket's AdamW once its own collective is done, in the buckets' order, as the binary's step
-orders them; no contention between the communication and the compute: the communication thread on
-a core of its own). With the sharded update the parameters' all-gather runs on that thread too, bucket by
-bucket beside the next step's forward pass (wte's bucket first, then the blocks from the first: the
-order the forward pass reads them), each the replay of an all-gather of its parameters, and the
-forward pass of a bucket's layers waits for its own: in the steady state, with
+orders them; no contention between the communication and the compute: the K communication threads
+on cores of their own, which the default threads per rank leave them: the rank's cores less K).
+With the sharded update the parameters' all-gather runs on those threads too, bucket by bucket
+beside the next step's forward pass (wte's bucket first, then the blocks from the first: the order
+the forward pass reads them), each the replay of an all-gather of its parameters, and the forward
+pass of a bucket's layers waits for its own: in the steady state, with
 g_k the end of bucket k's all-gather counted from the step's start and s_k the share of the
 forward pass's task work done before the bucket's first operation,
 
   g_k = g_{k-1} + gather_k,   F_k = max(F_{k-1} + forward x (s_k - s_{k-1}), g_k),
   forward ends at F_last + forward x (1 - s_last), and the reductions start after g_last.
 
-The communication thread adds alone: the overlapped collectives' adds run at one core's memory
-bandwidth (the --overlap off ring's at the rank's threads'; docs/mpi.md).
+The communication threads add alone: the overlapped collectives' adds run at one core's memory
+bandwidth a channel (adds_Bs; the --overlap off ring's with one channel at the rank's threads';
+docs/mpi.md).
 
 The frame gives both: predicted_step_s (--overlap off) and predicted_step_overlap_s. The smpi engine
 runs the binary a second time for the latter, with --overlap on: its node executor's step walked in
@@ -66,9 +83,12 @@ binary's own beside it. The two engines then agree where
 the model above holds: each bucket's collective takes its share of the whole one's time (the
 bandwidth, not the latency, bounds it) and the buckets follow one another.
 
-Efficiency: against one rank of the layout (the same threads and share of its node) alone, without
-communication and with the whole update, on the batch of one rank (weak scaling: the per-rank batch)
-or the whole batch (strong): weak T_1 / T_R, strong T_1 / (R T_R).
+Efficiency: against one rank of the layout (the same share of its node) alone, without
+communication and with the whole update, on every core the layout gives a rank (its T compute
+threads and the K cores held for the communication threads: a rank alone would compute on them, so
+cores given to communication count against the layout, and layouts of every K share one reference),
+on the batch of one rank (weak scaling: the per-rank batch) or the whole batch (strong): weak
+T_1 / T_R, strong T_1 / (R T_R); efficiency for --overlap off's step, efficiency_overlap for on's.
 """
 
 import dataclasses
@@ -81,6 +101,7 @@ from pstudy.store import graphcache, machinefiles, taskgraph, vocabulary
 LOCAL_LATENCY_S = 1e-6
 UPDATE = machinescaling.UPDATE
 UPDATE_MODES = ("sharded", "replicated")
+MAX_CHANNELS = 64  # variants/mpi.c's --comm-threads 1..64
 ENGINES = ("replay", "smpi")  # how the communication is simulated: the messages replayed, or the binary under SMPI
 
 
@@ -160,6 +181,7 @@ class Layout:
     ranks_per_node: int
     update: str = "sharded"
     collective: str = "ring"
+    comm_threads: int = 1  # the binary's --comm-threads: its channels
 
     @property
     def nodes(self):
@@ -315,10 +337,28 @@ def compute_parts(graphs, medians, ck, layout, batch, parameters, source, target
     return compute, update
 
 
-def bandwidth_bound(net, ranks, nodes, parameters):
-    """Seconds a reduce-scatter (or all-gather) of the gradients takes at least (the module comment)."""
+def adds_Bs(view, layout, overlap):
+    """Bytes/s of one channel's adds in a rank of `view` (rank_view): --overlap off with one channel,
+    the ring's spread over the rank's threads (direct's on its main thread); else each channel's
+    thread adds alone, the K of them at once sharing the rank's bandwidth at K cores."""
+    K = layout.comm_threads
+    if K == 1 and not overlap:
+        return view.bandwidth(min(layout.threads, view.cores) if layout.collective == "ring" else 1)
+    return view.bandwidth(min(K, view.cores)) / K
+
+
+def copy_Bs(net, view, layout):
+    """Bytes/s a rank's K channels copy through shared memory together: one core's copy (the
+    network's intra bandwidth) times what K cores' memory bandwidth is over one core's, at most K."""
+    K = layout.comm_threads
+    return net.intra_bandwidth_Bs * min(K, view.bandwidth(min(K, view.cores)) / view.bandwidth(1))
+
+
+def bandwidth_bound(net, ranks, nodes, parameters, intra_Bs=None):
+    """Seconds a reduce-scatter (or all-gather) of the gradients takes at least (the module comment);
+    `intra_Bs`: a rank's copies through shared memory (default the network's intra bandwidth)."""
     data = 4.0 * parameters
-    bound = (ranks - 1) / ranks * data / net.intra_bandwidth_Bs
+    bound = (-(-ranks // nodes) - 1) / ranks * data / (intra_Bs or net.intra_bandwidth_Bs)
     if nodes > 1:
         bound = max(bound, (nodes - 1) / nodes * data / net.bandwidth_Bs)
     return bound
@@ -327,6 +367,16 @@ def bandwidth_bound(net, ranks, nodes, parameters):
 def check_engine(engine):
     if engine not in ENGINES:
         raise StudyError(f"--engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
+
+
+def check_channels(comm_threads, engine="replay"):
+    """StudyError for a --comm-threads the binary refuses, or one the engine cannot run: SMPI gives
+    MPI_THREAD_SINGLE, and more than one channel needs MPI_THREAD_MULTIPLE."""
+    if not 1 <= comm_threads <= MAX_CHANNELS:
+        raise StudyError(f"--comm-threads: expected an integer from 1 to {MAX_CHANNELS}, got {comm_threads}")
+    if comm_threads > 1 and engine == "smpi":
+        raise StudyError(f"--comm-threads {comm_threads} with --engine smpi: SMPI gives MPI_THREAD_SINGLE and "
+                         "more than one channel needs MPI_THREAD_MULTIPLE; use --engine replay")
 
 
 def smpi_program(graphs):
@@ -350,35 +400,37 @@ def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, so
     for lay, batch in zip(layouts, batches):
         if lay.update not in UPDATE_MODES:
             raise StudyError(f"--update: expected one of {', '.join(UPDATE_MODES)}, got {lay.update!r}")
+        check_channels(lay.comm_threads, engine)
         if net.nodes and lay.nodes > net.nodes and target.network is not None:
             raise StudyError(f"{target.path or target.name}: network.nodes: {lay.nodes} nodes asked, "
                              f"the machine has {net.nodes}")
         profile = {}
         compute, update = compute_parts(graphs, medians, ck, lay, batch, parameters, source, target, overhead,
                                         profile)
-        # the ring's adds run on the rank's threads, direct's on its main thread; with --overlap on
-        # the communication thread's alone
         view = rank_view(target, lay.ranks_per_node)
-        reduce_Bs = view.bandwidth(min(lay.threads, view.cores) if lay.collective == "ring" else 1)
-        overlap_Bs = view.bandwidth(1)
+        speeds = adds_Bs(view, lay, False), adds_Bs(view, lay, True), copy_Bs(net, view, lay)
         sizes = bucket_sizes(profile, parameters)
-        parts.append((compute, update, reduce_Bs, overlap_Bs, profile, sizes))
+        parts.append((compute, update, speeds, profile, sizes))
         if lay.ranks > 1 and engine == "replay":
-            for n, Bs in [(parameters, reduce_Bs)] + [(n, overlap_Bs) for n in sizes]:
-                specs += [network.spec(lay.ranks, lay.ranks_per_node, n, message_bytes, net, Bs, what, lay.collective)
-                          for what in network.COLLECTIVES]
+            # --overlap off's two collectives of the whole gradients, then --overlap on's of each
+            # bucket size at the communication threads' adds; the replay runs a spec met twice once
+            jobs = [(parameters, speeds[0])] + [(n, speeds[1]) for n in sizes]
+            specs += [network.spec(lay.ranks, lay.ranks_per_node, n, message_bytes, net, adds, what, lay.collective,
+                                   lay.comm_threads, speeds[2])
+                      for n, adds in jobs for what in network.COLLECTIVES]
     times = network.replay(specs) if specs else []
     out, i = [], 0
-    for lay, batch, (compute, update, reduce_Bs, overlap_Bs, profile, sizes) in zip(layouts, batches, parts):
+    for lay, batch, (compute, update, (off_Bs, on_Bs, copies), profile, sizes) in zip(layouts, batches, parts):
         rs = ag = 0.0
+        rs_on = float("nan")  # under smpi the overlapped run's reductions are many records, not summed
         step = overlapped = None
         per_bucket = {n: (0.0, 0.0) for n in sizes}
         if lay.ranks > 1 and engine == "smpi":
             args = (program, lay, batch, int(graphs.args[graphs.args.index("-T") + 1]), smpi.model_args(graphs.args),
                     net)
-            got = smpi.run(*args, reduce_Bs, compute, update)
+            got = smpi.run(*args, off_Bs, compute, update)
             rs, ag, comm, step = got["reduce_scatter_s"], got["all_gather_s"], got["comm_s"], got["step_s"]
-            overlapped = smpi.run(*args, overlap_Bs, compute, update, profile["op_seconds"])["step_s"]
+            overlapped = smpi.run(*args, on_Bs, compute, update, profile["op_seconds"])["step_s"]
         elif lay.ranks > 1:
             rs, ag = times[i:i + 2]
             per_bucket = {n: tuple(times[i + 2 + 2 * k:i + 4 + 2 * k]) for k, n in enumerate(sizes)}
@@ -388,11 +440,15 @@ def predict(graphs, medians, ck, layouts, batches, parameters, message_bytes, so
             step = compute + comm + update
         if overlapped is None:
             overlapped = replayed_overlap(lay, compute, update, profile, parameters, per_bucket)
+            rs_on = sum(per_bucket[_bucket_parameters(share, parameters)][0]
+                        for _, share in profile.get("buckets", [(1.0, 1.0)])) if lay.ranks > 1 else 0.0
         out.append({"ranks": lay.ranks, "threads": lay.threads, "ranks_per_node": lay.ranks_per_node,
-                    "nodes": lay.nodes, "update": lay.update, "collective": lay.collective, "compute_s": compute,
+                    "nodes": lay.nodes, "update": lay.update, "collective": lay.collective,
+                    "comm_threads": lay.comm_threads, "compute_s": compute,
                     "reduce_scatter_s": rs, "reduce_scatter_bound_s":
-                        bandwidth_bound(net, lay.ranks, lay.nodes, parameters) if lay.ranks > 1 else 0.0,
-                    "all_gather_s": ag, "comm_s": comm, "update_s": update, "predicted_step_s": step,
+                        bandwidth_bound(net, lay.ranks, lay.nodes, parameters, copies) if lay.ranks > 1 else 0.0,
+                    "all_gather_s": ag, "reduce_scatter_overlap_s": rs_on, "comm_s": comm, "update_s": update,
+                    "predicted_step_s": step,
                     "predicted_step_overlap_s": overlapped,
                     "engine": engine, "network": "measured" if net.measured else "not measured"})
     return out
@@ -433,21 +489,45 @@ def measured(directory):
 # grows faster than its ranks (on a 2-vCPU VM: 10 s at 128 ranks, 45 s at 256, over 100 s at 512),
 # and a prediction that runs for minutes with no output reads as a hang.
 MAX_RANKS = 128
+# The most ranks x channels (--comm-threads) one layout may have: the replay's messages grow with
+# both (on a 2-vCPU VM shared with other work, 128 ranks x 8 channels took about 4 minutes).
+MAX_RANK_CHANNELS = 1024
+
+
+def compute_threads(target, ranks, ranks_per_node, threads, comm_threads):
+    """A rank's compute threads in a layout of `ranks`, `ranks_per_node` of them a node of `target`:
+    `threads`, or the cores its communication threads leave it (at least one); StudyError when
+    `threads` and those do not fit in its cores (the communication threads have cores of their
+    own). One rank alone communicates nothing: it holds no core for it."""
+    cores = target.cores // ranks_per_node
+    comm_threads = comm_threads if ranks > 1 else 0
+    if threads is None:
+        return max(1, cores - comm_threads)
+    if threads + comm_threads > cores:
+        raise StudyError(f"--threads-per-rank {threads}: with --comm-threads {comm_threads} a rank needs "
+                         f"{threads + comm_threads} cores, it has {cores} ({target.path or target.name}: "
+                         f"{target.cores} cores, {ranks_per_node} ranks a node)")
+    return threads
 
 
 def layouts_for(target, nodes=None, ranks=None, threads=None, ranks_per_node=None, update="sharded",
-                limit=MAX_RANKS, what="a prediction replays"):
+                limit=MAX_RANKS, what="a prediction replays", comm_threads=1):
     """(layouts, what the default left out): `ranks` on one node, else `nodes` x the ranks per
-    node (default: the powers of two the machine has, up to `limit` ranks); StudyError, before
-    any work, for a layout over `limit` ranks (the ranks `what`)."""
+    node (default: the powers of two the machine has, up to `limit` ranks), `comm_threads`
+    channels, threads per rank from compute_threads; StudyError, before any work, for a layout
+    over `limit` ranks (the ranks `what`; fewer past MAX_RANK_CHANNELS ranks x channels) or over
+    its cores."""
     net = target.network
     left_out = []
+    check_channels(comm_threads)
+    if limit * comm_threads > MAX_RANK_CHANNELS:
+        limit, what = max(1, MAX_RANK_CHANNELS // comm_threads), f"{what} at {comm_threads} channels"
     if ranks:
         rpn = ranks_per_node or (net.ranks_per_node if net else max(ranks))
         for r in ranks:
             if r > limit:
                 raise StudyError(f"--ranks {r}: over the limit of {limit} ranks {what}")
-        layouts_rt = [(r, threads or max(1, target.cores // min(r, rpn))) for r in ranks]
+        layouts_rt = [(r, compute_threads(target, r, min(r, rpn), threads, comm_threads)) for r in ranks]
     else:
         rpn = ranks_per_node or (net.ranks_per_node if net else 1)
         if nodes:
@@ -460,15 +540,16 @@ def layouts_for(target, nodes=None, ranks=None, threads=None, ranks_per_node=Non
             possible = [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256) if n <= (net.nodes if net else 1)]
             counts = [n for n in possible if n * rpn <= limit]
             left_out = [n for n in possible if n * rpn > limit]
-        layouts_rt = [(n * rpn, threads or max(1, target.cores // rpn)) for n in counts]
-    return [Layout(r, t, min(rpn, r), update) for r, t in layouts_rt], left_out
+        layouts_rt = [(n * rpn, compute_threads(target, n * rpn, rpn, threads, comm_threads)) for n in counts]
+    return [Layout(r, t, min(rpn, r), update, comm_threads=comm_threads) for r, t in layouts_rt], left_out
 
 
 def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, ranks_per_node=None,
         update="sharded", executor=None, scaling=None, build_dir=None, validate=True, progress=None,
-        collective="ring", batch=None, engine="replay"):
+        collective="ring", batch=None, engine="replay", comm_threads=1):
     """(predictions, validation) as pandas frames for gpt2-mpi on `target` (see the module comment).
-    Layouts: `ranks` (local: one node) or `nodes` x the ranks per node; `threads` per rank.
+    Layouts: `ranks` (local: one node) or `nodes` x the ranks per node; `threads` per rank, beside
+    `comm_threads` communication threads (the binary's --comm-threads).
     `progress(text)`, when given, hears of each layout as it is predicted. `collective`: the binary's
     --collective; `batch`: the batch instead of the results' (weak scaling: a rank's; strong: the
     whole). `engine`: "replay" or "smpi" (predict)."""
@@ -481,8 +562,9 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
     if batch is not None and batch < 1:
         raise StudyError(f"--batch: expected a positive integer, got {batch}")
     check_engine(engine)
+    check_channels(comm_threads, engine)
     limit, what = (smpi.MAX_RANKS, "the smpi engine runs") if engine == "smpi" else (MAX_RANKS, "a prediction replays")
-    layouts, left_out = layouts_for(target, nodes, ranks, threads, ranks_per_node, update, limit, what)
+    layouts, left_out = layouts_for(target, nodes, ranks, threads, ranks_per_node, update, limit, what, comm_threads)
     layouts = [dataclasses.replace(lay, collective=collective) for lay in layouts]
     if left_out and progress:
         progress(f"note: {', '.join(map(str, left_out))} nodes left out of the default layouts: over the limit of "
@@ -520,13 +602,18 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
         [r] = predict(graphs, medians, ck, [lay], [batch], parameters, message_bytes, source, target, overhead,
                       engine)
         one = batch // lay.ranks if scaling == "weak" else batch
-        key = (one, lay.threads, lay.ranks_per_node)
-        if key not in reference:  # one rank as the layout's, alone: no communication, the whole update
-            c1, u1 = compute_parts(graphs, medians, ck, Layout(1, lay.threads, lay.ranks_per_node, lay.update), one,
+        # one rank as the layout's, alone: no communication, the whole update, on every core the
+        # layout gives a rank (a rank alone computes on its communication threads' cores too)
+        cores = min(lay.threads + (lay.comm_threads if lay.ranks > 1 else 0),
+                    rank_view(target, lay.ranks_per_node).cores)
+        key = (one, cores, lay.ranks_per_node)
+        if key not in reference:
+            c1, u1 = compute_parts(graphs, medians, ck, Layout(1, cores, lay.ranks_per_node, lay.update), one,
                                    parameters, source, target, overhead)
             reference[key] = c1 + u1
         r["reference_step_s"] = reference[key]
-        r["efficiency"] = reference[key] / (r["predicted_step_s"] * (1 if scaling == "weak" else lay.ranks))
+        for step, column in (("predicted_step_s", "efficiency"), ("predicted_step_overlap_s", "efficiency_overlap")):
+            r[column] = reference[key] / (r[step] * (1 if scaling == "weak" else lay.ranks))
         if progress:
             progress(f"layout {i + 1}/{len(layouts)}: {lay.nodes} node(s), {lay.ranks} ranks x {lay.threads} threads: "
                      f"{r['predicted_step_s']:.4f} s a step ({time.monotonic() - started:.1f} s to predict)")
@@ -542,7 +629,8 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
         knobs = [{"update": update, "collective": collective, "overlap": "off",
                   "comm_threads": vocabulary.knob_default("comm_threads"), **vocabulary.distributed_settings(p)}
                  for p, _ in points]
-        lays = [Layout(p.ranks, p.threads, p.ranks, k["update"], k["collective"]) for (p, _), k in zip(points, knobs)]
+        lays = [Layout(p.ranks, p.threads, p.ranks, k["update"], k["collective"], int(k.get("comm_threads", 1)))
+                for (p, _), k in zip(points, knobs)]
         batches = [B * p.ranks if scaling == "weak" else B for p, _ in points]
         for (p, meas), k, r in zip(points, knobs, predict(graphs, medians, ck, lays, batches, parameters,
                                                           message_bytes, source, source, overhead, engine)):

@@ -8,9 +8,9 @@ ring (the default):
                   line's, and at most an eighth of the widest shard: ring_floats) and receives
                   shard r-s-2's from rank r-1 block by block (the next block's receive posted before
                   the current one is added: two buffers), adding its own gradients in place (a read
-                  of the received block, a read and a write of its own: 12 bytes a float through the
-                  rank's memory bandwidth at its threads), and sends each block on to rank r+1 as
-                  soon as it is added (step s+1 forwards what step s received: the steps pipeline)
+                  of the received block, a read and a write of its own: 12 bytes a float at the
+                  adds' speed, the host's), and sends each block on to rank r+1 as soon as it is
+                  added (step s+1 forwards what step s received: the steps pipeline)
   all-gather      R-1 steps: rank r posts shard r-s to rank r+1 and receives shard r-s-1 from r-1,
                   then waits for both
 direct:
@@ -21,17 +21,33 @@ direct:
   all-gather      every rank posts each block of its shard to every other rank and a receive of
                   each block of every other shard (MPI_Isend / MPI_Irecv), then waits for all
 
+Channels (the binary's --comm-threads K): each collective runs as K channels, each an actor of its
+own on each rank. Channel c owns slice c of every shard (the shard cut into K nearly equal
+consecutive parts) and runs the collective above over those slices, its blocks cut from its widest
+slice as the ring cuts a shard; odd channels go round the ring backward (rank r sends to r-1), so
+that from two channels on both directions of every link carry half the bytes. With K = 1 it is the
+schedule above.
+
 Large messages go by rendezvous, as Open MPI sends them: a transfer starts when both sides have
 posted, so direct's receive order decides which links carry what when (all ranks pulling from rank
-0 first, then rank 1...), where the ring's R-1 steps each move one shard over every link at once
-(ranks r and r+1 of one node through shared memory: one flow a direction crosses each node's link,
-(R-1)/R of the gradients at the link's bandwidth). SimGrid's flow model ("CM02": latency + size /
-bandwidth, links shared max-min fairly, no factors) gives each transfer its share of every link it
-crosses. The platform: per rank a split-duplex link (its shared-memory path: the network section's
-intra bandwidth, half the intra latency each way), per node a split-duplex link into the fabric (its
-bandwidth, half the latency each way) and a non-blocking fabric behind them (a fat tree's full
-bisection). Two ranks of one node talk through their two rank links; of two nodes through both
-rank links and both node links.
+0 first, then rank 1...), where the ring's R-1 steps each move one shard over every link at once.
+SimGrid's flow model ("CM02": latency + size / bandwidth, links shared max-min fairly, no factors)
+gives each transfer its share of every link it crosses. The platform:
+- per rank and channel a host, whose speed is the bytes a second of the channel's adds (the caller
+  sets it: the rank's threads', or one core's when the channel's thread adds alone), and a
+  split-duplex link at the network section's intra bandwidth (half the intra latency each way):
+  one core's copy of a message between two ranks of a node through shared memory, made by the
+  channel's thread;
+- with more than one channel, per rank a split-duplex link at copy_Bs: the rank's channels' copies
+  together, as far as its memory bandwidth at K cores allows;
+- per node a split-duplex link into the fabric (its bandwidth, half the latency each way) and a
+  non-blocking fabric behind them (a fat tree's full bisection).
+Two ranks of one node talk through their channel's links (and the ranks' links); two ranks of
+different nodes through the two node links alone: Open MPI sends a large message between nodes by
+RDMA rendezvous, from the sender's memory through the NICs into the receiver's, copied by no core,
+so it crosses no rank's shared-memory link. With two ranks a node the ring's hop inside a node (one
+core's copy, the whole (R-1)/R of the buffer one way) is then its bound where the intra bandwidth
+is below the node link's; from two channels both directions of it carry half.
 
 SimGrid allows one engine per process, so the replays run in a child process (`python -m
 pstudy.analyse.network` reading the specs as JSON on stdin, printing the times), side by side on
@@ -67,24 +83,37 @@ def shards(parameters, ranks):
     return [parameters * q // ranks for q in range(ranks + 1)]
 
 
-def spec(ranks, ranks_per_node, parameters, message_bytes, network, reduce_Bs, collective, algorithm="ring"):
-    """The replay's input: a JSON-able dict."""
+def slices(shards, channels):
+    """Per channel, per shard, its slice [lo, hi) in floats: the shard's elements in memory order cut
+    into `channels` nearly equal consecutive parts (variants/mpi_collectives.c's channels)."""
+    return [[(a + (b - a) * c // channels, a + (b - a) * (c + 1) // channels) for a, b in zip(shards, shards[1:])]
+            for c in range(channels)]
+
+
+def spec(ranks, ranks_per_node, parameters, message_bytes, network, reduce_Bs, collective, algorithm="ring",
+         channels=1, copy_Bs=None):
+    """The replay's input: a JSON-able dict. `reduce_Bs`: the bytes/s of one channel's adds;
+    `channels`: the binary's --comm-threads; `copy_Bs`: with more than one channel, the bytes/s the
+    rank's channels copy through shared memory together (the module comment)."""
     if collective not in COLLECTIVES:
         raise ValueError(collective)
     if algorithm not in ALGORITHMS:
         raise StudyError(f"--collective: expected one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
     sh = shards(parameters, ranks)
-    widest = max(b - a for a, b in zip(sh, sh[1:]))
     # the replay's time grows faster than its messages (at 128 ranks, 20 s at 2 messages a shard,
-    # 120 s at 8): past 32 ranks it merges the ring's blocks, REPLAY_MESSAGES a rank's step at
-    # most; a coarser pipeline fills later, so the time comes out a little long (at 32 ranks, 7%
-    # longer at 2 a shard than at 8, the binary's)
-    depth = min(RING_DEPTH, max(2, REPLAY_MESSAGES // ranks))
-    return {"ranks": ranks, "ranks_per_node": ranks_per_node, "shards": sh,
-            "ring_floats": max(1, min(message_bytes // 4, -(-widest // depth))),
-            "message_floats": max(1, message_bytes // 4), "latency_s": network.latency_s,
+    # 120 s at 8): past REPLAY_MESSAGES a rank's step it merges the ring's blocks, 2 a slice at
+    # least; a coarser pipeline fills later, so the time comes out long (at 32 ranks, 7% longer at
+    # 2 a shard than at 8, the binary's), more where one core's adds bound the ring (each step's
+    # first block arrives before its adds start: two channels at 128 ranks of d12, 26%)
+    depth = min(RING_DEPTH, max(2, REPLAY_MESSAGES // (ranks * channels)))
+    ring_floats = [max(1, min(message_bytes // 4, -(-max(b - a for a, b in cut) // depth)))
+                   for cut in slices(sh, channels)]
+    return {"ranks": ranks, "ranks_per_node": ranks_per_node, "shards": sh, "channels": channels,
+            "ring_floats": ring_floats, "message_floats": max(1, message_bytes // 4), "latency_s": network.latency_s,
             "bandwidth_Bs": network.bandwidth_Bs, "intra_latency_s": network.intra_latency_s,
-            "intra_bandwidth_Bs": network.intra_bandwidth_Bs, "reduce_Bs": reduce_Bs, "collective": collective,
+            "intra_bandwidth_Bs": network.intra_bandwidth_Bs, "copy_Bs": copy_Bs if channels > 1 else None,
+            # the all-gather adds nothing: one spec whatever the adds' speed
+            "reduce_Bs": reduce_Bs if collective == "reduce_scatter" else None, "collective": collective,
             "algorithm": algorithm}
 
 
@@ -92,9 +121,9 @@ def replay(specs):
     """Seconds each spec's collective takes (from a common start to the last rank's end), in order.
     One child process for all of them; StudyError when SimGrid is missing or the replay fails."""
     keys = [json.dumps(s, sort_keys=True) for s in specs]
-    todo = [s for k, s in zip(keys, specs) if k not in _replayed]
+    todo = {k: s for k, s in zip(keys, specs) if k not in _replayed}
     if todo:
-        for k, t in zip([json.dumps(s, sort_keys=True) for s in todo], _replay(todo)):
+        for k, t in zip(todo, _replay(list(todo.values()))):
             _replayed[k] = t
     return [_replayed[k] for k in keys]
 
@@ -103,9 +132,12 @@ def _replay(specs):
     ok, why = available()
     if not ok:
         raise StudyError(f"distributed prediction: {why}")
-    proc = subprocess.run([sys.executable, "-m", "pstudy.analyse.network"], input=json.dumps(specs),
-                          capture_output=True, text=True, timeout=TIMEOUT_S,
-                          cwd=None, env=_child_env())
+    try:
+        proc = subprocess.run([sys.executable, "-m", "pstudy.analyse.network"], input=json.dumps(specs),
+                              capture_output=True, text=True, timeout=TIMEOUT_S, cwd=None, env=_child_env())
+    except subprocess.TimeoutExpired:
+        raise StudyError(f"distributed prediction: the SimGrid replay ran past {TIMEOUT_S} s (fewer ranks or "
+                         "--comm-threads replay faster)") from None
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         raise StudyError(f"distributed prediction: the SimGrid replay failed: {last}")
@@ -143,34 +175,40 @@ def _wait(pending):
         (c[0] if isinstance(c, tuple) else c).wait()
 
 
+def _platform(sg, root, n, s):
+    """Spec n's hosts, [rank][channel], and the routes between the hosts of a channel that its
+    collective uses (the module comment)."""
+    R, ppn, K = s["ranks"], s["ranks_per_node"], s["channels"]
+    up, down = sg.LinkInRoute.Direction.UP, sg.LinkInRoute.Direction.DOWN
+    hosts = [[root.create_host(f"s{n}r{r}c{c}", s["reduce_Bs"] or 1.0) for c in range(K)] for r in range(R)]
+    copies = [[root.create_split_duplex_link(f"s{n}m{r}c{c}", s["intra_bandwidth_Bs"])
+               .set_latency(s["intra_latency_s"] / 2) for c in range(K)] for r in range(R)]
+    cores = [root.create_split_duplex_link(f"s{n}m{r}", s["copy_Bs"]) for r in range(R)] if s["copy_Bs"] else None
+    nics = [root.create_split_duplex_link(f"s{n}n{k}", s["bandwidth_Bs"]).set_latency(s["latency_s"] / 2)
+            for k in range(-(-R // ppn))]
+    if s.get("algorithm", "ring") == "ring":
+        pairs = {(a, (a + d) % R) for a in range(R) for d in (1, -1)} - {(a, a) for a in range(R)}
+    else:
+        pairs = {(a, b) for a in range(R) for b in range(R) if a != b}
+    for a, b in sorted(pairs):
+        for c in range(K):
+            if a // ppn != b // ppn:  # RDMA from memory to memory: the NICs alone
+                links = [sg.LinkInRoute(nics[a // ppn], up), sg.LinkInRoute(nics[b // ppn], down)]
+            else:  # a core's copy through shared memory
+                links = [sg.LinkInRoute(copies[a][c], up), sg.LinkInRoute(copies[b][c], down)]
+                if cores:
+                    links[1:1] = [sg.LinkInRoute(cores[a], up), sg.LinkInRoute(cores[b], down)]
+            root.add_route(hosts[a][c].netpoint, hosts[b][c].netpoint, None, None, links, False)
+    return hosts
+
+
 def _run_all(specs):
     import simgrid as sg
 
     engine = sg.Engine(["pstudy", "--log=root.thres:critical", "--cfg=network/model:CM02",
                         "--cfg=network/crosstraffic:0"])
     root = sg.NetZone.create_full_zone("root")
-    plans = []
-    for n, s in enumerate(specs):
-        R, ppn = s["ranks"], s["ranks_per_node"]
-        hosts, rank_links = [], []
-        for r in range(R):
-            hosts.append(root.create_host(f"s{n}r{r}", s["reduce_Bs"]))
-            rank_links.append(root.create_split_duplex_link(f"s{n}m{r}", s["intra_bandwidth_Bs"])
-                              .set_latency(s["intra_latency_s"] / 2))
-        nodes = (R + ppn - 1) // ppn
-        nics = [root.create_split_duplex_link(f"s{n}n{k}", s["bandwidth_Bs"]).set_latency(s["latency_s"] / 2)
-                for k in range(nodes)]
-        up, down = sg.LinkInRoute.Direction.UP, sg.LinkInRoute.Direction.DOWN
-        for a in range(R):
-            for b in range(R):
-                if a == b:
-                    continue
-                links = [sg.LinkInRoute(rank_links[a], up)]
-                if a // ppn != b // ppn:
-                    links += [sg.LinkInRoute(nics[a // ppn], up), sg.LinkInRoute(nics[b // ppn], down)]
-                links.append(sg.LinkInRoute(rank_links[b], down))
-                root.add_route(hosts[a].netpoint, hosts[b].netpoint, None, None, links, False)
-        plans.append((s, hosts))
+    plans = [(s, _platform(sg, root, n, s)) for n, s in enumerate(specs)]
     root.seal()
     ends = [dict() for _ in specs]
 
@@ -178,68 +216,66 @@ def _run_all(specs):
         """Floats [lo, hi) sent to a mailbox in messages of at most `size`, asynchronously."""
         return [sg.Mailbox.by_name(box).put_async(count, 4 * count) for count in _blocks(lo, hi, size)]
 
-    def reduce_scatter(n, s, me):
-        sh, size = s["shards"], s["message_floats"]
-        peers = [q for q in range(s["ranks"]) if q != me]
+    def reduce_scatter(n, s, me, c, sl):
+        size, R = s["message_floats"], s["ranks"]
+        peers = [q for q in range(R) if q != me]
         # the 4-byte losses posted first travel beside the blocks in about one latency: added
         # to the result, not replayed (they would double the simulated messages)
-        pending = [put for q in peers for put in puts(f"{n}:rs:{q}:{me}", sh[q], sh[q + 1], size)]
-        for count in _blocks(sh[me], sh[me + 1], size):
-            for q in range(s["ranks"]):  # every rank's block accumulated, this rank's own too
+        pending = [put for q in peers for put in puts(f"{n}:rs:{c}:{q}:{me}", *sl[q], size)]
+        for count in _blocks(*sl[me], size):
+            for q in range(R):  # every rank's block accumulated, this rank's own too
                 if q != me:
-                    sg.Mailbox.by_name(f"{n}:rs:{me}:{q}").get()
+                    sg.Mailbox.by_name(f"{n}:rs:{c}:{me}:{q}").get()
                 sg.this_actor.execute(12.0 * count)  # acc += w * g: read g, read and write acc
             sg.this_actor.execute(8.0 * count)  # the block copied back into the gradients
         _wait(pending)
 
-    def all_gather(n, s, me):
-        sh, size = s["shards"], s["message_floats"]
+    def all_gather(n, s, me, c, sl):
+        size = s["message_floats"]
         pending = []
         for q in (q for q in range(s["ranks"]) if q != me):
-            pending += puts(f"{n}:ag:{q}:{me}", sh[me], sh[me + 1], size)
-            pending += [sg.Mailbox.by_name(f"{n}:ag:{me}:{q}").get_async() for _ in _blocks(sh[q], sh[q + 1], size)]
+            pending += puts(f"{n}:ag:{c}:{q}:{me}", *sl[me], size)
+            pending += [sg.Mailbox.by_name(f"{n}:ag:{c}:{me}:{q}").get_async() for _ in _blocks(*sl[q], size)]
         _wait(pending)
 
-    def ring_reduce_scatter(n, s, me):
-        sh, block, R = s["shards"], s["ring_floats"], s["ranks"]
-        nxt, first = (me + 1) % R, (me - 1) % R
-        out = sg.Mailbox.by_name(f"{n}:rr:{nxt}")
-        box = sg.Mailbox.by_name(f"{n}:rr:{me}")
-        pending = puts(f"{n}:rr:{nxt}", sh[first], sh[first + 1], block)
+    def ring_reduce_scatter(n, s, me, c, sl):
+        block, R, d = s["ring_floats"][c], s["ranks"], (1 if c % 2 == 0 else -1)  # odd channels go backward
+        out = f"{n}:rr:{c}:{(me + d) % R}"
+        box = sg.Mailbox.by_name(f"{n}:rr:{c}:{me}")
+        pending = puts(out, *sl[(me - d) % R], block)
         for step in range(R - 1):
-            recv_q = (me - step - 2) % R
-            blocks = _blocks(sh[recv_q], sh[recv_q + 1], block)
+            blocks = _blocks(*sl[(me - d * (step + 2)) % R], block)
             ahead = box.get_async() if blocks else None
             for i, count in enumerate(blocks):
                 current, ahead = ahead, (box.get_async() if i + 1 < len(blocks) else None)
                 current[0].wait()
                 sg.this_actor.execute(12.0 * count)  # g = in + w * g: read in, read and write g
                 if step + 1 < R - 1:  # forwarded as soon as added
-                    pending.append(out.put_async(count, 4 * count))
+                    pending += puts(out, 0, count, count)
         _wait(pending)
 
-    def ring_all_gather(n, s, me):
-        sh, size, R = s["shards"], s["message_floats"], s["ranks"]
-        nxt = (me + 1) % R
+    def ring_all_gather(n, s, me, c, sl):
+        size, R, d = s["message_floats"], s["ranks"], (1 if c % 2 == 0 else -1)
+        box = sg.Mailbox.by_name(f"{n}:rg:{c}:{me}")
         for step in range(R - 1):
-            send_q, recv_q = (me - step) % R, (me - step - 1) % R
-            box = sg.Mailbox.by_name(f"{n}:rg:{me}")
-            pending = [box.get_async() for _ in _blocks(sh[recv_q], sh[recv_q + 1], size)]
-            pending += puts(f"{n}:rg:{nxt}", sh[send_q], sh[send_q + 1], size)
+            pending = [box.get_async() for _ in _blocks(*sl[(me - d * (step + 1)) % R], size)]
+            pending += puts(f"{n}:rg:{c}:{(me + d) % R}", *sl[(me - d * step) % R], size)
             _wait(pending)
 
-    def actor(n, me):
+    def actor(n, me, c, sl):
         s = plans[n][0]
         if s.get("algorithm", "ring") == "ring":
-            (ring_reduce_scatter if s["collective"] == "reduce_scatter" else ring_all_gather)(n, s, me)
+            (ring_reduce_scatter if s["collective"] == "reduce_scatter" else ring_all_gather)(n, s, me, c, sl)
         else:
-            (reduce_scatter if s["collective"] == "reduce_scatter" else all_gather)(n, s, me)
-        ends[n][me] = sg.Engine.clock
+            (reduce_scatter if s["collective"] == "reduce_scatter" else all_gather)(n, s, me, c, sl)
+        ends[n][me, c] = sg.Engine.clock
 
     # every replay from time 0 on its own hosts and links: they share nothing, so they run side by side
     for n, (s, hosts) in enumerate(plans):
-        for r, h in enumerate(hosts):
-            sg.Actor.create(f"s{n}a{r}", h, actor, n, r)
+        cut = slices(s["shards"], s["channels"])
+        for r, channels in enumerate(hosts):
+            for c, h in enumerate(channels):
+                sg.Actor.create(f"s{n}a{r}c{c}", h, actor, n, r, c, cut[c])
     engine.run()
     return [(max(e.values()) if e else 0.0) + (s["latency_s"] if s["collective"] == "reduce_scatter" else 0.0)
             for e, s in zip(ends, specs)]

@@ -14,9 +14,12 @@ memory and no message's bytes are copied.
 
 The platform, written as SimGrid XML from the machine file's [network] as the replay builds it: per
 rank a host and a split-duplex link (the network section's intra bandwidth, half the intra latency
-each way), per node a split-duplex link into the fabric (its bandwidth, half its latency each way), a
-non-blocking fabric behind them (full routing: two ranks of one node cross their two rank links, of
-two nodes both node links too). The flow model is the replay's (CM02: latency + size / bandwidth,
+each way: one core's copy through shared memory), per node a split-duplex link into the fabric (its
+bandwidth, half its latency each way), a non-blocking fabric behind them (full routing: two ranks
+of one node cross their two rank links, of two nodes their two node links alone, as Open MPI's
+rendezvous moves a large message by RDMA from one rank's memory to the other's through the NICs,
+copied by no core). The binary's --comm-threads is not run here: SMPI gives MPI_THREAD_SINGLE
+(pstudy.analyse.distributed.check_channels). The flow model is the replay's (CM02: latency + size / bandwidth,
 links shared max-min, no SMPI correction factors, no cross traffic), so that the two engines differ
 in what runs, not in how a link is shared: the replay's messages are a model of the binary's, SMPI's
 are the binary's.
@@ -107,10 +110,10 @@ def platform_xml(ranks, ranks_per_node, network, host_Bs, cores=1):
         for b in range(ranks):
             if a == b:
                 continue
-            links = [f"m{a}:UP"]
             if a // ranks_per_node != b // ranks_per_node:
-                links += [f"n{a // ranks_per_node}:UP", f"n{b // ranks_per_node}:DOWN"]
-            links.append(f"m{b}:DOWN")
+                links = [f"n{a // ranks_per_node}:UP", f"n{b // ranks_per_node}:DOWN"]
+            else:
+                links = [f"m{a}:UP", f"m{b}:DOWN"]
             ctn = "".join(f'<link_ctn id="{name}" direction="{way}"/>' for name, way in (x.split(":") for x in links))
             out.append(f'  <route src="r{a}" dst="r{b}" symmetrical="NO">{ctn}</route>')
     out += ["</zone>", "</platform>", ""]

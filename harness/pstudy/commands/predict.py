@@ -49,7 +49,10 @@ def add_arguments(parser):
     dist.add_argument("--nodes", help="comma-separated node counts (default: powers of two up to network.nodes)")
     dist.add_argument("--ranks", help="comma-separated rank counts on one node (instead of --nodes)")
     dist.add_argument("--ranks-per-node", type=int, help="default: network.ranks_per_node")
-    dist.add_argument("--threads-per-rank", type=int, help="default: the node's cores / ranks per node")
+    dist.add_argument("--threads-per-rank", type=int, help="compute threads a rank (default: the node's cores / "
+                      "ranks per node, less --comm-threads beside more than one rank)")
+    dist.add_argument("--comm-threads", type=int, default=1, help="the binary's --comm-threads K (default 1): its "
+                      "collectives as K channels, each on a communication thread with a core of its own")
     dist.add_argument("--update", default="sharded", help="sharded (default, the binary's) or replicated")
     dist.add_argument("--executor", help="node-level executor inside each rank (default forkjoin)")
     dist.add_argument("--collective", default="ring", help="ring (default, the binary's) or direct: the binary's "
@@ -114,10 +117,12 @@ def main_distributed(args, directory, meta, source, target):
     for option, value in (("--ranks-per-node", args.ranks_per_node), ("--threads-per-rank", args.threads_per_rank)):
         if value is not None and value < 1:
             raise StudyError(f"{option}: expected a positive integer, got {value}")
+    distributed.check_channels(args.comm_threads, args.engine)
     frame, validation = distributed.run(directory, meta, source, target, nodes, ranks, args.threads_per_rank,
                                         args.ranks_per_node, args.update, args.executor, args.scaling,
                                         args.build_dir, progress=lambda text: common.say("predict", text),
-                                        collective=args.collective, batch=args.batch, engine=args.engine)
+                                        collective=args.collective, batch=args.batch, engine=args.engine,
+                                        comm_threads=args.comm_threads)
     out = Path(args.out) if args.out else resultsdir.ResultsDir(directory).predict(target.name)
     out.mkdir(parents=True, exist_ok=True)
     resultsdir.write_csv(out / "distributed.csv", frame)
@@ -126,13 +131,15 @@ def main_distributed(args, directory, meta, source, target):
     net = target.network
     print(f"PREDICTED gpt2-mpi on {target.name} (node: {'measured' if target.measured else 'public figures, not measured'}; "
           f"network: {'none in the machine file: one node, shared memory, assumed' if net is None else ('measured' if net.measured else 'public figures, not measured')}; "
-          f"communication: {'the binary under SimGrid SMPI' if args.engine == 'smpi' else 'its messages replayed on SimGrid'})")
+          f"communication: {'the binary under SimGrid SMPI' if args.engine == 'smpi' else 'its messages replayed on SimGrid'}"
+          f", {args.comm_threads} channel(s))")
     print(f"{'nodes':>5} {'ranks':>5} {'T':>4} {'batch':>6} {'compute_s':>10} {'reduce_s':>9} {'gather_s':>9} "
-          f"{'update_s':>9} {'step_s':>9} {'effic':>6} {'overlap_s':>9}")
+          f"{'update_s':>9} {'step_s':>9} {'effic':>6} {'overlap_s':>9} {'effic':>6}")
     for _, r in frame.iterrows():
         print(f"{r['nodes']:>5} {r['ranks']:>5} {r['threads']:>4} {r['global_batch']:>6} {r['compute_s']:>10.4f} "
               f"{r['reduce_scatter_s']:>9.4f} {r['all_gather_s']:>9.4f} {r['update_s']:>9.4f} "
-              f"{r['predicted_step_s']:>9.4f} {100 * r['efficiency']:>5.1f}% {r['predicted_step_overlap_s']:>9.4f}")
+              f"{r['predicted_step_s']:>9.4f} {100 * r['efficiency']:>5.1f}% {r['predicted_step_overlap_s']:>9.4f} "
+              f"{100 * r['efficiency_overlap']:>5.1f}%")
     print("step_s: --overlap off (the binary's default); overlap_s: --overlap on, the gradients reduced bucket by "
           "bucket beside the backward pass (sharded: the parameters all-gathered beside the next forward pass)")
     if len(validation):
