@@ -49,7 +49,7 @@ def test_the_tracked_tree_outside_third_party_is_small():
     if not files:
         pytest.skip("not a git checkout")
     total = sum((REPO / n).stat().st_size for n in files.decode().split("\0") if n and (REPO / n).is_file())
-    assert total <= 12.1e6, f"{total / 1e6:.1f} MB tracked outside third_party/"
+    assert total <= 12.4e6, f"{total / 1e6:.1f} MB tracked outside third_party/"
 
 
 @pytest.mark.parametrize("directory", PAIRED, ids=[p.name for p in PAIRED])
