@@ -2,6 +2,7 @@
 weak scaling, comm_s in steps.csv, the launcher and the rank placement in meta.json, and a missing
 mpirun."""
 
+import itertools
 import json
 import os
 import re
@@ -101,8 +102,10 @@ def test_strong_scaling_needs_a_sequence_per_rank(real):
 # the same tiny sweep of gpt2-mpi at 2 ranks, over its overlap and its communication threads, on the
 # ring (one collective, passed): 4 points. Needs a gpt2-mpi with --comm-threads.
 KNOBS = CONFIG.replace('variants = ["seq", "mpi"]', 'variants = ["mpi"]').replace("repetitions = 1", "repetitions = 6") \
-    .replace("ranks = [1, 2]", 'ranks = [2]\noverlap = ["off", "on"]\ncollective = "ring"\ncomm_threads = [1, 2]')
-KNOB_POINTS = {("off", 1), ("on", 1), ("off", 2), ("on", 2)}  # (overlap, comm_threads)
+    .replace("ranks = [1, 2]", 'ranks = [2]\noverlap = ["off", "on"]\ncollective = ["ring", "direct"]\n'
+             'comm_threads = [1, 2]')
+KNOB_KEYS = ("collective", "overlap", "comm_threads")
+KNOB_POINTS = set(itertools.product(("ring", "direct"), ("off", "on"), (1, 2)))
 
 
 def test_distributed_knobs_are_swept_reported_and_compared(real):
@@ -110,41 +113,46 @@ def test_distributed_knobs_are_swept_reported_and_compared(real):
     assert done.returncode == 0, done.stderr
     [d] = real.result_dirs()
     steps = pd.read_csv(d / "steps.csv")
-    assert {"update", "collective", "overlap", "comm_threads"} <= set(steps.columns)
+    assert {"update", *KNOB_KEYS} <= set(steps.columns)
     assert steps["update"].isna().all()  # not swept: the binary's default, NA
-    assert set(steps["collective"]) == {"ring"}
-    assert set(steps[["overlap", "comm_threads"]].itertuples(index=False, name=None)) == KNOB_POINTS
-    assert len(pd.read_csv(d / "summary.csv")) == 4
+    assert set(steps[list(KNOB_KEYS)].itertuples(index=False, name=None)) == KNOB_POINTS
+    assert len(pd.read_csv(d / "summary.csv")) == 8
     meta = json.loads((d / "meta.json").read_text())
     assert meta["launcher"]["overlap"] == ["off", "on"] and meta["launcher"]["comm_threads"] == [1, 2]
-    assert meta["launcher"]["collective"] == ["ring"]
-    [record] = [json.loads(p.read_text()) for p in (d / "runs").glob("mpi_*_R2_Cring_Oon_K2_r0.json")]
+    assert meta["launcher"]["collective"] == ["ring", "direct"]
+    [record] = [json.loads(p.read_text()) for p in (d / "runs").glob("mpi_*_R2_Cdirect_Oon_K2_r0.json")]
     command = record["command"]
     assert [command[command.index(option) + 1] for option in ("--collective", "--overlap", "--comm-threads")] == \
-        ["ring", "on", "2"]
+        ["direct", "on", "2"]
     assert "--update" not in command and record["info"]["comm_threads"] == 2
-    # each knob's ratio, paired by repetition, with its interval from 6 pairs
+    # each knob's ratio, paired by repetition, with its interval from 6 pairs (the fewest a 95%
+    # interval takes), at every setting of the other two: one line each, its estimate among the
+    # repetitions' own ratios (each run's median step)
     report = real.perfstudy("report", d, "--no-figures", "--no-chart", timeout=120)
     assert report.returncode == 0, report.stderr
     lines = report.stdout.splitlines()
-    runs = steps[~steps["warmup"]].groupby(["overlap", "comm_threads", "repetition"])["step_s"].median() \
-        .reset_index().set_index("repetition")
-    for key, value, base, other in (("overlap", "on", "off", "comm_threads"), ("comm_threads", 2, 1, "overlap")):
+    runs = steps[~steps["warmup"]].groupby([*KNOB_KEYS, "repetition"])["step_s"].median().reset_index()
+    for key, value, base in (("collective", "direct", "ring"), ("overlap", "on", "off"), ("comm_threads", 2, 1)):
         at = lines.index(f"{key} {value}/{base}, step ratio paired by repetition [95% interval]:")
-        for line, fixed in zip(lines[at + 1:at + 3], sorted(runs[other].unique())):
-            assert re.fullmatch(re.escape(f"  mpi gcc/fast r=2 t=1 collective=ring {other}={fixed}: ")
-                                + r"(\d+\.\d{3}) \[(\d+\.\d{3}), (\d+\.\d{3})\] \(6 pairs\)", line), line
-            estimate, low, high = map(float, re.findall(r"\d+\.\d{3}", line.split(": ")[1])[:3])
+        others = [k for k in KNOB_KEYS if k != key]
+        for line in lines[at + 1:at + 5]:
+            label, figures = line.split(": ")
+            fixed = dict(re.findall(r"(\w+)=(\S+)", label))
+            assert label.startswith("  mpi gcc/fast r=2 t=1 ") and set(fixed) == {"r", "t", *others}, line
+            assert re.fullmatch(r"(\d+\.\d{3}) \[(\d+\.\d{3}), (\d+\.\d{3})\] \(6 pairs\)", figures), line
+            estimate, low, high = map(float, re.findall(r"\d+\.\d{3}", figures)[:3])
             assert low <= estimate <= high
-            # the estimate lies among the repetitions' own ratios (each run's median step)
-            mine = runs[runs[other] == fixed]
-            pairs = mine[mine[key] == value]["step_s"] / mine[mine[key] == base]["step_s"]
-            assert len(pairs) == 6 and pairs.min() - 1e-3 <= estimate <= pairs.max() + 1e-3
+            mine = runs
+            for other in others:
+                mine = mine[mine[other].astype(str) == fixed[other]]
+            pairs = (mine[mine[key] == value].set_index("repetition")["step_s"]
+                     / mine[mine[key] == base].set_index("repetition")["step_s"])
+            assert len(pairs) == 6 and pairs.min() - 1e-3 <= estimate <= pairs.max() + 1e-3, line
     # compare pairs the points by every key, the knobs too
     again = real.copy_of(d, d.name + "-2")
     table = real.tmp / "compare.csv"
     compared = real.perfstudy("compare", d, again, "--csv", table, timeout=120)
     assert compared.returncode == 0, compared.stdout + compared.stderr
-    assert "mpi gcc/fast r=2 t=1 collective=ring overlap=on comm_threads=2" in compared.stdout
+    assert "mpi gcc/fast r=2 t=1 collective=direct overlap=on comm_threads=2" in compared.stdout
     rows = pd.read_csv(table)
-    assert set(rows[["overlap", "comm_threads"]].itertuples(index=False, name=None)) == KNOB_POINTS
+    assert set(rows[list(KNOB_KEYS)].itertuples(index=False, name=None)) == KNOB_POINTS
