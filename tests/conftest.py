@@ -14,8 +14,9 @@ import pytest
 import components  # tests/components.py: what a test needs that a machine may lack
 
 # The long tier: tests that repeat what make test already checks once, over a whole matrix or many
-# times (every chunking, a false-flag rate, backward compatibility with each older layout), and
-# long end-to-end runs of what a shorter test covers. `make test` leaves them out to stay within
+# times (every chunking, a false-flag rate, backward compatibility with each older layout), on more
+# ranks or inputs, or in a second scenario of one feature, and long end-to-end runs of what a
+# shorter test covers. Each entry's comment says what make test keeps. `make test` leaves them out to stay within
 # minutes on 2 cores; `make test-all` runs them too and `make test-long` alone (docs/testing.md).
 # A name with a parameter id marks that case only; without one, every case of the test.
 LONG_TESTS = {
@@ -71,6 +72,96 @@ LONG_TESTS = {
     "test_cluster_node.py::test_make_run_completes_without_apt",
     # a whole study inside a Slurm batch job (a minute of budget); the sweeps through Slurm stay
     "test_slurm.py::test_the_study_batch_script_leaves_its_archive",
+    # Slurm's second and third scenarios: a cancelled job, a resumed sweep, the probes in a job; a
+    # sweep through Slurm end to end, srun inside a job and a failed sbatch (one line, exit 2) stay
+    "test_slurm.py::test_cancelled_job_is_recorded_with_its_reason_and_the_sweep_goes_on",
+    "test_slurm.py::test_interrupted_slurm_sweep_resumes_without_resubmitting",
+    "test_slurm.py::test_a_slurm_job_probes_its_threads_before_and_after_the_run",
+    # bench/variants.py's saved run with every point twice; --targets-only on the real binaries (the
+    # same script, its saved directory) and the verdicts on saved runs stay
+    "test_bench_verdict.py::test_a_run_is_saved_in_a_new_directory_and_its_summary_can_be_printed_again[2]",
+    # a second resume and a second interrupt; the interrupted sweep resumed without measuring a run
+    # twice (test_run.py) and Ctrl-C at start-up of report stay
+    "test_faults.py::test_two_resumes_of_one_sweep_never_measure_a_run_twice",
+    "test_faults.py::test_an_interrupt_while_the_ceilings_are_measured_still_tabulates",
+    "test_reliability.py::test_ctrl_c_at_start_up_is_no_traceback[command1]",
+    # a second race for one results directory; a second sweep of a busy directory (one line naming
+    # its holder, exit 2) stays
+    "test_reliability.py::test_three_runs_of_one_config_at_once_make_one_directory",
+    # the other damaged journal lines and step times read back; the null line and nan stay
+    r"test_reliability.py::test_a_damaged_journal_line_is_passed_over_on_resume[\xff\xfe not utf-8\n]",
+    r"test_reliability.py::test_a_damaged_journal_line_is_passed_over_on_resume[[1, 2]\n]",
+    "test_faults.py::test_step_times_read_back_are_checked[inf-inf]",
+    "test_faults.py::test_step_times_read_back_are_checked[-0.5--0.5]",
+    "test_faults.py::test_step_times_read_back_are_checked[fast-fast]",
+    "test_faults.py::test_step_times_read_back_are_checked[-(empty)]",
+    # regress of one commit against itself; regress finding and confirming a commit's slowdown (its
+    # history rows), compare of one build twice exiting 0 and history's plots (test_instructions.py) stay
+    "test_regression.py::test_regress_same_commit_exits_0_and_history_tracks_it",
+    # the real binaries' eight-times slowdown under regress (a minute of serial time); the fake
+    # commit's slowdown found and confirmed by regress end to end stays
+    "test_regression.py::test_regress_real_binaries_doing_eight_times_the_work_is_flagged",
+    # the report's PDFs and the HTML report in Chromium (layout at each width); report --figures
+    # paper (run by the HTML tests' fixture), the paper figures' print sizes, the real figures and
+    # table of report, and the self-contained report.html stay
+    "test_report_figures.py::test_report_writes_paper_figures_as_vector_pdf_with_their_data",
+    "test_report_html.py::test_report_opens_in_headless_chromium",
+    "test_report_html.py::test_report_fits_the_page_and_names_the_cpu",
+    "test_report_html.py::test_sections_lead_with_a_figure_or_a_verdict_and_fit_at_1300_px",
+    # a second chunking knob swept, and the roofline of real chunked runs; a sweep over
+    # tiles_per_product and the roofline's verdict on a report (and on hand-made traces) stay
+    "test_run.py::test_a_sweep_over_tile_sequences",
+    "test_roofline.py::test_roofline_of_a_sweep_whose_chunkings_pack_and_do_not",
+    # a killed noise study; the noise study run quiet and disturbed and checked stays
+    "test_noise_study.py::test_a_killed_noise_study_leaves_no_sweep_running_undisturbed",
+    # traces of an older layout (without CPU times); CPU times within wall times stay
+    "test_dedicated.py::test_older_traces_without_cpu_times",
+    # a sweep where every run timed out; every run failed stays
+    "test_edges.py::test_report_of_a_sweep_where_every_run_timed_out",
+    # predict --distributed on both engines; here and on mn5 with the replay, and the engines'
+    # agreement on d12 stay
+    "test_distributed.py::test_predict_distributed_with_both_engines",
+    # bounded fuzzing of four targets; every target's corpus replay and the checkpoint's fuzzing stay
+    "test_fuzz.py::test_bounded_fuzzing_finds_nothing[tokens]",
+    "test_fuzz.py::test_bounded_fuzzing_finds_nothing[debug_state]",
+    "test_fuzz.py::test_bounded_fuzzing_finds_nothing[losses]",
+    "test_fuzz.py::test_bounded_fuzzing_finds_nothing[options]",
+    # hostile debug states and token files; hostile checkpoints on seq and one other variant in turn,
+    # the limits of B, T and tasks, and the corpora of both readers stay
+    "test_hostile_headers.py::test_hostile_debug_states_are_refused[rotating]",
+    "test_hostile_headers.py::test_hostile_token_files_are_refused[rotating]",
+    # the task graph's unit test built by clang; gcc's stays
+    "test_units.py::test_unit[test_taskgraph-clang]",
+    # the communication channels beyond one bit-identity check: 1 and 3 ranks, 4 ranks, the direct
+    # collective, the runtime executors; 2 ranks, the trace record and bad channel counts stay
+    "test_comm_threads.py::test_channels_give_the_bits_of_one_up_to_3_ranks[1]",
+    "test_comm_threads.py::test_channels_give_the_bits_of_one_up_to_3_ranks[3]",
+    "test_comm_threads.py::test_channels_at_4_ranks_are_close_to_one_and_repeatable",
+    "test_comm_threads.py::test_direct_collective_gives_the_same_bits_on_every_channel_count",
+    "test_comm_threads.py::test_runtime_executors_with_channels_are_taskiter",
+    # gpt2-mpi's bit-identity at 1 and 3 ranks, B=4, and 3 ranks of each runtime; 2 ranks of every
+    # executor (ring, direct, overlap), B=3, and 2 ranks of nosv and starpu stay
+    "test_mpi.py::test_ring_and_direct_collectives_at_1_2_3_ranks_every_executor[1]",
+    "test_mpi.py::test_ring_and_direct_collectives_at_1_2_3_ranks_every_executor[3]",
+    "test_mpi.py::test_overlap_at_1_2_3_ranks_every_executor[1]",
+    "test_mpi.py::test_overlap_at_1_2_3_ranks_every_executor[3]",
+    "test_mpi.py::test_mpi_is_seq_up_to_rounding_and_bit_identical_across_executors_threads_repeats[4]",
+    "test_mpi.py::test_runtime_executors_on_every_rank_are_taskiter[nosv-3]",
+    "test_mpi.py::test_runtime_executors_on_every_rank_are_taskiter[starpu-3]",
+    # a rank killed in the other cases; sharded at 2 ranks stays
+    "test_mpi.py::test_a_rank_killed_mid_step_ends_the_job[sharded-3]",
+    "test_mpi.py::test_a_rank_killed_mid_step_ends_the_job[replicated-2]",
+    "test_mpi.py::test_a_rank_killed_mid_step_ends_the_job[replicated-3]",
+    # the collectives alone at 1, 2, 4 and 5 ranks; 3 ranks (not a power of two, buffers fewer than
+    # the ranks and not divisible by them) stays
+    "test_collectives.py::test_collectives_are_the_documented_sums[1]",
+    "test_collectives.py::test_collectives_are_the_documented_sums[2]",
+    "test_collectives.py::test_collectives_are_the_documented_sums[4]",
+    "test_collectives.py::test_collectives_are_the_documented_sums[5]",
+    # weak scaling and the knobs (overlap, comm_threads) swept on the real gpt2-mpi; its strong
+    # scaling sweep, and the knobs through a results directory (test_knobs.py) stay
+    "test_mpi_sweep.py::test_ranks_sweep_with_mpirun[weak]",
+    "test_mpi_sweep.py::test_distributed_knobs_are_swept_reported_and_compared",
 }
 
 SERIAL_FILES = {
