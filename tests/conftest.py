@@ -118,9 +118,6 @@ LONG_TESTS = {
     "test_dedicated.py::test_older_traces_without_cpu_times",
     # a sweep where every run timed out; every run failed stays
     "test_edges.py::test_report_of_a_sweep_where_every_run_timed_out",
-    # predict --distributed on both engines; here and on mn5 with the replay, and the engines'
-    # agreement on d12 stay
-    "test_distributed.py::test_predict_distributed_with_both_engines",
     # bounded fuzzing of four targets; every target's corpus replay and the checkpoint's fuzzing stay
     "test_fuzz.py::test_bounded_fuzzing_finds_nothing[tokens]",
     "test_fuzz.py::test_bounded_fuzzing_finds_nothing[debug_state]",
@@ -158,10 +155,8 @@ LONG_TESTS = {
     "test_collectives.py::test_collectives_are_the_documented_sums[2]",
     "test_collectives.py::test_collectives_are_the_documented_sums[4]",
     "test_collectives.py::test_collectives_are_the_documented_sums[5]",
-    # weak scaling and the knobs (overlap, comm_threads) swept on the real gpt2-mpi; its strong
-    # scaling sweep, and the knobs through a results directory (test_knobs.py) stay
+    # weak scaling on the real gpt2-mpi; its strong scaling sweep and the knobs' sweep stay
     "test_mpi_sweep.py::test_ranks_sweep_with_mpirun[weak]",
-    "test_mpi_sweep.py::test_distributed_knobs_are_swept_reported_and_compared",
 }
 
 SERIAL_FILES = {
