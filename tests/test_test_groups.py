@@ -15,8 +15,10 @@ import pytest
 pytest.importorskip("xdist")
 REPO = Path(__file__).resolve().parent.parent
 
-# each test records its file, its worker and the pid of its module fixture
-TEST_FILE = """import os, pytest
+# each test records its file, its worker and the pid of its module fixture; those of the file handed
+# out test by test last a moment, as real tests do, so that whichever worker starts first, the other
+# is free for some of them before they are all done
+TEST_FILE = """import os, time, pytest
 
 @pytest.fixture(scope="module")
 def made_once():
@@ -24,6 +26,7 @@ def made_once():
 
 @pytest.mark.parametrize("i", range(6))
 def test_it(made_once, i):
+    time.sleep({pause})
     with open(os.environ["GROUPS_LOG"], "a") as f:
         f.write(f"{{__name__}} {{os.environ['PYTEST_XDIST_WORKER']}} {{made_once[1]}}\\n")
 """
@@ -36,7 +39,7 @@ def test_a_files_tests_share_one_worker_and_one_module_fixture(tmp_path):
     shutil.copyfile(REPO / "tests" / "components.py", suite / "components.py")
     names = ["test_slurm", "test_fuzz", "test_stats", "test_mpi"]  # test_mpi: its tests share nothing
     for name in names:
-        (suite / f"{name}.py").write_text(TEST_FILE.format())
+        (suite / f"{name}.py").write_text(TEST_FILE.format(pause=0.5 if name == "test_mpi" else 0))
     log = tmp_path / "log"
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
                            "--dist", "loadgroup", str(suite)], cwd=tmp_path, capture_output=True, text=True,
