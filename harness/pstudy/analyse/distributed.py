@@ -629,7 +629,7 @@ def run(directory, meta, source, target, nodes=None, ranks=None, threads=None, r
         knobs = [{"update": update, "collective": collective, "overlap": "off",
                   "comm_threads": vocabulary.knob_default("comm_threads"), **vocabulary.distributed_settings(p)}
                  for p, _ in points]
-        lays = [Layout(p.ranks, p.threads, p.ranks, k["update"], k["collective"], int(k.get("comm_threads", 1)))
+        lays = [Layout(p.ranks, p.threads, p.ranks, k["update"], k["collective"], int(k["comm_threads"]))
                 for (p, _), k in zip(points, knobs)]
         batches = [B * p.ranks if scaling == "weak" else B for p, _ in points]
         for (p, meas), k, r in zip(points, knobs, predict(graphs, medians, ck, lays, batches, parameters,
